@@ -1,0 +1,31 @@
+//! `kw`: inspect tuning spaces, captures and wisdom; tune kernels.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+/// kernel-wisdom: kernels that tune themselves for every device and problem size.
+#[derive(Parser)]
+#[command(name = "kw", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Tuning spaces: size and structure.
+    #[command(subcommand)]
+    Space(cmd::space::SpaceCmd),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Space(c) => cmd::space::run(c),
+    };
+    if let Err(e) = result {
+        eprintln!("kw: error: {e:#}");
+        std::process::exit(1);
+    }
+}

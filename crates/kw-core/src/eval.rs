@@ -1,0 +1,448 @@
+//! Evaluation of [`Expr`] in a [`Scope`]: typed errors, never a panic.
+//!
+//! Semantics follow Python where Kernel Tuner restrictions need it: `/` is true division,
+//! `//` floors, `%` takes the sign of the divisor, `round` rounds halves to even, bools count
+//! as 0/1 in arithmetic, `and`/`or` short-circuit. Integer arithmetic is overflow-checked.
+
+use crate::expr::{ArgRef, BinaryOp, DeviceAttr, Expr, Func, UnaryOp};
+use crate::suggest::closest;
+use crate::value::Value;
+use std::cmp::Ordering;
+use thiserror::Error;
+
+/// What names in an expression resolve to. Every method has a default that resolves nothing.
+pub trait Scope {
+    /// The value of tuning parameter `name`.
+    fn param(&self, name: &str) -> Option<Value> {
+        let _ = name;
+        None
+    }
+    /// The names of the known parameters (used to suggest a fix for an unknown name).
+    fn param_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The value of an argument (a scalar's value, a buffer's element count).
+    fn arg(&self, arg: &ArgRef) -> Option<Value> {
+        let _ = arg;
+        None
+    }
+    /// One axis of the problem size.
+    fn problem_size(&self, axis: usize) -> Option<i64> {
+        let _ = axis;
+        None
+    }
+    /// A device attribute.
+    fn device(&self, attr: DeviceAttr) -> Option<Value> {
+        let _ = attr;
+        None
+    }
+}
+
+/// A scope that resolves nothing (for constant expressions).
+pub struct EmptyScope;
+impl Scope for EmptyScope {}
+
+/// Why an expression could not be evaluated.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// A parameter name that the scope does not know.
+    #[error("unknown parameter `{name}`{}", suggestion_text(.suggestion))]
+    UnknownParam {
+        /// The name used.
+        name: String,
+        /// The closest known name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// An argument that the scope does not know.
+    #[error("unknown argument `{0}`")]
+    UnknownArg(String),
+    /// A problem-size axis that is not available.
+    #[error("problem size axis {0} is not available here")]
+    NoProblemSize(usize),
+    /// A device attribute that is not available.
+    #[error("device attribute `{0}` is not available here")]
+    NoDevice(&'static str),
+    /// An operator applied to values of the wrong types.
+    #[error("type mismatch: `{op}` cannot take {operands}")]
+    TypeMismatch {
+        /// The operator or function.
+        op: String,
+        /// The operand types, e.g. `int and string`.
+        operands: String,
+    },
+    /// Division or modulo by zero.
+    #[error("division by zero in `{0}`")]
+    DivisionByZero(String),
+    /// Integer overflow.
+    #[error("integer overflow in `{0}`")]
+    Overflow(String),
+    /// A function called with the wrong number of arguments.
+    #[error("`{func}` takes {expected} argument(s), got {got}")]
+    Arity {
+        /// The function.
+        func: &'static str,
+        /// What it takes.
+        expected: String,
+        /// How many it got.
+        got: usize,
+    },
+}
+
+fn suggestion_text(s: &Option<String>) -> String {
+    match s {
+        Some(s) => format!(" (did you mean `{s}`?)"),
+        None => String::new(),
+    }
+}
+
+impl Expr {
+    /// Evaluates the expression in `scope`.
+    ///
+    /// ```
+    /// use kw_core::{Expr, Value, eval::EmptyScope};
+    /// let v = Expr::parse("7 // 2 + 7 % -3").unwrap().eval(&EmptyScope).unwrap();
+    /// assert_eq!(v, Value::Int(3 + -2));
+    /// ```
+    pub fn eval(&self, scope: &dyn Scope) -> Result<Value, EvalError> {
+        match self {
+            Expr::Lit(v) => Ok(v.clone()),
+            Expr::Param(name) => scope.param(name).ok_or_else(|| EvalError::UnknownParam {
+                name: name.clone(),
+                suggestion: closest(name, scope.param_names().iter().map(String::as_str)),
+            }),
+            Expr::Arg(a) => scope.arg(a).ok_or_else(|| {
+                EvalError::UnknownArg(match a {
+                    ArgRef::Index(i) => format!("#{i}"),
+                    ArgRef::Name(n) => n.clone(),
+                })
+            }),
+            Expr::ProblemSize(i) => scope
+                .problem_size(*i)
+                .map(Value::Int)
+                .ok_or(EvalError::NoProblemSize(*i)),
+            Expr::Device(a) => scope.device(*a).ok_or(EvalError::NoDevice(a.name())),
+            Expr::Unary { op, arg } => unary(*op, arg.eval(scope)?),
+            Expr::Binary { op, lhs, rhs } => match op {
+                BinaryOp::And => {
+                    let l = lhs.eval(scope)?;
+                    Ok(Value::Bool(l.truthy() && rhs.eval(scope)?.truthy()))
+                }
+                BinaryOp::Or => {
+                    let l = lhs.eval(scope)?;
+                    Ok(Value::Bool(l.truthy() || rhs.eval(scope)?.truthy()))
+                }
+                _ => binary(*op, lhs.eval(scope)?, rhs.eval(scope)?),
+            },
+            Expr::Call { func, args } => call(*func, args, scope),
+        }
+    }
+
+    /// Evaluates the expression as a condition (Python truthiness).
+    pub fn eval_bool(&self, scope: &dyn Scope) -> Result<bool, EvalError> {
+        Ok(self.eval(scope)?.truthy())
+    }
+
+    /// Evaluates the expression as an integer (floats must be integral; bools are 0/1).
+    pub fn eval_int(&self, scope: &dyn Scope) -> Result<i64, EvalError> {
+        match self.eval(scope)? {
+            Value::Int(i) => Ok(i),
+            Value::Bool(b) => Ok(b as i64),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
+            v => Err(EvalError::TypeMismatch {
+                op: format!("integer expression `{self}`"),
+                operands: v.type_name().into(),
+            }),
+        }
+    }
+}
+
+/// A number operand: bools become ints, as in Python.
+enum Num {
+    I(i64),
+    F(f64),
+}
+
+fn num(v: &Value) -> Option<Num> {
+    match v {
+        Value::Int(i) => Some(Num::I(*i)),
+        Value::Bool(b) => Some(Num::I(*b as i64)),
+        Value::Float(f) => Some(Num::F(*f)),
+        Value::Str(_) => None,
+    }
+}
+
+fn mismatch(op: &str, a: &Value, b: Option<&Value>) -> EvalError {
+    EvalError::TypeMismatch {
+        op: op.to_string(),
+        operands: match b {
+            Some(b) => format!("{} and {}", a.type_name(), b.type_name()),
+            None => a.type_name().to_string(),
+        },
+    }
+}
+
+fn unary(op: UnaryOp, v: Value) -> Result<Value, EvalError> {
+    match op {
+        UnaryOp::Not => Ok(Value::Bool(!v.truthy())),
+        UnaryOp::Neg => match num(&v) {
+            Some(Num::I(i)) => i
+                .checked_neg()
+                .map(Value::Int)
+                .ok_or_else(|| EvalError::Overflow("-".into())),
+            Some(Num::F(f)) => Ok(Value::Float(-f)),
+            None => Err(mismatch("-", &v, None)),
+        },
+    }
+}
+
+fn binary(op: BinaryOp, a: Value, b: Value) -> Result<Value, EvalError> {
+    use BinaryOp::*;
+    let sym = op.symbol();
+    match op {
+        Eq => return Ok(Value::Bool(equal(&a, &b))),
+        Ne => return Ok(Value::Bool(!equal(&a, &b))),
+        Lt | Le | Gt | Ge => {
+            let ord = compare(&a, &b).ok_or_else(|| mismatch(sym, &a, Some(&b)))?;
+            return Ok(Value::Bool(match op {
+                Lt => ord == Ordering::Less,
+                Le => ord != Ordering::Greater,
+                Gt => ord == Ordering::Greater,
+                _ => ord != Ordering::Less,
+            }));
+        }
+        _ => {}
+    }
+    if let (Add, Value::Str(x), Value::Str(y)) = (op, &a, &b) {
+        return Ok(Value::Str(format!("{x}{y}")));
+    }
+    let (x, y) = match (num(&a), num(&b)) {
+        (Some(x), Some(y)) => (x, y),
+        _ => return Err(mismatch(sym, &a, Some(&b))),
+    };
+    let overflow = || EvalError::Overflow(sym.into());
+    let zero = || EvalError::DivisionByZero(sym.into());
+    match (x, y) {
+        (Num::I(x), Num::I(y)) => match op {
+            Add => x.checked_add(y).map(Value::Int).ok_or_else(overflow),
+            Sub => x.checked_sub(y).map(Value::Int).ok_or_else(overflow),
+            Mul => x.checked_mul(y).map(Value::Int).ok_or_else(overflow),
+            Div if y == 0 => Err(zero()),
+            Div => Ok(Value::Float(x as f64 / y as f64)),
+            FloorDiv | Mod if y == 0 => Err(zero()),
+            FloorDiv => {
+                let q = x.checked_div(y).ok_or_else(overflow)?;
+                Ok(Value::Int(if (x % y != 0) && ((x < 0) != (y < 0)) {
+                    q - 1
+                } else {
+                    q
+                }))
+            }
+            Mod => {
+                let r = x.checked_rem(y).unwrap_or(0);
+                Ok(Value::Int(if r != 0 && ((r < 0) != (y < 0)) {
+                    r + y
+                } else {
+                    r
+                }))
+            }
+            Pow if y >= 0 => u32::try_from(y)
+                .ok()
+                .and_then(|e| x.checked_pow(e))
+                .map(Value::Int)
+                .ok_or_else(overflow),
+            Pow if x == 0 => Err(zero()),
+            Pow => Ok(Value::Float((x as f64).powf(y as f64))),
+            _ => unreachable!("comparisons and logic are handled above"),
+        },
+        (x, y) => {
+            let (x, y) = (to_f(x), to_f(y));
+            Ok(Value::Float(match op {
+                Add => x + y,
+                Sub => x - y,
+                Mul => x * y,
+                Div | FloorDiv | Mod if y == 0.0 => return Err(zero()),
+                Div => x / y,
+                FloorDiv => (x / y).floor(),
+                Mod => x - y * (x / y).floor(),
+                Pow if x == 0.0 && y < 0.0 => return Err(zero()),
+                Pow => x.powf(y),
+                _ => unreachable!("comparisons and logic are handled above"),
+            }))
+        }
+    }
+}
+
+fn to_f(n: Num) -> f64 {
+    match n {
+        Num::I(i) => i as f64,
+        Num::F(f) => f,
+    }
+}
+
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Str(_), _) | (_, Value::Str(_)) => false,
+        _ => compare(a, b) == Some(Ordering::Equal),
+    }
+}
+
+fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
+        _ => match (num(a)?, num(b)?) {
+            (Num::I(x), Num::I(y)) => Some(x.cmp(&y)),
+            (x, y) => to_f(x).partial_cmp(&to_f(y)),
+        },
+    }
+}
+
+fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError> {
+    let (lo, hi) = func.arity();
+    if args.len() < lo || args.len() > hi {
+        return Err(EvalError::Arity {
+            func: func.name(),
+            expected: if hi == usize::MAX {
+                format!("at least {lo}")
+            } else {
+                lo.to_string()
+            },
+            got: args.len(),
+        });
+    }
+    if func == Func::Select {
+        return if args[0].eval(scope)?.truthy() {
+            args[1].eval(scope)
+        } else {
+            args[2].eval(scope)
+        };
+    }
+    let vals = args
+        .iter()
+        .map(|a| a.eval(scope))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = func.name();
+    match func {
+        Func::Min | Func::Max => {
+            let mut best = vals[0].clone();
+            for v in &vals[1..] {
+                let ord = compare(v, &best).ok_or_else(|| mismatch(name, v, Some(&best)))?;
+                let better = if func == Func::Min {
+                    ord == Ordering::Less
+                } else {
+                    ord == Ordering::Greater
+                };
+                if better {
+                    best = v.clone();
+                }
+            }
+            Ok(best)
+        }
+        Func::DivCeil | Func::RoundUp => {
+            let (a, b) = match (num(&vals[0]), num(&vals[1])) {
+                (Some(Num::I(a)), Some(Num::I(b))) => (a, b),
+                _ => return Err(mismatch(name, &vals[0], Some(&vals[1]))),
+            };
+            if b == 0 {
+                return Err(EvalError::DivisionByZero(name.into()));
+            }
+            let q = binary(BinaryOp::FloorDiv, Value::Int(-a), Value::Int(b))?;
+            let q = unary(UnaryOp::Neg, q)?;
+            if func == Func::DivCeil {
+                Ok(q)
+            } else {
+                binary(BinaryOp::Mul, q, Value::Int(b))
+            }
+        }
+        Func::Floor | Func::Ceil | Func::Round | Func::Abs => match num(&vals[0]) {
+            Some(Num::I(i)) if func == Func::Abs => i
+                .checked_abs()
+                .map(Value::Int)
+                .ok_or_else(|| EvalError::Overflow(name.into())),
+            Some(Num::I(i)) => Ok(Value::Int(i)),
+            Some(Num::F(f)) if func == Func::Abs => Ok(Value::Float(f.abs())),
+            Some(Num::F(f)) => {
+                let r = match func {
+                    Func::Floor => f.floor(),
+                    Func::Ceil => f.ceil(),
+                    _ => f.round_ties_even(),
+                };
+                if r.is_finite() && r.abs() < 9.2e18 {
+                    Ok(Value::Int(r as i64))
+                } else {
+                    Err(EvalError::Overflow(name.into()))
+                }
+            }
+            None => Err(mismatch(name, &vals[0], None)),
+        },
+        Func::Select => unreachable!("handled above"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: &str) -> Result<Value, EvalError> {
+        Expr::parse(s).unwrap().eval(&EmptyScope)
+    }
+
+    #[test]
+    fn python_arithmetic() {
+        assert_eq!(ev("7 / 2").unwrap(), Value::Float(3.5));
+        assert_eq!(ev("-7 // 2").unwrap(), Value::Int(-4));
+        assert_eq!(ev("-7 % 3").unwrap(), Value::Int(2));
+        assert_eq!(ev("7 % -3").unwrap(), Value::Int(-2));
+        assert_eq!(ev("2 ** 10").unwrap(), Value::Int(1024));
+        assert_eq!(ev("round(2.5)").unwrap(), Value::Int(2));
+        assert_eq!(ev("round(3.5)").unwrap(), Value::Int(4));
+        assert_eq!(ev("div_ceil(10, 4)").unwrap(), Value::Int(3));
+        assert_eq!(ev("round_up(10, 4)").unwrap(), Value::Int(12));
+        assert_eq!(ev("True + 1").unwrap(), Value::Int(2));
+        assert_eq!(ev("1 == 1.0").unwrap(), Value::Bool(true));
+        assert_eq!(ev("'a' == 1").unwrap(), Value::Bool(false));
+        assert_eq!(ev("32 <= 4 * 8 <= 1024").unwrap(), Value::Bool(true));
+        assert_eq!(ev("select(1 < 2, 10, 1 // 0)").unwrap(), Value::Int(10));
+        assert_eq!(ev("max(1, 2.5, 2)").unwrap(), Value::Float(2.5));
+    }
+
+    #[test]
+    fn typed_errors() {
+        assert_eq!(ev("1 // 0"), Err(EvalError::DivisionByZero("//".into())));
+        assert_eq!(ev("1 % 0"), Err(EvalError::DivisionByZero("%".into())));
+        assert_eq!(ev("1.0 / 0"), Err(EvalError::DivisionByZero("/".into())));
+        assert_eq!(
+            ev("9223372036854775807 + 1"),
+            Err(EvalError::Overflow("+".into()))
+        );
+        assert_eq!(
+            ev("-9223372036854775808 // -1"),
+            Err(EvalError::Overflow("//".into()))
+        );
+        assert!(matches!(ev("'a' * 2"), Err(EvalError::TypeMismatch { .. })));
+        assert!(matches!(ev("'a' < 2"), Err(EvalError::TypeMismatch { .. })));
+        let no_args = Expr::call(Func::Min, vec![]);
+        assert!(matches!(no_args.eval(&EmptyScope), Err(EvalError::Arity { .. })));
+        assert!(matches!(ev("2 ** 100"), Err(EvalError::Overflow(_))));
+    }
+
+    struct Names;
+    impl Scope for Names {
+        fn param_names(&self) -> Vec<String> {
+            vec!["block_size_x".into(), "tile_size".into()]
+        }
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_closest() {
+        let err = Expr::parse("block_sizex > 1")
+            .unwrap()
+            .eval(&Names)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown parameter `block_sizex` (did you mean `block_size_x`?)"
+        );
+    }
+}

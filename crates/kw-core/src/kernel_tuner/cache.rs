@@ -1,0 +1,174 @@
+use super::{json_value, parse_json, read_text, KtError};
+use crate::space::Parameter;
+use crate::Value;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// What a cache entry records for its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The objective value (e.g. time in ms).
+    Value(f64),
+    /// The configuration failed (compile, runtime or invalid), with Kernel Tuner's reason.
+    Failed(String),
+}
+
+/// One configuration of a cache file.
+#[derive(Debug, Clone)]
+pub struct CacheEntry {
+    /// The cache key (`"16,1,1,..."`).
+    pub key: String,
+    /// Parameter values, in `tune_params_keys` order.
+    pub values: Vec<Value>,
+    /// The objective value or the failure.
+    pub outcome: Outcome,
+    /// Per-repetition times (ms), when recorded.
+    pub times: Vec<f64>,
+}
+
+/// A Kernel Tuner cache file: the parameters and every measured configuration.
+#[derive(Debug, Clone)]
+pub struct CacheFile {
+    /// `device_name`.
+    pub device_name: String,
+    /// `kernel_name`.
+    pub kernel_name: String,
+    /// `problem_size`, as integers (a scalar becomes one dimension).
+    pub problem_size: Vec<i64>,
+    /// The objective (`time` unless the file says otherwise).
+    pub objective: String,
+    /// Parameters in `tune_params_keys` order (defaults: first values).
+    pub params: Vec<Parameter>,
+    /// The entries, in file order (keys sorted).
+    pub entries: Vec<CacheEntry>,
+}
+
+impl CacheFile {
+    /// Reads a cache file (`.json` or gzip-compressed), repairing a missing end after a crashed writer.
+    pub fn load(path: &Path) -> Result<CacheFile, KtError> {
+        let text = read_text(path)?;
+        let json = parse_json(path, &text)?;
+        CacheFile::from_json(path, &json)
+    }
+
+    pub(crate) fn from_json(path: &Path, json: &serde_json::Value) -> Result<CacheFile, KtError> {
+        let fmt = |m: String| KtError::format(path, m);
+        let obj = json
+            .as_object()
+            .ok_or_else(|| fmt("expected a JSON object at the top level".into()))?;
+        let text_field = |name: &str| {
+            obj.get(name)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let keys: Vec<String> = obj
+            .get("tune_params_keys")
+            .and_then(|v| v.as_array())
+            .ok_or_else(|| fmt("missing `tune_params_keys` (a list of parameter names)".into()))?
+            .iter()
+            .map(|k| k.as_str().map(String::from))
+            .collect::<Option<_>>()
+            .ok_or_else(|| fmt("`tune_params_keys` must hold strings".into()))?;
+        let tune_params = obj
+            .get("tune_params")
+            .and_then(|v| v.as_object())
+            .ok_or_else(|| fmt("missing `tune_params` (parameter name -> values)".into()))?;
+        let mut params = Vec::new();
+        for k in &keys {
+            let values: Vec<Value> = tune_params
+                .get(k)
+                .and_then(|v| v.as_array())
+                .ok_or_else(|| fmt(format!("`tune_params` has no list of values for `{k}`")))?
+                .iter()
+                .map(json_value)
+                .collect::<Option<_>>()
+                .ok_or_else(|| fmt(format!("values of `{k}` must be numbers, strings or bools")))?;
+            params.push(Parameter::new(k, values));
+        }
+        let problem_size = match obj.get("problem_size") {
+            Some(serde_json::Value::Array(a)) => a.iter().filter_map(|v| v.as_i64()).collect(),
+            Some(v) => v.as_i64().into_iter().collect(),
+            None => Vec::new(),
+        };
+        let objective = obj
+            .get("objective")
+            .and_then(|v| v.as_str())
+            .unwrap_or("time")
+            .to_string();
+        let mut entries = Vec::new();
+        if let Some(cache) = obj.get("cache") {
+            let cache = cache
+                .as_object()
+                .ok_or_else(|| fmt("`cache` must be an object".into()))?;
+            let mut seen: HashMap<&str, ()> = HashMap::new();
+            for (key, rec) in cache {
+                let rec = rec
+                    .as_object()
+                    .ok_or_else(|| fmt(format!("cache entry `{key}` is not an object")))?;
+                let values: Vec<Value> = keys
+                    .iter()
+                    .map(|k| rec.get(k).and_then(json_value))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| fmt(format!("cache entry `{key}` lacks a parameter value")))?;
+                let outcome = outcome(rec, &objective).ok_or_else(|| {
+                    fmt(format!("cache entry `{key}` has no usable `{objective}`"))
+                })?;
+                let times = rec
+                    .get("times")
+                    .and_then(|t| t.as_array())
+                    .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                    .unwrap_or_default();
+                seen.insert(key, ());
+                entries.push(CacheEntry {
+                    key: key.clone(),
+                    values,
+                    outcome,
+                    times,
+                });
+            }
+        }
+        Ok(CacheFile {
+            device_name: text_field("device_name"),
+            kernel_name: text_field("kernel_name"),
+            problem_size,
+            objective,
+            params,
+            entries,
+        })
+    }
+
+    /// The best (lowest) objective value among successful entries.
+    pub fn optimum(&self) -> Option<f64> {
+        self.entries
+            .iter()
+            .filter_map(|e| match e.outcome {
+                Outcome::Value(v) => Some(v),
+                Outcome::Failed(_) => None,
+            })
+            .min_by(f64::total_cmp)
+    }
+}
+
+fn outcome(rec: &serde_json::Map<String, serde_json::Value>, objective: &str) -> Option<Outcome> {
+    if let Some(err) = rec.get("__error__") {
+        let reason = err
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| err.to_string());
+        return Some(Outcome::Failed(reason));
+    }
+    match rec.get(objective)? {
+        serde_json::Value::String(s) => Some(Outcome::Failed(s.clone())),
+        serde_json::Value::Number(n) => {
+            let v = n.as_f64()?;
+            // Older data marks failures as 1e20.
+            Some(if v >= 1e20 || !v.is_finite() {
+                Outcome::Failed("InvalidConfig (1e20)".into())
+            } else {
+                Outcome::Value(v)
+            })
+        }
+        _ => None,
+    }
+}

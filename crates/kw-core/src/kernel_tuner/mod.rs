@@ -1,0 +1,161 @@
+//! Readers for Kernel Tuner's files: cache files (`.json`, `.json.gz`) and T1 specifications.
+//!
+//! They are how the field's measured tuning data is shared; the simulation evaluator and
+//! `kw space stats` read them.
+
+mod cache;
+mod t1;
+
+pub use cache::{CacheEntry, CacheFile, Outcome};
+pub use t1::T1Spec;
+
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A problem with a Kernel Tuner file; always names the file.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum KtError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid JSON (or gzip).
+    #[error("{path}: not a valid JSON file: {message}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// The JSON does not have the expected structure or content.
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl KtError {
+    pub(crate) fn format(path: &Path, message: impl Into<String>) -> KtError {
+        KtError::Format {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads a file, transparently un-gzipping it when it starts with the gzip magic bytes.
+pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
+    use std::io::Read;
+    let io = |source| KtError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .map_err(|e| KtError::Json {
+                path: path.to_path_buf(),
+                message: format!("bad gzip data: {e}"),
+            })?;
+        Ok(text)
+    } else {
+        String::from_utf8(bytes).map_err(|e| KtError::Json {
+            path: path.to_path_buf(),
+            message: format!("not UTF-8 text: {e}"),
+        })
+    }
+}
+
+/// Parses JSON text; a file that a crashed Kernel Tuner left ending in `,` (without its
+/// closing braces) is repaired by closing it.
+pub(crate) fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value, KtError> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let trimmed = text.trim_end();
+            if let Some(body) = trimmed.strip_suffix(',') {
+                for closing in ["}}", "}"] {
+                    if let Ok(v) = serde_json::from_str(&format!("{body}{closing}")) {
+                        return Ok(v);
+                    }
+                }
+            }
+            Err(KtError::Json {
+                path: path.to_path_buf(),
+                message: first.to_string(),
+            })
+        }
+    }
+}
+
+/// Converts a JSON scalar to a [`crate::Value`].
+pub(crate) fn json_value(v: &serde_json::Value) -> Option<crate::Value> {
+    use crate::Value;
+    match v {
+        serde_json::Value::Bool(b) => Some(Value::Bool(*b)),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Some(Value::Int(i)),
+            None => n.as_f64().map(Value::Float),
+        },
+        serde_json::Value::String(s) => Some(Value::Str(s.clone())),
+        _ => None,
+    }
+}
+
+/// A tuning space described by a Kernel Tuner file: a T1 spec, or a cache file's `tune_params`
+/// (cache files carry no restrictions: pass them separately).
+pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
+    let text = read_text(path)?;
+    let json = parse_json(path, &text)?;
+    if json.get("ConfigurationSpace").is_some() {
+        T1Spec::from_json(path, &json)
+    } else if json.get("tune_params").is_some() {
+        let cache = CacheFile::from_json(path, &json)?;
+        Ok(T1Spec {
+            params: cache.params,
+            restrictions: Vec::new(),
+            kernel_name: Some(cache.kernel_name),
+        })
+    } else {
+        Err(KtError::format(
+            path,
+            "neither a Kernel Tuner cache file (no `tune_params`) nor a T1 file (no `ConfigurationSpace`)",
+        ))
+    }
+}
+
+/// Restrictions from a JSON file: an array of expression strings, or a T1 file (its `Conditions`).
+pub fn load_restrictions(path: &Path) -> Result<Vec<crate::Expr>, KtError> {
+    let text = read_text(path)?;
+    let json = parse_json(path, &text)?;
+    if json.get("ConfigurationSpace").is_some() {
+        return Ok(T1Spec::from_json(path, &json)?.restrictions);
+    }
+    let items = json.as_array().ok_or_else(|| {
+        KtError::format(
+            path,
+            "expected a JSON array of restriction strings or a T1 file",
+        )
+    })?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let s = item.as_str().ok_or_else(|| {
+                KtError::format(path, format!("restriction #{i} is not a string"))
+            })?;
+            crate::Expr::parse(s)
+                .map_err(|e| KtError::format(path, format!("restriction #{i}: {e}")))
+        })
+        .collect()
+}

@@ -347,7 +347,10 @@ fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError
             if b == 0 {
                 return Err(EvalError::DivisionByZero(name.into()));
             }
-            let q = binary(BinaryOp::FloorDiv, Value::Int(-a), Value::Int(b))?;
+            let neg_a = a
+                .checked_neg()
+                .ok_or_else(|| EvalError::Overflow(name.into()))?;
+            let q = binary(BinaryOp::FloorDiv, Value::Int(neg_a), Value::Int(b))?;
             let q = unary(UnaryOp::Neg, q)?;
             if func == Func::DivCeil {
                 Ok(q)

@@ -433,11 +433,11 @@ impl fmt::Display for Expr {
             Expr::Unary {
                 op: UnaryOp::Neg,
                 arg,
-            } => write!(f, "-({arg})"),
+            } => write!(f, "(-({arg}))"),
             Expr::Unary {
                 op: UnaryOp::Not,
                 arg,
-            } => write!(f, "!({arg})"),
+            } => write!(f, "(!({arg}))"),
             Expr::Binary { op, lhs, rhs } => write!(f, "({lhs} {} {rhs})", op.symbol()),
             Expr::Call { func, args } => {
                 write!(f, "{}(", func.name())?;

@@ -148,7 +148,12 @@ struct Parser<'t> {
     toks: Vec<(Tok, usize)>,
     pos: usize,
     text: &'t str,
+    depth: usize,
 }
+
+/// Deepest nesting of parentheses and prefix operators accepted (deeper input is an error,
+/// not a stack overflow).
+const MAX_DEPTH: usize = 200;
 
 /// Parses an expression from text.
 ///
@@ -165,6 +170,7 @@ pub fn parse(text: &str) -> Result<Expr, ParseError> {
         toks: lexer.toks,
         pos: 0,
         text,
+        depth: 0,
     };
     let e = p.ternary()?;
     match p.peek() {
@@ -221,6 +227,22 @@ impl Parser<'_> {
     }
 
     fn ternary(&mut self) -> Result<Expr, ParseError> {
+        self.enter()?;
+        let e = self.ternary_inner();
+        self.depth -= 1;
+        e
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(self.error(format!("expression nested deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(())
+    }
+
+    fn ternary_inner(&mut self) -> Result<Expr, ParseError> {
         let a = self.or()?;
         if self.is_kw("if") {
             self.next();
@@ -256,7 +278,10 @@ impl Parser<'_> {
     fn not(&mut self) -> Result<Expr, ParseError> {
         if self.is_kw("not") {
             self.next();
-            return Ok(Expr::unary(UnaryOp::Not, self.not()?));
+            self.enter()?;
+            let inner = self.not();
+            self.depth -= 1;
+            return Ok(Expr::unary(UnaryOp::Not, inner?));
         }
         self.comparison()
     }
@@ -320,6 +345,13 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
+        self.enter()?;
+        let e = self.unary_inner();
+        self.depth -= 1;
+        e
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, ParseError> {
         match self.peek() {
             Tok::Sym("-") => {
                 self.next();
@@ -552,6 +584,10 @@ mod tests {
         assert!(parse("99999999999999999999").is_err());
         assert!(parse("").is_err());
         assert!(parse("div_ceil(1)").is_err());
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(parse(&deep).unwrap_err().message.contains("nested deeper"));
+        assert!(parse(&"-".repeat(100_000)).is_err());
+        assert!(parse(&"not ".repeat(100_000)).is_err());
     }
 
     #[test]
@@ -575,6 +611,7 @@ pub fn parse_value_list(text: &str) -> Result<Vec<Value>, ParseError> {
         toks: lexer.toks,
         pos: 0,
         text,
+        depth: 0,
     };
     let mut out = p.list_term()?;
     while p.is_sym("+") {

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command (README "Quick start", called by .ci/run): installs what the tests need
+# (PoCL), then checks formatting and lints, and runs every test of the workspace.
+# GPU (CUDA) tests report that they were skipped when no CUDA driver is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/setup.sh
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace 2>&1 | tee target/test.log
+# A summary line that CI reads: totals over every test binary.
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log

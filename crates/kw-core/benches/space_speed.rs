@@ -43,7 +43,17 @@ fn main() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    println!("synthetic_chain: valid = {} of product {}", space.len(), space.product());
-    println!("count (build + exact count), median of 5: {:.6} s", median(&mut build));
-    println!("100,000 uniform samples, median of 5:      {:.6} s", median(&mut sample));
+    println!(
+        "synthetic_chain: valid = {} of product {}",
+        space.len(),
+        space.product()
+    );
+    println!(
+        "count (build + exact count), median of 5: {:.6} s",
+        median(&mut build)
+    );
+    println!(
+        "100,000 uniform samples, median of 5:      {:.6} s",
+        median(&mut sample)
+    );
 }

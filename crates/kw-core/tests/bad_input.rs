@@ -7,7 +7,10 @@ fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("kw-core-bad-input-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::File::create(&path).unwrap().write_all(bytes).unwrap();
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
     path
 }
 
@@ -31,7 +34,10 @@ fn crashed_writer_file_is_repaired() {
 
 #[test]
 fn truncated_files_name_the_file_and_never_panic() {
-    let full = format!("{}\"2,2.5\": {{\"a\": 2, \"b\": 2.5, \"time\": 2.0}}}}}}", CACHE);
+    let full = format!(
+        "{}\"2,2.5\": {{\"a\": 2, \"b\": 2.5, \"time\": 2.0}}}}}}",
+        CACHE
+    );
     assert!(CacheFile::load(&temp("full.json", full.as_bytes())).is_ok());
     for cut in 0..full.len() {
         let path = temp("cut.json", &full.as_bytes()[..cut]);
@@ -45,9 +51,15 @@ fn truncated_files_name_the_file_and_never_panic() {
 #[test]
 fn not_json_and_wrong_shape() {
     let e = CacheFile::load(&temp("garbage.json", b"\x00\x01 hello")).unwrap_err();
-    assert!(matches!(e, KtError::Json { .. }) && e.to_string().contains("garbage.json"), "{e}");
+    assert!(
+        matches!(e, KtError::Json { .. }) && e.to_string().contains("garbage.json"),
+        "{e}"
+    );
     let e = CacheFile::load(&temp("shape.json", b"{\"tune_params\": 3}")).unwrap_err();
-    assert!(e.to_string().contains("shape.json") && e.to_string().contains("tune_params_keys"), "{e}");
+    assert!(
+        e.to_string().contains("shape.json") && e.to_string().contains("tune_params_keys"),
+        "{e}"
+    );
     let e = load_space_spec(&temp("other.json", b"[1, 2]")).unwrap_err();
     assert!(e.to_string().contains("neither"), "{e}");
     let e = CacheFile::load(std::path::Path::new("/nonexistent/x.json")).unwrap_err();
@@ -60,6 +72,11 @@ fn not_json_and_wrong_shape() {
 fn bad_t1_conditions_name_the_position() {
     let t1 = br#"{"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Type": "int", "Values": "[1, 2]", "Default": 1}],
                  "Conditions": [{"Expression": "a >= ", "Parameters": ["a"]}]}}"#;
-    let e = load_space_spec(&temp("t1.json", t1)).unwrap_err().to_string();
-    assert!(e.contains("t1.json") && e.contains("condition #0") && e.contains("column 6"), "{e}");
+    let e = load_space_spec(&temp("t1.json", t1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("t1.json") && e.contains("condition #0") && e.contains("column 6"),
+        "{e}"
+    );
 }

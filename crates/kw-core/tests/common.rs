@@ -10,7 +10,10 @@ pub fn shared_spaces() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("SKIPPED: {} not found (the shared data sits beside the checkout in CI)", dir.display());
+        eprintln!(
+            "SKIPPED: {} not found (the shared data sits beside the checkout in CI)",
+            dir.display()
+        );
         None
     }
 }

@@ -16,7 +16,10 @@ fn leaf() -> impl Strategy<Value = Expr> {
         any::<bool>().prop_map(|b| Expr::Lit(Value::Bool(b))),
         "[a-z ]{0,6}".prop_map(|s| Expr::Lit(Value::Str(s))),
         "[a-z][a-z0-9_]{0,5}"
-            .prop_filter("keyword", |s| !matches!(s.as_str(), "and" | "or" | "not" | "if" | "else" | "true" | "false" | "for" | "in"))
+            .prop_filter("keyword", |s| !matches!(
+                s.as_str(),
+                "and" | "or" | "not" | "if" | "else" | "true" | "false" | "for" | "in"
+            ))
             .prop_map(Expr::Param),
         (0usize..4).prop_map(|i| Expr::Arg(ArgRef::Index(i))),
         "[a-z][a-z0-9]{0,4}".prop_map(|s| Expr::Arg(ArgRef::Name(s))),
@@ -26,18 +29,28 @@ fn leaf() -> impl Strategy<Value = Expr> {
 }
 
 const BINOPS: [BinaryOp; 15] = [
-    BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::FloorDiv, BinaryOp::Mod,
-    BinaryOp::Pow, BinaryOp::Eq, BinaryOp::Ne, BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt,
-    BinaryOp::Ge, BinaryOp::And, BinaryOp::Or,
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Div,
+    BinaryOp::FloorDiv,
+    BinaryOp::Mod,
+    BinaryOp::Pow,
+    BinaryOp::Eq,
+    BinaryOp::Ne,
+    BinaryOp::Lt,
+    BinaryOp::Le,
+    BinaryOp::Gt,
+    BinaryOp::Ge,
+    BinaryOp::And,
+    BinaryOp::Or,
 ];
 
 fn expr() -> impl Strategy<Value = Expr> {
     leaf().prop_recursive(5, 40, 4, |inner| {
         prop_oneof![
-            (any::<bool>(), inner.clone()).prop_map(|(neg, e)| Expr::unary(
-                if neg { UnaryOp::Neg } else { UnaryOp::Not },
-                e
-            )),
+            (any::<bool>(), inner.clone())
+                .prop_map(|(neg, e)| Expr::unary(if neg { UnaryOp::Neg } else { UnaryOp::Not }, e)),
             (0..BINOPS.len(), inner.clone(), inner.clone())
                 .prop_map(|(i, a, b)| Expr::binary(BINOPS[i], a, b)),
             (0..Func::ALL.len(), prop::collection::vec(inner, 3)).prop_map(|(i, mut args)| {
@@ -75,8 +88,8 @@ proptest! {
 
 /// A random small space: 1-4 parameters with 1-4 distinct values, 0-3 random constraints.
 fn small_space() -> impl Strategy<Value = (Vec<Parameter>, Vec<Expr>)> {
-    let params = prop::collection::vec(prop::collection::btree_set(-3i64..9, 1..5), 1..5)
-        .prop_map(|sets| {
+    let params =
+        prop::collection::vec(prop::collection::btree_set(-3i64..9, 1..5), 1..5).prop_map(|sets| {
             sets.into_iter()
                 .enumerate()
                 .map(|(i, s)| Parameter::new(&format!("p{i}"), s.into_iter().rev()))
@@ -118,7 +131,10 @@ fn brute_force(params: &[Parameter], restrictions: &[Expr]) -> Vec<Vec<u32>> {
             .zip(&point)
             .map(|(p, &i)| (p.name.clone(), p.values[i as usize].clone()))
             .collect();
-        if restrictions.iter().all(|r| r.eval_bool(&Assignment(&map)).unwrap()) {
+        if restrictions
+            .iter()
+            .all(|r| r.eval_bool(&Assignment(&map)).unwrap())
+        {
             out.push(point.clone());
         }
         let mut k = params.len();

@@ -17,12 +17,16 @@ enum Command {
     /// Tuning spaces: size and structure.
     #[command(subcommand)]
     Space(cmd::space::SpaceCmd),
+    /// Wisdom files: list, show, explain a selection, merge.
+    #[command(subcommand)]
+    Wisdom(cmd::wisdom::WisdomCmd),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Space(c) => cmd::space::run(c),
+        Command::Wisdom(c) => cmd::wisdom::run(c),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {e:#}");

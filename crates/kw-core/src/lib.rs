@@ -13,6 +13,7 @@ pub mod rng;
 pub mod space;
 pub mod suggest;
 pub mod value;
+pub mod wisdom;
 
 pub use config::Config;
 pub use eval::{EvalError, Scope};

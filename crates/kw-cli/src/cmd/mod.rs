@@ -1,1 +1,2 @@
 pub mod space;
+pub mod wisdom;

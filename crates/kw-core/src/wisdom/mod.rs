@@ -1,0 +1,27 @@
+//! Wisdom files: tuned configurations per tuning key, and the selection of the closest record.
+//!
+//! One human-readable JSON file per tuning key ([`WisdomFile`], `KEY.json` in a wisdom
+//! directory). Writers lock and replace the file atomically ([`add_record`]); readers select the
+//! record for a device and problem size in five steps ([`select`]):
+//!
+//! 1. same device name, exact problem size;
+//! 2. same device name, nearest problem size;
+//! 3. same architecture, nearest problem size;
+//! 4. any device of the same backend, nearest problem size;
+//! 5. the definition's default configuration.
+//!
+//! "Nearest" sums the per-dimension distances of the problem sizes on a log scale, so shape
+//! matters, not only the product. Records whose configuration is not valid in the current
+//! tuning space are skipped (the kernel changed), and a record can only select values that the
+//! application declared: wisdom is data, never code.
+
+mod file;
+mod record;
+mod select;
+
+pub use file::{
+    add_record, find_wisdom_file, merge_files, wisdom_file_name, AddOutcome, ReplacePolicy,
+    WisdomError, WisdomFile, WISDOM_FORMAT_VERSION,
+};
+pub use record::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
+pub use select::{explain, log_distance, select, Query, Selection, Step};

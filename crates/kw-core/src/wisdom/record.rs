@@ -1,0 +1,121 @@
+use crate::config::Config;
+use crate::space::{Parameter, TuningSpace};
+use serde::{Deserialize, Serialize};
+
+/// The device a record was tuned on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WisdomDevice {
+    /// Device name as the driver reports it (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Vendor.
+    #[serde(default)]
+    pub vendor: String,
+    /// Backend: `cuda` or `opencl`.
+    pub backend: String,
+    /// Architecture (`sm_90` for CUDA; the OpenCL backend's architecture string).
+    pub architecture: String,
+    /// Driver version.
+    #[serde(default)]
+    pub driver: String,
+}
+
+/// The measured objective of a record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Objective {
+    /// Median kernel time in milliseconds (lower is better).
+    pub median_ms: f64,
+    /// Number of timed samples behind the median.
+    pub samples: u32,
+}
+
+/// The tuning space a record was tuned in: parameter names and values, and their hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpaceFingerprint {
+    /// [`TuningSpace::fingerprint`].
+    pub hash: String,
+    /// The parameters (names, declared values, defaults), in order.
+    pub parameters: Vec<Parameter>,
+}
+
+impl SpaceFingerprint {
+    /// The fingerprint of a space.
+    pub fn of(space: &TuningSpace) -> SpaceFingerprint {
+        SpaceFingerprint {
+            hash: space.fingerprint(),
+            parameters: space.params().to_vec(),
+        }
+    }
+}
+
+/// Where a record came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Provenance {
+    /// When it was tuned (RFC 3339).
+    #[serde(default)]
+    pub date: String,
+    /// Host name of the tuning machine.
+    #[serde(default)]
+    pub host: String,
+    /// `kw` version that tuned it.
+    #[serde(default)]
+    pub tool_version: String,
+    /// Search strategy.
+    #[serde(default)]
+    pub strategy: String,
+    /// Configurations evaluated.
+    #[serde(default)]
+    pub evaluations: u64,
+    /// Capture file the tuning replayed.
+    #[serde(default)]
+    pub capture_file: String,
+    /// Checksum of that capture file.
+    #[serde(default)]
+    pub capture_checksum: String,
+}
+
+/// One tuned configuration for (device, problem size).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WisdomRecord {
+    /// The winning configuration.
+    pub config: Config,
+    /// The problem size it was tuned for.
+    pub problem_size: Vec<i64>,
+    /// The device it was tuned on.
+    pub device: WisdomDevice,
+    /// Its measured objective.
+    pub objective: Objective,
+    /// The tuning space it was tuned in.
+    pub space: SpaceFingerprint,
+    /// Where it came from.
+    #[serde(default)]
+    pub provenance: Provenance,
+}
+
+impl WisdomRecord {
+    /// True when both records are for the same device (name and backend) and problem size.
+    pub fn same_slot(&self, other: &WisdomRecord) -> bool {
+        self.device.name == other.device.name
+            && self.device.backend == other.device.backend
+            && trim_ones(&self.problem_size) == trim_ones(&other.problem_size)
+    }
+
+    /// Checks that the record's configuration is a valid configuration of `space` made only of
+    /// declared parameter values (wisdom is data, never code). Returns why not.
+    pub fn check_against(&self, space: &TuningSpace) -> Result<crate::space::Point, String> {
+        let point = space.point(&self.config)?;
+        if !space.contains(&point) {
+            let broken = space.violations(&point).map_err(|e| e.to_string())?;
+            return Err(format!("configuration breaks {}", broken.join(", ")));
+        }
+        Ok(point)
+    }
+}
+
+/// A problem size without trailing 1s (so `[1024]` and `[1024, 1, 1]` are the same size).
+pub(crate) fn trim_ones(size: &[i64]) -> &[i64] {
+    let mut end = size.len();
+    while end > 0 && size[end - 1] == 1 {
+        end -= 1;
+    }
+    &size[..end]
+}

@@ -1,0 +1,245 @@
+use super::record::{trim_ones, WisdomRecord};
+use std::fmt;
+
+/// What the runtime selects for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    /// Device name (or the `KW_DEVICE_NAME` override).
+    pub device_name: String,
+    /// Architecture (`sm_90`, ...).
+    pub architecture: String,
+    /// Backend (`cuda` / `opencl`); empty matches any backend at step 4.
+    pub backend: String,
+    /// The launch's problem size.
+    pub problem_size: Vec<i64>,
+}
+
+/// The step of the selection that decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    /// Same device name, exact problem size.
+    ExactDeviceExactSize = 1,
+    /// Same device name, nearest problem size.
+    DeviceNearestSize = 2,
+    /// Same architecture, nearest problem size.
+    ArchitectureNearestSize = 3,
+    /// Same backend, nearest problem size.
+    BackendNearestSize = 4,
+    /// No usable record: the default configuration.
+    Default = 5,
+}
+
+impl Step {
+    /// A short description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Step::ExactDeviceExactSize => "same device, exact problem size",
+            Step::DeviceNearestSize => "same device, nearest problem size",
+            Step::ArchitectureNearestSize => "same architecture, nearest problem size",
+            Step::BackendNearestSize => "same backend, nearest problem size",
+            Step::Default => "no usable record: default configuration",
+        }
+    }
+}
+
+/// The outcome of [`select`], with what it considered (for `kw wisdom explain` and debug logs).
+#[derive(Clone, Debug)]
+pub struct Selection {
+    /// The deciding step.
+    pub step: Step,
+    /// Index of the chosen record (`None` at [`Step::Default`]).
+    pub record: Option<usize>,
+    /// Its log-scale distance to the query's problem size.
+    pub distance: f64,
+    /// Records skipped, with the reason (stale configuration, ...).
+    pub skipped: Vec<(usize, String)>,
+    /// Per step 1-4: how many usable records matched it.
+    pub candidates: [usize; 4],
+}
+
+/// Distance between problem sizes: the sum over dimensions of `|ln a - ln b|` (missing
+/// dimensions count as 1; sizes below 1 count as 1).
+pub fn log_distance(a: &[i64], b: &[i64]) -> f64 {
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            let x = a.get(i).copied().unwrap_or(1).max(1) as f64;
+            let y = b.get(i).copied().unwrap_or(1).max(1) as f64;
+            (x.ln() - y.ln()).abs()
+        })
+        .sum()
+}
+
+/// Selects the record for `query` among `records`. `usable` says whether a record may be used
+/// (for the runtime: its configuration is valid in the current space); records it refuses are
+/// skipped with its reason. Ties go to the faster record, then to the earlier one in the file.
+pub fn select(
+    records: &[WisdomRecord],
+    query: &Query,
+    mut usable: impl FnMut(&WisdomRecord) -> Result<(), String>,
+) -> Selection {
+    let mut skipped = Vec::new();
+    let ok: Vec<usize> = (0..records.len())
+        .filter(|&i| match usable(&records[i]) {
+            Ok(()) => true,
+            Err(why) => {
+                skipped.push((i, why));
+                false
+            }
+        })
+        .collect();
+    let q_size = trim_ones(&query.problem_size);
+    let steps: [(Step, &dyn Fn(&WisdomRecord) -> bool); 4] = [
+        (Step::ExactDeviceExactSize, &|r| {
+            r.device.name == query.device_name && trim_ones(&r.problem_size) == q_size
+        }),
+        (Step::DeviceNearestSize, &|r| {
+            r.device.name == query.device_name
+        }),
+        (Step::ArchitectureNearestSize, &|r| {
+            !query.architecture.is_empty() && r.device.architecture == query.architecture
+        }),
+        (Step::BackendNearestSize, &|r| {
+            query.backend.is_empty() || r.device.backend == query.backend
+        }),
+    ];
+    let mut candidates = [0usize; 4];
+    let mut chosen = None;
+    for (si, (step, matches)) in steps.iter().enumerate() {
+        let matching: Vec<usize> = ok
+            .iter()
+            .copied()
+            .filter(|&i| matches(&records[i]))
+            .collect();
+        candidates[si] = matching.len();
+        if chosen.is_some() {
+            continue;
+        }
+        let best = matching.into_iter().min_by(|&a, &b| {
+            let da = log_distance(&records[a].problem_size, &query.problem_size);
+            let db = log_distance(&records[b].problem_size, &query.problem_size);
+            da.total_cmp(&db)
+                .then(
+                    records[a]
+                        .objective
+                        .median_ms
+                        .total_cmp(&records[b].objective.median_ms),
+                )
+                .then(a.cmp(&b))
+        });
+        if let Some(i) = best {
+            chosen = Some((*step, i));
+        }
+    }
+    match chosen {
+        Some((step, i)) => Selection {
+            step,
+            record: Some(i),
+            distance: log_distance(&records[i].problem_size, &query.problem_size),
+            skipped,
+            candidates,
+        },
+        None => Selection {
+            step: Step::Default,
+            record: None,
+            distance: 0.0,
+            skipped,
+            candidates,
+        },
+    }
+}
+
+/// Formats a problem size as `4096x4096x1`.
+pub(crate) fn size_text(size: &[i64]) -> String {
+    if size.is_empty() {
+        return "(none)".into();
+    }
+    size.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {} ({})", *self as u8, self.describe())
+    }
+}
+
+/// A newcomer-readable account of a selection (what `kw wisdom explain` prints).
+pub fn explain(records: &[WisdomRecord], query: &Query, selection: &Selection) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "query: device \"{}\" (architecture {}, backend {}), problem size {}",
+        query.device_name,
+        if query.architecture.is_empty() {
+            "any"
+        } else {
+            &query.architecture
+        },
+        if query.backend.is_empty() {
+            "any"
+        } else {
+            &query.backend
+        },
+        size_text(&query.problem_size)
+    );
+    let steps = [
+        Step::ExactDeviceExactSize,
+        Step::DeviceNearestSize,
+        Step::ArchitectureNearestSize,
+        Step::BackendNearestSize,
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        let mark = if selection.step == *step {
+            "   <- chosen"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "  step {}, {}: {} usable record(s){mark}",
+            i + 1,
+            step.describe(),
+            selection.candidates[i]
+        );
+    }
+    match selection.record {
+        Some(i) => {
+            let r = &records[i];
+            let _ = writeln!(
+                s,
+                "chosen: record #{} at step {}, tuned for problem size {} on \"{}\" ({}, {}), distance {:.3} (sum of |ln| per dimension)",
+                i + 1,
+                selection.step as u8,
+                size_text(&r.problem_size),
+                r.device.name,
+                r.device.architecture,
+                r.device.backend,
+                selection.distance
+            );
+            let _ = writeln!(s, "  configuration: {}", r.config.key());
+            let _ = writeln!(
+                s,
+                "  measured: {:.4} ms (median of {} samples); tuned {} by strategy {} in {} evaluations",
+                r.objective.median_ms,
+                r.objective.samples,
+                if r.provenance.date.is_empty() { "(date unknown)" } else { &r.provenance.date },
+                if r.provenance.strategy.is_empty() { "?" } else { &r.provenance.strategy },
+                r.provenance.evaluations
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "chosen: the default configuration (step 5): no usable record matched"
+            );
+        }
+    }
+    for (i, why) in &selection.skipped {
+        let _ = writeln!(s, "skipped: record #{}: {why}", i + 1);
+    }
+    s
+}

@@ -1,0 +1,286 @@
+//! Wisdom files: selection steps, ties, stale and undeclared records, corrupt files, and
+//! concurrent writers.
+
+use kw_core::space::Parameter;
+use kw_core::wisdom::*;
+use kw_core::{Config, Expr, TuningSpace, Value};
+use std::path::PathBuf;
+
+fn space() -> TuningSpace {
+    TuningSpace::new(
+        vec![
+            Parameter::new("bx", [32, 64, 128, 256]),
+            Parameter::new("unroll", [1, 2, 4]),
+        ],
+        vec![Expr::parse("bx * unroll <= 512").unwrap()],
+    )
+    .unwrap()
+}
+
+fn record(device: &str, arch: &str, backend: &str, size: &[i64], bx: i64, ms: f64) -> WisdomRecord {
+    let mut config = Config::default();
+    config.set("bx", bx);
+    config.set("unroll", 2);
+    WisdomRecord {
+        config,
+        problem_size: size.to_vec(),
+        device: WisdomDevice {
+            name: device.into(),
+            vendor: "V".into(),
+            backend: backend.into(),
+            architecture: arch.into(),
+            driver: "1".into(),
+        },
+        objective: Objective {
+            median_ms: ms,
+            samples: 10,
+        },
+        space: SpaceFingerprint::of(&space()),
+        provenance: Provenance::default(),
+    }
+}
+
+fn query(device: &str, arch: &str, backend: &str, size: &[i64]) -> Query {
+    Query {
+        device_name: device.into(),
+        architecture: arch.into(),
+        backend: backend.into(),
+        problem_size: size.to_vec(),
+    }
+}
+
+fn records() -> Vec<WisdomRecord> {
+    vec![
+        record("GPU A", "sm_90", "cuda", &[1 << 20], 32, 1.0),
+        record("GPU A", "sm_90", "cuda", &[1 << 24], 64, 1.0),
+        record("GPU B", "sm_80", "cuda", &[1 << 22], 128, 1.0),
+        record("GPU C", "sm_90", "cuda", &[1 << 26], 256, 1.0),
+        record("CPU D", "pocl", "opencl", &[1 << 20], 32, 1.0),
+    ]
+}
+
+#[test]
+fn each_of_the_five_steps() {
+    let rs = records();
+    let all_ok = |_: &WisdomRecord| Ok(());
+    let s = select(
+        &rs,
+        &query("GPU A", "sm_90", "cuda", &[1 << 24, 1, 1]),
+        all_ok,
+    );
+    assert_eq!((s.step, s.record), (Step::ExactDeviceExactSize, Some(1)));
+    let s = select(&rs, &query("GPU A", "sm_90", "cuda", &[1 << 21]), all_ok);
+    assert_eq!((s.step, s.record), (Step::DeviceNearestSize, Some(0)));
+    // Another sm_90 device: GPU A's and GPU C's records qualify; the nearest size wins.
+    let s = select(&rs, &query("GPU Z", "sm_90", "cuda", &[1 << 25]), all_ok);
+    assert_eq!((s.step, s.record), (Step::ArchitectureNearestSize, Some(3)));
+    let s = select(&rs, &query("GPU Z", "sm_75", "cuda", &[1 << 22]), all_ok);
+    assert_eq!((s.step, s.record), (Step::BackendNearestSize, Some(2)));
+    let s = select(
+        &rs[..4],
+        &query("CPU Y", "other", "opencl", &[1 << 22]),
+        all_ok,
+    );
+    assert_eq!((s.step, s.record), (Step::Default, None));
+    let text = explain(&rs[..4], &query("CPU Y", "other", "opencl", &[1 << 22]), &s);
+    assert!(text.contains("default configuration"), "{text}");
+}
+
+#[test]
+fn nearest_compares_shape_not_only_product() {
+    // Same product (2^18), different shapes: the same shape is nearer.
+    assert!(log_distance(&[4096, 64], &[4096, 64]) == 0.0);
+    assert!(log_distance(&[64, 4096], &[4096, 64]) > log_distance(&[2048, 64], &[4096, 64]));
+    let rs = vec![
+        record("G", "a", "cuda", &[64, 4096], 32, 1.0),
+        record("G", "a", "cuda", &[2048, 128], 64, 1.0),
+    ];
+    let s = select(&rs, &query("G", "a", "cuda", &[4096, 64]), |_| Ok(()));
+    assert_eq!(s.record, Some(1));
+}
+
+#[test]
+fn ties_go_to_the_faster_then_the_earlier_record() {
+    let rs = vec![
+        record("G", "a", "cuda", &[1000], 32, 2.0),
+        record("G", "a", "cuda", &[4000], 64, 1.0),
+        record("G", "a", "cuda", &[4000], 128, 1.0),
+    ];
+    // 2000 is equally far (log scale) from 1000 and 4000: the faster record wins.
+    let s = select(&rs, &query("G", "a", "cuda", &[2000]), |_| Ok(()));
+    assert_eq!(s.record, Some(1));
+}
+
+#[test]
+fn stale_and_undeclared_records_are_skipped() {
+    let space = space();
+    let mut rs = records();
+    rs[0].config.set("bx", 7); // not a declared value
+    rs[1].config.set("unroll", 4); // bx=64, unroll=4: valid
+    rs[1].config.set("bx", 256); // 256 * 4 > 512: breaks the restriction
+    rs[2].config.set("bx", Value::Str("32 -DEVIL=1".into())); // wisdom is data, never code
+    let q = query("GPU A", "sm_90", "cuda", &[1 << 24]);
+    let s = select(&rs, &q, |r| r.check_against(&space).map(|_| ()));
+    assert_eq!(
+        s.skipped.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
+    assert!(
+        s.skipped[0].1.contains("not a declared value"),
+        "{:?}",
+        s.skipped
+    );
+    assert!(s.skipped[1].1.contains("breaks"), "{:?}", s.skipped);
+    assert!(
+        s.skipped[2].1.contains("not a declared value"),
+        "{:?}",
+        s.skipped
+    );
+    // With GPU A's records unusable, the sm_90 record of GPU C is chosen at step 3.
+    assert_eq!((s.step, s.record), (Step::ArchitectureNearestSize, Some(3)));
+    let mut extra = rs[3].clone();
+    extra.config.0.push(("bogus".into(), Value::Int(1)));
+    assert!(extra.check_against(&space).is_err());
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kw-wisdom-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn add_record_replaces_only_when_better_or_asked() {
+    let dir = temp_dir("policy");
+    let (path, o) = add_record(
+        &dir,
+        "k/1",
+        record("G", "a", "cuda", &[8], 32, 2.0),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    assert_eq!(o, AddOutcome::Added);
+    assert_eq!(path.file_name().unwrap(), "k_1.json");
+    let (_, o) = add_record(
+        &dir,
+        "k/1",
+        record("G", "a", "cuda", &[8, 1], 64, 3.0),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    assert_eq!(o, AddOutcome::KeptExisting);
+    let (_, o) = add_record(
+        &dir,
+        "k/1",
+        record("G", "a", "cuda", &[8], 128, 1.0),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    assert_eq!(o, AddOutcome::Replaced);
+    let (_, o) = add_record(
+        &dir,
+        "k/1",
+        record("G", "a", "cuda", &[8], 64, 5.0),
+        ReplacePolicy::Always,
+    )
+    .unwrap();
+    assert_eq!(o, AddOutcome::Replaced);
+    let f = WisdomFile::load(&path).unwrap();
+    assert_eq!(f.records.len(), 1);
+    assert_eq!(f.records[0].objective.median_ms, 5.0);
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+}
+
+#[test]
+fn corrupt_files_are_reported_and_skipped() {
+    let first = temp_dir("corrupt-a");
+    let second = temp_dir("corrupt-b");
+    std::fs::write(first.join("key.json"), "{ not json").unwrap();
+    add_record(
+        &second,
+        "key",
+        record("G", "a", "cuda", &[8], 32, 2.0),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    let (found, errors) = find_wisdom_file("key", &[first.clone(), second.clone()]);
+    let (path, file) = found.unwrap();
+    assert_eq!(path, second.join("key.json"));
+    assert_eq!(file.records.len(), 1);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].to_string().contains("corrupt-a"), "{}", errors[0]);
+    // A newer format version is refused with a clear message.
+    std::fs::write(
+        first.join("new.json"),
+        r#"{"format": "kernel-wisdom", "version": 99, "tuning_key": "new", "records": []}"#,
+    )
+    .unwrap();
+    let e = WisdomFile::load(&first.join("new.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("version 99"), "{e}");
+}
+
+#[test]
+fn merge_keeps_the_fastest_per_device_and_size() {
+    let mut a = WisdomFile::new("k");
+    a.records = vec![
+        record("G", "a", "cuda", &[8], 32, 2.0),
+        record("H", "b", "cuda", &[8], 32, 2.0),
+    ];
+    let mut b = WisdomFile::new("k");
+    b.records = vec![
+        record("G", "a", "cuda", &[8], 64, 1.0),
+        record("G", "a", "cuda", &[16], 64, 1.0),
+    ];
+    let merged = merge_files(vec![a, b]);
+    assert_eq!(merged.len(), 1);
+    assert_eq!(merged[0].records.len(), 3);
+    assert_eq!(merged[0].records[0].config.get("bx"), Some(&Value::Int(64)));
+}
+
+/// 8 processes add 25 records each to one file at once: all 200 are there.
+#[test]
+fn concurrent_writers_lose_no_record() {
+    if let Ok(spec) = std::env::var("KW_TEST_WISDOM_WRITER") {
+        let (dir, id) = spec.split_once('|').unwrap();
+        for i in 0..25 {
+            let r = record(&format!("writer {id}"), "a", "cuda", &[i + 1], 32, 1.0);
+            add_record(
+                std::path::Path::new(dir),
+                "shared",
+                r,
+                ReplacePolicy::IfBetter,
+            )
+            .unwrap();
+        }
+        return;
+    }
+    let dir = temp_dir("concurrent");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..8)
+        .map(|id| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "concurrent_writers_lose_no_record",
+                    "--test-threads=1",
+                ])
+                .env("KW_TEST_WISDOM_WRITER", format!("{}|{id}", dir.display()))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let f = WisdomFile::load(&dir.join("shared.json")).unwrap();
+    assert_eq!(f.records.len(), 200);
+}

@@ -70,6 +70,9 @@ pub fn log_distance(a: &[i64], b: &[i64]) -> f64 {
         .sum()
 }
 
+/// Says whether a record matches one selection step.
+type Matcher<'a> = dyn Fn(&WisdomRecord) -> bool + 'a;
+
 /// Selects the record for `query` among `records`. `usable` says whether a record may be used
 /// (for the runtime: its configuration is valid in the current space); records it refuses are
 /// skipped with its reason. Ties go to the faster record, then to the earlier one in the file.
@@ -89,7 +92,7 @@ pub fn select(
         })
         .collect();
     let q_size = trim_ones(&query.problem_size);
-    let steps: [(Step, &dyn Fn(&WisdomRecord) -> bool); 4] = [
+    let steps: [(Step, &Matcher); 4] = [
         (Step::ExactDeviceExactSize, &|r| {
             r.device.name == query.device_name && trim_ones(&r.problem_size) == q_size
         }),

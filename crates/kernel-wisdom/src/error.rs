@@ -59,7 +59,7 @@ pub enum Error {
         /// The configuration's key.
         config: String,
         /// The backend's error (for compile errors: with the full build log).
-        source: BackendError,
+        source: Box<BackendError>,
     },
     /// A configuration that is not part of the tuning space.
     #[error("kernel `{kernel}`: {{{config}}} is not a valid configuration: {reason}")]

@@ -1,4 +1,4 @@
-//! [`Error`]: what building a definition or launching a kernel can fail with.
+//! [`Error`](enum@Error): what building a definition or launching a kernel can fail with.
 
 use kw_core::backend::BackendError;
 use kw_core::def_check::{format_problems, DefProblem};

@@ -6,6 +6,9 @@ use crate::hash::{chunk_digest, combine, ChunkDigest};
 use crate::validate::FrameHashes;
 use std::path::Path;
 
+/// Frames smaller than this are decoded on the calling thread.
+const PARALLEL_MIN_BYTES: u64 = 4 << 20;
+
 /// Checks and decompresses every chunk of `frame` from `file` (whose tables were validated),
 /// into `out` (exactly the frame's raw length) or, with `None`, into scratch space. `label`
 /// names the buffer(s) in errors.
@@ -33,10 +36,12 @@ pub(crate) fn decode_frame(
             ),
         });
     }
-    let threads = std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(1)
-        .clamp(1, n.max(1));
+    // Threads pay off only for large frames.
+    let threads = if frame.raw_len < PARALLEL_MIN_BYTES {
+        1
+    } else {
+        crate::options::cpu_count().clamp(1, n.max(1))
+    };
     let work = |k: usize,
                 dst: Option<&mut [u8]>,
                 scratch: &mut Vec<u8>,

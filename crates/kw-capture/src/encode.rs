@@ -220,8 +220,10 @@ fn run_pipeline(
     options: &WriteOptions,
     mut sink: impl FnMut(usize, Done) -> Result<()>,
 ) -> Result<(), PipelineError> {
+    let total: usize = tasks.iter().map(|t| t.data.len()).sum();
     let threads = options.threads.clamp(1, tasks.len().max(1));
-    if threads == 1 {
+    // Threads pay off only for large captures.
+    if threads == 1 || total < (4 << 20) {
         let mut c = None;
         for (i, t) in tasks.iter().enumerate() {
             let done = compress(&mut c, options.level, options.chunk_size as u64, t)

@@ -21,9 +21,7 @@ impl Default for WriteOptions {
         WriteOptions {
             level: DEFAULT_LEVEL,
             chunk_size: DEFAULT_CHUNK_SIZE,
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            threads: cpu_count(),
         }
     }
 }
@@ -45,4 +43,10 @@ impl WriteOptions {
         }
         Ok(())
     }
+}
+
+/// The number of CPUs this process may use (asked once: the query reads cgroup files).
+pub(crate) fn cpu_count() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }

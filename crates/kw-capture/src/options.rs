@@ -48,5 +48,9 @@ impl WriteOptions {
 /// The number of CPUs this process may use (asked once: the query reads cgroup files).
 pub(crate) fn cpu_count() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    *N.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
 }

@@ -5,7 +5,9 @@
 mod common;
 
 use common::{random_bytes, smooth_f32, TempDir};
-use kw_capture::{Capture, CaptureBuffer, CaptureError, CaptureWriter, WriteOptions, FORMAT_VERSION};
+use kw_capture::{
+    Capture, CaptureBuffer, CaptureError, CaptureWriter, WriteOptions, FORMAT_VERSION,
+};
 use std::path::Path;
 
 struct Sample {
@@ -18,7 +20,11 @@ fn sample(sizes: &[usize], chunk_size: usize) -> Sample {
         .iter()
         .enumerate()
         .map(|(i, &n)| {
-            let d = if i % 2 == 0 { random_bytes(n, i as u64) } else { smooth_f32(n / 4, i as f64) };
+            let d = if i % 2 == 0 {
+                random_bytes(n, i as u64)
+            } else {
+                smooth_f32(n / 4, i as f64)
+            };
             (format!("b{i}"), d)
         })
         .collect();
@@ -33,7 +39,12 @@ fn sample(sizes: &[usize], chunk_size: usize) -> Sample {
     });
     let mut cursor = std::io::Cursor::new(Vec::new());
     writer
-        .write_to(&mut cursor, Path::new("mem.kwcap"), serde_json::json!({"tuning_key": "k"}), &cbs)
+        .write_to(
+            &mut cursor,
+            Path::new("mem.kwcap"),
+            serde_json::json!({"tuning_key": "k"}),
+            &cbs,
+        )
         .expect("encode");
     Sample {
         bytes: cursor.into_inner(),
@@ -56,7 +67,10 @@ fn check_damaged_in_memory(path: &Path, bytes: &[u8], s: &Sample) -> bool {
 fn check_opened(path: &Path, opened: Result<Capture, CaptureError>, s: &Sample) -> bool {
     let name = path.display().to_string();
     let named = |e: &CaptureError| {
-        assert!(e.to_string().starts_with(&name), "error does not name the file: {e}");
+        assert!(
+            e.to_string().starts_with(&name),
+            "error does not name the file: {e}"
+        );
         assert_eq!(e.path(), path);
     };
     let cap = match opened {
@@ -99,10 +113,16 @@ fn truncation_at_every_offset_of_a_small_file() {
         if cut > 100 && cut % 37 != 0 {
             continue;
         }
-        assert!(check_damaged(&path, &s.bytes[..cut], &s), "truncation at {cut} went unnoticed");
+        assert!(
+            check_damaged(&path, &s.bytes[..cut], &s),
+            "truncation at {cut} went unnoticed"
+        );
         if let Err(e) = Capture::open(&path) {
             assert!(
-                matches!(e, CaptureError::Truncated { .. } | CaptureError::BadHeader { .. }),
+                matches!(
+                    e,
+                    CaptureError::Truncated { .. } | CaptureError::BadHeader { .. }
+                ),
                 "cut {cut}: {e}"
             );
         }
@@ -111,7 +131,10 @@ fn truncation_at_every_offset_of_a_small_file() {
     let mut longer = s.bytes.clone();
     longer.push(0);
     assert!(check_damaged(&path, &longer, &s));
-    assert!(!check_damaged(&path, &s.bytes, &s), "the intact file must pass");
+    assert!(
+        !check_damaged(&path, &s.bytes, &s),
+        "the intact file must pass"
+    );
 }
 
 #[test]
@@ -121,12 +144,18 @@ fn truncation_of_a_larger_file_at_a_stride() {
     let path = dir.path().join("t.kwcap");
     let mut cut = 0;
     while cut < s.bytes.len() {
-        assert!(check_damaged(&path, &s.bytes[..cut], &s), "truncation at {cut} went unnoticed");
+        assert!(
+            check_damaged(&path, &s.bytes[..cut], &s),
+            "truncation at {cut} went unnoticed"
+        );
         cut += 997;
     }
     for back in 1..200 {
         let cut = s.bytes.len() - back;
-        assert!(check_damaged(&path, &s.bytes[..cut], &s), "truncation at {cut} went unnoticed");
+        assert!(
+            check_damaged(&path, &s.bytes[..cut], &s),
+            "truncation at {cut} went unnoticed"
+        );
     }
 }
 
@@ -152,7 +181,10 @@ fn flipped_bytes_are_detected_everywhere() {
             // Now and then through a real file and the memory map too.
             let mut b = s.bytes.clone();
             b[pos] ^= 0x04;
-            assert!(check_damaged(&path, &b, &s), "flip at {pos} of {n} went unnoticed");
+            assert!(
+                check_damaged(&path, &b, &s),
+                "flip at {pos} of {n} went unnoticed"
+            );
         }
     }
 }
@@ -167,7 +199,10 @@ fn flipped_bytes_in_a_larger_file() {
     while pos < n {
         let mut b = s.bytes.clone();
         b[pos] ^= 0x10;
-        assert!(check_damaged(&path, &b, &s), "flip at {pos} of {n} went unnoticed");
+        assert!(
+            check_damaged(&path, &b, &s),
+            "flip at {pos} of {n} went unnoticed"
+        );
         pos += 1009;
     }
 }
@@ -181,13 +216,18 @@ fn wrong_version_and_foreign_files() {
     b[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     std::fs::write(&path, &b).unwrap();
     match Capture::open(&path) {
-        Err(CaptureError::UnsupportedVersion { found, supported, .. }) => {
+        Err(CaptureError::UnsupportedVersion {
+            found, supported, ..
+        }) => {
             assert_eq!((found, supported), (FORMAT_VERSION + 1, FORMAT_VERSION));
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }
     let msg = Capture::open(&path).unwrap_err().to_string();
-    assert!(msg.contains("v.kwcap") && msg.contains(&format!("version {}", FORMAT_VERSION + 1)), "{msg}");
+    assert!(
+        msg.contains("v.kwcap") && msg.contains(&format!("version {}", FORMAT_VERSION + 1)),
+        "{msg}"
+    );
     assert!(msg.contains(&format!("version {FORMAT_VERSION}")), "{msg}");
 
     for (content, what) in [
@@ -200,12 +240,17 @@ fn wrong_version_and_foreign_files() {
         let e = Capture::open(&path).unwrap_err();
         assert!(e.to_string().contains("v.kwcap"), "{what}: {e}");
         match what {
-            "short magic" | "empty" => assert!(matches!(e, CaptureError::Truncated { .. }), "{what}: {e}"),
+            "short magic" | "empty" => {
+                assert!(matches!(e, CaptureError::Truncated { .. }), "{what}: {e}")
+            }
             _ => assert!(matches!(e, CaptureError::BadMagic { .. }), "{what}: {e}"),
         }
     }
     let e = Capture::open(dir.path().join("missing.kwcap")).unwrap_err();
-    assert!(matches!(e, CaptureError::Io { .. }) && e.to_string().contains("missing.kwcap"), "{e}");
+    assert!(
+        matches!(e, CaptureError::Io { .. }) && e.to_string().contains("missing.kwcap"),
+        "{e}"
+    );
     let e = Capture::open(dir.path()).unwrap_err();
     assert!(e.to_string().contains("not a regular file"), "{e}");
 }
@@ -227,5 +272,8 @@ fn header_that_is_not_json_is_reported() {
     std::fs::write(&path, &b).unwrap();
     let e = Capture::open(&path).unwrap_err();
     assert!(matches!(e, CaptureError::BadHeader { .. }), "{e}");
-    assert!(e.to_string().contains("j.kwcap") && e.to_string().contains("JSON"), "{e}");
+    assert!(
+        e.to_string().contains("j.kwcap") && e.to_string().contains("JSON"),
+        "{e}"
+    );
 }

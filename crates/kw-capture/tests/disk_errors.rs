@@ -4,7 +4,9 @@
 mod common;
 
 use common::{random_bytes, TempDir};
-use kw_capture::{write_capture, Capture, CaptureBuffer, CaptureError, CaptureWriter, WriteOptions};
+use kw_capture::{
+    write_capture, Capture, CaptureBuffer, CaptureError, CaptureWriter, WriteOptions,
+};
 use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -51,7 +53,9 @@ fn simulated_enospc_at_every_stage() {
     let label = Path::new("/captures/full.kwcap");
     let meta = serde_json::json!({"tuning_key": "k"});
     let mut full = Cursor::new(Vec::new());
-    let sizes = writer.write_to(&mut full, label, meta.clone(), &buffers()).expect("unlimited");
+    let sizes = writer
+        .write_to(&mut full, label, meta.clone(), &buffers())
+        .expect("unlimited");
     let full_len = sizes.file_len;
     let mut limit = 0;
     while limit < full_len {
@@ -59,7 +63,9 @@ fn simulated_enospc_at_every_stage() {
             inner: Cursor::new(Vec::new()),
             limit,
         };
-        let e = writer.write_to(&mut w, label, meta.clone(), &buffers()).unwrap_err();
+        let e = writer
+            .write_to(&mut w, label, meta.clone(), &buffers())
+            .unwrap_err();
         match &e {
             CaptureError::Io { source, .. } => assert_eq!(source.raw_os_error(), Some(28), "{e}"),
             other => panic!("expected an I/O error, got {other}"),
@@ -67,7 +73,10 @@ fn simulated_enospc_at_every_stage() {
         assert!(e.to_string().contains("full.kwcap"), "{e}");
         // What reached the "disk" never reads as a capture: the magic is written last.
         let partial = w.inner.into_inner();
-        assert!(Capture::from_bytes(label, partial).is_err(), "limit {limit}");
+        assert!(
+            Capture::from_bytes(label, partial).is_err(),
+            "limit {limit}"
+        );
         limit += if limit < 200 { 1 } else { 331 };
     }
 }
@@ -90,7 +99,9 @@ impl SmallTmpfs {
 
 impl Drop for SmallTmpfs {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(self.0.path()).status();
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
     }
 }
 
@@ -109,7 +120,11 @@ fn full_tmpfs_leaves_nothing_behind() {
         other => panic!("expected ENOSPC, got {other}"),
     }
     assert!(e.to_string().contains("too-big.kwcap"), "{e}");
-    assert!(fs.0.entries().is_empty(), "left behind: {:?}", fs.0.entries());
+    assert!(
+        fs.0.entries().is_empty(),
+        "left behind: {:?}",
+        fs.0.entries()
+    );
     // The space is free again: a small capture fits.
     let p = write_capture(dir, "small", &serde_json::json!({}), buffers()).expect("small capture");
     Capture::open(&p).expect("open").verify().expect("verify");
@@ -126,7 +141,13 @@ fn unwritable_places_give_clear_errors() {
     assert!(matches!(e, CaptureError::Io { .. }), "{e}");
     assert!(e.to_string().contains("plain-file"), "{e}");
     // A missing directory.
-    let e = write_capture(dir.path().join("no/such/dir"), "k", &serde_json::json!({}), buffers()).unwrap_err();
+    let e = write_capture(
+        dir.path().join("no/such/dir"),
+        "k",
+        &serde_json::json!({}),
+        buffers(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("no/such/dir"), "{e}");
     // A read-only directory (root bypasses the mode; then the write simply succeeds).
     #[cfg(unix)]

@@ -4,7 +4,8 @@ mod common;
 
 use common::{random_bytes, smooth_f32, TempDir};
 use kw_capture::{
-    write_capture, BackgroundWriter, Capture, CaptureBuffer, CaptureJob, CaptureWriter, WriteOptions,
+    write_capture, BackgroundWriter, Capture, CaptureBuffer, CaptureJob, CaptureWriter,
+    WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -46,14 +47,20 @@ fn round_trip_is_bitwise_for_many_types_and_sizes() {
         assert_eq!(written.path.parent(), Some(dir.path()));
         let cap = Capture::open(&written.path).expect("open");
         assert_eq!(cap.metadata(), &meta);
-        assert_eq!(cap.file_len(), std::fs::metadata(&written.path).unwrap().len());
+        assert_eq!(
+            cap.file_len(),
+            std::fs::metadata(&written.path).unwrap().len()
+        );
         assert_eq!(cap.file_len(), written.sizes.file_len);
         let total: u64 = cases.iter().map(|c| c.2.len() as u64).sum();
         assert_eq!(cap.raw_len(), total);
         let infos: Vec<_> = cap.buffers().collect();
         assert_eq!(infos.len(), cases.len());
         for ((name, ty, data), info) in cases.iter().zip(&infos) {
-            assert_eq!((info.name, info.elem_type, info.raw_len), (*name, *ty, data.len() as u64));
+            assert_eq!(
+                (info.name, info.elem_type, info.raw_len),
+                (*name, *ty, data.len() as u64)
+            );
             let back = cap.read_buffer(name).expect("read");
             assert_eq!(back.len(), data.len());
             assert!(back == *data, "buffer {name} differs");
@@ -91,10 +98,14 @@ fn duplicates_are_stored_once() {
     ];
     let meta = serde_json::json!({});
     let p_dup = write_capture(dir.path(), "dup", &meta, dup).expect("write dup");
-    let p_distinct = write_capture(dir.path(), "distinct", &meta, distinct).expect("write distinct");
+    let p_distinct =
+        write_capture(dir.path(), "distinct", &meta, distinct).expect("write distinct");
     let len_dup = std::fs::metadata(&p_dup).unwrap().len();
     let len_distinct = std::fs::metadata(&p_distinct).unwrap().len();
-    assert!(len_dup < 250_000, "dup file {len_dup} bytes: a stored more than once?");
+    assert!(
+        len_dup < 250_000,
+        "dup file {len_dup} bytes: a stored more than once?"
+    );
     assert!(len_distinct > 500_000, "distinct file {len_distinct} bytes");
     let cap = Capture::open(&p_dup).expect("open");
     assert_eq!(cap.header().frames.len(), 3, "a, b and the empty buffer");
@@ -119,7 +130,12 @@ fn hostile_stems_stay_inside_the_directory() {
     std::fs::create_dir(&inner).unwrap();
     for stem in ["../../etc/x", "/abs", "..", "a\u{0}b\nc", ""] {
         let p = write_capture(&inner, stem, &serde_json::json!(null), vec![]).expect("write");
-        assert_eq!(p.parent(), Some(inner.as_path()), "{stem:?} -> {}", p.display());
+        assert_eq!(
+            p.parent(),
+            Some(inner.as_path()),
+            "{stem:?} -> {}",
+            p.display()
+        );
         Capture::open(&p).expect("open").verify().expect("verify");
     }
     assert_eq!(dir.entries(), vec!["inner".to_string()]);
@@ -137,13 +153,22 @@ fn typed_metadata_and_errors_for_bad_input() {
         tuning_key: "k".into(),
         problem_size: vec![4, 5],
     };
-    let p = write_capture(dir.path(), "typed", &m, vec![CaptureBuffer::new("x", "u8", vec![1, 2, 3])]).unwrap();
+    let p = write_capture(
+        dir.path(),
+        "typed",
+        &m,
+        vec![CaptureBuffer::new("x", "u8", vec![1, 2, 3])],
+    )
+    .unwrap();
     let cap = Capture::open(&p).unwrap();
     assert_eq!(cap.metadata_as::<Meta>().unwrap(), m);
     let e = cap.metadata_as::<Vec<u8>>().unwrap_err();
     assert!(e.to_string().contains(&p.display().to_string()), "{e}");
     let e = cap.read_buffer("nope").unwrap_err();
-    assert!(e.to_string().contains("nope") && e.to_string().contains("typed.kwcap"), "{e}");
+    assert!(
+        e.to_string().contains("nope") && e.to_string().contains("typed.kwcap"),
+        "{e}"
+    );
 
     // Duplicate names and bad options are rejected, and nothing is left behind.
     let dup = vec![
@@ -151,7 +176,10 @@ fn typed_metadata_and_errors_for_bad_input() {
         CaptureBuffer::new("x", "u8", vec![2]),
     ];
     let e = write_capture(dir.path(), "dupnames", &(), dup).unwrap_err();
-    assert!(e.to_string().contains("dupnames.kwcap") && e.to_string().contains("`x`"), "{e}");
+    assert!(
+        e.to_string().contains("dupnames.kwcap") && e.to_string().contains("`x`"),
+        "{e}"
+    );
     let bad = CaptureWriter::new(WriteOptions {
         chunk_size: 1000,
         ..WriteOptions::default()
@@ -165,7 +193,9 @@ fn typed_metadata_and_errors_for_bad_input() {
 fn background_writer_writes_in_order_and_flushes() {
     let dir = TempDir::new("bg");
     let writer = BackgroundWriter::new(small_chunks()).expect("start");
-    let data: Vec<Vec<u8>> = (0..5).map(|i| random_bytes(10_000 * (i + 1), i as u64)).collect();
+    let data: Vec<Vec<u8>> = (0..5)
+        .map(|i| random_bytes(10_000 * (i + 1), i as u64))
+        .collect();
     for (i, d) in data.iter().enumerate() {
         writer.submit(CaptureJob {
             dir: dir.path().to_path_buf(),

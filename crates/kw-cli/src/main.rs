@@ -17,12 +17,16 @@ enum Command {
     /// Tuning spaces: size and structure.
     #[command(subcommand)]
     Space(cmd::space::SpaceCmd),
+    /// Capture files: list, show, verify.
+    #[command(subcommand)]
+    Capture(cmd::capture::CaptureCmd),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Space(c) => cmd::space::run(c),
+        Command::Capture(c) => cmd::capture::run(c),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {e:#}");

@@ -10,12 +10,21 @@ use kw_capture::{BackgroundWriter, Capture, CaptureBuffer, CaptureJob, WriteOpti
 use std::path::PathBuf;
 use std::time::Instant;
 
-fn smooth(n: usize, phase: f32) -> Vec<u8> {
+fn smooth(n: usize, phase: f64) -> Vec<u8> {
     let mut out = Vec::with_capacity(n * 4);
     for i in 0..n {
-        out.extend_from_slice(&((i as f32 * 0.001 + phase).sin()).to_le_bytes());
+        out.extend_from_slice(&((i as f64 * 0.001 + phase).sin() as f32).to_le_bytes());
     }
     out
+}
+
+/// CPU seconds used by this process so far (user + system, from /proc/self/stat).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
 }
 
 fn random(n: usize, seed: u64) -> Vec<u8> {
@@ -98,7 +107,7 @@ fn main() {
         let buffers: Vec<CaptureBuffer> = (0..count)
             .map(|b| {
                 let data = if kind == "smooth" {
-                    smooth(n, b as f32)
+                    smooth(n, b as f64)
                 } else {
                     random(n, 0x9e37_79b9_7f4a_7c15 ^ b as u64)
                 };
@@ -113,11 +122,16 @@ fn main() {
             metadata: serde_json::json!({"tuning_key": "bench", "kind": kind}),
             buffers,
         };
+        let cpu0 = cpu_seconds();
         let t0 = Instant::now();
         writer.submit(job);
         let submit = t0.elapsed();
         let results = writer.flush();
         let total = t0.elapsed();
+        let cpu = cpu0
+            .zip(cpu_seconds())
+            .map(|(a, b)| b - a)
+            .unwrap_or(f64::NAN);
         let written = results
             .into_iter()
             .next()
@@ -142,6 +156,13 @@ fn main() {
             100.0 * file_len as f64 / raw as f64,
             raw,
             raw as f64 / read.as_secs_f64() / 1e6,
+        );
+        println!(
+            "        writer CPU time {cpu:.2} s = {:.0} MB per CPU-second; on {} idle cores that is {:.0} MB/s (load average now {})",
+            raw as f64 / cpu / 1e6,
+            options.threads,
+            raw as f64 / cpu / 1e6 * options.threads as f64,
+            std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().next().unwrap_or("?"),
         );
         drop(cap);
         let _ = std::fs::remove_file(&written.path);

@@ -6,6 +6,9 @@ use crate::hash::{chunk_digest, combine, ChunkDigest};
 use crate::validate::FrameHashes;
 use std::path::Path;
 
+/// A chunk index and where its bytes go (None: scratch space).
+type ChunkJob<'a> = (usize, Option<&'a mut [u8]>);
+
 /// Frames smaller than this are decoded on the calling thread.
 const PARALLEL_MIN_BYTES: u64 = 4 << 20;
 
@@ -57,8 +60,7 @@ pub(crate) fn decode_frame(
             results.push((k, work(k, dst, &mut scratch, &mut d)));
         }
     } else {
-        let mut per_thread: Vec<Vec<(usize, Option<&mut [u8]>)>> =
-            (0..threads).map(|_| Vec::new()).collect();
+        let mut per_thread: Vec<Vec<ChunkJob>> = (0..threads).map(|_| Vec::new()).collect();
         for (k, dst) in outs.drain(..).enumerate() {
             per_thread[k % threads].push((k, dst));
         }

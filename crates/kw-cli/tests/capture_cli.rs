@@ -5,7 +5,10 @@ use std::path::Path;
 use std::process::Command;
 
 fn kw(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kw")).args(args).output().expect("run kw");
+    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+        .args(args)
+        .output()
+        .expect("run kw");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -42,14 +45,29 @@ fn ls_show_verify() {
 
     let (ok, out, err) = kw(&["capture", "ls", dir.to_str().unwrap()]);
     assert!(ok, "{err}");
-    let line = out.lines().find(|l| l.starts_with("vector_add_f32_1000.kwcap")).expect(&out);
-    for want in ["vector_add_f32", "1000x1x1", "2026-01-02T03:04:05Z", "11.7 KiB"] {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("vector_add_f32_1000.kwcap"))
+        .expect(&out);
+    for want in [
+        "vector_add_f32",
+        "1000x1x1",
+        "2026-01-02T03:04:05Z",
+        "11.7 KiB",
+    ] {
         assert!(line.contains(want), "{want} missing in {line}");
     }
 
     let (ok, out, err) = kw(&["capture", "show", ps]);
     assert!(ok, "{err}");
-    for want in ["vector_add", "1000x1x1", "Test GPU", "\"name\":\"n\"", "(shared frame)", "2026-01-02"] {
+    for want in [
+        "vector_add",
+        "1000x1x1",
+        "Test GPU",
+        "\"name\":\"n\"",
+        "(shared frame)",
+        "2026-01-02",
+    ] {
         assert!(out.contains(want), "{want} missing in {out}");
     }
     let (ok, out, _) = kw(&["capture", "show", "--json", ps]);
@@ -71,7 +89,11 @@ fn ls_show_verify() {
     assert!(!ok);
     assert!(out.contains("FAILED") && out.contains("bad.kwcap"), "{out}");
     assert!(err.contains("1 of 2"), "{err}");
-    let (ok, _, err) = kw(&["capture", "show", Path::new(&dir).join("missing.kwcap").to_str().unwrap()]);
+    let (ok, _, err) = kw(&[
+        "capture",
+        "show",
+        Path::new(&dir).join("missing.kwcap").to_str().unwrap(),
+    ]);
     assert!(!ok && err.contains("missing.kwcap"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

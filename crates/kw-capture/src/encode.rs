@@ -191,12 +191,17 @@ fn compress(
     level: i32,
     chunk_size: u64,
     task: &Task,
+    mut compressed: Vec<u8>,
 ) -> Result<Done, String> {
     let c = match compressor {
         Some(c) => c,
         None => compressor.insert(zstd::bulk::Compressor::new(level).map_err(|e| e.to_string())?),
     };
-    let compressed = c.compress(task.data).map_err(|e| e.to_string())?;
+    // Reuse the output allocation of an earlier chunk: no fresh pages to fault in.
+    compressed.clear();
+    compressed.reserve(zstd::zstd_safe::compress_bound(task.data.len()));
+    c.compress_to_buffer(task.data, &mut compressed)
+        .map_err(|e| e.to_string())?;
     let digest = chunk_digest(task.data, task.offset_in_frame, task.frame_len, chunk_size);
     let compressed_hash = blake3::hash(&compressed);
     Ok(Done {
@@ -210,6 +215,8 @@ struct Shared {
     next: usize,
     written: usize,
     done: BTreeMap<usize, Result<Done, String>>,
+    /// Output buffers of written chunks, for reuse.
+    free: Vec<Vec<u8>>,
     abort: bool,
 }
 
@@ -218,17 +225,18 @@ struct Shared {
 fn run_pipeline(
     tasks: &[Task],
     options: &WriteOptions,
-    mut sink: impl FnMut(usize, Done) -> Result<()>,
+    mut sink: impl FnMut(usize, &Done) -> Result<()>,
 ) -> Result<(), PipelineError> {
     let total: usize = tasks.iter().map(|t| t.data.len()).sum();
     let threads = options.threads.clamp(1, tasks.len().max(1));
     // Threads pay off only for large captures.
     if threads == 1 || total < (4 << 20) {
-        let mut c = None;
+        let (mut c, mut buf) = (None, Vec::new());
         for (i, t) in tasks.iter().enumerate() {
-            let done = compress(&mut c, options.level, options.chunk_size as u64, t)
+            let done = compress(&mut c, options.level, options.chunk_size as u64, t, buf)
                 .map_err(PipelineError::Compress)?;
-            sink(i, done).map_err(PipelineError::Sink)?;
+            sink(i, &done).map_err(PipelineError::Sink)?;
+            buf = done.compressed;
         }
         return Ok(());
     }
@@ -237,6 +245,7 @@ fn run_pipeline(
         next: 0,
         written: 0,
         done: BTreeMap::new(),
+        free: Vec::new(),
         abort: false,
     });
     let cv = Condvar::new();
@@ -258,14 +267,16 @@ fn run_pipeline(
                             g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
                         }
                         g.next += 1;
-                        g.next - 1
+                        (g.next - 1, g.free.pop().unwrap_or_default())
                     };
+                    let (i, buf) = i;
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         compress(
                             &mut compressor,
                             options.level,
                             options.chunk_size as u64,
                             &tasks[i],
+                            buf,
                         )
                     }))
                     .unwrap_or_else(|_| Err("the compressor panicked".to_string()));
@@ -286,8 +297,11 @@ fn run_pipeline(
                     }
                 };
                 let done = r.map_err(PipelineError::Compress)?;
-                sink(i, done).map_err(PipelineError::Sink)?;
-                lock().written = i + 1;
+                sink(i, &done).map_err(PipelineError::Sink)?;
+                let mut g = lock();
+                g.written = i + 1;
+                g.free.push(done.compressed);
+                drop(g);
                 cv.notify_all();
             }
             Ok(())

@@ -20,6 +20,9 @@ enum Command {
     /// Wisdom files: list, show, explain a selection, merge.
     #[command(subcommand)]
     Wisdom(cmd::wisdom::WisdomCmd),
+    /// Capture files: list, show, verify.
+    #[command(subcommand)]
+    Capture(cmd::capture::CaptureCmd),
 }
 
 fn main() {
@@ -27,6 +30,7 @@ fn main() {
     let result = match cli.command {
         Command::Space(c) => cmd::space::run(c),
         Command::Wisdom(c) => cmd::wisdom::run(c),
+        Command::Capture(c) => cmd::capture::run(c),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {e:#}");

@@ -1,2 +1,3 @@
+pub mod capture;
 pub mod space;
 pub mod wisdom;

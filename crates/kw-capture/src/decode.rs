@@ -1,0 +1,178 @@
+//! Decompressing and checking one frame, its chunks spread over threads.
+
+use crate::error::{CaptureError, Result};
+use crate::format::FrameEntry;
+use crate::hash::{chunk_digest, combine, ChunkDigest};
+use crate::validate::FrameHashes;
+use std::path::Path;
+
+/// A chunk index and where its bytes go (None: scratch space).
+type ChunkJob<'a> = (usize, Option<&'a mut [u8]>);
+
+/// Frames smaller than this are decoded on the calling thread.
+const PARALLEL_MIN_BYTES: u64 = 4 << 20;
+
+/// Checks and decompresses every chunk of `frame` from `file` (whose tables were validated),
+/// into `out` (exactly the frame's raw length) or, with `None`, into scratch space. `label`
+/// names the buffer(s) in errors.
+pub(crate) fn decode_frame(
+    path: &Path,
+    label: &str,
+    file: &[u8],
+    chunk_size: u64,
+    frame: &FrameEntry,
+    hashes: &FrameHashes,
+    out: Option<&mut [u8]>,
+) -> Result<()> {
+    let n = frame.chunks.len();
+    let mut outs: Vec<Option<&mut [u8]>> = match out {
+        Some(o) => o.chunks_mut(chunk_size as usize).map(Some).collect(),
+        None => (0..n).map(|_| None).collect(),
+    };
+    if outs.len() != n {
+        return Err(CaptureError::Decompress {
+            path: path.to_path_buf(),
+            buffer: label.to_string(),
+            detail: format!(
+                "output has room for {} chunks, the frame has {n}",
+                outs.len()
+            ),
+        });
+    }
+    // Threads pay off only for large frames.
+    let threads = if frame.raw_len < PARALLEL_MIN_BYTES {
+        1
+    } else {
+        crate::options::cpu_count().clamp(1, n.max(1))
+    };
+    let work = |k: usize,
+                dst: Option<&mut [u8]>,
+                scratch: &mut Vec<u8>,
+                d: &mut Option<zstd::bulk::Decompressor<'static>>| {
+        decode_chunk(
+            path, label, file, chunk_size, frame, hashes, k, dst, scratch, d,
+        )
+    };
+    let mut results: Vec<(usize, Result<ChunkDigest>)> = Vec::with_capacity(n);
+    if threads <= 1 {
+        let (mut scratch, mut d) = (Vec::new(), None);
+        for (k, dst) in outs.drain(..).enumerate() {
+            results.push((k, work(k, dst, &mut scratch, &mut d)));
+        }
+    } else {
+        let mut per_thread: Vec<Vec<ChunkJob>> = (0..threads).map(|_| Vec::new()).collect();
+        for (k, dst) in outs.drain(..).enumerate() {
+            per_thread[k % threads].push((k, dst));
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = per_thread
+                .into_iter()
+                .map(|jobs| {
+                    let work = &work;
+                    s.spawn(move || {
+                        let (mut scratch, mut d) = (Vec::new(), None);
+                        jobs.into_iter()
+                            .map(|(k, dst)| (k, work(k, dst, &mut scratch, &mut d)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            for h in handles {
+                match h.join() {
+                    Ok(r) => results.extend(r),
+                    Err(_) => results.push((
+                        n,
+                        Err(CaptureError::Decompress {
+                            path: path.to_path_buf(),
+                            buffer: label.to_string(),
+                            detail: "a decompression thread panicked".to_string(),
+                        }),
+                    )),
+                }
+            }
+        });
+    }
+    results.sort_by_key(|(k, _)| *k);
+    let mut digests = Vec::with_capacity(n);
+    for (_, r) in results {
+        digests.push(r?);
+    }
+    let ok = combine(&digests, frame.raw_len, chunk_size).is_some_and(|h| h == hashes.raw);
+    if !ok {
+        return Err(CaptureError::ChecksumMismatch {
+            path: path.to_path_buf(),
+            what: format!("contents of buffer `{label}` ({} raw bytes)", frame.raw_len),
+        });
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decode_chunk(
+    path: &Path,
+    label: &str,
+    file: &[u8],
+    chunk_size: u64,
+    frame: &FrameEntry,
+    hashes: &FrameHashes,
+    k: usize,
+    dst: Option<&mut [u8]>,
+    scratch: &mut Vec<u8>,
+    decompressor: &mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<ChunkDigest> {
+    let err = |detail: String| CaptureError::Decompress {
+        path: path.to_path_buf(),
+        buffer: label.to_string(),
+        detail,
+    };
+    let c = &frame.chunks[k];
+    // Offsets were checked against the file length on open.
+    let src = usize::try_from(c.offset)
+        .ok()
+        .zip(usize::try_from(c.offset + c.compressed_len).ok())
+        .and_then(|(a, b)| file.get(a..b))
+        .ok_or_else(|| err(format!("chunk {k} lies outside the file")))?;
+    if blake3::hash(src) != hashes.chunks[k] {
+        return Err(CaptureError::ChecksumMismatch {
+            path: path.to_path_buf(),
+            what: format!(
+                "buffer `{label}` chunk {k} ({} compressed bytes at offset {})",
+                c.compressed_len, c.offset
+            ),
+        });
+    }
+    let raw_len = c.raw_len as usize;
+    let dst: &mut [u8] = match dst {
+        Some(d) => d,
+        None => {
+            scratch.resize(raw_len, 0);
+            scratch
+        }
+    };
+    if dst.len() != raw_len {
+        return Err(err(format!(
+            "chunk {k}: room for {} bytes, the chunk has {raw_len}",
+            dst.len()
+        )));
+    }
+    let d = match decompressor {
+        Some(d) => d,
+        None => {
+            decompressor.insert(zstd::bulk::Decompressor::new().map_err(|e| err(e.to_string()))?)
+        }
+    };
+    let got = d
+        .decompress_to_buffer(src, &mut *dst)
+        .map_err(|e| err(format!("chunk {k}: {e}")))?;
+    if got != raw_len {
+        return Err(err(format!(
+            "chunk {k}: decompressed to {got} bytes, expected {raw_len}"
+        )));
+    }
+    Ok(chunk_digest(
+        dst,
+        k as u64 * chunk_size,
+        frame.raw_len,
+        chunk_size,
+    ))
+}

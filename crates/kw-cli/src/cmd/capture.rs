@@ -1,0 +1,298 @@
+//! `kw capture ...`: list, show and verify capture files.
+
+use anyhow::{bail, Context, Result};
+use clap::Subcommand;
+use kw_capture::{Capture, EXTENSION};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+#[derive(Subcommand)]
+pub enum CaptureCmd {
+    /// One line per capture in DIR: file, tuning key, problem size, date, compressed and raw size.
+    Ls {
+        /// Directory holding `.kwcap` files.
+        dir: PathBuf,
+    },
+    /// Kernel, problem size, device, date, arguments and buffers of one capture.
+    Show {
+        /// A `.kwcap` file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every checksum of each file; exits non-zero if any file fails.
+    Verify {
+        /// `.kwcap` files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+pub fn run(cmd: CaptureCmd) -> Result<()> {
+    match cmd {
+        CaptureCmd::Ls { dir } => ls(&dir),
+        CaptureCmd::Show { file, json } => show(&file, json),
+        CaptureCmd::Verify { files } => verify(&files),
+    }
+}
+
+/// The first of `paths` (dot-separated) present in the metadata.
+fn lookup<'a>(meta: &'a Value, paths: &[&str]) -> Option<&'a Value> {
+    paths.iter().find_map(|p| {
+        p.split('.')
+            .try_fold(meta, |v, k| v.get(k))
+            .filter(|v| !v.is_null())
+    })
+}
+
+fn text(v: Option<&Value>) -> String {
+    match v {
+        None => "-".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) if a.iter().all(|x| x.is_number()) => a
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("x"),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn tuning_key(meta: &Value) -> String {
+    text(lookup(
+        meta,
+        &[
+            "tuning_key",
+            "kernel.tuning_key",
+            "kernel_name",
+            "kernel.name",
+        ],
+    ))
+}
+
+fn problem_size(meta: &Value) -> String {
+    text(lookup(meta, &["problem_size", "kernel.problem_size"]))
+}
+
+fn device(meta: &Value) -> String {
+    text(lookup(meta, &["device.name", "device"]))
+}
+
+/// `provenance.date` (or `date`) from the metadata, else the file's modification time (UTC).
+fn date(meta: &Value, file: &Path) -> String {
+    if let Some(d) = lookup(meta, &["provenance.date", "date"]) {
+        return text(Some(d));
+    }
+    std::fs::metadata(file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| format_utc(d.as_secs()))
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch.
+fn format_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn ls(dir: &Path) -> Result<()> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: listing the directory", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            !name.starts_with('.') && p.extension().is_some_and(|e| e == EXTENSION)
+        })
+        .collect();
+    files.sort();
+    println!(
+        "{:<48} {:<24} {:<16} {:<25} {:>11} {:>11}",
+        "FILE", "TUNING KEY", "PROBLEM SIZE", "DATE", "COMPRESSED", "RAW"
+    );
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match Capture::open(&f) {
+            Ok(c) => println!(
+                "{:<48} {:<24} {:<16} {:<25} {:>11} {:>11}",
+                name,
+                tuning_key(c.metadata()),
+                problem_size(c.metadata()),
+                date(c.metadata(), &f),
+                human(c.file_len()),
+                human(c.raw_len())
+            ),
+            Err(e) => println!("{name:<48} UNREADABLE: {e}"),
+        }
+    }
+    Ok(())
+}
+
+fn summary(c: &Capture) -> Value {
+    let meta = c.metadata();
+    let buffers: Vec<Value> = c
+        .buffers()
+        .map(|b| {
+            json!({
+                "name": b.name, "elem_type": b.elem_type, "raw_bytes": b.raw_len,
+                "compressed_bytes": b.compressed_len, "frame": b.frame, "shared": b.shared,
+            })
+        })
+        .collect();
+    json!({
+        "file": c.path().display().to_string(),
+        "format_version": c.header().version,
+        "writer": c.header().writer,
+        "tuning_key": tuning_key(meta),
+        "kernel_name": lookup(meta, &["kernel.name", "kernel_name"]),
+        "problem_size": lookup(meta, &["problem_size", "kernel.problem_size"]),
+        "device": lookup(meta, &["device"]),
+        "date": date(meta, c.path()),
+        "args": lookup(meta, &["args", "arguments"]),
+        "buffers": buffers,
+        "file_bytes": c.file_len(),
+        "compressed_bytes": c.compressed_len(),
+        "raw_bytes": c.raw_len(),
+        "metadata": meta,
+    })
+}
+
+fn show(file: &Path, as_json: bool) -> Result<()> {
+    let c = Capture::open(file)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&summary(&c))?);
+        return Ok(());
+    }
+    let meta = c.metadata();
+    println!("file:         {}", c.path().display());
+    println!(
+        "format:       version {} ({})",
+        c.header().version,
+        c.header().writer
+    );
+    println!("tuning key:   {}", tuning_key(meta));
+    println!(
+        "kernel:       {}",
+        text(lookup(meta, &["kernel.name", "kernel_name"]))
+    );
+    println!("problem size: {}", problem_size(meta));
+    println!("device:       {}", device(meta));
+    println!("date:         {}", date(meta, file));
+    println!(
+        "size:         {} in the file, {} compressed, {} raw",
+        human(c.file_len()),
+        human(c.compressed_len()),
+        human(c.raw_len())
+    );
+    if let Some(Value::Array(args)) = lookup(meta, &["args", "arguments"]) {
+        println!("arguments:");
+        for (i, a) in args.iter().enumerate() {
+            let compact = serde_json::to_string(a)?;
+            let compact = if compact.len() > 100 {
+                format!("{}...", compact.chars().take(97).collect::<String>())
+            } else {
+                compact
+            };
+            println!("  {i:>3}: {compact}");
+        }
+    }
+    println!("buffers:");
+    for b in c.buffers() {
+        println!(
+            "  {:<24} {:<6} {:>11} raw {:>11} compressed{}",
+            b.name,
+            b.elem_type,
+            human(b.raw_len),
+            human(b.compressed_len),
+            if b.shared { "  (shared frame)" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+fn verify(files: &[PathBuf]) -> Result<()> {
+    let mut failed = 0;
+    for f in files {
+        match Capture::open(f).and_then(|c| c.verify().map(|s| (c, s))) {
+            Ok((c, s)) => println!(
+                "ok      {} ({} buffers, {} frames, {} chunks, {} raw)",
+                f.display(),
+                c.buffers().count(),
+                s.frames,
+                s.chunks,
+                human(s.raw_bytes)
+            ),
+            Err(e) => {
+                failed += 1;
+                println!("FAILED  {e}");
+            }
+        }
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} capture files failed verification",
+            files.len()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn metadata_lookup() {
+        let m = json!({"kernel": {"name": "mm", "tuning_key": "mm_f32"}, "problem_size": [4, 5, 1], "device": {"name": "H100"}});
+        assert_eq!(tuning_key(&m), "mm_f32");
+        assert_eq!(problem_size(&m), "4x5x1");
+        assert_eq!(device(&m), "H100");
+        assert_eq!(tuning_key(&json!({})), "-");
+    }
+}

@@ -17,12 +17,19 @@ enum Command {
     /// Tuning spaces: size and structure.
     #[command(subcommand)]
     Space(cmd::space::SpaceCmd),
+    /// Score search strategies on a measured space (Kernel Tuner cache file), without a GPU.
+    Simulate(cmd::simulate::SimulateArgs),
+    /// Results logs of tuning runs.
+    #[command(subcommand)]
+    Log(cmd::log::LogCmd),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Space(c) => cmd::space::run(c),
+        Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Log(c) => cmd::log::run(c),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {e:#}");

@@ -423,7 +423,10 @@ mod tests {
         assert!(matches!(ev("'a' * 2"), Err(EvalError::TypeMismatch { .. })));
         assert!(matches!(ev("'a' < 2"), Err(EvalError::TypeMismatch { .. })));
         let no_args = Expr::call(Func::Min, vec![]);
-        assert!(matches!(no_args.eval(&EmptyScope), Err(EvalError::Arity { .. })));
+        assert!(matches!(
+            no_args.eval(&EmptyScope),
+            Err(EvalError::Arity { .. })
+        ));
         assert!(matches!(ev("2 ** 100"), Err(EvalError::Overflow(_))));
     }
 

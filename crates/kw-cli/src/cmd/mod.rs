@@ -1,1 +1,3 @@
+pub mod log;
+pub mod simulate;
 pub mod space;

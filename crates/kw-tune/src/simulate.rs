@@ -154,14 +154,52 @@ pub fn benchmark(
     budget: u64,
     seeds: u64,
 ) -> Result<BenchResult, TuneError> {
-    let mut fractions = Vec::new();
-    for seed in 0..seeds {
+    benchmark_seeds(sim, name, budget, 0..seeds, 1)
+}
+
+/// Like [`benchmark`] for the given seeds, running up to `threads` seeds at once.
+pub fn benchmark_seeds(
+    sim: &Simulation,
+    name: &str,
+    budget: u64,
+    seeds: std::ops::Range<u64>,
+    threads: usize,
+) -> Result<BenchResult, TuneError> {
+    strategies::create(name, 0)?;
+    let seeds: Vec<u64> = seeds.collect();
+    let threads = threads.clamp(1, seeds.len().max(1));
+    let run = |seed: u64| -> Result<f64, TuneError> {
         let mut strategy = strategies::create(name, seed)?;
         let mut evaluator = sim.evaluator.clone();
         let report = Tuner::new(&sim.space, Stop::Evaluations(budget))
             .run(&mut *strategy, &mut evaluator)?;
-        fractions.push(report.best.map_or(0.0, |(_, best)| sim.optimum / best));
-    }
+        Ok(report.best.map_or(0.0, |(_, best)| sim.optimum / best))
+    };
+    let mut fractions = vec![0.0; seeds.len()];
+    std::thread::scope(|scope| -> Result<(), TuneError> {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let seeds = &seeds;
+                let run = &run;
+                scope.spawn(move || {
+                    (t..seeds.len())
+                        .step_by(threads)
+                        .map(|i| run(seeds[i]).map(|f| (i, f)))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            let part = h.join().map_err(|_| TuneError::Fatal {
+                config: String::new(),
+                reason: "a simulation thread panicked".into(),
+            })??;
+            for (i, f) in part {
+                fractions[i] = f;
+            }
+        }
+        Ok(())
+    })?;
     Ok(BenchResult {
         strategy: name.to_string(),
         budget,

@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use kw_tune::simulate::{benchmark, BenchResult, Simulation};
+use kw_tune::simulate::{benchmark_seeds, BenchResult, Simulation};
 use kw_tune::strategies;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,6 +29,12 @@ pub struct SimulateArgs {
     /// Seeded runs per strategy and budget (seeds 0..K).
     #[arg(long, default_value_t = 10)]
     seeds: u64,
+    /// The first seed (seeds FIRST..FIRST+K), e.g. to tune on seeds other than those reported.
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// Seeds simulated at once (threads); default: the number of CPUs.
+    #[arg(long)]
+    threads: Option<usize>,
     /// Print one JSON array, one object per strategy (and budget).
     #[arg(long)]
     json: bool,
@@ -54,12 +60,21 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if args.seeds == 0 {
         bail!("--seeds must be at least 1");
     }
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
     for name in &names {
         for &budget in &budgets {
             let started = Instant::now();
-            let result = benchmark(&sim, name, budget, args.seeds)
-                .with_context(|| format!("simulating `{name}` with budget {budget}"))?;
+            let result = benchmark_seeds(
+                &sim,
+                name,
+                budget,
+                args.first_seed..args.first_seed + args.seeds,
+                threads,
+            )
+            .with_context(|| format!("simulating `{name}` with budget {budget}"))?;
             rows.push((result, started.elapsed().as_secs_f64()));
         }
     }

@@ -5,15 +5,21 @@
 //! results like any other (strategies treat them as the worst and avoid their surroundings
 //! where they model them). All are deterministic given their seed.
 
+pub mod annealing;
 pub mod common;
 pub mod exhaustive;
+pub mod genetic;
+pub mod ils;
+pub mod pso;
 pub mod random;
+pub mod surrogate;
+pub mod trees;
 
 use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "random";
+pub const DEFAULT: &str = "hybrid";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -28,6 +34,34 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ("exhaustive", "every configuration in index order", |s| {
         Box::new(exhaustive::Exhaustive::new(s))
     }),
+    (
+        "genetic",
+        "genetic algorithm: tournament selection, uniform crossover, mutation, repair",
+        |s| Box::new(genetic::Genetic::new(s)),
+    ),
+    (
+        "annealing",
+        "simulated annealing over Hamming neighbourhoods with restarts",
+        |s| Box::new(annealing::Annealing::new(s)),
+    ),
+    (
+        "ils",
+        "iterated local search: first-improvement descent and perturbation",
+        |s| Box::new(ils::IteratedLocalSearch::new(s)),
+    ),
+    ("pso", "particle swarm optimisation on value indices", |s| {
+        Box::new(pso::ParticleSwarm::new(s))
+    }),
+    (
+        "surrogate",
+        "model-based: extra-trees surrogate with expected improvement",
+        |s| Box::new(surrogate::Surrogate::new(s)),
+    ),
+    (
+        "hybrid",
+        "surrogate plus model-guided descent and endgame (the default)",
+        |s| Box::new(surrogate::Surrogate::hybrid(s)),
+    ),
 ];
 
 /// The registered names, in registry order.

@@ -23,6 +23,11 @@ enum Command {
     /// Capture files: list, show, verify.
     #[command(subcommand)]
     Capture(cmd::capture::CaptureCmd),
+    /// Score search strategies on a measured space (Kernel Tuner cache file), without a GPU.
+    Simulate(cmd::simulate::SimulateArgs),
+    /// Results logs of tuning runs.
+    #[command(subcommand)]
+    Log(cmd::log::LogCmd),
 }
 
 fn main() {
@@ -31,6 +36,8 @@ fn main() {
         Command::Space(c) => cmd::space::run(c),
         Command::Wisdom(c) => cmd::wisdom::run(c),
         Command::Capture(c) => cmd::capture::run(c),
+        Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Log(c) => cmd::log::run(c),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {e:#}");

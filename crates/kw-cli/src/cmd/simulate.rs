@@ -1,0 +1,138 @@
+//! `kw simulate`: score search strategies on a measured space (a Kernel Tuner cache file).
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kw_tune::simulate::{benchmark_seeds, BenchResult, Simulation};
+use kw_tune::strategies;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    /// A Kernel Tuner cache file (.json or .json.gz) with every configuration measured.
+    cache: PathBuf,
+    /// Restrictions: a JSON array of strings, or a T1 file (its Conditions).
+    #[arg(long, conflicts_with = "t1")]
+    restrictions_json: Option<PathBuf>,
+    /// A T1 file whose Conditions restrict the space.
+    #[arg(long)]
+    t1: Option<PathBuf>,
+    /// Strategy name(s), comma-separated, or `all` (default: the default strategy).
+    #[arg(long)]
+    strategy: Option<String>,
+    /// Evaluations per run (distinct configurations, failed ones included).
+    #[arg(long, conflicts_with = "budgets")]
+    budget: Option<u64>,
+    /// Several budgets, comma-separated (e.g. 25,50,100,200,400): prints the full table.
+    #[arg(long, value_delimiter = ',')]
+    budgets: Vec<u64>,
+    /// Seeded runs per strategy and budget (seeds 0..K).
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    /// The first seed (seeds FIRST..FIRST+K), e.g. to tune on seeds other than those reported.
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// Seeds simulated at once (threads); default: the number of CPUs.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print one JSON array, one object per strategy (and budget).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: SimulateArgs) -> Result<()> {
+    let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
+    let sim = Simulation::load(&args.cache, restrictions)
+        .with_context(|| format!("loading the simulation of {}", args.cache.display()))?;
+    let names: Vec<String> = match args.strategy.as_deref() {
+        None => vec![strategies::DEFAULT.to_string()],
+        Some("all") => strategies::all().iter().map(|s| s.to_string()).collect(),
+        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+    };
+    for n in &names {
+        strategies::create(n, 0)?;
+    }
+    let budgets = match (args.budget, args.budgets.is_empty()) {
+        (Some(b), _) => vec![b],
+        (None, false) => args.budgets.clone(),
+        (None, true) => bail!("give --budget N or --budgets N,M,..."),
+    };
+    if args.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut rows: Vec<(BenchResult, f64)> = Vec::new();
+    for name in &names {
+        for &budget in &budgets {
+            let started = Instant::now();
+            let result = benchmark_seeds(
+                &sim,
+                name,
+                budget,
+                args.first_seed..args.first_seed + args.seeds,
+                threads,
+            )
+            .with_context(|| format!("simulating `{name}` with budget {budget}"))?;
+            rows.push((result, started.elapsed().as_secs_f64()));
+        }
+    }
+    if args.json {
+        let items: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(r, _)| {
+                serde_json::json!({
+                    "strategy": r.strategy,
+                    "budget": r.budget,
+                    "seeds": args.seeds,
+                    "mean_fraction": r.mean(),
+                    "min_fraction": r.min(),
+                    "max_fraction": r.max(),
+                    "optimum_hits": r.optimum_hits(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(items));
+        return Ok(());
+    }
+    println!(
+        "space: {} valid configurations, optimum {:.6}; {} seeds per row; fraction = optimum / best found",
+        sim.space.len(),
+        sim.optimum,
+        args.seeds
+    );
+    if budgets.len() > 1 {
+        print!("{:<14}", "strategy");
+        for b in &budgets {
+            print!(" {:>8}", b);
+        }
+        println!("   (mean fraction per budget)");
+        for name in &names {
+            print!("{:<14}", name);
+            for (r, _) in rows.iter().filter(|(r, _)| &r.strategy == name) {
+                print!(" {:>8.4}", r.mean());
+            }
+            println!();
+        }
+        return Ok(());
+    }
+    println!(
+        "{:<14} {:>7} {:>8} {:>8} {:>8} {:>6} {:>8}",
+        "strategy", "budget", "mean", "min", "max", "hits", "seconds"
+    );
+    for (r, secs) in &rows {
+        println!(
+            "{:<14} {:>7} {:>8.4} {:>8.4} {:>8.4} {:>3}/{:<2} {:>8.2}",
+            r.strategy,
+            r.budget,
+            r.mean(),
+            r.min(),
+            r.max(),
+            r.optimum_hits(),
+            args.seeds,
+            secs
+        );
+    }
+    Ok(())
+}

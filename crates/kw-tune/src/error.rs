@@ -1,0 +1,84 @@
+//! [`TuneError`]: everything that can go wrong while tuning, with context.
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// An error of the tuning engine.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum TuneError {
+    /// A results log could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A results log is malformed.
+    #[error("{path}:{line}: {message}")]
+    LogFormat {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A results log belongs to another tuning space.
+    #[error("{path}: the log was written for space {found}, this space is {expected} (different parameters or values)")]
+    SpaceMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The fingerprint of the current space.
+        expected: String,
+        /// The fingerprint in the log.
+        found: String,
+    },
+    /// No strategy of this name.
+    #[error("unknown strategy `{name}` (known: {known})")]
+    UnknownStrategy {
+        /// The requested name.
+        name: String,
+        /// The registered names, comma-separated.
+        known: String,
+    },
+    /// The evaluator reported a fatal failure that stops the run.
+    #[error("evaluation of {config} failed fatally: {reason}")]
+    Fatal {
+        /// The configuration (Kernel Tuner key).
+        config: String,
+        /// The evaluator's reason.
+        reason: String,
+    },
+    /// A strategy proposed a configuration that is not valid in the space (a strategy bug).
+    #[error("strategy `{strategy}` proposed an invalid configuration {point}")]
+    InvalidProposal {
+        /// The strategy's name.
+        strategy: String,
+        /// The point (value indices).
+        point: String,
+    },
+    /// The space has no valid configuration.
+    #[error("the tuning space has no valid configuration")]
+    EmptySpace,
+    /// A simulation's cache holds no successful configuration of the space.
+    #[error("the cache file holds no successful configuration of the space")]
+    NoSuccess,
+    /// A Kernel Tuner file could not be read.
+    #[error(transparent)]
+    KernelTuner(#[from] kw_core::kernel_tuner::KtError),
+    /// The tuning space could not be built.
+    #[error("building the tuning space: {0}")]
+    Space(#[from] kw_core::space::SpaceError),
+}
+
+impl TuneError {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> TuneError {
+        TuneError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

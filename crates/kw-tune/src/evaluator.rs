@@ -1,0 +1,55 @@
+//! [`Evaluator`]: turns a configuration into an objective value (lower is better) or a failure.
+
+use kw_core::Point;
+use std::fmt;
+
+/// Why a configuration has no objective value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The reason (e.g. `CompilationFailedConfig`, `wrong result`, `not in cache`).
+    pub reason: String,
+    /// A fatal failure stops the run instead of being recorded as the configuration's result
+    /// (e.g. the device was lost); it says nothing about the configuration.
+    pub fatal: bool,
+}
+
+impl Failure {
+    /// The configuration fails (a result: the strategy learns from it).
+    pub fn new(reason: impl Into<String>) -> Failure {
+        Failure {
+            reason: reason.into(),
+            fatal: false,
+        }
+    }
+
+    /// The evaluation could not be done at all; the run stops with an error.
+    pub fn fatal(reason: impl Into<String>) -> Failure {
+        Failure {
+            reason: reason.into(),
+            fatal: true,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+/// The result of evaluating one configuration: its objective value or why it failed.
+pub type EvalResult = Result<f64, Failure>;
+
+/// Evaluates configurations of one tuning space. It may be slow (compiling and running a
+/// kernel) and may fail; the tuning loop calls it at most once per configuration.
+pub trait Evaluator {
+    /// Evaluates a valid point of the space: the objective value (lower is better, finite)
+    /// or the failure.
+    fn evaluate(&mut self, point: &Point) -> EvalResult;
+}
+
+impl<F: FnMut(&Point) -> EvalResult> Evaluator for F {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self(point)
+    }
+}

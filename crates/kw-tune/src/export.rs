@@ -1,0 +1,82 @@
+//! A results log as a Kernel Tuner cache file, so that Kernel Tuner (and every tool reading its
+//! files, this project's simulation included) can use what a run measured.
+
+use crate::error::TuneError;
+use crate::log::{read_log, LogHeader, LogRecord};
+use serde_json::{json, Map, Value as Json};
+use std::path::Path;
+
+/// Kernel Tuner's own names for failed configurations (written as the `time` value).
+const KT_FAILURES: &[&str] = &[
+    "CompilationFailedConfig",
+    "RuntimeFailedConfig",
+    "InvalidConfig",
+];
+
+/// The Kernel Tuner cache-file JSON of a log's header and records. A failed configuration
+/// gets a Kernel Tuner failure name as its `time` (and its reason as `__error__` when the
+/// reason is not one of those names).
+pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
+    let keys: Vec<&str> = header.params.iter().map(|p| p.name.as_str()).collect();
+    let mut tune_params = Map::new();
+    for p in &header.params {
+        tune_params.insert(p.name.clone(), json!(p.values));
+    }
+    let mut cache = Map::new();
+    for r in records {
+        let mut rec = Map::new();
+        for (name, value) in r.config.iter() {
+            rec.insert(name.to_string(), json!(value));
+        }
+        match (&r.objective, &r.failure) {
+            (Some(v), None) => {
+                rec.insert(header.objective.clone(), json!(v));
+                rec.insert("times".into(), json!([v]));
+            }
+            (_, failure) => {
+                let reason = failure.as_deref().unwrap_or("RuntimeFailedConfig");
+                if KT_FAILURES.contains(&reason) {
+                    rec.insert(header.objective.clone(), json!(reason));
+                } else {
+                    rec.insert(header.objective.clone(), json!("RuntimeFailedConfig"));
+                    rec.insert("__error__".into(), json!(reason));
+                }
+            }
+        }
+        rec.insert("compile_time".into(), json!(0.0));
+        rec.insert("verification_time".into(), json!(0));
+        rec.insert("benchmark_time".into(), json!(r.eval_s * 1000.0));
+        rec.insert("strategy_time".into(), json!(0));
+        rec.insert("framework_time".into(), json!(0.0));
+        rec.insert("timestamp".into(), json!(r.elapsed_s));
+        cache.insert(r.key.clone(), Json::Object(rec));
+    }
+    let problem_size = match header.problem_size.as_deref() {
+        Some([one]) => json!(one),
+        Some(many) => json!(many),
+        None => json!([]),
+    };
+    json!({
+        "device_name": header.device_name.clone().unwrap_or_default(),
+        "kernel_name": header.kernel_name.clone().unwrap_or_default(),
+        "problem_size": problem_size,
+        "tune_params_keys": keys,
+        "tune_params": tune_params,
+        "objective": header.objective,
+        "cache": cache,
+    })
+}
+
+/// Writes the results log at `log` as a Kernel Tuner cache file at `out`; returns how many
+/// configurations it holds.
+pub fn export_log(log: &Path, out: &Path) -> Result<usize, TuneError> {
+    let contents = read_log(log)?;
+    let json = kt_cache_json(&contents.header, &contents.records);
+    let text = serde_json::to_string_pretty(&json).map_err(|e| TuneError::LogFormat {
+        path: out.to_path_buf(),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    std::fs::write(out, text).map_err(|e| TuneError::io(out, e))?;
+    Ok(contents.records.len())
+}

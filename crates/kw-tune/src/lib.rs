@@ -1,0 +1,31 @@
+//! # kw-tune
+//!
+//! The tuning engine of kernel-wisdom, independent of any GPU:
+//!
+//! - [`Strategy`]: an ask/tell search strategy over a [`TuningSpace`](kw_core::TuningSpace)'s
+//!   valid configurations (it proposes points, is told each result, failures included);
+//!   [`strategies`] holds the implementations and the registry ([`strategies::create`]).
+//! - [`Evaluator`]: evaluates one configuration (objective, lower is better) or fails.
+//! - [`Stop`]: stop conditions, combinable with [`Stop::Any`] / [`Stop::All`].
+//! - [`Tuner`]: the loop. It never evaluates a configuration twice, appends every evaluation
+//!   to a [`ResultsLog`] and resumes an interrupted run from it.
+//! - [`simulate`]: the simulation evaluator over Kernel Tuner cache files and the benchmark
+//!   used to compare strategies on measured spaces.
+//! - [`export`]: a results log as a Kernel Tuner cache file.
+
+pub mod error;
+pub mod evaluator;
+pub mod export;
+pub mod log;
+pub mod simulate;
+pub mod stop;
+pub mod strategies;
+pub mod strategy;
+pub mod tuner;
+
+pub use error::TuneError;
+pub use evaluator::{EvalResult, Evaluator, Failure};
+pub use log::{LogHeader, LogRecord, ResultsLog};
+pub use stop::{Progress, Stop};
+pub use strategy::Strategy;
+pub use tuner::{StopReason, TuneReport, Tuner};

@@ -1,0 +1,289 @@
+//! [`ResultsLog`]: every evaluation of a run as one JSON line, appended and flushed as it
+//! happens, after a header line (format version, space fingerprint, parameters). An
+//! interrupted run resumes from it ([`crate::Tuner::resume`]); [`crate::export`] turns it
+//! into a Kernel Tuner cache file.
+
+use crate::error::TuneError;
+use crate::evaluator::{EvalResult, Failure};
+use kw_core::{Config, Point, TuningSpace, Value};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// The `format` field of a header line.
+pub const LOG_FORMAT: &str = "kw-tune-log";
+/// The current log format version.
+pub const LOG_VERSION: u32 = 1;
+
+/// A parameter as recorded in a log header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogParam {
+    /// The name.
+    pub name: String,
+    /// The values, in order.
+    pub values: Vec<Value>,
+}
+
+/// The first line of a results log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogHeader {
+    /// Always [`LOG_FORMAT`].
+    pub format: String,
+    /// The format version ([`LOG_VERSION`]).
+    pub version: u32,
+    /// [`TuningSpace::fingerprint`] of the space tuned.
+    pub fingerprint: String,
+    /// The space's parameters (for export and checks).
+    pub params: Vec<LogParam>,
+    /// The strategy's name, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    /// The strategy's seed, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The kernel's name, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_name: Option<String>,
+    /// The device's name, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_name: Option<String>,
+    /// The problem size, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem_size: Option<Vec<i64>>,
+    /// The objective's name (`time`: milliseconds).
+    pub objective: String,
+}
+
+impl LogHeader {
+    /// A header for `space` (objective `time`, no strategy or kernel metadata).
+    pub fn new(space: &TuningSpace) -> LogHeader {
+        LogHeader {
+            format: LOG_FORMAT.to_string(),
+            version: LOG_VERSION,
+            fingerprint: space.fingerprint(),
+            params: space
+                .params()
+                .iter()
+                .map(|p| LogParam {
+                    name: p.name.clone(),
+                    values: p.values.clone(),
+                })
+                .collect(),
+            strategy: None,
+            seed: None,
+            kernel_name: None,
+            device_name: None,
+            problem_size: None,
+            objective: "time".to_string(),
+        }
+    }
+
+    /// The same header naming the strategy and its seed.
+    pub fn with_strategy(mut self, name: &str, seed: u64) -> LogHeader {
+        self.strategy = Some(name.to_string());
+        self.seed = Some(seed);
+        self
+    }
+}
+
+/// One evaluation in a results log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogRecord {
+    /// 1-based number of the evaluation in the run.
+    pub eval: u64,
+    /// Kernel Tuner's cache key of the configuration.
+    pub key: String,
+    /// The configuration as value indices.
+    pub point: Point,
+    /// The configuration as names and values.
+    pub config: Config,
+    /// The objective value, when it succeeded.
+    pub objective: Option<f64>,
+    /// The failure reason, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Seconds since the start of the run when the evaluation finished.
+    pub elapsed_s: f64,
+    /// Seconds the evaluation took.
+    pub eval_s: f64,
+}
+
+impl LogRecord {
+    /// The record's result.
+    pub fn result(&self) -> EvalResult {
+        match (self.objective, &self.failure) {
+            (Some(v), None) => Ok(v),
+            (_, Some(reason)) => Err(Failure::new(reason.clone())),
+            (None, None) => Err(Failure::new("no objective recorded")),
+        }
+    }
+}
+
+/// An open results log, appending one line per evaluation.
+#[derive(Debug)]
+pub struct ResultsLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl ResultsLog {
+    /// Creates (or truncates) a log and writes its header.
+    pub fn create(path: &Path, header: &LogHeader) -> Result<ResultsLog, TuneError> {
+        let file = File::create(path).map_err(|e| TuneError::io(path, e))?;
+        let mut log = ResultsLog {
+            path: path.to_path_buf(),
+            file,
+        };
+        log.write_line(&serde_json::to_string(header).map_err(|e| log.format_error(1, e))?)?;
+        Ok(log)
+    }
+
+    /// Opens an existing log to continue it: checks that it belongs to `space`, drops a
+    /// trailing partial line (an interrupted write) and returns the logged records. A missing
+    /// or empty file is created with `header`.
+    pub fn resume(
+        path: &Path,
+        space: &TuningSpace,
+        header: &LogHeader,
+    ) -> Result<(ResultsLog, Vec<LogRecord>), TuneError> {
+        let exists = std::fs::metadata(path)
+            .map(|m| m.len() > 0)
+            .unwrap_or(false);
+        if !exists {
+            return Ok((ResultsLog::create(path, header)?, Vec::new()));
+        }
+        let contents = read_log(path)?;
+        if contents.header.fingerprint != space.fingerprint() {
+            return Err(TuneError::SpaceMismatch {
+                path: path.to_path_buf(),
+                expected: space.fingerprint(),
+                found: contents.header.fingerprint,
+            });
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| TuneError::io(path, e))?;
+        // Cut an incomplete last line so that appended lines start on a fresh line.
+        file.set_len(contents.valid_bytes)
+            .map_err(|e| TuneError::io(path, e))?;
+        drop(file);
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| TuneError::io(path, e))?;
+        Ok((
+            ResultsLog {
+                path: path.to_path_buf(),
+                file,
+            },
+            contents.records,
+        ))
+    }
+
+    /// Appends one record and flushes it to the file.
+    pub fn append(&mut self, record: &LogRecord) -> Result<(), TuneError> {
+        let line = serde_json::to_string(record)
+            .map_err(|e| self.format_error(record.eval as usize + 1, e))?;
+        self.write_line(&line)
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write_line(&mut self, line: &str) -> Result<(), TuneError> {
+        let path = &self.path;
+        self.file
+            .write_all(format!("{line}\n").as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|e| TuneError::io(path, e))
+    }
+
+    fn format_error(&self, line: usize, e: serde_json::Error) -> TuneError {
+        TuneError::LogFormat {
+            path: self.path.clone(),
+            line,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// A log as read from a file.
+#[derive(Clone, Debug)]
+pub struct LogContents {
+    /// The header line.
+    pub header: LogHeader,
+    /// The complete records, in order.
+    pub records: Vec<LogRecord>,
+    /// Bytes up to the end of the last complete line.
+    pub valid_bytes: u64,
+}
+
+/// Reads a results log. A last line that is incomplete (no newline, or not valid JSON while
+/// unterminated) is ignored; any other malformed line is an error.
+pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
+    let file = File::open(path).map_err(|e| TuneError::io(path, e))?;
+    let mut reader = BufReader::new(file);
+    let bad = |line: usize, message: String| TuneError::LogFormat {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut header = None;
+    let mut records = Vec::new();
+    let mut valid_bytes = 0u64;
+    let mut buf = String::new();
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_line(&mut buf)
+            .map_err(|e| TuneError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if !buf.ends_with('\n') {
+            break; // interrupted write: ignore the fragment
+        }
+        let text = buf.trim();
+        if text.is_empty() {
+            valid_bytes += n as u64;
+            continue;
+        }
+        if header.is_none() {
+            let h: LogHeader = serde_json::from_str(text)
+                .map_err(|e| bad(line_no, format!("bad header line: {e}")))?;
+            if h.format != LOG_FORMAT {
+                return Err(bad(
+                    line_no,
+                    format!("not a kw-tune results log (format `{}`)", h.format),
+                ));
+            }
+            if h.version > LOG_VERSION {
+                return Err(bad(
+                    line_no,
+                    format!(
+                        "log format version {} is newer than this program's ({LOG_VERSION})",
+                        h.version
+                    ),
+                ));
+            }
+            header = Some(h);
+        } else {
+            let r: LogRecord =
+                serde_json::from_str(text).map_err(|e| bad(line_no, format!("bad record: {e}")))?;
+            records.push(r);
+        }
+        valid_bytes += n as u64;
+    }
+    let header = header.ok_or_else(|| bad(1, "empty log: no header line".to_string()))?;
+    Ok(LogContents {
+        header,
+        records,
+        valid_bytes,
+    })
+}

@@ -1,0 +1,208 @@
+//! Simulation over measured spaces: [`SimulationEvaluator`] answers from a Kernel Tuner cache
+//! file instead of a GPU, and [`benchmark`] scores a strategy over seeded runs the way Kernel
+//! Tuner's simulation mode is scored (`optimum / best_found`, budget = distinct configurations
+//! evaluated, failed ones included).
+
+use crate::error::TuneError;
+use crate::evaluator::{EvalResult, Evaluator, Failure};
+use crate::stop::Stop;
+use crate::strategies;
+use crate::tuner::Tuner;
+use kw_core::kernel_tuner::{load_restrictions, CacheFile, Outcome};
+use kw_core::{Config, Expr, Point, TuningSpace};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The failure reason of a configuration that the cache file does not hold.
+pub const NOT_IN_CACHE: &str = "not in cache";
+
+/// Evaluates configurations by looking up their measured time (or recorded failure) in a
+/// Kernel Tuner cache file.
+#[derive(Clone, Debug)]
+pub struct SimulationEvaluator {
+    results: HashMap<Point, EvalResult>,
+}
+
+impl SimulationEvaluator {
+    /// The evaluator of `cache`'s entries, as points of `space` (entries whose values are not
+    /// values of the space's parameters are ignored).
+    pub fn new(space: &TuningSpace, cache: &CacheFile) -> SimulationEvaluator {
+        let names: Vec<String> = cache.params.iter().map(|p| p.name.clone()).collect();
+        let mut results = HashMap::new();
+        for entry in &cache.entries {
+            let config = Config(names.iter().cloned().zip(entry.values.clone()).collect());
+            if let Ok(point) = space.point(&config) {
+                let result = match &entry.outcome {
+                    Outcome::Value(v) => Ok(*v),
+                    Outcome::Failed(reason) => Err(Failure::new(reason.clone())),
+                };
+                results.insert(point, result);
+            }
+        }
+        SimulationEvaluator { results }
+    }
+
+    /// The best objective value among the valid configurations of `space`.
+    pub fn optimum(&self, space: &TuningSpace) -> Option<f64> {
+        self.results
+            .iter()
+            .filter(|(p, _)| space.contains(p))
+            .filter_map(|(_, r)| r.as_ref().ok().copied())
+            .min_by(f64::total_cmp)
+    }
+
+    /// How many configurations the cache holds.
+    pub fn len(&self) -> usize {
+        self.results.len()
+    }
+
+    /// True when the cache holds no configuration.
+    pub fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+}
+
+impl Evaluator for SimulationEvaluator {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self.results
+            .get(point)
+            .cloned()
+            .unwrap_or_else(|| Err(Failure::new(NOT_IN_CACHE)))
+    }
+}
+
+/// A measured space ready for simulation: the space (the cache's `tune_params` and the given
+/// restrictions), the cache file and its evaluator.
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    /// The tuning space.
+    pub space: TuningSpace,
+    /// The cache file.
+    pub cache: CacheFile,
+    /// The evaluator over the cache.
+    pub evaluator: SimulationEvaluator,
+    /// The best measured objective value in the space.
+    pub optimum: f64,
+}
+
+impl Simulation {
+    /// Loads a cache file; `restrictions` is an optional JSON file of restrictions (an array
+    /// of strings, or a T1 file whose `Conditions` are used).
+    pub fn load(cache: &Path, restrictions: Option<&Path>) -> Result<Simulation, TuneError> {
+        let extra = match restrictions {
+            Some(path) => load_restrictions(path)?,
+            None => Vec::new(),
+        };
+        Simulation::from_cache(CacheFile::load(cache)?, extra)
+    }
+
+    /// A simulation of `cache` restricted by `restrictions`.
+    pub fn from_cache(cache: CacheFile, restrictions: Vec<Expr>) -> Result<Simulation, TuneError> {
+        let space = TuningSpace::new(cache.params.clone(), restrictions)?;
+        if space.is_empty() {
+            return Err(TuneError::EmptySpace);
+        }
+        let evaluator = SimulationEvaluator::new(&space, &cache);
+        let optimum = evaluator.optimum(&space).ok_or(TuneError::NoSuccess)?;
+        Ok(Simulation {
+            space,
+            cache,
+            evaluator,
+            optimum,
+        })
+    }
+}
+
+/// The scores of one strategy over seeded runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchResult {
+    /// The strategy's name.
+    pub strategy: String,
+    /// Evaluations per run.
+    pub budget: u64,
+    /// `optimum / best_found` per seed (0 when nothing succeeded), seeds `0..`.
+    pub fractions: Vec<f64>,
+}
+
+impl BenchResult {
+    /// The mean fraction.
+    pub fn mean(&self) -> f64 {
+        self.fractions.iter().sum::<f64>() / self.fractions.len().max(1) as f64
+    }
+
+    /// The smallest fraction.
+    pub fn min(&self) -> f64 {
+        self.fractions.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// The largest fraction.
+    pub fn max(&self) -> f64 {
+        self.fractions.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// How many runs found the optimum.
+    pub fn optimum_hits(&self) -> usize {
+        self.fractions.iter().filter(|&&f| f >= 1.0).count()
+    }
+}
+
+/// Runs strategy `name` with seeds `0..seeds`, each with a budget of `budget` distinct
+/// evaluations, and scores each run by `optimum / best_found`.
+pub fn benchmark(
+    sim: &Simulation,
+    name: &str,
+    budget: u64,
+    seeds: u64,
+) -> Result<BenchResult, TuneError> {
+    benchmark_seeds(sim, name, budget, 0..seeds, 1)
+}
+
+/// Like [`benchmark`] for the given seeds, running up to `threads` seeds at once.
+pub fn benchmark_seeds(
+    sim: &Simulation,
+    name: &str,
+    budget: u64,
+    seeds: std::ops::Range<u64>,
+    threads: usize,
+) -> Result<BenchResult, TuneError> {
+    strategies::create(name, 0)?;
+    let seeds: Vec<u64> = seeds.collect();
+    let threads = threads.clamp(1, seeds.len().max(1));
+    let run = |seed: u64| -> Result<f64, TuneError> {
+        let mut strategy = strategies::create(name, seed)?;
+        let mut evaluator = sim.evaluator.clone();
+        let report = Tuner::new(&sim.space, Stop::Evaluations(budget))
+            .run(&mut *strategy, &mut evaluator)?;
+        Ok(report.best.map_or(0.0, |(_, best)| sim.optimum / best))
+    };
+    let mut fractions = vec![0.0; seeds.len()];
+    std::thread::scope(|scope| -> Result<(), TuneError> {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let seeds = &seeds;
+                let run = &run;
+                scope.spawn(move || {
+                    (t..seeds.len())
+                        .step_by(threads)
+                        .map(|i| run(seeds[i]).map(|f| (i, f)))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            let part = h.join().map_err(|_| TuneError::Fatal {
+                config: String::new(),
+                reason: "a simulation thread panicked".into(),
+            })??;
+            for (i, f) in part {
+                fractions[i] = f;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(BenchResult {
+        strategy: name.to_string(),
+        budget,
+        fractions,
+    })
+}

@@ -1,0 +1,87 @@
+//! The search strategies and their registry.
+//!
+//! Every strategy works natively on the space's index and neighbour operations: it never
+//! proposes an invalid configuration and needs no penalty values. Failed configurations are
+//! results like any other (strategies treat them as the worst and avoid their surroundings
+//! where they model them). All are deterministic given their seed.
+
+pub mod annealing;
+pub mod common;
+pub mod exhaustive;
+pub mod genetic;
+pub mod ils;
+pub mod pso;
+pub mod random;
+pub mod surrogate;
+pub mod trees;
+
+use crate::error::TuneError;
+use crate::strategy::Strategy;
+
+/// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
+pub const DEFAULT: &str = "hybrid";
+
+/// A strategy constructor: seed -> strategy.
+pub type Constructor = fn(u64) -> Box<dyn Strategy>;
+
+/// The registry: name, one-line description, constructor.
+pub const REGISTRY: &[(&str, &str, Constructor)] = &[
+    (
+        "random",
+        "uniform random sampling without replacement",
+        |s| Box::new(random::RandomSearch::new(s)),
+    ),
+    ("exhaustive", "every configuration in index order", |s| {
+        Box::new(exhaustive::Exhaustive::new(s))
+    }),
+    (
+        "genetic",
+        "genetic algorithm: tournament selection, uniform crossover, mutation, repair",
+        |s| Box::new(genetic::Genetic::new(s)),
+    ),
+    (
+        "annealing",
+        "simulated annealing over Hamming neighbourhoods with restarts",
+        |s| Box::new(annealing::Annealing::new(s)),
+    ),
+    (
+        "ils",
+        "iterated local search: first-improvement descent and perturbation",
+        |s| Box::new(ils::IteratedLocalSearch::new(s)),
+    ),
+    ("pso", "particle swarm optimisation on value indices", |s| {
+        Box::new(pso::ParticleSwarm::new(s))
+    }),
+    (
+        "surrogate",
+        "model-based: extra-trees surrogate with expected improvement",
+        |s| Box::new(surrogate::Surrogate::new(s)),
+    ),
+    (
+        "hybrid",
+        "surrogate plus model-guided descent and endgame (the default)",
+        |s| Box::new(surrogate::Surrogate::hybrid(s)),
+    ),
+];
+
+/// The registered names, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(n, _, _)| *n).collect()
+}
+
+/// What `--strategy all` runs: every registered strategy.
+pub fn all() -> Vec<&'static str> {
+    names()
+}
+
+/// A new strategy by name, seeded with `seed`.
+pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
+    REGISTRY
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, make)| make(seed))
+        .ok_or_else(|| TuneError::UnknownStrategy {
+            name: name.to_string(),
+            known: names().join(", "),
+        })
+}

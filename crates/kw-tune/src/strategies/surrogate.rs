@@ -1,0 +1,341 @@
+//! Model-based search: `surrogate` and `hybrid`.
+//!
+//! An extra-trees model ([`super::trees`]) of log(objective) over the value indices, refitted
+//! after every result (failed configurations count as the worst value seen, so their regions
+//! are avoided), proposes the configuration of highest expected improvement among random
+//! unvisited configurations and the unvisited neighbours of the best ones, refined by greedy
+//! hill-climbs on the acquisition. Ported from the strategy lab
+//! (`/work/scratch/strategy-lab/src/surrogate.rs`, "et:cat=0.5", its winner), whose settings are
+//! kept: 10 random configurations first, 24 trees, nodes of 3+ samples split, categorical
+//! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
+//! to 10 steps.
+//!
+//! `hybrid` (the default strategy) adds two things measured in this framework:
+//! - a model-guided descent: while some unvisited neighbour of the descent centre has an
+//!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is
+//!   proposed; a better result moves the centre. Only when the model expects nothing more
+//!   there does a global proposal (as above) restart the descent from where it lands. This is
+//!   iterated local search whose neighbour order and stopping are decided by the model;
+//! - an endgame: in the last [`SurrogateParams::endgame`] fraction of a bounded budget, the
+//!   unvisited neighbour of the best configuration with the best predicted value is proposed.
+
+use super::common::Memory;
+use super::trees::{ExtraTrees, TreeParams};
+use crate::evaluator::EvalResult;
+use crate::strategy::Strategy;
+use kw_core::rng::Rng;
+use kw_core::space::Neighbourhood;
+use kw_core::{Point, TuningSpace};
+use std::collections::HashSet;
+
+/// Settings of the model-based search.
+#[derive(Clone, Copy, Debug)]
+pub struct SurrogateParams {
+    /// Random configurations before the model is used.
+    pub initial: usize,
+    /// Exploration offset of expected improvement, in log units.
+    pub xi: f64,
+    /// The trees' settings.
+    pub trees: TreeParams,
+    /// Random candidates per proposal.
+    pub random_candidates: usize,
+    /// Best points whose neighbourhoods are candidates.
+    pub elite: usize,
+    /// The best candidates from which the acquisition is hill-climbed.
+    pub climb_starts: usize,
+    /// Steps of each hill-climb.
+    pub climb_steps: usize,
+    /// Model-guided descent: propose neighbours of the descent centre while their expected
+    /// improvement (log units) exceeds this; `None`: no descent.
+    pub descent_threshold: Option<f64>,
+    /// Fraction of a bounded budget, at its end, spent on the best predicted neighbours of the
+    /// best configuration (0: none).
+    pub endgame: f64,
+}
+
+impl SurrogateParams {
+    /// The settings of `surrogate`.
+    pub fn surrogate() -> SurrogateParams {
+        SurrogateParams {
+            initial: 10,
+            xi: 0.0,
+            trees: TreeParams {
+                trees: 24,
+                min_split: 3,
+                p_categorical: 0.5,
+                ..TreeParams::default()
+            },
+            random_candidates: 200,
+            elite: 5,
+            climb_starts: 5,
+            climb_steps: 10,
+            descent_threshold: None,
+            endgame: 0.0,
+        }
+    }
+
+    /// The settings of `hybrid`.
+    pub fn hybrid() -> SurrogateParams {
+        SurrogateParams {
+            descent_threshold: Some(0.001),
+            endgame: 0.2,
+            ..SurrogateParams::surrogate()
+        }
+    }
+}
+
+/// Model-based search with an extra-trees surrogate and expected improvement.
+#[derive(Debug)]
+pub struct Surrogate {
+    name: &'static str,
+    rng: Rng,
+    memory: Memory,
+    params: SurrogateParams,
+    /// Centre of the model-guided descent.
+    current: Option<Point>,
+    /// The last global proposal: the descent restarts there.
+    restart: Option<Point>,
+}
+
+impl Surrogate {
+    /// `surrogate`, seeded with `seed`.
+    pub fn new(seed: u64) -> Surrogate {
+        Surrogate::with_params("surrogate", seed, SurrogateParams::surrogate())
+    }
+
+    /// `hybrid`, seeded with `seed`.
+    pub fn hybrid(seed: u64) -> Surrogate {
+        Surrogate::with_params("hybrid", seed, SurrogateParams::hybrid())
+    }
+
+    /// A model-based search with explicit settings, registered as `name`.
+    pub fn with_params(name: &'static str, seed: u64, params: SurrogateParams) -> Surrogate {
+        Surrogate {
+            name,
+            rng: Rng::new(seed),
+            memory: Memory::default(),
+            params,
+            current: None,
+            restart: None,
+        }
+    }
+
+    fn features(point: &Point) -> Vec<f64> {
+        point.iter().map(|&v| v as f64).collect()
+    }
+
+    /// The model and the best log-objective, once there are two successes.
+    fn model(&mut self) -> Option<(ExtraTrees, f64)> {
+        let succ = &self.memory.successes;
+        if succ.len() < 2 {
+            return None;
+        }
+        let logs: Vec<f64> = succ.iter().map(|(_, v)| v.ln()).collect();
+        let lo = logs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut x: Vec<Vec<f64>> = succ.iter().map(|(p, _)| Self::features(p)).collect();
+        let mut y = logs;
+        for p in &self.memory.failures {
+            x.push(Self::features(p));
+            y.push(hi);
+        }
+        Some((
+            ExtraTrees::fit(&x, &y, self.params.trees, &mut self.rng),
+            lo,
+        ))
+    }
+
+    fn candidates(&mut self, space: &TuningSpace) -> Vec<Point> {
+        let mut set: HashSet<Point> = HashSet::new();
+        let mut out = Vec::new();
+        let mut elite: Vec<&(Point, f64)> = self.memory.successes.iter().collect();
+        elite.sort_by(|a, b| a.1.total_cmp(&b.1));
+        for (p, _) in elite.into_iter().take(self.params.elite) {
+            for q in self
+                .memory
+                .unvisited_neighbours(space, p, Neighbourhood::Hamming)
+            {
+                if set.insert(q.clone()) {
+                    out.push(q);
+                }
+            }
+        }
+        for _ in 0..self.params.random_candidates {
+            match self.memory.random_unvisited(space, &mut self.rng) {
+                Some(q) => {
+                    if set.insert(q.clone()) {
+                        out.push(q);
+                    }
+                }
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// The model's proposal: endgame, descent step or global pick.
+    fn propose_with_model(
+        &mut self,
+        space: &TuningSpace,
+        model: &ExtraTrees,
+        best: f64,
+        hint: usize,
+    ) -> Option<Point> {
+        let told = self.memory.results.len();
+        let endgame = (hint as f64) < self.params.endgame * (told + hint) as f64;
+        if endgame {
+            if let Some((b, _)) = self.memory.best.clone() {
+                let pick = self
+                    .memory
+                    .unvisited_neighbours(space, &b, Neighbourhood::Hamming)
+                    .into_iter()
+                    .map(|q| (model.predict(&Self::features(&q)).0, q))
+                    .min_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some((_, q)) = pick {
+                    return Some(q);
+                }
+            }
+        }
+        let xi = self.params.xi;
+        let acquisition = |q: &Point| {
+            let (m, s) = model.predict(&Self::features(q));
+            // Ties (no expected improvement anywhere) go to the best predicted mean.
+            expected_improvement(best - xi, m, s) - 1e-9 * m
+        };
+        if let Some(threshold) = self.params.descent_threshold {
+            if self.current.is_none() {
+                self.current = self.memory.best.as_ref().map(|(p, _)| p.clone());
+            }
+            if let Some(cur) = self.current.clone() {
+                let step = self
+                    .memory
+                    .unvisited_neighbours(space, &cur, Neighbourhood::Hamming)
+                    .into_iter()
+                    .map(|q| (acquisition(&q), q))
+                    .filter(|(a, _)| *a > threshold)
+                    .max_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some((_, q)) = step {
+                    return Some(q);
+                }
+            }
+        }
+        let mut scored: Vec<(f64, Point)> = self
+            .candidates(space)
+            .into_iter()
+            .map(|q| (acquisition(&q), q))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut pick = scored.first().cloned();
+        // Greedy hill-climbs on the acquisition from the best candidates.
+        for (a0, q0) in scored.iter().take(self.params.climb_starts) {
+            let mut cur = (*a0, q0.clone());
+            for _ in 0..self.params.climb_steps {
+                let mut improved = false;
+                for n in self
+                    .memory
+                    .unvisited_neighbours(space, &cur.1, Neighbourhood::Hamming)
+                {
+                    let a = acquisition(&n);
+                    if a > cur.0 {
+                        cur = (a, n);
+                        improved = true;
+                    }
+                }
+                if !improved {
+                    break;
+                }
+            }
+            if pick.as_ref().is_none_or(|(b, _)| cur.0 > *b) {
+                pick = Some(cur);
+            }
+        }
+        let pick = pick.map(|(_, q)| q);
+        if self.params.descent_threshold.is_some() {
+            self.restart = pick.clone();
+        }
+        pick
+    }
+}
+
+/// Expected improvement below `best` of a normal prediction (mean, sd).
+pub fn expected_improvement(best: f64, mean: f64, sd: f64) -> f64 {
+    let d = best - mean;
+    if sd < 1e-12 {
+        return d.max(0.0);
+    }
+    let z = d / sd;
+    d * normal_cdf(z) + sd * normal_pdf(z)
+}
+
+fn normal_pdf(z: f64) -> f64 {
+    (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+/// Standard normal CDF (Abramowitz & Stegun 7.1.26 erf; error below 1.5e-7).
+fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+impl Strategy for Surrogate {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn ask(&mut self, space: &TuningSpace, hint: usize) -> Vec<Point> {
+        self.memory.begin_ask();
+        let model = if self.memory.results.len() < self.params.initial {
+            None
+        } else {
+            self.model()
+        };
+        let next = match model {
+            Some((model, best)) => self
+                .propose_with_model(space, &model, best, hint)
+                .or_else(|| self.memory.random_unvisited(space, &mut self.rng)),
+            None => self.memory.random_unvisited(space, &mut self.rng),
+        };
+        next.map(|p| vec![self.memory.propose(p)])
+            .unwrap_or_default()
+    }
+
+    fn tell(&mut self, _space: &TuningSpace, point: &Point, result: &EvalResult) {
+        self.memory.tell(point, result);
+        let Ok(v) = result else { return };
+        if self.restart.as_ref() == Some(point) {
+            self.restart = None;
+            self.current = Some(point.clone());
+        } else if self
+            .current
+            .as_ref()
+            .is_some_and(|c| *v < self.memory.cost(c))
+        {
+            self.current = Some(point.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdf_and_ei() {
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(1.96) - 0.975).abs() < 1e-3);
+        assert!((normal_cdf(-1.96) - 0.025).abs() < 1e-3);
+        assert!(expected_improvement(1.0, 0.0, 0.0) == 1.0);
+        assert!(expected_improvement(0.0, 1.0, 1.0) > 0.0);
+        assert!(expected_improvement(0.0, 1.0, 1.0) < expected_improvement(0.0, 1.0, 2.0));
+    }
+}

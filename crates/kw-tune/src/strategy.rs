@@ -1,0 +1,28 @@
+//! [`Strategy`]: the ask/tell interface of search strategies.
+
+use crate::evaluator::EvalResult;
+use kw_core::{Point, TuningSpace};
+
+/// A search strategy over the valid configurations of a tuning space.
+///
+/// The loop alternates [`Strategy::ask`] (propose points to evaluate, possibly several at
+/// once) and [`Strategy::tell`] (the result of one point). Contract:
+/// - proposals are valid points of the space (never an invalid configuration);
+/// - a strategy is told results in any order and may be told results of points it did not
+///   propose (a resumed run replays a log), or not be told about some proposals at all (the
+///   run stopped); it must cope with both;
+/// - revisiting a point is allowed (the loop answers it from its cache, for free) but wastes
+///   a round trip: strategies should avoid it;
+/// - given the same seed and the same results, a strategy makes the same proposals;
+/// - an empty proposal means the strategy has nothing left to propose.
+pub trait Strategy {
+    /// The strategy's registry name.
+    fn name(&self) -> &str;
+
+    /// Proposes points to evaluate next. `hint` is how many evaluations the loop can still
+    /// accept right now (at least 1); proposing more is allowed, the surplus may be dropped.
+    fn ask(&mut self, space: &TuningSpace, hint: usize) -> Vec<Point>;
+
+    /// The result of one point: its objective value (lower is better) or its failure.
+    fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult);
+}

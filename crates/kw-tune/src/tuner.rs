@@ -1,0 +1,326 @@
+//! [`Tuner`]: the tuning loop. It asks the strategy for points, evaluates each distinct
+//! configuration at most once (revisits are answered from its cache and cost nothing), tells
+//! the strategy every result, logs every evaluation and stops when the [`Stop`] condition holds.
+
+use crate::error::TuneError;
+use crate::evaluator::{EvalResult, Evaluator, Failure};
+use crate::log::{LogRecord, ResultsLog};
+use crate::stop::{Progress, Stop};
+use crate::strategy::Strategy;
+use kw_core::{Point, TuningSpace};
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Rounds in a row in which a strategy proposes only visited points before the loop gives up.
+const STALL_ROUNDS: u32 = 10_000;
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The stop condition was reached.
+    Condition,
+    /// Every valid configuration was evaluated.
+    SpaceExhausted,
+    /// The strategy proposed nothing more.
+    StrategyExhausted,
+    /// The strategy kept proposing only visited configurations.
+    StrategyStalled,
+}
+
+/// One evaluated configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The configuration.
+    pub point: Point,
+    /// Its result.
+    pub result: EvalResult,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug)]
+pub struct TuneReport {
+    /// The best configuration and its objective value, if any succeeded.
+    pub best: Option<(Point, f64)>,
+    /// The evaluations in order (replayed ones from a resumed log included).
+    pub history: Vec<Evaluation>,
+    /// Of those, how many came from a resumed log.
+    pub replayed: u64,
+    /// Proposals answered from the cache (not evaluated, not counted).
+    pub revisits: u64,
+    /// The final progress.
+    pub progress: Progress,
+    /// Why the run ended.
+    pub reason: StopReason,
+}
+
+/// The tuning loop over one space.
+#[derive(Debug)]
+pub struct Tuner<'a> {
+    space: &'a TuningSpace,
+    stop: Stop,
+    log: Option<ResultsLog>,
+    replay: Vec<LogRecord>,
+}
+
+impl<'a> Tuner<'a> {
+    /// A loop over `space` that ends when `stop` holds (or the space is exhausted).
+    pub fn new(space: &'a TuningSpace, stop: Stop) -> Tuner<'a> {
+        Tuner {
+            space,
+            stop,
+            log: None,
+            replay: Vec::new(),
+        }
+    }
+
+    /// Appends every evaluation to `log`.
+    pub fn with_log(mut self, log: ResultsLog) -> Tuner<'a> {
+        self.log = Some(log);
+        self
+    }
+
+    /// Continues an interrupted run: `records` (from [`ResultsLog::resume`]) are replayed to
+    /// the strategy without evaluating them again, then the run goes on, appending to `log`.
+    ///
+    /// While the strategy proposes logged configurations (as it does with the same seed) they
+    /// are answered from the log in the strategy's own order, so the run continues exactly as
+    /// the interrupted one would have. If it proposes anything else, all remaining logged
+    /// results are told to it first.
+    pub fn resume(mut self, log: ResultsLog, records: Vec<LogRecord>) -> Tuner<'a> {
+        self.log = Some(log);
+        self.replay = records;
+        self
+    }
+
+    /// Runs `strategy` with `evaluator` until the stop condition holds.
+    pub fn run(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        evaluator: &mut dyn Evaluator,
+    ) -> Result<TuneReport, TuneError> {
+        if self.space.is_empty() {
+            return Err(TuneError::EmptySpace);
+        }
+        let mut state = RunState::new(self.space, std::mem::take(&mut self.replay));
+        let mut stalls = 0u32;
+        let reason = 'run: loop {
+            if state.progress.evaluations as u128 >= self.space.len() {
+                break StopReason::SpaceExhausted;
+            }
+            state.tick();
+            if self.stop.reached(&state.progress) {
+                break StopReason::Condition;
+            }
+            let left = self.space.len() - state.progress.evaluations as u128;
+            let hint = self
+                .stop
+                .remaining_evaluations(&state.progress)
+                .map_or(left, |r| (r as u128).min(left))
+                .clamp(1, usize::MAX as u128) as usize;
+            let proposals = strategy.ask(self.space, hint);
+            if proposals.is_empty() {
+                if state.replay_pending() {
+                    state.drain_replay(strategy);
+                    continue;
+                }
+                break StopReason::StrategyExhausted;
+            }
+            let mut progressed = false;
+            for point in proposals {
+                let index =
+                    self.space
+                        .index_of(&point)
+                        .ok_or_else(|| TuneError::InvalidProposal {
+                            strategy: strategy.name().to_string(),
+                            point: format!("{point:?}"),
+                        })?;
+                if let Some(result) = state.cache.get(&index) {
+                    state.revisits += 1;
+                    strategy.tell(self.space, &point, result);
+                    continue;
+                }
+                state.tick();
+                if state.progress.evaluations as u128 >= self.space.len()
+                    || self.stop.reached(&state.progress)
+                {
+                    continue 'run;
+                }
+                if let Some(record) = state.take_replayed(index) {
+                    state.record(point.clone(), record.result(), true);
+                    let result = state.last_result();
+                    strategy.tell(self.space, &point, &result);
+                    progressed = true;
+                } else {
+                    if state.replay_pending() {
+                        // The strategy left the logged path: tell it everything logged first.
+                        state.drain_replay(strategy);
+                        stalls = 0;
+                        continue 'run;
+                    }
+                    let started = Instant::now();
+                    let result = match evaluator.evaluate(&point) {
+                        Ok(v) if v.is_finite() => Ok(v),
+                        Ok(v) => Err(Failure::new(format!("non-finite objective {v}"))),
+                        Err(f) if f.fatal => {
+                            return Err(TuneError::Fatal {
+                                config: self.space.kt_key(&point),
+                                reason: f.reason,
+                            })
+                        }
+                        Err(f) => Err(f),
+                    };
+                    let eval_s = started.elapsed().as_secs_f64();
+                    state.record(point.clone(), result, false);
+                    state.tick();
+                    if let Some(log) = &mut self.log {
+                        let result = state.last_result();
+                        log.append(&LogRecord {
+                            eval: state.progress.evaluations,
+                            key: self.space.kt_key(&point),
+                            config: self.space.config(&point),
+                            objective: result.as_ref().ok().copied(),
+                            failure: result.as_ref().err().map(|f| f.reason.clone()),
+                            elapsed_s: state.progress.elapsed.as_secs_f64(),
+                            eval_s,
+                            point: point.clone(),
+                        })?;
+                    }
+                    let result = state.last_result();
+                    strategy.tell(self.space, &point, &result);
+                    progressed = true;
+                }
+            }
+            if progressed {
+                stalls = 0;
+            } else {
+                stalls += 1;
+                if stalls >= STALL_ROUNDS {
+                    break StopReason::StrategyStalled;
+                }
+            }
+        };
+        state.tick();
+        Ok(TuneReport {
+            best: state.best,
+            history: state.history,
+            replayed: state.replayed,
+            revisits: state.revisits,
+            progress: state.progress,
+            reason,
+        })
+    }
+}
+
+/// The mutable state of one run.
+struct RunState<'s> {
+    space: &'s TuningSpace,
+    cache: HashMap<u128, EvalResult>,
+    history: Vec<Evaluation>,
+    best: Option<(Point, f64)>,
+    progress: Progress,
+    replay: HashMap<u128, LogRecord>,
+    replay_order: VecDeque<u128>,
+    replayed: u64,
+    revisits: u64,
+    started: Instant,
+    offset: Duration,
+    improved_at: Duration,
+    improved_eval: u64,
+}
+
+impl<'s> RunState<'s> {
+    fn new(space: &'s TuningSpace, records: Vec<LogRecord>) -> RunState<'s> {
+        let offset = records
+            .iter()
+            .map(|r| r.elapsed_s)
+            .fold(0.0f64, f64::max)
+            .max(0.0);
+        let mut replay = HashMap::new();
+        let mut replay_order = VecDeque::new();
+        for r in records {
+            // Records of points that are no longer valid (changed restrictions) are skipped.
+            if let Some(i) = space.index_of(&r.point) {
+                if replay.insert(i, r).is_none() {
+                    replay_order.push_back(i);
+                }
+            }
+        }
+        RunState {
+            space,
+            cache: HashMap::new(),
+            history: Vec::new(),
+            best: None,
+            progress: Progress {
+                space_len: space.len(),
+                ..Progress::default()
+            },
+            replay,
+            replay_order,
+            replayed: 0,
+            revisits: 0,
+            started: Instant::now(),
+            offset: Duration::from_secs_f64(offset),
+            improved_at: Duration::ZERO,
+            improved_eval: 0,
+        }
+    }
+
+    fn replay_pending(&self) -> bool {
+        !self.replay.is_empty()
+    }
+
+    fn take_replayed(&mut self, index: u128) -> Option<LogRecord> {
+        self.replay.remove(&index)
+    }
+
+    /// Tells the strategy every logged result it has not been told yet, in log order.
+    fn drain_replay(&mut self, strategy: &mut dyn Strategy) {
+        while let Some(i) = self.replay_order.pop_front() {
+            if let Some(record) = self.replay.remove(&i) {
+                let point = record.point.clone();
+                self.record(point.clone(), record.result(), true);
+                let result = self.last_result();
+                strategy.tell(self.space, &point, &result);
+            }
+        }
+    }
+
+    fn tick(&mut self) {
+        let now = self.offset + self.started.elapsed();
+        self.progress.elapsed = now;
+        self.progress.time_since_improvement = now.saturating_sub(self.improved_at);
+        self.progress.evaluations_since_improvement =
+            self.progress.evaluations - self.improved_eval;
+    }
+
+    fn record(&mut self, point: Point, result: EvalResult, replayed: bool) {
+        let Some(index) = self.space.index_of(&point) else {
+            return;
+        };
+        self.progress.evaluations += 1;
+        if replayed {
+            self.replayed += 1;
+        }
+        match &result {
+            Ok(v) => {
+                if self.best.as_ref().is_none_or(|(_, b)| v < b) {
+                    self.best = Some((point.clone(), *v));
+                    self.progress.best = Some(*v);
+                    self.improved_eval = self.progress.evaluations;
+                    self.improved_at = self.offset + self.started.elapsed();
+                }
+            }
+            Err(_) => self.progress.failures += 1,
+        }
+        self.cache.insert(index, result.clone());
+        self.history.push(Evaluation { point, result });
+        self.tick();
+    }
+
+    fn last_result(&self) -> EvalResult {
+        self.history
+            .last()
+            .map(|e| e.result.clone())
+            .unwrap_or_else(|| Err(Failure::new("no evaluation")))
+    }
+}

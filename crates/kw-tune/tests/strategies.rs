@@ -1,0 +1,102 @@
+//! Every registered strategy: exact budget, no repeats, only valid proposals, reproducible.
+
+mod common;
+
+use common::{shared_dir, simulation, small_objective, small_space};
+use kw_core::TuningSpace;
+use kw_tune::strategies;
+use kw_tune::tuner::{StopReason, TuneReport};
+use kw_tune::{Evaluator, Stop, Tuner};
+use std::collections::HashSet;
+
+fn run(
+    space: &TuningSpace,
+    ev: &mut dyn Evaluator,
+    name: &str,
+    seed: u64,
+    budget: u64,
+) -> TuneReport {
+    let mut strategy = strategies::create(name, seed).expect("registered");
+    Tuner::new(space, Stop::Evaluations(budget))
+        .run(&mut *strategy, ev)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn check(space: &TuningSpace, report: &TuneReport, name: &str, budget: u64) {
+    let expected = budget.min(space.len() as u64);
+    assert_eq!(report.progress.evaluations, expected, "{name}: budget");
+    assert_eq!(report.history.len() as u64, expected, "{name}: history");
+    let distinct: HashSet<_> = report.history.iter().map(|e| &e.point).collect();
+    assert_eq!(
+        distinct.len(),
+        report.history.len(),
+        "{name}: repeated a configuration"
+    );
+    for e in &report.history {
+        assert!(space.contains(&e.point), "{name}: invalid {:?}", e.point);
+    }
+    let failures = report.history.iter().filter(|e| e.result.is_err()).count() as u64;
+    assert_eq!(
+        report.progress.failures, failures,
+        "{name}: failures counted"
+    );
+}
+
+#[test]
+fn every_strategy_on_a_small_space() {
+    let space = small_space();
+    for name in strategies::names() {
+        for budget in [1, 7, 25] {
+            let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+            let a = run(&space, &mut ev, name, 3, budget);
+            check(&space, &a, name, budget);
+            let b = run(&space, &mut ev, name, 3, budget);
+            let pa: Vec<_> = a.history.iter().map(|e| &e.point).collect();
+            let pb: Vec<_> = b.history.iter().map(|e| &e.point).collect();
+            assert_eq!(pa, pb, "{name}: not reproducible by seed");
+        }
+        // A budget beyond the space: every configuration once, then the space is exhausted.
+        let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+        let all = run(&space, &mut ev, name, 1, 10_000);
+        check(&space, &all, name, 10_000);
+        assert_eq!(all.reason, StopReason::SpaceExhausted, "{name}");
+    }
+}
+
+#[test]
+fn every_strategy_on_measured_spaces() {
+    let Some(dir) = shared_dir() else { return };
+    for which in ["convolution", "pnpoly"] {
+        let sim = simulation(&dir, which);
+        for name in strategies::names() {
+            let mut ev = sim.evaluator.clone();
+            let a = run(&sim.space, &mut ev, name, 11, 60);
+            check(&sim.space, &a, name, 60);
+            let mut ev = sim.evaluator.clone();
+            let b = run(&sim.space, &mut ev, name, 11, 60);
+            let pa: Vec<_> = a.history.iter().map(|e| &e.point).collect();
+            let pb: Vec<_> = b.history.iter().map(|e| &e.point).collect();
+            assert_eq!(pa, pb, "{name} on {which}: not reproducible by seed");
+            let mut ev = sim.evaluator.clone();
+            let c = run(&sim.space, &mut ev, name, 12, 60);
+            if name != "exhaustive" {
+                let pc: Vec<_> = c.history.iter().map(|e| &e.point).collect();
+                assert_ne!(pa, pc, "{name} on {which}: the seed changes nothing");
+            }
+        }
+    }
+}
+
+#[test]
+fn default_beats_random_on_convolution() {
+    let Some(dir) = shared_dir() else { return };
+    let sim = simulation(&dir, "convolution");
+    let random = kw_tune::simulate::benchmark(&sim, "random", 100, 5).expect("random");
+    let default = kw_tune::simulate::benchmark(&sim, strategies::DEFAULT, 100, 5).expect("default");
+    assert!(
+        default.mean() > random.mean() + 0.05,
+        "default {} vs random {}",
+        default.mean(),
+        random.mean()
+    );
+}

@@ -9,6 +9,7 @@
 
 pub mod backend;
 pub mod buffer;
+pub mod capture_meta;
 pub mod config;
 pub mod def_check;
 pub mod def_eval;
@@ -29,6 +30,7 @@ pub use backend::{
     Backend, BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
 };
 pub use buffer::DeviceBuffer;
+pub use capture_meta::{CaptureMetadata, CapturedArg};
 pub use config::Config;
 pub use def_check::DefProblem;
 pub use def_eval::{DefError, Geometry};

@@ -1,0 +1,98 @@
+//! [`CaptureMetadata`]: what a capture file's JSON header says about the captured launch.
+//!
+//! The runtime writes it (`kernel-wisdom`, at a captured launch), the tuner reads it (replay);
+//! the `kw-capture` container stores it as the caller's metadata. Buffer contents are stored as
+//! frames named by [`CapturedArg::input`] (contents before the launch) and
+//! [`CapturedArg::output`] (the reference contents after the launch, for buffers the launch
+//! changed).
+
+use crate::config::Config;
+use crate::device::DeviceInfo;
+use crate::kernel_def::KernelDef;
+use crate::scalar::ScalarType;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// The version of [`CaptureMetadata`]'s JSON form.
+pub const CAPTURE_METADATA_VERSION: u32 = 1;
+
+/// One argument of the captured launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapturedArg {
+    /// The argument's name in the definition.
+    pub name: String,
+    /// Element type (buffers) or value type (scalars).
+    #[serde(rename = "type")]
+    pub ty: ScalarType,
+    /// Element count for buffers; `None` for scalars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<usize>,
+    /// The value, for scalars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// Frame holding the buffer's contents before the launch (buffers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// Frame holding the buffer's contents after the launch, when the launch changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// Where and when a capture was made.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct CaptureProvenance {
+    /// RFC 3339 date.
+    #[serde(default)]
+    pub date: String,
+    /// Host name.
+    #[serde(default)]
+    pub host: String,
+    /// kernel-wisdom version.
+    #[serde(default)]
+    pub tool_version: String,
+    /// Driver version of the capturing device.
+    #[serde(default)]
+    pub driver_version: String,
+}
+
+/// The metadata of one captured launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaptureMetadata {
+    /// Always `"kernel-wisdom/capture"`.
+    pub format: String,
+    /// [`CAPTURE_METADATA_VERSION`] when written by this version.
+    pub version: u32,
+    /// The tuning key (same as `kernel.tuning_key`; duplicated for `kw capture ls`).
+    pub tuning_key: String,
+    /// The full kernel definition, source and headers embedded.
+    pub kernel: KernelDef,
+    /// The launch's problem size.
+    pub problem_size: Vec<i64>,
+    /// The configuration the application launched with.
+    pub config: Config,
+    /// The arguments, in order.
+    pub args: Vec<CapturedArg>,
+    /// The capturing device.
+    pub device: DeviceInfo,
+    /// Provenance.
+    pub provenance: CaptureProvenance,
+}
+
+impl CaptureMetadata {
+    /// Checks the format marker and version (a newer version is refused, naming both).
+    pub fn check_version(&self) -> Result<(), String> {
+        if self.format != "kernel-wisdom/capture" {
+            return Err(format!(
+                "metadata format is `{}`, expected `kernel-wisdom/capture`",
+                self.format
+            ));
+        }
+        if self.version == 0 || self.version > CAPTURE_METADATA_VERSION {
+            return Err(format!(
+                "capture metadata version {} is not supported (this version reads up to {CAPTURE_METADATA_VERSION})",
+                self.version
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,6 +1,7 @@
 //! [`WisdomKernel`]: a tunable kernel bound to a device, launched by its arguments.
 
 use crate::error::Error;
+use crate::wisdom::{search_path, Choice, WisdomSource};
 use kw_core::backend::{BackendError, CompileRequest, CompiledKernel, Device, KernelArg};
 use kw_core::def_eval::ArgValues;
 use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace, Value};
@@ -83,6 +84,7 @@ pub struct WisdomKernel {
     default_config: Config,
     geometry_uses_args: bool,
     selector: Option<Arc<ConfigSelector>>,
+    wisdom: Arc<WisdomSource>,
     by_size: RwLock<HashMap<[i64; 3], Arc<Selected>>>,
     compiled: Mutex<HashMap<String, CompileResult>>,
     failures: Mutex<Vec<Failure>>,
@@ -114,8 +116,17 @@ impl WisdomKernel {
         for e in geometry_exprs.chain(std::iter::once(&def.shared_memory)) {
             e.visit(&mut |n| geometry_uses_args |= matches!(n, Expr::Arg(_)));
         }
+        let default_config = def.default_config();
+        let wisdom = Arc::new(WisdomSource::load(
+            &def.tuning_key,
+            &search_path(None),
+            info,
+            &space,
+            &default_config,
+        ));
         Ok(WisdomKernel {
-            default_config: def.default_config(),
+            default_config,
+            wisdom,
             def: Arc::new(def),
             device,
             space,
@@ -136,6 +147,29 @@ impl WisdomKernel {
     ) -> WisdomKernel {
         self.selector = Some(Arc::new(selector));
         self
+    }
+
+    /// Uses `dir` as the application's wisdom directory (searched after `KW_WISDOM_PATH`)
+    /// instead of `./wisdom`. Problem sizes already launched keep their configuration.
+    pub fn with_wisdom_dir(mut self, dir: impl AsRef<std::path::Path>) -> WisdomKernel {
+        self.wisdom = Arc::new(WisdomSource::load(
+            &self.def.tuning_key,
+            &search_path(Some(dir.as_ref())),
+            self.device.info(),
+            &self.space,
+            &self.default_config,
+        ));
+        self
+    }
+
+    /// The wisdom loaded for this kernel (file and records).
+    pub fn wisdom(&self) -> &WisdomSource {
+        &self.wisdom
+    }
+
+    /// What the wisdom selects for a problem size, and at which step (without launching).
+    pub fn choice(&self, problem_size: &[i64]) -> Choice {
+        self.wisdom.choose(problem_size)
     }
 
     /// The definition.
@@ -180,9 +214,10 @@ impl WisdomKernel {
         map.get(problem_size).map(|s| s.config.clone())
     }
 
-    /// **The selection hook**: the configuration for a problem size. Today: the installed
-    /// selector's answer if it is a valid configuration, else the default configuration.
-    /// The wisdom issue replaces this with a lookup in the wisdom files.
+    /// The configuration for a problem size: an installed selector's answer if it gives one
+    /// that is valid, else the wisdom's choice ([`WisdomKernel::choice`]: closest record by
+    /// device, architecture, backend and problem size), else the default configuration.
+    /// Called once per new problem size, never on the hot path.
     pub fn select_config(&self, problem_size: &[i64; 3]) -> Config {
         if let Some(selector) = &self.selector {
             if let Some(config) = selector(problem_size) {
@@ -192,7 +227,14 @@ impl WisdomKernel {
                 }
             }
         }
-        self.default_config.clone()
+        let choice = self.wisdom.choose(problem_size);
+        match self.validate(&choice.config) {
+            Ok(()) => choice.config,
+            Err(e) => {
+                eprintln!("kernel-wisdom: ignoring the wisdom's configuration: {e}");
+                self.default_config.clone()
+            }
+        }
     }
 
     /// The problem size of a launch with these arguments.

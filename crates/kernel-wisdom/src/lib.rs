@@ -27,6 +27,7 @@ pub mod error;
 mod includes;
 pub mod kernel;
 pub mod select;
+pub mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
 pub use error::Error;
@@ -34,6 +35,7 @@ pub use kernel::{ConfigSelector, Failure, WisdomKernel};
 pub use select::{
     list_devices, open_default_device, open_device, DeviceSelector, ListedDevice, DEVICE_ENV,
 };
+pub use wisdom::{Choice, WisdomSource};
 
 pub use kw_core::backend::{BackendError, KernelArg};
 pub use kw_core::expr::{

@@ -1,0 +1,145 @@
+//! Runtime selection on PoCL: records in a wisdom directory pick the configuration per
+//! problem size; stale records and corrupt files never stop the kernel from launching.
+
+mod common;
+
+use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kw_core::rng::Rng;
+use kw_core::wisdom::*;
+use kw_core::{Config, DeviceInfo, TuningSpace, Value};
+use std::path::PathBuf;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kw-select-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn record(
+    info: &DeviceInfo,
+    name: &str,
+    space: &TuningSpace,
+    n: i64,
+    bx: i64,
+    ept: i64,
+) -> WisdomRecord {
+    let mut config = Config::default();
+    config.set("block_size_x", bx);
+    config.set("elems_per_thread", ept);
+    config.set("strided", 0);
+    config.set("unroll", 1);
+    WisdomRecord {
+        config,
+        problem_size: vec![n],
+        device: WisdomDevice {
+            name: name.into(),
+            vendor: info.vendor.clone(),
+            backend: info.backend.as_str().into(),
+            architecture: info.architecture.clone(),
+            driver: info.driver_version.clone(),
+        },
+        objective: Objective {
+            median_ms: 1.0,
+            samples: 5,
+        },
+        space: SpaceFingerprint::of(space),
+        provenance: Provenance::default(),
+    }
+}
+
+fn run(kernel: &WisdomKernel, n: usize) -> Vec<f32> {
+    let device = kernel.device().clone();
+    let mut rng = Rng::new(n as u64);
+    let a = common::random_floats(&mut rng, n);
+    let b = common::random_floats(&mut rng, n);
+    let da = DeviceBuffer::from_slice(device.as_ref(), &a).unwrap();
+    let db = DeviceBuffer::from_slice(device.as_ref(), &b).unwrap();
+    let dc = DeviceBuffer::from_slice(device.as_ref(), &vec![f32::NAN; n]).unwrap();
+    kernel
+        .launch(&[dc.arg(), da.arg(), db.arg(), (n as i32).into()])
+        .unwrap();
+    let c = dc.to_vec().unwrap();
+    assert_eq!(c, bundled::vector_add_reference(&a, &b), "n = {n}");
+    c
+}
+
+#[test]
+fn records_select_per_problem_size_and_launch_correctly() {
+    let Some(device) = common::device() else {
+        return;
+    };
+    let dir = temp_dir("steps");
+    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let info = device.info().clone();
+    let space = probe.space().clone();
+    for r in [
+        record(&info, &info.name, &space, 1000, 64, 2),
+        record(&info, &info.name, &space, 100_000, 128, 4),
+        record(&info, "Some Other Device", &space, 5000, 32, 8),
+    ] {
+        add_record(&dir, "vector_add", r, ReplacePolicy::IfBetter).unwrap();
+    }
+    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+        .unwrap()
+        .with_wisdom_dir(&dir);
+    assert_eq!(kernel.wisdom().records().len(), 3);
+
+    // Step 1: exact size on this device.
+    let c = kernel.choice(&[1000]);
+    assert_eq!(c.step, Step::ExactDeviceExactSize);
+    run(&kernel, 1000);
+    assert_eq!(
+        kernel
+            .config_for(&[1000, 1, 1])
+            .unwrap()
+            .get("block_size_x"),
+        Some(&Value::Int(64))
+    );
+    // Step 2: nearest size on this device (50,000 is nearer 100,000 than 1,000 on a log scale).
+    assert_eq!(kernel.choice(&[50_000]).step, Step::DeviceNearestSize);
+    run(&kernel, 50_000);
+    let cfg = kernel.config_for(&[50_000, 1, 1]).unwrap();
+    assert_eq!(cfg.get("elems_per_thread"), Some(&Value::Int(4)));
+    // A new problem size may select another configuration than the first launch's.
+    assert_ne!(
+        kernel.config_for(&[1000, 1, 1]),
+        kernel.config_for(&[50_000, 1, 1])
+    );
+}
+
+#[test]
+fn stale_records_and_corrupt_files_fall_back_and_still_launch() {
+    let Some(device) = common::device() else {
+        return;
+    };
+    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let info = device.info().clone();
+    let space = probe.space().clone();
+    // A stale record: a value the kernel no longer declares.
+    let stale_dir = temp_dir("stale");
+    let mut r = record(&info, &info.name, &space, 4096, 64, 2);
+    r.config.set("block_size_x", 48);
+    add_record(&stale_dir, "vector_add", r, ReplacePolicy::IfBetter).unwrap();
+    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+        .unwrap()
+        .with_wisdom_dir(&stale_dir);
+    assert_eq!(kernel.choice(&[4096]).step, Step::Default);
+    run(&kernel, 4096);
+    assert_eq!(
+        kernel.config_for(&[4096, 1, 1]).as_ref(),
+        Some(kernel.default_config())
+    );
+    // A corrupt file: skipped, default configuration, correct results.
+    let bad_dir = temp_dir("corrupt");
+    std::fs::write(
+        bad_dir.join("vector_add.json"),
+        "{\"format\": \"kernel-wisdom\", \"version\": 1, \"records\": [",
+    )
+    .unwrap();
+    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+        .unwrap()
+        .with_wisdom_dir(&bad_dir);
+    assert!(kernel.wisdom().file().is_none());
+    run(&kernel, 777);
+}

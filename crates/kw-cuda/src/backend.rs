@@ -29,11 +29,14 @@ impl CudaBackend {
     /// Opens device `index` as the concrete [`CudaDevice`].
     pub fn open_cuda(&self, index: usize) -> Result<CudaDevice, BackendError> {
         let devices = self.devices()?;
-        let info = devices.get(index).cloned().ok_or_else(|| BackendError::NoSuchDevice {
-            backend: BackendKind::Cuda,
-            selector: format!("index {index}"),
-            available: available(&devices),
-        })?;
+        let info = devices
+            .get(index)
+            .cloned()
+            .ok_or_else(|| BackendError::NoSuchDevice {
+                backend: BackendKind::Cuda,
+                selector: format!("index {index}"),
+                available: available(&devices),
+            })?;
         CudaDevice::open(index, info, probe::driver()?)
     }
 }

@@ -36,7 +36,12 @@ pub(crate) struct Target {
 
 /// Chooses CUBIN for `sm_XY` when NVRTC lists that architecture (or lists none, being too old
 /// to say), else PTX for the newest architecture NVRTC has that is not newer than the device.
-pub(crate) fn choose_target(cc: (u32, u32), nvrtc_archs: &[u32], has_cubin: bool, flags: &[String]) -> Target {
+pub(crate) fn choose_target(
+    cc: (u32, u32),
+    nvrtc_archs: &[u32],
+    has_cubin: bool,
+    flags: &[String],
+) -> Target {
     let sets_arch = flags.iter().any(|f| {
         f.starts_with("-arch") || f.starts_with("--gpu-architecture") || f.starts_with("--gpu-name")
     });
@@ -120,7 +125,11 @@ pub struct Compiled {
 }
 
 /// Runs NVRTC on a request for a device of compute capability `cc`.
-pub(crate) fn compile(nvrtc: &NvrtcLib, req: &CompileRequest<'_>, cc: (u32, u32)) -> Result<Compiled, BackendError> {
+pub(crate) fn compile(
+    nvrtc: &NvrtcLib,
+    req: &CompileRequest<'_>,
+    cc: (u32, u32),
+) -> Result<Compiled, BackendError> {
     let start = Instant::now();
     let target = choose_target(cc, &nvrtc.archs, nvrtc.get_cubin.is_some(), req.flags);
     let opts = options(req, &target);
@@ -150,9 +159,14 @@ pub(crate) fn compile(nvrtc: &NvrtcLib, req: &CompileRequest<'_>, cc: (u32, u32)
         .map(|o| cstr("an option", o))
         .collect::<Result<Vec<_>, _>>()?;
     let opt_ptrs: Vec<*const c_char> = c_opts.iter().map(|c| c.as_ptr()).collect();
-    let expr = cstr("the kernel name", &name_expression(req.kernel_name, req.template_args))?;
-    let num_headers = c_int::try_from(header_ptrs.len()).map_err(|_| fail("too many headers".into(), String::new()))?;
-    let num_opts = c_int::try_from(opt_ptrs.len()).map_err(|_| fail("too many options".into(), String::new()))?;
+    let expr = cstr(
+        "the kernel name",
+        &name_expression(req.kernel_name, req.template_args),
+    )?;
+    let num_headers = c_int::try_from(header_ptrs.len())
+        .map_err(|_| fail("too many headers".into(), String::new()))?;
+    let num_opts = c_int::try_from(opt_ptrs.len())
+        .map_err(|_| fail("too many options".into(), String::new()))?;
 
     let mut prog: nvrtcProgram = std::ptr::null_mut();
     // SAFETY: every pointer is a live NUL-terminated string (or an array of `num_headers`
@@ -168,19 +182,28 @@ pub(crate) fn compile(nvrtc: &NvrtcLib, req: &CompileRequest<'_>, cc: (u32, u32)
         )
     };
     if rc != 0 {
-        return Err(fail(format!("nvrtcCreateProgram: {}", nvrtc.error_string(rc)), String::new()));
+        return Err(fail(
+            format!("nvrtcCreateProgram: {}", nvrtc.error_string(rc)),
+            String::new(),
+        ));
     }
     let prog = Program { nvrtc, prog };
     // SAFETY: a live program and a NUL-terminated expression.
     let rc = unsafe { (nvrtc.add_name_expression)(prog.prog, expr.as_ptr()) };
     if rc != 0 {
-        return Err(fail(format!("nvrtcAddNameExpression: {}", nvrtc.error_string(rc)), String::new()));
+        return Err(fail(
+            format!("nvrtcAddNameExpression: {}", nvrtc.error_string(rc)),
+            String::new(),
+        ));
     }
     // SAFETY: a live program and `num_opts` NUL-terminated options.
     let rc = unsafe { (nvrtc.compile_program)(prog.prog, num_opts, opt_ptrs.as_ptr()) };
     let log = prog.log();
     if rc != 0 {
-        return Err(fail(format!("nvrtcCompileProgram: {}", nvrtc.error_string(rc)), log));
+        return Err(fail(
+            format!("nvrtcCompileProgram: {}", nvrtc.error_string(rc)),
+            log,
+        ));
     }
     let mut lowered: *const c_char = std::ptr::null();
     // SAFETY: a live, compiled program; the expression was added before compiling.
@@ -196,14 +219,22 @@ pub(crate) fn compile(nvrtc: &NvrtcLib, req: &CompileRequest<'_>, cc: (u32, u32)
         ));
     }
     // SAFETY: NVRTC returns a NUL-terminated string owned by the program, still alive.
-    let lowered_name = unsafe { CStr::from_ptr(lowered) }.to_string_lossy().into_owned();
+    let lowered_name = unsafe { CStr::from_ptr(lowered) }
+        .to_string_lossy()
+        .into_owned();
 
     let (image, kind) = match (target.kind, nvrtc.get_cubin_size, nvrtc.get_cubin) {
         (ImageKind::Cubin, Some(size), Some(get)) => match prog.fetch(size, get) {
             Ok(bytes) if !bytes.is_empty() => (bytes, ImageKind::Cubin),
-            _ => (prog.ptx().map_err(|r| fail(r, log.clone()))?, ImageKind::Ptx),
+            _ => (
+                prog.ptx().map_err(|r| fail(r, log.clone()))?,
+                ImageKind::Ptx,
+            ),
         },
-        _ => (prog.ptx().map_err(|r| fail(r, log.clone()))?, ImageKind::Ptx),
+        _ => (
+            prog.ptx().map_err(|r| fail(r, log.clone()))?,
+            ImageKind::Ptx,
+        ),
     };
     Ok(Compiled {
         image,
@@ -330,7 +361,10 @@ mod tests {
             ]
         );
         let flags = vec!["-std=c++20".to_string()];
-        let req = CompileRequest { flags: &flags, ..req };
+        let req = CompileRequest {
+            flags: &flags,
+            ..req
+        };
         assert!(!options(&req, &t).contains(&"-std=c++17".to_string()));
     }
 

@@ -8,7 +8,9 @@ use crate::memory::CudaMemory;
 use crate::nvrtc_lib;
 use crate::probe::DriverVersion;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
-use kw_core::backend::{BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg};
+use kw_core::backend::{
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+};
 use kw_core::def_eval::Geometry;
 use kw_core::device::{BackendKind, DeviceInfo};
 use std::sync::{Arc, Mutex};
@@ -25,7 +27,11 @@ pub struct CudaDevice {
 
 impl CudaDevice {
     /// Opens device `ordinal` (its primary context and a new non-blocking stream).
-    pub(crate) fn open(ordinal: usize, info: DeviceInfo, driver: DriverVersion) -> Result<CudaDevice, BackendError> {
+    pub(crate) fn open(
+        ordinal: usize,
+        info: DeviceInfo,
+        driver: DriverVersion,
+    ) -> Result<CudaDevice, BackendError> {
         let ctx = CudaContext::new(ordinal).map_err(api("cuDevicePrimaryCtxRetain"))?;
         // SAFETY: this backend never hands out cudarc `CudaSlice`s, whose cross-stream
         // tracking is what event tracking is for; all its work is on one stream.
@@ -62,13 +68,20 @@ impl CudaDevice {
 
     /// Compiles to a concrete [`CudaKernel`] (what [`Device::compile`] wraps in an `Arc`).
     pub fn compile_cuda(&self, req: &CompileRequest<'_>) -> Result<CudaKernel, BackendError> {
-        let nvrtc = nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
-            backend: BackendKind::Cuda,
-            reason: e.to_string(),
-        })?;
+        let nvrtc =
+            nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
+                backend: BackendKind::Cuda,
+                reason: e.to_string(),
+            })?;
         let cc = self.info.compute_capability.unwrap_or((0, 0));
         let compiled = compile::compile(nvrtc, req, cc)?;
-        CudaKernel::load(&self.ctx, req.kernel_name, &req.source.file_name, compiled, self.driver.raw)
+        CudaKernel::load(
+            &self.ctx,
+            req.kernel_name,
+            &req.source.file_name,
+            compiled,
+            self.driver.raw,
+        )
     }
 
     fn kernel<'k>(&self, kernel: &'k dyn CompiledKernel) -> Result<&'k CudaKernel, BackendError> {
@@ -124,7 +137,9 @@ impl Device for CudaDevice {
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {
-        self.stream.synchronize().map_err(api("cuStreamSynchronize"))
+        self.stream
+            .synchronize()
+            .map_err(api("cuStreamSynchronize"))
     }
 }
 

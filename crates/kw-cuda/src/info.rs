@@ -37,7 +37,8 @@ pub(crate) fn describe(
     let dev = result::device::get(index).map_err(api("cuDeviceGet"))?;
     let attr = |a: sys::CUdevice_attribute| -> Result<u32, BackendError> {
         // SAFETY: `dev` came from cuDeviceGet on an initialised driver.
-        let v = unsafe { result::device::get_attribute(dev, a) }.map_err(api("cuDeviceGetAttribute"))?;
+        let v = unsafe { result::device::get_attribute(dev, a) }
+            .map_err(api("cuDeviceGetAttribute"))?;
         Ok(u32::try_from(v).unwrap_or(0))
     };
     use sys::CUdevice_attribute as A;
@@ -82,9 +83,6 @@ mod tests {
         assert_eq!(sm_arch(9, 0), "sm_90");
         assert_eq!(sm_arch(8, 6), "sm_86");
         let b: [u8; 16] = std::array::from_fn(|i| i as u8 * 17);
-        assert_eq!(
-            format_uuid(&b),
-            "GPU-00112233-4455-6677-8899-aabbccddeeff"
-        );
+        assert_eq!(format_uuid(&b), "GPU-00112233-4455-6677-8899-aabbccddeeff");
     }
 }

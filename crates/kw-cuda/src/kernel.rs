@@ -62,9 +62,12 @@ impl CudaKernel {
         let module = ctx
             .load_module(Ptx::from_binary(compiled.image.clone()))
             .map_err(|e| load_err("cuModuleLoadData", e))?;
-        let function = module
-            .load_function(&compiled.lowered_name)
-            .map_err(|e| load_err(&format!("cuModuleGetFunction({})", compiled.lowered_name), e))?;
+        let function = module.load_function(&compiled.lowered_name).map_err(|e| {
+            load_err(
+                &format!("cuModuleGetFunction({})", compiled.lowered_name),
+                e,
+            )
+        })?;
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
         let param_sizes = if driver_raw_version >= 12040 {
             Some(param_sizes(function.cu_function()))
@@ -161,7 +164,8 @@ impl CudaKernel {
                 driver_message(e)
             )
         })?;
-        self.dynamic_shared_limit.fetch_max(bytes, Ordering::Relaxed);
+        self.dynamic_shared_limit
+            .fetch_max(bytes, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -207,4 +211,3 @@ impl std::fmt::Debug for CudaKernel {
             .finish()
     }
 }
-

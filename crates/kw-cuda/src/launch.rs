@@ -58,7 +58,11 @@ fn launch_with(
         if sizes.len() != args.len() {
             return Err(arg_err(
                 args.len().min(sizes.len()),
-                format!("the kernel takes {} arguments, {} were given", sizes.len(), args.len()),
+                format!(
+                    "the kernel takes {} arguments, {} were given",
+                    sizes.len(),
+                    args.len()
+                ),
             ));
         }
     }
@@ -73,10 +77,16 @@ fn launch_with(
                         backend: BackendKind::Cuda,
                         what: format!("buffer for argument {i}"),
                     })?;
-                if len.checked_mul(elem.size()).is_none_or(|b| b > m.len_bytes()) {
+                if len
+                    .checked_mul(elem.size())
+                    .is_none_or(|b| b > m.len_bytes())
+                {
                     return Err(arg_err(
                         i,
-                        format!("{len} elements of {elem} do not fit a buffer of {} bytes", m.len_bytes()),
+                        format!(
+                            "{len} elements of {elem} do not fit a buffer of {} bytes",
+                            m.len_bytes()
+                        ),
                     ));
                 }
                 slots[i] = m.device_ptr();
@@ -94,7 +104,10 @@ fn launch_with(
             if expected != size {
                 return Err(arg_err(
                     i,
-                    format!("{} is {size} bytes, the kernel's parameter is {expected} bytes", arg.describe()),
+                    format!(
+                        "{} is {size} bytes, the kernel's parameter is {expected} bytes",
+                        arg.describe()
+                    ),
                 ));
             }
         }

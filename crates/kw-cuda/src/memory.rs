@@ -52,7 +52,9 @@ impl CudaMemory {
     }
 
     fn sync(&self) -> Result<(), BackendError> {
-        self.stream.synchronize().map_err(api("cuStreamSynchronize"))
+        self.stream
+            .synchronize()
+            .map_err(api("cuStreamSynchronize"))
     }
 }
 
@@ -69,8 +71,10 @@ impl DeviceMemory for CudaMemory {
         self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
         // SAFETY: the range lies inside the allocation (checked above); `data` stays borrowed
         // until the stream is synchronised below, so the async copy reads live memory.
-        unsafe { result::memcpy_htod_async(self.ptr + offset as u64, data, self.stream.cu_stream()) }
-            .map_err(api("cuMemcpyHtoDAsync"))?;
+        unsafe {
+            result::memcpy_htod_async(self.ptr + offset as u64, data, self.stream.cu_stream())
+        }
+        .map_err(api("cuMemcpyHtoDAsync"))?;
         self.sync()
     }
 
@@ -82,8 +86,10 @@ impl DeviceMemory for CudaMemory {
         self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
         // SAFETY: the range lies inside the allocation; `out` stays borrowed until the stream
         // is synchronised below, so the async copy writes live memory.
-        unsafe { result::memcpy_dtoh_async(out, self.ptr + offset as u64, self.stream.cu_stream()) }
-            .map_err(api("cuMemcpyDtoHAsync"))?;
+        unsafe {
+            result::memcpy_dtoh_async(out, self.ptr + offset as u64, self.stream.cu_stream())
+        }
+        .map_err(api("cuMemcpyDtoHAsync"))?;
         self.sync()
     }
 

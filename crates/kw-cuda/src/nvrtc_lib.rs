@@ -54,7 +54,8 @@ type CompileProgram = unsafe extern "C" fn(nvrtcProgram, c_int, *const *const c_
 type GetSize = unsafe extern "C" fn(nvrtcProgram, *mut usize) -> c_int;
 type GetBytes = unsafe extern "C" fn(nvrtcProgram, *mut c_char) -> c_int;
 type AddNameExpression = unsafe extern "C" fn(nvrtcProgram, *const c_char) -> c_int;
-type GetLoweredName = unsafe extern "C" fn(nvrtcProgram, *const c_char, *mut *const c_char) -> c_int;
+type GetLoweredName =
+    unsafe extern "C" fn(nvrtcProgram, *const c_char, *mut *const c_char) -> c_int;
 
 /// The NVRTC entry points this crate uses, resolved from one loaded library.
 pub(crate) struct NvrtcLib {
@@ -104,7 +105,9 @@ impl NvrtcLib {
 /// The process-wide NVRTC, loaded on first use (the driver major orders the candidates).
 pub(crate) fn nvrtc(driver_major: i32) -> Result<&'static NvrtcLib, NvrtcLoadError> {
     static LIB: OnceLock<Result<NvrtcLib, NvrtcLoadError>> = OnceLock::new();
-    LIB.get_or_init(|| load(driver_major)).as_ref().map_err(Clone::clone)
+    LIB.get_or_init(|| load(driver_major))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// The library names and paths to try, in order.
@@ -183,7 +186,11 @@ fn resolve(lib: Library, origin: &str) -> Result<NvrtcLib, libloading::Error> {
     }
     // SAFETY (all `sym` calls below): each type alias above is the signature from nvrtc.h;
     // `nvrtcResult` is a C enum, passed as `int`.
-    let (version_fn, num_archs, archs_fn): (Version, Option<GetNumSupportedArchs>, Option<GetSupportedArchs>) = unsafe {
+    let (version_fn, num_archs, archs_fn): (
+        Version,
+        Option<GetNumSupportedArchs>,
+        Option<GetSupportedArchs>,
+    ) = unsafe {
         (
             sym(&lib, b"nvrtcVersion\0")?,
             sym(&lib, b"nvrtcGetNumSupportedArchs\0").ok(),
@@ -201,7 +208,10 @@ fn resolve(lib: Library, origin: &str) -> Result<NvrtcLib, libloading::Error> {
             let mut v = vec![0 as c_int; n as usize];
             // SAFETY: `v` has room for the `n` entries NVRTC said it would write.
             if unsafe { list(v.as_mut_ptr()) } == 0 {
-                archs = v.into_iter().filter_map(|a| u32::try_from(a).ok()).collect();
+                archs = v
+                    .into_iter()
+                    .filter_map(|a| u32::try_from(a).ok())
+                    .collect();
                 archs.sort_unstable();
             }
         }
@@ -242,7 +252,9 @@ mod tests {
         assert_eq!(c[0], "libnvrtc.so.12");
         assert_eq!(c[1], "libnvrtc.so.13");
         assert_eq!(c[2], "libnvrtc.so");
-        assert!(c.iter().any(|n| n == "/usr/local/cuda/lib64/libnvrtc.so.13"));
+        assert!(c
+            .iter()
+            .any(|n| n == "/usr/local/cuda/lib64/libnvrtc.so.13"));
         let c = candidates(13);
         assert_eq!(&c[..3], ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"]);
     }

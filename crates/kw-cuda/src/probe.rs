@@ -57,7 +57,8 @@ fn init() -> Result<DriverVersion, String> {
         return Err("no CUDA driver (libcuda.so not found by the dynamic loader)".into());
     }
     let outcome = std::panic::catch_unwind(|| -> Result<i32, String> {
-        result::init().map_err(|e| format!("no CUDA driver: cuInit failed: {}", driver_message(e)))?;
+        result::init()
+            .map_err(|e| format!("no CUDA driver: cuInit failed: {}", driver_message(e)))?;
         let mut v = 0;
         // SAFETY: a valid out-pointer; the driver is initialised.
         unsafe { sys::cuDriverGetVersion(&mut v) }

@@ -32,23 +32,39 @@ fn geometry(grid: u32, block: u32, shared: u32) -> Geometry {
 
 #[test]
 fn the_device_is_described() {
-    let Some(dev) = device("the_device_is_described") else { return };
+    let Some(dev) = device("the_device_is_described") else {
+        return;
+    };
     let info = dev.info();
     println!("{info:#?}");
     println!("NVRTC: {:?}", kw_cuda::nvrtc_library());
     assert!(!info.name.is_empty());
-    assert!(info.architecture.starts_with("sm_"), "{}", info.architecture);
+    assert!(
+        info.architecture.starts_with("sm_"),
+        "{}",
+        info.architecture
+    );
     assert!(info.uuid.as_deref().is_some_and(|u| u.starts_with("GPU-")));
     assert!(info.compute_units > 0 && info.global_memory_bytes > 0);
     assert!(info.max_threads_per_block >= 512 && info.warp_size == 32);
     assert!(info.max_shared_memory_per_block >= 48 * 1024);
-    assert!(info.compiler_version.starts_with("NVRTC "), "{}", info.compiler_version);
-    assert!(info.driver_version.starts_with("CUDA "), "{}", info.driver_version);
+    assert!(
+        info.compiler_version.starts_with("NVRTC "),
+        "{}",
+        info.compiler_version
+    );
+    assert!(
+        info.driver_version.starts_with("CUDA "),
+        "{}",
+        info.driver_version
+    );
 }
 
 #[test]
 fn vector_add_matches_the_cpu_in_every_configuration() {
-    let Some(dev) = device("vector_add_matches_the_cpu_in_every_configuration") else { return };
+    let Some(dev) = device("vector_add_matches_the_cpu_in_every_configuration") else {
+        return;
+    };
     let mut rng = Rng::new(1);
     let n = 1_000_003usize;
     let a = rng.vec_f32(n);
@@ -64,7 +80,9 @@ fn vector_add_matches_the_cpu_in_every_configuration() {
                 ("BLOCK_SIZE_X".to_string(), block.to_string()),
                 ("ELEMS_PER_THREAD".to_string(), ept.to_string()),
             ];
-            let k = dev.compile(&request(&src, "vector_add", &defines, &[])).unwrap();
+            let k = dev
+                .compile(&request(&src, "vector_add", &defines, &[]))
+                .unwrap();
             assert_eq!(k.param_count().unwrap_or(4), 4);
             dc.fill(POISON).unwrap();
             let grid = (n as u32).div_ceil(block * ept);
@@ -87,7 +105,9 @@ fn vector_add_matches_the_cpu_in_every_configuration() {
 
 #[test]
 fn templated_and_namespaced_kernels_are_found_by_name_expression() {
-    let Some(dev) = device("templated_and_namespaced_kernels_are_found_by_name_expression") else { return };
+    let Some(dev) = device("templated_and_namespaced_kernels_are_found_by_name_expression") else {
+        return;
+    };
     let src = source(
         "scale.cu",
         r#"
@@ -114,14 +134,30 @@ __global__ void negate(float* x, int n) {
     let dx = DeviceBuffer::from_slice(dev, &x).unwrap();
     let dy = DeviceBuffer::<f32>::new(dev, n).unwrap();
     let targs = ["float".to_string(), "2".to_string()];
-    let k = dev.compile(&request(&src, "kw::scale", &[], &targs)).unwrap();
+    let k = dev
+        .compile(&request(&src, "kw::scale", &[], &targs))
+        .unwrap();
     let ck = k.as_any().downcast_ref::<CudaKernel>().unwrap();
-    println!("lowered: {} ({:?}, {:?})", ck.lowered_name(), ck.image_kind(), ck.stats());
+    println!(
+        "lowered: {} ({:?}, {:?})",
+        ck.lowered_name(),
+        ck.image_kind(),
+        ck.stats()
+    );
     assert!(ck.lowered_name().starts_with("_Z"), "{}", ck.lowered_name());
     dy.fill(POISON).unwrap();
     let g = geometry((n as u32).div_ceil(128), 128, 0);
-    dev.launch(k.as_ref(), &g, &[dy.arg(), dx.arg(), KernelArg::from(1.5f32), KernelArg::from(n as i32)])
-        .unwrap();
+    dev.launch(
+        k.as_ref(),
+        &g,
+        &[
+            dy.arg(),
+            dx.arg(),
+            KernelArg::from(1.5f32),
+            KernelArg::from(n as i32),
+        ],
+    )
+    .unwrap();
     let want: Vec<f32> = x.iter().map(|v| v * 1.5 * 1.5).collect();
     assert_close("kw::scale<float, 2>", &dy.to_vec().unwrap(), &want, 1e-6);
 
@@ -131,9 +167,20 @@ __global__ void negate(float* x, int n) {
     let dyd = DeviceBuffer::<f64>::new(dev, n).unwrap();
     dyd.fill(f64::NAN).unwrap();
     let targs = ["double".to_string(), "3".to_string()];
-    let k = dev.compile(&request(&src, "kw::scale", &[], &targs)).unwrap();
-    dev.launch(k.as_ref(), &g, &[dyd.arg(), dxd.arg(), KernelArg::from(-2.0f64), KernelArg::from(n as i32)])
+    let k = dev
+        .compile(&request(&src, "kw::scale", &[], &targs))
         .unwrap();
+    dev.launch(
+        k.as_ref(),
+        &g,
+        &[
+            dyd.arg(),
+            dxd.arg(),
+            KernelArg::from(-2.0f64),
+            KernelArg::from(n as i32),
+        ],
+    )
+    .unwrap();
     let got = dyd.to_vec().unwrap();
     for (i, (&g, &v)) in got.iter().zip(&xd).enumerate() {
         assert_eq!(g, v * -8.0, "element {i}");
@@ -142,14 +189,17 @@ __global__ void negate(float* x, int n) {
     // A namespaced, non-template (C++-mangled) kernel.
     let k = dev.compile(&request(&src, "kw::negate", &[], &[])).unwrap();
     dx.write(&x).unwrap();
-    dev.launch(k.as_ref(), &g, &[dx.arg(), KernelArg::from(n as i32)]).unwrap();
+    dev.launch(k.as_ref(), &g, &[dx.arg(), KernelArg::from(n as i32)])
+        .unwrap();
     let want: Vec<f32> = x.iter().map(|v| -v).collect();
     assert_close("kw::negate", &dx.to_vec().unwrap(), &want, 0.0);
 }
 
 #[test]
 fn embedded_headers_and_include_directories_are_found() {
-    let Some(dev) = device("embedded_headers_and_include_directories_are_found") else { return };
+    let Some(dev) = device("embedded_headers_and_include_directories_are_found") else {
+        return;
+    };
     let dir = std::env::temp_dir().join(format!("kw-cuda-inc-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("sub/offset.cuh"), "#define KW_OFFSET 10.0f\n").unwrap();
@@ -178,8 +228,12 @@ extern "C" __global__ void apply(float* x, int n) {
     let mut rng = Rng::new(3);
     let x = rng.vec_f32(1000);
     let dx = DeviceBuffer::from_slice(dev, &x).unwrap();
-    dev.launch(k.as_ref(), &geometry(4, 256, 0), &[dx.arg(), KernelArg::from(1000i32)])
-        .unwrap();
+    dev.launch(
+        k.as_ref(),
+        &geometry(4, 256, 0),
+        &[dx.arg(), KernelArg::from(1000i32)],
+    )
+    .unwrap();
     let want: Vec<f32> = x.iter().map(|v| 2.0 * v + 10.5).collect();
     assert_close("headers", &dx.to_vec().unwrap(), &want, 1e-6);
     let _ = std::fs::remove_dir_all(&dir);
@@ -187,7 +241,9 @@ extern "C" __global__ void apply(float* x, int n) {
 
 #[test]
 fn dynamic_shared_memory_above_48_kib_is_granted() {
-    let Some(dev) = device("dynamic_shared_memory_above_48_kib_is_granted") else { return };
+    let Some(dev) = device("dynamic_shared_memory_above_48_kib_is_granted") else {
+        return;
+    };
     let max = dev.info().max_shared_memory_per_block;
     let bytes: u32 = 100 * 1024;
     if max < u64::from(bytes) {
@@ -208,7 +264,9 @@ extern "C" __global__ void reverse_chunks(float* out, const float* in, int per_b
 }
 "#,
     );
-    let k = dev.compile(&request(&src, "reverse_chunks", &[], &[])).unwrap();
+    let k = dev
+        .compile(&request(&src, "reverse_chunks", &[], &[]))
+        .unwrap();
     let per_block = (bytes / 4) as usize;
     let blocks = 264usize;
     let mut rng = Rng::new(4);
@@ -231,20 +289,30 @@ extern "C" __global__ void reverse_chunks(float* out, const float* in, int per_b
 
 #[test]
 fn wrong_arguments_and_foreign_objects_are_errors() {
-    let Some(dev) = device("wrong_arguments_and_foreign_objects_are_errors") else { return };
+    let Some(dev) = device("wrong_arguments_and_foreign_objects_are_errors") else {
+        return;
+    };
     let src = source("vector_add.cu", VECTOR_ADD);
     let defines = vec![
         ("BLOCK_SIZE_X".to_string(), "128".to_string()),
         ("ELEMS_PER_THREAD".to_string(), "1".to_string()),
     ];
-    let k = dev.compile(&request(&src, "vector_add", &defines, &[])).unwrap();
+    let k = dev
+        .compile(&request(&src, "vector_add", &defines, &[]))
+        .unwrap();
     let a = DeviceBuffer::<f32>::new(dev, 16).unwrap();
     let g = geometry(1, 128, 0);
     if k.param_count().is_some() {
-        let e = dev.launch(k.as_ref(), &g, &[a.arg(), a.arg(), a.arg()]).unwrap_err();
+        let e = dev
+            .launch(k.as_ref(), &g, &[a.arg(), a.arg(), a.arg()])
+            .unwrap_err();
         assert!(matches!(e, BackendError::Argument { .. }), "{e}");
         let e = dev
-            .launch(k.as_ref(), &g, &[a.arg(), a.arg(), a.arg(), KernelArg::from(16i64)])
+            .launch(
+                k.as_ref(),
+                &g,
+                &[a.arg(), a.arg(), a.arg(), KernelArg::from(16i64)],
+            )
             .unwrap_err();
         assert!(matches!(e, BackendError::Argument { index: 3, .. }), "{e}");
         println!("{e}");
@@ -255,11 +323,19 @@ fn wrong_arguments_and_foreign_objects_are_errors() {
         len: 17,
     };
     let e = dev
-        .launch(k.as_ref(), &g, &[long, a.arg(), a.arg(), KernelArg::from(16i32)])
+        .launch(
+            k.as_ref(),
+            &g,
+            &[long, a.arg(), a.arg(), KernelArg::from(16i32)],
+        )
         .unwrap_err();
     assert!(matches!(e, BackendError::Argument { index: 0, .. }), "{e}");
     let e = dev
-        .launch(k.as_ref(), &geometry(1, 4096, 0), &[a.arg(), a.arg(), a.arg(), KernelArg::from(16i32)])
+        .launch(
+            k.as_ref(),
+            &geometry(1, 4096, 0),
+            &[a.arg(), a.arg(), a.arg(), KernelArg::from(16i32)],
+        )
         .unwrap_err();
     assert!(matches!(e, BackendError::Launch { .. }), "{e}");
     println!("{e}");
@@ -267,15 +343,26 @@ fn wrong_arguments_and_foreign_objects_are_errors() {
 
 #[test]
 fn compile_errors_carry_the_build_log() {
-    let Some(dev) = device("compile_errors_carry_the_build_log") else { return };
-    let src = source("broken.cu", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }");
+    let Some(dev) = device("compile_errors_carry_the_build_log") else {
+        return;
+    };
+    let src = source(
+        "broken.cu",
+        "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }",
+    );
     let e = match dev.compile(&request(&src, "broken", &[], &[])) {
         Err(e) => e,
         Ok(_) => panic!("a broken kernel compiled"),
     };
     println!("{e}");
     match &e {
-        BackendError::Compile { kernel, file, log, options, .. } => {
+        BackendError::Compile {
+            kernel,
+            file,
+            log,
+            options,
+            ..
+        } => {
             assert_eq!(kernel, "broken");
             assert_eq!(file, "broken.cu");
             assert!(log.contains("undefined_name"), "{log}");
@@ -292,24 +379,42 @@ fn compile_errors_carry_the_build_log() {
 
 #[test]
 fn kernels_are_cubin_for_the_exact_architecture() {
-    let Some(dev) = device("kernels_are_cubin_for_the_exact_architecture") else { return };
-    let src = source("empty.cu", "extern \"C\" __global__ void present(int* x) { if (x) x[0] = 1; }");
-    let k = dev.compile_cuda(&request(&src, "present", &[], &[])).unwrap();
-    println!("{:?} options `{}` stats {:?}", k.image_kind(), k.options(), k.stats());
+    let Some(dev) = device("kernels_are_cubin_for_the_exact_architecture") else {
+        return;
+    };
+    let src = source(
+        "empty.cu",
+        "extern \"C\" __global__ void present(int* x) { if (x) x[0] = 1; }",
+    );
+    let k = dev
+        .compile_cuda(&request(&src, "present", &[], &[]))
+        .unwrap();
+    println!(
+        "{:?} options `{}` stats {:?}",
+        k.image_kind(),
+        k.options(),
+        k.stats()
+    );
     assert_eq!(k.image_kind(), ImageKind::Cubin);
-    assert!(k.options().contains(&format!("--gpu-architecture={}", dev.info().architecture)));
+    assert!(k
+        .options()
+        .contains(&format!("--gpu-architecture={}", dev.info().architecture)));
     assert_eq!(k.param_sizes(), Some(&[8usize][..]));
 }
 
 #[test]
 fn timed_launches_report_device_time() {
-    let Some(dev) = device("timed_launches_report_device_time") else { return };
+    let Some(dev) = device("timed_launches_report_device_time") else {
+        return;
+    };
     let src = source("vector_add.cu", VECTOR_ADD);
     let defines = vec![
         ("BLOCK_SIZE_X".to_string(), "256".to_string()),
         ("ELEMS_PER_THREAD".to_string(), "1".to_string()),
     ];
-    let k = dev.compile(&request(&src, "vector_add", &defines, &[])).unwrap();
+    let k = dev
+        .compile(&request(&src, "vector_add", &defines, &[]))
+        .unwrap();
     let n = 1usize << 22;
     let a = DeviceBuffer::<f32>::new(dev, n).unwrap();
     a.fill(1.0).unwrap();
@@ -323,7 +428,9 @@ fn timed_launches_report_device_time() {
 
 #[test]
 fn buffers_round_trip_and_check_their_ranges() {
-    let Some(dev) = device("buffers_round_trip_and_check_their_ranges") else { return };
+    let Some(dev) = device("buffers_round_trip_and_check_their_ranges") else {
+        return;
+    };
     let mut rng = Rng::new(5);
     let x = rng.vec_f32(1024);
     let a = DeviceBuffer::from_slice(dev, &x).unwrap();
@@ -333,7 +440,10 @@ fn buffers_round_trip_and_check_their_ranges() {
     let got = b.to_vec().unwrap();
     assert_eq!(&got[..1024], &x[..]);
     assert!(got[1024..].iter().all(|v| v.is_nan()));
-    assert!(matches!(a.copy_from(&b), Err(BackendError::OutOfRange { .. })));
+    assert!(matches!(
+        a.copy_from(&b),
+        Err(BackendError::OutOfRange { .. })
+    ));
     assert!(matches!(
         a.memory().write(4000, &[0u8; 100]),
         Err(BackendError::OutOfRange { .. })

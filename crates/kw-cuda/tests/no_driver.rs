@@ -20,9 +20,15 @@ fn the_backend_reports_a_missing_driver_as_unavailable() {
         Err(BackendError::Unavailable { backend: b, reason }) => {
             println!("SKIPPED: no CUDA driver ({reason})");
             assert_eq!(b, BackendKind::Cuda);
-            assert!(reason.contains("no CUDA driver") || reason.contains("no usable CUDA driver"), "{reason}");
+            assert!(
+                reason.contains("no CUDA driver") || reason.contains("no usable CUDA driver"),
+                "{reason}"
+            );
             // Asking again answers the same, still without panicking.
-            assert!(matches!(backend.open(0), Err(BackendError::Unavailable { .. })));
+            assert!(matches!(
+                backend.open(0),
+                Err(BackendError::Unavailable { .. })
+            ));
             assert!(!backend.is_available());
             assert!(kw_cuda::nvrtc_library().is_err());
         }

@@ -75,12 +75,18 @@ pub fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32) {
     let mut num = 0f64;
     let mut den = 0f64;
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(!g.is_nan(), "{what}: element {i} was not written (poison left)");
+        assert!(
+            !g.is_nan(),
+            "{what}: element {i} was not written (poison left)"
+        );
         num += f64::from(g - w).powi(2);
         den += f64::from(w).powi(2);
     }
     let err = (num / den.max(f64::MIN_POSITIVE)).sqrt();
-    assert!(err <= f64::from(rel), "{what}: relative error {err:.3e} > {rel:e}");
+    assert!(
+        err <= f64::from(rel),
+        "{what}: relative error {err:.3e} > {rel:e}"
+    );
 }
 
 /// A source without headers.

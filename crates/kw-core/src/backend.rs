@@ -1,0 +1,266 @@
+//! The backend traits: one device of a backend ([`Device`]), its compiled kernels
+//! ([`CompiledKernel`]) and its memory ([`DeviceMemory`]), plus enumeration ([`Backend`]).
+//!
+//! The traits are object-safe: the runtime, the capture writer and the tuner hold
+//! `Arc<dyn Device>` and are written once for CUDA and OpenCL. A backend finds its own
+//! concrete types behind `&dyn CompiledKernel` / `&dyn DeviceMemory` with
+//! [`CompiledKernel::as_any`] / [`DeviceMemory::as_any`]; handing one backend's object to
+//! another backend is an error, never undefined behaviour.
+//!
+//! Mapping onto the APIs:
+//! - CUDA: a `Device` owns a context and a stream; `compile` runs NVRTC (cubin for the exact
+//!   `sm_XY`) and loads the module; `launch` packs the arguments into the `void*` array of
+//!   `cuLaunchKernel` (grid = blocks, block = threads, dynamic shared memory bytes); timing
+//!   uses a pair of CUDA events around the launch.
+//! - OpenCL: a `Device` owns a context and an in-order queue with profiling enabled;
+//!   `compile` is `clBuildProgram` with `-D` options; `launch` sets each argument with
+//!   `clSetKernelArg` and enqueues with global size = grid x local size; dynamic local memory
+//!   is passed as one extra trailing `__local` pointer argument (see the `kw-opencl` crate);
+//!   timing reads the launch event's profiling counters.
+
+use crate::def_eval::Geometry;
+use crate::device::{BackendKind, DeviceInfo};
+use crate::kernel_def::KernelSource;
+use crate::scalar::{ScalarType, ScalarValue};
+use std::any::Any;
+use std::path::PathBuf;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Errors of backends: typed, with the context needed to act on them.
+#[derive(Debug, Clone, Error)]
+#[non_exhaustive]
+pub enum BackendError {
+    /// The backend's driver or runtime library is missing, or it has no platform/device.
+    #[error("no {backend} platform: {reason}")]
+    Unavailable {
+        /// The backend.
+        backend: BackendKind,
+        /// Why (library not found, no platform, ...).
+        reason: String,
+    },
+    /// No device matched a selection.
+    #[error("no {backend} device matches {selector} (available: {available})")]
+    NoSuchDevice {
+        /// The backend.
+        backend: BackendKind,
+        /// The selection (`index 3`, `name containing "A100"`).
+        selector: String,
+        /// The devices there are.
+        available: String,
+    },
+    /// The kernel failed to compile; `log` is the compiler's full build log.
+    #[error("kernel `{kernel}` ({file}) failed to compile with options `{options}`: {reason}\nbuild log:\n{log}")]
+    Compile {
+        /// The kernel name.
+        kernel: String,
+        /// The source file name.
+        file: String,
+        /// The compiler options used.
+        options: String,
+        /// The driver's error.
+        reason: String,
+        /// The full build log.
+        log: String,
+    },
+    /// A launch argument does not fit the kernel.
+    #[error("kernel `{kernel}`: argument {index}: {message}")]
+    Argument {
+        /// The kernel name.
+        kernel: String,
+        /// The argument's position.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A launch failed.
+    #[error("kernel `{kernel}`: launch with grid {grid:?} x block {block:?} failed: {message}")]
+    Launch {
+        /// The kernel name.
+        kernel: String,
+        /// Blocks per axis.
+        grid: [u32; 3],
+        /// Threads per block per axis.
+        block: [u32; 3],
+        /// The driver's error.
+        message: String,
+    },
+    /// A host <-> device transfer would leave the buffer.
+    #[error("{op} of {bytes} bytes at offset {offset} is outside a buffer of {len} bytes")]
+    OutOfRange {
+        /// `write`, `read` or `copy`.
+        op: &'static str,
+        /// Bytes asked for.
+        bytes: usize,
+        /// Offset asked for.
+        offset: usize,
+        /// The buffer's length in bytes.
+        len: usize,
+    },
+    /// An object of another backend (or another device) was passed.
+    #[error("{what} does not belong to this {backend} device")]
+    Foreign {
+        /// The backend.
+        backend: BackendKind,
+        /// What was passed (`kernel`, `buffer for argument 2`).
+        what: String,
+    },
+    /// Any other driver call failed.
+    #[error("{op} failed: {message}")]
+    Api {
+        /// The operation (`clCreateBuffer`, `cuMemAlloc`).
+        op: &'static str,
+        /// The driver's error.
+        message: String,
+    },
+}
+
+/// What to compile. Defines become `-DNAME=VALUE`; headers are made available to
+/// `#include "NAME"`; include directories become `-I DIR`.
+#[derive(Clone, Copy, Debug)]
+pub struct CompileRequest<'a> {
+    /// The source and its embedded headers.
+    pub source: &'a KernelSource,
+    /// The kernel function's name.
+    pub kernel_name: &'a str,
+    /// `(name, value)` pairs, passed as `-Dname=value`.
+    pub defines: &'a [(String, String)],
+    /// Extra compiler flags.
+    pub flags: &'a [String],
+    /// Include directories.
+    pub include_dirs: &'a [PathBuf],
+    /// Template arguments (CUDA; must be empty for OpenCL).
+    pub template_args: &'a [String],
+}
+
+/// A launch argument: a device buffer or a scalar by value.
+#[derive(Clone, Copy)]
+pub enum KernelArg<'a> {
+    /// A device buffer with its element type and element count.
+    Buffer {
+        /// The memory.
+        mem: &'a dyn DeviceMemory,
+        /// The element type.
+        elem: ScalarType,
+        /// The number of elements.
+        len: usize,
+    },
+    /// A scalar.
+    Scalar(ScalarValue),
+}
+
+impl KernelArg<'_> {
+    /// The scalar type (of the value, or of a buffer's elements).
+    pub fn scalar_type(&self) -> ScalarType {
+        match self {
+            KernelArg::Buffer { elem, .. } => *elem,
+            KernelArg::Scalar(s) => s.ty(),
+        }
+    }
+
+    /// `"buffer of f32"` or `"scalar f32"`, for error messages.
+    pub fn describe(&self) -> String {
+        match self {
+            KernelArg::Buffer { elem, .. } => format!("buffer of {elem}"),
+            KernelArg::Scalar(s) => format!("scalar {}", s.ty()),
+        }
+    }
+}
+
+impl std::fmt::Debug for KernelArg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelArg::Buffer { elem, len, .. } => write!(f, "Buffer({elem} x {len})"),
+            KernelArg::Scalar(s) => write!(f, "Scalar({:?})", s.to_value()),
+        }
+    }
+}
+
+impl<T: crate::scalar::Scalar> From<T> for KernelArg<'_> {
+    fn from(v: T) -> Self {
+        KernelArg::Scalar(ScalarValue::new(v))
+    }
+}
+
+/// Enumerates and opens the devices of one backend.
+pub trait Backend: Send + Sync {
+    /// Which backend this is.
+    fn kind(&self) -> BackendKind;
+    /// The devices, in a stable order (their index is what [`Backend::open`] takes).
+    /// [`BackendError::Unavailable`] when the driver is missing or there is no platform.
+    fn devices(&self) -> Result<Vec<DeviceInfo>, BackendError>;
+    /// Opens device `index` (a context and a default queue / stream).
+    fn open(&self, index: usize) -> Result<Arc<dyn Device>, BackendError>;
+}
+
+/// One opened device: its context and default in-order queue (OpenCL) or stream (CUDA).
+/// All operations are ordered on that queue.
+pub trait Device: Send + Sync {
+    /// The device's description.
+    fn info(&self) -> &DeviceInfo;
+    /// Compiles a kernel. [`BackendError::Compile`] carries the full build log.
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError>;
+    /// Allocates `bytes` of device memory (contents unspecified; 0 bytes is allowed).
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError>;
+    /// Enqueues a launch (asynchronous). Checks the arguments against the kernel's parameter
+    /// count and the buffers' device.
+    fn launch(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+    ) -> Result<(), BackendError>;
+    /// Launches, waits for the launch to finish and returns its device time in milliseconds,
+    /// measured with device events / profiling counters.
+    fn launch_timed(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+    ) -> Result<f64, BackendError>;
+    /// Waits until every operation enqueued so far has finished.
+    fn synchronize(&self) -> Result<(), BackendError>;
+}
+
+/// A compiled kernel, ready to launch on the device that compiled it.
+pub trait CompiledKernel: Send + Sync {
+    /// The kernel function's name.
+    fn name(&self) -> &str;
+    /// The number of parameters the compiled function takes, where the backend knows it.
+    fn param_count(&self) -> Option<usize>;
+    /// The concrete type, for the backend that made it.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A block of device memory. Transfers are ordered on the owning device's queue and block
+/// until done.
+pub trait DeviceMemory: Send + Sync {
+    /// Its size in bytes.
+    fn len_bytes(&self) -> usize;
+    /// Copies `data` to the device at byte `offset`.
+    fn write(&self, offset: usize, data: &[u8]) -> Result<(), BackendError>;
+    /// Copies from the device at byte `offset` into `out` (after all enqueued work).
+    fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError>;
+    /// Copies all of `src` (same device, same size or smaller) to the start of this buffer.
+    fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError>;
+    /// The concrete type, for the backend that made it.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Checks that `[offset, offset + bytes)` lies in a buffer of `len` bytes.
+pub fn check_range(
+    op: &'static str,
+    offset: usize,
+    bytes: usize,
+    len: usize,
+) -> Result<(), BackendError> {
+    match offset.checked_add(bytes) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(BackendError::OutOfRange {
+            op,
+            bytes,
+            offset,
+            len,
+        }),
+    }
+}

@@ -1,0 +1,341 @@
+//! Checking a [`KernelDef`]: every problem at once, each with where it is and, for unknown
+//! names, a suggestion.
+
+use crate::config::Config;
+use crate::device::{BackendKind, DeviceInfo};
+use crate::eval::EvalError;
+use crate::expr::{ArgRef, Expr};
+use crate::kernel_def::{Access, ArgKind, KernelDef};
+use crate::suggest::closest;
+use std::fmt;
+
+/// One problem of a kernel definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefProblem {
+    /// Where: `block_size[0]`, `parameter tile`, `default configuration`, ...
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for DefProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// What an expression may mention, by its place in the definition.
+#[derive(Clone, Copy)]
+struct Allowed {
+    params: bool,
+    args: bool,
+    problem_size: bool,
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+fn did_you_mean(s: Option<String>) -> String {
+    s.map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
+impl KernelDef {
+    /// Every problem of the definition, checked against `device` when one is given (device
+    /// limits of the default configuration's geometry). An empty list means it is usable.
+    pub fn check(&self, device: Option<&DeviceInfo>) -> Vec<DefProblem> {
+        let mut out = Vec::new();
+        let mut push =
+            |location: String, message: String| out.push(DefProblem { location, message });
+        if !is_identifier(&self.kernel_name) {
+            push(
+                "kernel name".into(),
+                format!("`{}` is not a valid identifier", self.kernel_name),
+            );
+        }
+        if self.tuning_key.trim().is_empty() {
+            push("tuning key".into(), "is empty".into());
+        }
+        if self.backend == BackendKind::Opencl && !self.template_args.is_empty() {
+            push(
+                "template_args".into(),
+                "OpenCL C kernels take no template arguments".into(),
+            );
+        }
+        if self.problem_size.is_empty() || self.problem_size.len() > 3 {
+            push(
+                "problem_size".into(),
+                format!("needs 1 to 3 axes, has {}", self.problem_size.len()),
+            );
+        }
+        for (i, p) in self.parameters.iter().enumerate() {
+            let loc = format!("parameter `{}`", p.name);
+            if !is_identifier(&p.name) {
+                push(loc.clone(), "the name is not a valid identifier".into());
+            }
+            if self.parameters[..i].iter().any(|q| q.name == p.name) {
+                push(loc.clone(), "is declared twice".into());
+            }
+            if p.values.is_empty() {
+                push(loc.clone(), "has no values".into());
+            } else if !p.values.contains(&p.default) {
+                push(
+                    loc.clone(),
+                    format!("default {} is not one of its values", p.default),
+                );
+            }
+            for (j, v) in p.values.iter().enumerate() {
+                if p.values[..j].contains(v) {
+                    push(loc.clone(), format!("lists the value {v} twice"));
+                }
+            }
+        }
+        for (i, a) in self.args.iter().enumerate() {
+            let loc = format!("argument `{}`", a.name);
+            if !is_identifier(&a.name) {
+                push(loc.clone(), "the name is not a valid identifier".into());
+            }
+            if self.args[..i].iter().any(|b| b.name == a.name) {
+                push(loc.clone(), "is declared twice".into());
+            }
+            if a.kind == ArgKind::Scalar && a.access != Access::In {
+                push(loc, "a scalar argument can only be an input".into());
+            }
+        }
+        let geometry = Allowed {
+            params: true,
+            args: true,
+            problem_size: true,
+        };
+        let compile_time = Allowed {
+            params: true,
+            args: false,
+            problem_size: false,
+        };
+        let problem = Allowed {
+            params: false,
+            args: true,
+            problem_size: false,
+        };
+        for (label, e) in self.labelled_exprs() {
+            let allowed = if label.starts_with("problem_size") {
+                problem
+            } else if label.starts_with("define")
+                || label.starts_with("template")
+                || label.starts_with("restriction")
+            {
+                compile_time
+            } else {
+                geometry
+            };
+            self.check_names(&label, e, allowed, &mut push);
+        }
+        if out.is_empty() {
+            self.check_default(device, &mut out);
+        }
+        out
+    }
+
+    fn check_names(
+        &self,
+        label: &str,
+        e: &Expr,
+        allowed: Allowed,
+        push: &mut impl FnMut(String, String),
+    ) {
+        let params = || self.parameters.iter().map(|p| p.name.as_str());
+        e.visit(&mut |node| match node {
+            Expr::Param(name) if !allowed.params => push(
+                label.to_string(),
+                format!("cannot mention tuning parameter `{name}` here"),
+            ),
+            Expr::Param(name) if !params().any(|p| p == name) => push(
+                label.to_string(),
+                format!(
+                    "unknown parameter `{name}`{}",
+                    did_you_mean(closest(name, params()))
+                ),
+            ),
+            Expr::Arg(_) if !allowed.args => push(
+                label.to_string(),
+                "cannot mention kernel arguments here (it must be fixed at compile time)".into(),
+            ),
+            Expr::Arg(ArgRef::Name(name)) if self.arg_index(name).is_none() => push(
+                label.to_string(),
+                format!(
+                    "unknown argument `{name}`{}",
+                    did_you_mean(closest(name, self.args.iter().map(|a| a.name.as_str())))
+                ),
+            ),
+            Expr::Arg(ArgRef::Index(i)) if *i >= self.args.len() => push(
+                label.to_string(),
+                format!(
+                    "argument #{i} does not exist (the kernel has {})",
+                    self.args.len()
+                ),
+            ),
+            Expr::ProblemSize(_) if !allowed.problem_size => push(
+                label.to_string(),
+                "cannot mention the problem size here".into(),
+            ),
+            Expr::ProblemSize(axis) if *axis >= self.problem_size.len().max(1) => push(
+                label.to_string(),
+                format!(
+                    "problem size axis {axis} is not declared (the problem size has {} axes)",
+                    self.problem_size.len()
+                ),
+            ),
+            _ => {}
+        });
+    }
+
+    /// Checks the default configuration against the restrictions and (with a device) the
+    /// device's limits.
+    fn check_default(&self, device: Option<&DeviceInfo>, out: &mut Vec<DefProblem>) {
+        let config = self.default_config();
+        let scope = crate::def_eval::DefScope {
+            config: Some(&config),
+            device,
+            ..crate::def_eval::DefScope::new(self)
+        };
+        for (i, r) in self.restrictions.iter().enumerate() {
+            match r.eval_bool(&scope) {
+                Ok(true) => {}
+                Ok(false) => out.push(DefProblem {
+                    location: "default configuration".into(),
+                    message: format!("{config} breaks restriction {i} `{r}`"),
+                }),
+                Err(EvalError::NoDevice(_)) if device.is_none() => {}
+                Err(e) => out.push(DefProblem {
+                    location: format!("restriction {i} `{r}`"),
+                    message: e.to_string(),
+                }),
+            }
+        }
+        if let Some(device) = device {
+            self.check_limits(&config, device, out);
+            match self.space(Some(device)) {
+                Ok(space) if space.is_empty() => out.push(DefProblem {
+                    location: "tuning space".into(),
+                    message: "no configuration satisfies every restriction".into(),
+                }),
+                Ok(_) => {}
+                Err(e) => out.push(DefProblem {
+                    location: "tuning space".into(),
+                    message: e.to_string(),
+                }),
+            }
+        }
+    }
+
+    fn check_limits(&self, config: &Config, device: &DeviceInfo, out: &mut Vec<DefProblem>) {
+        let scope = crate::def_eval::DefScope {
+            config: Some(config),
+            device: Some(device),
+            ..crate::def_eval::DefScope::new(self)
+        };
+        let mut block = [1i64; 3];
+        for (axis, e) in self.block_size.iter().enumerate() {
+            match e.eval_int(&scope) {
+                Ok(v) => block[axis] = v,
+                // Depends on the arguments or problem size: checked at launch.
+                Err(EvalError::UnknownArg(_) | EvalError::NoProblemSize(_)) => return,
+                Err(err) => {
+                    out.push(DefProblem {
+                        location: format!("block_size[{axis}]"),
+                        message: err.to_string(),
+                    });
+                    return;
+                }
+            }
+        }
+        let loc = || format!("default configuration {config} on {}", device.name);
+        for (axis, (&b, &max)) in block.iter().zip(&device.max_block_dims).enumerate() {
+            if b < 1 || b > i64::from(max) {
+                out.push(DefProblem {
+                    location: loc(),
+                    message: format!("block size[{axis}] = {b} is outside 1..={max}"),
+                });
+            }
+        }
+        let threads = block.iter().fold(1i64, |a, &b| a.saturating_mul(b));
+        if threads > i64::from(device.max_threads_per_block) {
+            out.push(DefProblem {
+                location: loc(),
+                message: format!(
+                    "{threads} threads per block exceed the device's {}",
+                    device.max_threads_per_block
+                ),
+            });
+        }
+        if let Ok(bytes) = self.shared_memory.eval_int(&scope) {
+            if bytes < 0 || bytes as u64 > device.max_shared_memory_per_block {
+                out.push(DefProblem {
+                    location: loc(),
+                    message: format!(
+                        "{bytes} bytes of shared memory exceed the device's {}",
+                        device.max_shared_memory_per_block
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// Joins problems into one message, one per line.
+pub fn format_problems(problems: &[DefProblem]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("  - {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::test_device;
+    use crate::expr::{arg, lit, param};
+    use crate::kernel_def::sample_def;
+
+    #[test]
+    fn a_good_definition_has_no_problems() {
+        assert_eq!(sample_def().check(Some(&test_device())), vec![]);
+        assert_eq!(sample_def().check(None), vec![]);
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let mut def = sample_def();
+        def.block_size[0] = param("block_sise_x");
+        def.problem_size = vec![arg("m")];
+        def.defines.insert("N".into(), arg("n"));
+        def.parameters[0].default = 1000.into();
+        let problems = def.check(None);
+        let text = format_problems(&problems);
+        assert!(text.contains("did you mean `block_size_x`"), "{text}");
+        assert!(text.contains("unknown argument `m`"), "{text}");
+        assert!(text.contains("define N"), "{text}");
+        assert!(text.contains("default 1000"), "{text}");
+        assert_eq!(problems.len(), 4, "{text}");
+    }
+
+    #[test]
+    fn default_breaking_a_restriction_and_device_limits() {
+        let mut def = sample_def();
+        def.parameters[0].default = 256.into();
+        def.parameters[1].default = 4.into(); // 256 * 4 > 512
+        let text = format_problems(&def.check(None));
+        assert!(text.contains("breaks restriction 0"), "{text}");
+
+        let mut def = sample_def();
+        def.block_size[1] = lit(64); // 128 * 64 > 1024 threads
+        def.shared_memory = lit(1 << 20);
+        let text = format_problems(&def.check(Some(&test_device())));
+        assert!(text.contains("8192 threads per block"), "{text}");
+        assert!(text.contains("shared memory"), "{text}");
+    }
+}

@@ -1,0 +1,396 @@
+//! Evaluating a [`KernelDef`] for one configuration, problem size and device: the problem
+//! size from the arguments, the launch geometry, and the compiler defines.
+//!
+//! Everything here is allocation-free on success where the runtime's hot path needs it
+//! ([`KernelDef::problem_size_for`], [`KernelDef::geometry`]).
+
+use crate::config::Config;
+use crate::device::DeviceInfo;
+use crate::eval::{EvalError, Scope};
+use crate::expr::{ArgRef, DeviceAttr, Expr};
+use crate::kernel_def::{Grid, KernelDef};
+use crate::space::{SpaceError, TuningSpace};
+use crate::value::Value;
+use thiserror::Error;
+
+/// The values of a launch's arguments as expressions see them: a scalar's value, a buffer's
+/// element count.
+pub trait ArgValues {
+    /// The value of the argument at `index`, if there is one.
+    fn arg_value(&self, index: usize) -> Option<Value>;
+}
+
+impl ArgValues for [Value] {
+    fn arg_value(&self, index: usize) -> Option<Value> {
+        self.get(index).cloned()
+    }
+}
+
+impl ArgValues for Vec<Value> {
+    fn arg_value(&self, index: usize) -> Option<Value> {
+        self.get(index).cloned()
+    }
+}
+
+/// The scope a definition's expressions are evaluated in. Any part may be absent; naming an
+/// absent part is an evaluation error.
+#[derive(Clone, Copy)]
+pub struct DefScope<'a> {
+    /// The definition (resolves argument names and lists parameter names).
+    pub def: &'a KernelDef,
+    /// The configuration (parameter values).
+    pub config: Option<&'a Config>,
+    /// The launch's arguments.
+    pub args: Option<&'a dyn ArgValues>,
+    /// The problem size.
+    pub problem_size: Option<&'a [i64; 3]>,
+    /// The device.
+    pub device: Option<&'a DeviceInfo>,
+}
+
+impl<'a> DefScope<'a> {
+    /// A scope with only the definition (every name unresolved).
+    pub fn new(def: &'a KernelDef) -> DefScope<'a> {
+        DefScope {
+            def,
+            config: None,
+            args: None,
+            problem_size: None,
+            device: None,
+        }
+    }
+}
+
+impl Scope for DefScope<'_> {
+    fn param(&self, name: &str) -> Option<Value> {
+        self.config?.get(name).cloned()
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.def.parameters.iter().map(|p| p.name.clone()).collect()
+    }
+    fn arg(&self, arg: &ArgRef) -> Option<Value> {
+        let index = match arg {
+            ArgRef::Index(i) => *i,
+            ArgRef::Name(n) => self.def.arg_index(n)?,
+        };
+        self.args?.arg_value(index)
+    }
+    fn problem_size(&self, axis: usize) -> Option<i64> {
+        self.problem_size?.get(axis).copied()
+    }
+    fn device(&self, attr: DeviceAttr) -> Option<Value> {
+        self.device.map(|d| d.attr(attr))
+    }
+}
+
+/// The launch geometry of one configuration for one problem size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Geometry {
+    /// Number of blocks (work-groups) per axis.
+    pub grid: [u32; 3],
+    /// Threads (work-items) per block per axis.
+    pub block: [u32; 3],
+    /// Dynamic shared (local) memory per block, in bytes.
+    pub shared_memory_bytes: u32,
+}
+
+impl Geometry {
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&b| u64::from(b)).product()
+    }
+}
+
+/// Why a definition could not be evaluated.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum DefError {
+    /// An expression failed to evaluate.
+    #[error("kernel `{kernel}`: {what} `{expr}`: {source}")]
+    Eval {
+        /// The kernel name.
+        kernel: String,
+        /// Which expression (`block_size[0]`).
+        what: String,
+        /// The expression, as text.
+        expr: String,
+        /// Why.
+        source: Box<EvalError>,
+    },
+    /// An expression evaluated to an unusable value.
+    #[error("kernel `{kernel}`: {what} `{expr}` is {value}: {reason}")]
+    BadValue {
+        /// The kernel name.
+        kernel: String,
+        /// Which expression.
+        what: String,
+        /// The expression, as text.
+        expr: String,
+        /// The value it had.
+        value: String,
+        /// What was expected.
+        reason: &'static str,
+    },
+    /// The tuning space could not be built.
+    #[error("kernel `{kernel}`: tuning space: {source}")]
+    Space {
+        /// The kernel name.
+        kernel: String,
+        /// Why.
+        source: Box<SpaceError>,
+    },
+}
+
+const AXES: [&str; 3] = ["[0]", "[1]", "[2]"];
+
+impl KernelDef {
+    fn eval_int_in(
+        &self,
+        what: &str,
+        axis: Option<usize>,
+        e: &Expr,
+        scope: &DefScope<'_>,
+    ) -> Result<i64, DefError> {
+        e.eval_int(scope).map_err(|source| DefError::Eval {
+            kernel: self.kernel_name.clone(),
+            what: format!("{what}{}", axis.map_or("", |a| AXES[a])),
+            expr: e.to_string(),
+            source: Box::new(source),
+        })
+    }
+
+    fn positive_u32(
+        &self,
+        what: &str,
+        axis: Option<usize>,
+        e: &Expr,
+        scope: &DefScope<'_>,
+        allow_zero: bool,
+    ) -> Result<u32, DefError> {
+        let v = self.eval_int_in(what, axis, e, scope)?;
+        let min = i64::from(!allow_zero);
+        match u32::try_from(v) {
+            Ok(x) if v >= min => Ok(x),
+            _ => Err(DefError::BadValue {
+                kernel: self.kernel_name.clone(),
+                what: format!("{what}{}", axis.map_or("", |a| AXES[a])),
+                expr: e.to_string(),
+                value: v.to_string(),
+                reason: if allow_zero {
+                    "expected 0 ..= 2^32-1"
+                } else {
+                    "expected 1 ..= 2^32-1"
+                },
+            }),
+        }
+    }
+
+    /// The problem size of a launch: each axis evaluated over the arguments (missing axes
+    /// are 1). Allocation-free on success.
+    pub fn problem_size_for(
+        &self,
+        args: &dyn ArgValues,
+        device: Option<&DeviceInfo>,
+    ) -> Result<[i64; 3], DefError> {
+        let scope = DefScope {
+            args: Some(args),
+            device,
+            ..DefScope::new(self)
+        };
+        let mut out = [1i64; 3];
+        for (axis, e) in self.problem_size.iter().enumerate().take(3) {
+            let v = self.eval_int_in("problem_size", Some(axis), e, &scope)?;
+            if v < 0 {
+                return Err(DefError::BadValue {
+                    kernel: self.kernel_name.clone(),
+                    what: format!("problem_size{}", AXES[axis]),
+                    expr: e.to_string(),
+                    value: v.to_string(),
+                    reason: "expected a size >= 0",
+                });
+            }
+            out[axis] = v;
+        }
+        Ok(out)
+    }
+
+    /// The launch geometry for a configuration and problem size. Allocation-free on success.
+    pub fn geometry(
+        &self,
+        config: &Config,
+        problem_size: &[i64; 3],
+        args: Option<&dyn ArgValues>,
+        device: Option<&DeviceInfo>,
+    ) -> Result<Geometry, DefError> {
+        let scope = DefScope {
+            def: self,
+            config: Some(config),
+            args,
+            problem_size: Some(problem_size),
+            device,
+        };
+        let mut block = [1u32; 3];
+        for (axis, e) in self.block_size.iter().enumerate() {
+            block[axis] = self.positive_u32("block_size", Some(axis), e, &scope, false)?;
+        }
+        let mut grid = [1u32; 3];
+        match &self.grid {
+            Grid::Blocks(g) => {
+                for (axis, e) in g.iter().enumerate() {
+                    grid[axis] = self.positive_u32("grid_size", Some(axis), e, &scope, true)?;
+                }
+            }
+            Grid::Divisors(d) => {
+                for (axis, e) in d.iter().enumerate() {
+                    let div = self.positive_u32("grid_divisors", Some(axis), e, &scope, false)?;
+                    let blocks = (problem_size[axis] as u64).div_ceil(u64::from(div));
+                    grid[axis] = u32::try_from(blocks).map_err(|_| DefError::BadValue {
+                        kernel: self.kernel_name.clone(),
+                        what: format!("grid size{}", AXES[axis]),
+                        expr: e.to_string(),
+                        value: blocks.to_string(),
+                        reason: "too many blocks",
+                    })?;
+                }
+            }
+        }
+        let shared_memory_bytes =
+            self.positive_u32("shared_memory", None, &self.shared_memory, &scope, true)?;
+        Ok(Geometry {
+            grid,
+            block,
+            shared_memory_bytes,
+        })
+    }
+
+    /// The `-D` defines of a configuration: every tuning parameter (when
+    /// [`KernelDef::params_as_defines`]) then the declared defines, as `(name, C text)`.
+    pub fn defines_for(
+        &self,
+        config: &Config,
+        device: Option<&DeviceInfo>,
+    ) -> Result<Vec<(String, String)>, DefError> {
+        let scope = DefScope {
+            config: Some(config),
+            device,
+            ..DefScope::new(self)
+        };
+        let mut out = Vec::new();
+        if self.params_as_defines {
+            for (name, v) in config.iter() {
+                out.push((name.to_string(), v.c_literal()));
+            }
+        }
+        for (name, e) in &self.defines {
+            let v = e.eval(&scope).map_err(|source| DefError::Eval {
+                kernel: self.kernel_name.clone(),
+                what: format!("define {name}"),
+                expr: e.to_string(),
+                source: Box::new(source),
+            })?;
+            out.retain(|(n, _)| n != name);
+            out.push((name.clone(), v.c_literal()));
+        }
+        Ok(out)
+    }
+
+    /// The template arguments of a configuration, as C++ text (CUDA).
+    pub fn template_args_for(
+        &self,
+        config: &Config,
+        device: Option<&DeviceInfo>,
+    ) -> Result<Vec<String>, DefError> {
+        let scope = DefScope {
+            config: Some(config),
+            device,
+            ..DefScope::new(self)
+        };
+        self.template_args
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                e.eval(&scope)
+                    .map(|v| v.c_literal())
+                    .map_err(|source| DefError::Eval {
+                        kernel: self.kernel_name.clone(),
+                        what: format!("template_args[{i}]"),
+                        expr: e.to_string(),
+                        source: Box::new(source),
+                    })
+            })
+            .collect()
+    }
+
+    /// The tuning space, with device attributes in restrictions resolved for `device`.
+    pub fn space(&self, device: Option<&DeviceInfo>) -> Result<TuningSpace, DefError> {
+        let scope = DefScope {
+            device,
+            ..DefScope::new(self)
+        };
+        TuningSpace::with_scope(self.parameters.clone(), self.restrictions.clone(), &scope).map_err(
+            |source| DefError::Space {
+                kernel: self.kernel_name.clone(),
+                source: Box::new(source),
+            },
+        )
+    }
+
+    /// The default configuration (every parameter at its default).
+    pub fn default_config(&self) -> Config {
+        Config(
+            self.parameters
+                .iter()
+                .map(|p| (p.name.clone(), p.default.clone()))
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::test_device;
+    use crate::kernel_def::sample_def;
+
+    #[test]
+    fn problem_size_geometry_and_defines() {
+        let def = sample_def();
+        let args = vec![
+            Value::Int(1000),
+            Value::Int(1000),
+            Value::Int(1000),
+            Value::Int(1000),
+        ];
+        let ps = def.problem_size_for(&args, None).unwrap();
+        assert_eq!(ps, [1000, 1, 1]);
+        let mut c = def.default_config();
+        c.set("elems_per_thread", 4);
+        let g = def.geometry(&c, &ps, None, None).unwrap();
+        assert_eq!(g.block, [128, 1, 1]);
+        assert_eq!(g.grid, [2, 1, 1]); // div_ceil(1000, 512)
+        assert_eq!(g.shared_memory_bytes, 0);
+        let d = def.defines_for(&c, None).unwrap();
+        assert_eq!(
+            d,
+            vec![
+                ("block_size_x".to_string(), "128".to_string()),
+                ("elems_per_thread".to_string(), "4".to_string()),
+                ("ELEMS".to_string(), "4".to_string()),
+            ]
+        );
+        assert_eq!(def.space(Some(&test_device())).unwrap().len(), 11);
+    }
+
+    #[test]
+    fn bad_values_are_errors_not_panics() {
+        let mut def = sample_def();
+        def.block_size[0] = crate::expr::param("block_size_x") - 1000;
+        let c = def.default_config();
+        let err = def.geometry(&c, &[10, 1, 1], None, None).unwrap_err();
+        assert!(err.to_string().contains("block_size[0]"), "{err}");
+        let err = def
+            .problem_size_for(&vec![Value::Int(1)], None)
+            .unwrap_err();
+        assert!(err.to_string().contains("unknown argument"), "{err}");
+    }
+}

@@ -1,0 +1,308 @@
+//! [`KernelDef`]: everything needed to compile and launch a tunable kernel without the
+//! application that declared it. Captures store it as JSON, so its JSON form is a contract:
+//! it carries [`KernelDef::format_version`], and the tests load stored fixtures.
+//!
+//! Evaluation (geometry, defines for a configuration) lives in [`crate::def_eval`]; the
+//! checks that report every problem of a definition live in [`crate::def_check`].
+
+use crate::device::BackendKind;
+use crate::expr::Expr;
+use crate::scalar::ScalarType;
+use crate::space::Parameter;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// The version of the JSON form of [`KernelDef`] that this library writes.
+pub const KERNEL_DEF_FORMAT_VERSION: u32 = 1;
+
+/// The kernel's source: the main file and the headers it includes, all embedded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelSource {
+    /// The main file's name (for error messages and `#line`), e.g. `vector_add.cl`.
+    pub file_name: String,
+    /// The main file's text.
+    pub text: String,
+    /// Headers the source includes, by the name used in `#include "..."`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<Header>,
+}
+
+/// An embedded header file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The name used in `#include "..."` (a relative path).
+    pub name: String,
+    /// The header's text.
+    pub text: String,
+}
+
+/// Whether an argument is passed by value or is a device buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArgKind {
+    /// A scalar passed by value.
+    Scalar,
+    /// A device buffer (pointer) of elements of the argument's type.
+    Buffer,
+}
+
+/// How a kernel uses a buffer argument (scalars are always `in`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Read only.
+    #[default]
+    In,
+    /// Written only (its previous contents do not matter).
+    Out,
+    /// Read and written.
+    InOut,
+}
+
+/// One kernel argument.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArgDef {
+    /// Its name (expressions refer to it as `args.NAME`).
+    pub name: String,
+    /// The scalar type, or the element type of a buffer.
+    #[serde(rename = "type")]
+    pub ty: ScalarType,
+    /// Scalar or buffer.
+    pub kind: ArgKind,
+    /// In, out or in/out.
+    #[serde(default)]
+    pub access: Access,
+}
+
+/// How the grid (number of blocks) is derived.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grid {
+    /// The number of blocks per axis, given directly.
+    Blocks([Expr; 3]),
+    /// Divisors of the problem size: `blocks[i] = div_ceil(problem_size[i], divisors[i])`.
+    Divisors([Expr; 3]),
+}
+
+/// A tunable kernel's full definition. See the [module documentation](self).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelDef {
+    /// The version of this JSON form ([`KERNEL_DEF_FORMAT_VERSION`] when written).
+    pub format_version: u32,
+    /// The backend the source is written for.
+    pub backend: BackendKind,
+    /// The source, with its headers.
+    pub source: KernelSource,
+    /// The kernel function's name.
+    pub kernel_name: String,
+    /// Template arguments (CUDA only), as expressions (e.g. `param("T")`, `lit("float")`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub template_args: Vec<Expr>,
+    /// Extra compiler flags, passed as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compiler_flags: Vec<String>,
+    /// Preprocessor defines, `-DNAME=VALUE`, with values as expressions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defines: BTreeMap<String, Expr>,
+    /// Whether every tuning parameter is also passed as a define (`-Dblock_size_x=128`).
+    #[serde(default = "yes")]
+    pub params_as_defines: bool,
+    /// The tuning parameters, in order.
+    pub parameters: Vec<Parameter>,
+    /// Restrictions every configuration must satisfy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restrictions: Vec<Expr>,
+    /// The tuning key: names the kernel in captures and wisdom files (e.g. `vector_add`).
+    pub tuning_key: String,
+    /// The problem size (1 to 3 axes) as expressions over the arguments.
+    pub problem_size: Vec<Expr>,
+    /// The block (work-group) size per axis.
+    pub block_size: [Expr; 3],
+    /// How the grid is derived.
+    pub grid: Grid,
+    /// Dynamic shared (local) memory per block, in bytes.
+    pub shared_memory: Expr,
+    /// The kernel's arguments, in order.
+    pub args: Vec<ArgDef>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Why a kernel definition could not be read.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum DefFormatError {
+    /// Not valid JSON for a kernel definition.
+    #[error("invalid kernel definition JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Written by a newer version of the format.
+    #[error(
+        "kernel definition format version {found} is newer than supported version {supported}"
+    )]
+    Version {
+        /// The version in the document.
+        found: u32,
+        /// The newest version this library reads.
+        supported: u32,
+    },
+}
+
+impl KernelDef {
+    /// The definition as pretty-printed JSON (the stored contract).
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Reads a definition from JSON, refusing versions newer than this library's.
+    pub fn from_json(text: &str) -> Result<KernelDef, DefFormatError> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            format_version: u32,
+        }
+        let v: VersionOnly = serde_json::from_str(text)?;
+        if v.format_version > KERNEL_DEF_FORMAT_VERSION {
+            return Err(DefFormatError::Version {
+                found: v.format_version,
+                supported: KERNEL_DEF_FORMAT_VERSION,
+            });
+        }
+        Ok(serde_json::from_str(text)?)
+    }
+
+    /// The index of the argument called `name`.
+    pub fn arg_index(&self, name: &str) -> Option<usize> {
+        self.args.iter().position(|a| a.name == name)
+    }
+
+    /// Every expression of the definition with a label saying where it is
+    /// (`block_size[0]`, `define FOO`, `restriction 2`, ...).
+    pub fn labelled_exprs(&self) -> Vec<(String, &Expr)> {
+        let mut out: Vec<(String, &Expr)> = Vec::new();
+        for (i, e) in self.problem_size.iter().enumerate() {
+            out.push((format!("problem_size[{i}]"), e));
+        }
+        for (i, e) in self.block_size.iter().enumerate() {
+            out.push((format!("block_size[{i}]"), e));
+        }
+        let (what, grid) = match &self.grid {
+            Grid::Blocks(g) => ("grid_size", g),
+            Grid::Divisors(g) => ("grid_divisors", g),
+        };
+        for (i, e) in grid.iter().enumerate() {
+            out.push((format!("{what}[{i}]"), e));
+        }
+        out.push(("shared_memory".into(), &self.shared_memory));
+        for (name, e) in &self.defines {
+            out.push((format!("define {name}"), e));
+        }
+        for (i, e) in self.template_args.iter().enumerate() {
+            out.push((format!("template_args[{i}]"), e));
+        }
+        for (i, e) in self.restrictions.iter().enumerate() {
+            out.push((format!("restriction {i} `{e}`"), e));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn sample_def() -> KernelDef {
+    use crate::expr::{arg, lit, param};
+    KernelDef {
+        format_version: KERNEL_DEF_FORMAT_VERSION,
+        backend: BackendKind::Opencl,
+        source: KernelSource {
+            file_name: "vector_add.cl".into(),
+            text: "#include \"common.h\"\n__kernel void vector_add(__global float* c, \
+                   __global const float* a, __global const float* b, int n) {}\n"
+                .into(),
+            headers: vec![Header {
+                name: "common.h".into(),
+                text: "#define ONE 1\n".into(),
+            }],
+        },
+        kernel_name: "vector_add".into(),
+        template_args: vec![],
+        compiler_flags: vec!["-cl-fast-relaxed-math".into()],
+        defines: [("ELEMS".to_string(), param("elems_per_thread"))]
+            .into_iter()
+            .collect(),
+        params_as_defines: true,
+        parameters: vec![
+            Parameter::new("block_size_x", [32, 64, 128, 256]).with_default(128),
+            Parameter::new("elems_per_thread", [1, 2, 4]),
+        ],
+        restrictions: vec![(param("block_size_x") * param("elems_per_thread")).le(512)],
+        tuning_key: "vector_add".into(),
+        problem_size: vec![arg("n")],
+        block_size: [param("block_size_x"), lit(1), lit(1)],
+        grid: Grid::Divisors([
+            param("block_size_x") * param("elems_per_thread"),
+            lit(1),
+            lit(1),
+        ]),
+        shared_memory: lit(0),
+        args: vec![
+            ArgDef {
+                name: "c".into(),
+                ty: ScalarType::F32,
+                kind: ArgKind::Buffer,
+                access: Access::Out,
+            },
+            ArgDef {
+                name: "a".into(),
+                ty: ScalarType::F32,
+                kind: ArgKind::Buffer,
+                access: Access::In,
+            },
+            ArgDef {
+                name: "b".into(),
+                ty: ScalarType::F32,
+                kind: ArgKind::Buffer,
+                access: Access::In,
+            },
+            ArgDef {
+                name: "n".into(),
+                ty: ScalarType::I32,
+                kind: ArgKind::Scalar,
+                access: Access::In,
+            },
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_fixture_loads_and_matches() {
+        let text = include_str!("../tests/fixtures/kernel_def_v1.json");
+        let def = KernelDef::from_json(text).unwrap();
+        assert_eq!(def, sample_def());
+        // Writing it again gives the stored text (the JSON form is stable).
+        assert_eq!(def.to_json().trim(), text.trim());
+    }
+
+    #[test]
+    fn newer_versions_are_refused() {
+        let text = sample_def()
+            .to_json()
+            .replace("\"format_version\": 1", "\"format_version\": 99");
+        let err = KernelDef::from_json(&text).unwrap_err();
+        assert!(err.to_string().contains("99"), "{err}");
+    }
+
+    #[test]
+    fn labels_cover_every_expression() {
+        let def = sample_def();
+        let labels: Vec<String> = def.labelled_exprs().into_iter().map(|(l, _)| l).collect();
+        assert!(labels.contains(&"grid_divisors[0]".to_string()));
+        assert!(labels.contains(&"define ELEMS".to_string()));
+        assert_eq!(labels.len(), 1 + 3 + 3 + 1 + 1 + 1);
+    }
+}

@@ -100,7 +100,7 @@ while read -r kind name path; do
   # Sum the libtest summaries ("test result: ok. 10 passed; 0 failed; ...").
   passed=$(grep -oE '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
   failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
-  skipped=$(grep -c '^SKIPPED' "$log")
+  skipped=$(grep -c 'SKIPPED' "$log")
   [ $rc -ne 0 ] && status=1
   table+=("$(printf '%-40s %6s %6s %7s %4s' "$name" "$passed" "$failed" "$skipped" "$rc")")
 done < "$list"

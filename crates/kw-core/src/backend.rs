@@ -264,3 +264,21 @@ pub fn check_range(
         }),
     }
 }
+
+impl std::fmt::Debug for dyn CompiledKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CompiledKernel({})", self.name())
+    }
+}
+
+impl std::fmt::Debug for dyn Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Device({})", self.info().summary())
+    }
+}
+
+impl std::fmt::Debug for dyn DeviceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceMemory({} bytes)", self.len_bytes())
+    }
+}

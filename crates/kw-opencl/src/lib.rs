@@ -1,1 +1,78 @@
-//! placeholder
+//! # kw-opencl
+//!
+//! The OpenCL backend of kernel-wisdom, on [`opencl3`] with `libOpenCL` loaded at run time:
+//! a machine without OpenCL builds and runs, and [`OpenClBackend::devices`] answers
+//! "no OpenCL platform" instead of failing to load.
+//!
+//! - Devices are numbered over all platforms, in platform order then device order.
+//! - Each opened [`ClDevice`] has one context and one in-order queue with profiling enabled;
+//!   transfers block, launches are asynchronous, [`kw_core::Device::synchronize`] waits.
+//! - Kernels are built with `clBuildProgram`; defines become `-DNAME=VALUE`, include
+//!   directories `-IDIR`, embedded headers are written once to a temporary directory named
+//!   by their hash and added with `-I`. A failed build returns
+//!   [`kw_core::BackendError::Compile`] with the full build log.
+//! - A launch uses global size = grid x local size (the block size), per axis.
+//! - **Dynamic local memory convention**: a kernel that uses dynamic local (shared) memory
+//!   declares one extra, trailing `__local` pointer parameter after its declared arguments,
+//!   e.g. `__kernel void k(__global float* x, int n, __local float* scratch)`. The runtime
+//!   passes the definition's `shared_memory` bytes there (at least 1 byte, as OpenCL refuses
+//!   0). A kernel without that parameter must ask for 0 bytes.
+//! - Timed launches read the launch event's `CL_PROFILING_COMMAND_START/END`.
+//!
+//! All `unsafe` of the OpenCL path lives in this crate.
+
+mod device;
+mod error;
+mod memory;
+mod platform;
+mod program;
+
+pub use device::ClDevice;
+pub use memory::ClMemory;
+pub use opencl3;
+pub use program::ClKernel;
+
+use kw_core::backend::{Backend, BackendError, Device};
+use kw_core::{BackendKind, DeviceInfo};
+use std::sync::Arc;
+
+/// The OpenCL backend: enumerates and opens OpenCL devices.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenClBackend;
+
+impl OpenClBackend {
+    /// Opens device `index` as its concrete type.
+    pub fn open_cl(&self, index: usize) -> Result<ClDevice, BackendError> {
+        let devices = platform::devices()?;
+        let Some((d, info)) = devices.get(index) else {
+            let names: Vec<String> = devices
+                .iter()
+                .enumerate()
+                .map(|(i, (_, info))| format!("{i}: {}", info.name))
+                .collect();
+            return Err(BackendError::NoSuchDevice {
+                backend: BackendKind::Opencl,
+                selector: format!("index {index}"),
+                available: names.join(", "),
+            });
+        };
+        ClDevice::open(*d, info.clone())
+    }
+}
+
+impl Backend for OpenClBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Opencl
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>, BackendError> {
+        Ok(platform::devices()?
+            .iter()
+            .map(|(_, i)| i.clone())
+            .collect())
+    }
+
+    fn open(&self, index: usize) -> Result<Arc<dyn Device>, BackendError> {
+        Ok(Arc::new(self.open_cl(index)?))
+    }
+}

@@ -1,0 +1,387 @@
+//! [`KernelBuilder`]: how an application declares a tunable kernel.
+
+use crate::error::Error;
+use crate::includes;
+use kw_core::def_check::DefProblem;
+use kw_core::expr::{lit, param};
+use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
+use kw_core::{
+    Access, ArgDef, ArgKind, BackendKind, Device, DeviceInfo, Expr, Grid, KernelDef, Parameter,
+    Scalar, Value,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where a kernel's source comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A file, read when the definition is built (its directory is searched for includes).
+    File(PathBuf),
+    /// Text in memory, with the file name used in messages.
+    Text {
+        /// The name shown in messages and used to pick the backend (`.cl` / `.cu`).
+        file_name: String,
+        /// The source text.
+        text: String,
+    },
+}
+
+impl Source {
+    /// A source file.
+    pub fn file(path: impl Into<PathBuf>) -> Source {
+        Source::File(path.into())
+    }
+
+    /// Source text with a file name (`vector_add.cl`).
+    pub fn text(file_name: impl Into<String>, text: impl Into<String>) -> Source {
+        Source::Text {
+            file_name: file_name.into(),
+            text: text.into(),
+        }
+    }
+
+    fn file_name(&self) -> String {
+        match self {
+            Source::File(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            Source::Text { file_name, .. } => file_name.clone(),
+        }
+    }
+}
+
+/// Declares a tunable kernel: its source, tuning parameters, restrictions, launch geometry
+/// and arguments, all as [`Expr`]essions over parameters, arguments and device attributes.
+/// [`KernelBuilder::build`] checks everything and reports every problem at once.
+///
+/// ```no_run
+/// use kernel_wisdom::{arg, KernelBuilder, Source, WisdomKernel, DeviceBuffer, open_default_device};
+///
+/// # fn main() -> Result<(), kernel_wisdom::Error> {
+/// let mut b = KernelBuilder::new("vector_add", Source::file("kernels/vector_add.cl"));
+/// let bx = b.tune("block_size_x", [32, 64, 128, 256], 128);
+/// let ept = b.tune("elems_per_thread", [1, 2, 4], 1);
+/// b.restriction((bx.clone() * ept.clone()).le(1024))
+///     .problem_size([arg("n")])
+///     .block_size(bx.clone(), 1, 1)
+///     .grid_divisors(bx * ept, 1, 1)
+///     .output::<f32>("c")
+///     .input::<f32>("a")
+///     .input::<f32>("b")
+///     .scalar::<i32>("n");
+/// let def = b.build()?;
+///
+/// let device = open_default_device()?; // KW_DEVICE=index or name substring
+/// let kernel = WisdomKernel::new(def, device.clone())?;
+/// let n = 1 << 20;
+/// let a = DeviceBuffer::from_slice(device.as_ref(), &vec![1.0f32; n])?;
+/// let b = DeviceBuffer::from_slice(device.as_ref(), &vec![2.0f32; n])?;
+/// let c = DeviceBuffer::<f32>::new(device.as_ref(), n)?;
+/// kernel.launch(&[c.arg(), a.arg(), b.arg(), (n as i32).into()])?;
+/// assert_eq!(c.to_vec()?[0], 3.0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct KernelBuilder {
+    kernel_name: String,
+    source: Source,
+    backend: Option<BackendKind>,
+    include_dirs: Vec<PathBuf>,
+    params: Vec<Parameter>,
+    restrictions: Vec<Expr>,
+    problem_size: Vec<Expr>,
+    block_size: [Expr; 3],
+    grid: Option<Grid>,
+    shared_memory: Expr,
+    defines: BTreeMap<String, Expr>,
+    params_as_defines: bool,
+    template_args: Vec<Expr>,
+    compiler_flags: Vec<String>,
+    tuning_key: Option<String>,
+    args: Vec<ArgDef>,
+    problems: Vec<DefProblem>,
+}
+
+impl KernelBuilder {
+    /// A builder for kernel function `kernel_name` in `source`.
+    pub fn new(kernel_name: impl Into<String>, source: Source) -> KernelBuilder {
+        KernelBuilder {
+            kernel_name: kernel_name.into(),
+            source,
+            backend: None,
+            include_dirs: Vec::new(),
+            params: Vec::new(),
+            restrictions: Vec::new(),
+            problem_size: Vec::new(),
+            block_size: [lit(1), lit(1), lit(1)],
+            grid: None,
+            shared_memory: lit(0),
+            defines: BTreeMap::new(),
+            params_as_defines: true,
+            template_args: Vec::new(),
+            compiler_flags: Vec::new(),
+            tuning_key: None,
+            args: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Sets the backend (by default: `.cu`/`.cuh` files are CUDA, everything else OpenCL).
+    pub fn backend(&mut self, backend: BackendKind) -> &mut Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// Adds a directory searched for `#include "..."` files (the source file's own directory
+    /// is always searched). Included headers are embedded in the definition.
+    pub fn include_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.include_dirs.push(dir.into());
+        self
+    }
+
+    /// Declares a tuning parameter and returns an expression referring to it.
+    pub fn tune<V: Into<Value>>(
+        &mut self,
+        name: &str,
+        values: impl IntoIterator<Item = V>,
+        default: impl Into<Value>,
+    ) -> Expr {
+        self.params
+            .push(Parameter::new(name, values).with_default(default));
+        param(name)
+    }
+
+    /// Declares a tuning parameter that is also passed as a define of the same name (the
+    /// default for every parameter unless [`KernelBuilder::params_as_defines`] is off).
+    pub fn tune_define<V: Into<Value>>(
+        &mut self,
+        name: &str,
+        values: impl IntoIterator<Item = V>,
+        default: impl Into<Value>,
+    ) -> Expr {
+        let p = self.tune(name, values, default);
+        self.defines.insert(name.to_string(), p.clone());
+        p
+    }
+
+    /// Whether every tuning parameter is passed as a define (on by default).
+    pub fn params_as_defines(&mut self, on: bool) -> &mut Self {
+        self.params_as_defines = on;
+        self
+    }
+
+    /// Adds a restriction every configuration must satisfy.
+    pub fn restriction(&mut self, e: impl Into<Expr>) -> &mut Self {
+        self.restrictions.push(e.into());
+        self
+    }
+
+    /// Adds a restriction written as text (`"32 <= block_size_x * block_size_y <= 1024"`,
+    /// Kernel Tuner's Python style is accepted). A parse error is reported by `build`.
+    pub fn restriction_text(&mut self, text: &str) -> &mut Self {
+        match Expr::parse(text) {
+            Ok(e) => self.restrictions.push(e),
+            Err(err) => self.problems.push(DefProblem {
+                location: format!("restriction `{text}`"),
+                message: err.to_string(),
+            }),
+        }
+        self
+    }
+
+    /// The problem size: 1 to 3 expressions over the arguments (`arg("n")`).
+    pub fn problem_size<E: Into<Expr>>(&mut self, axes: impl IntoIterator<Item = E>) -> &mut Self {
+        self.problem_size = axes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The block (work-group) size.
+    pub fn block_size(
+        &mut self,
+        x: impl Into<Expr>,
+        y: impl Into<Expr>,
+        z: impl Into<Expr>,
+    ) -> &mut Self {
+        self.block_size = [x.into(), y.into(), z.into()];
+        self
+    }
+
+    /// The grid as a number of blocks per axis.
+    pub fn grid_size(
+        &mut self,
+        x: impl Into<Expr>,
+        y: impl Into<Expr>,
+        z: impl Into<Expr>,
+    ) -> &mut Self {
+        self.grid = Some(Grid::Blocks([x.into(), y.into(), z.into()]));
+        self
+    }
+
+    /// The grid as divisors of the problem size: `blocks = div_ceil(problem_size, divisor)`.
+    /// Without `grid_size` or `grid_divisors`, the divisors are the block size.
+    pub fn grid_divisors(
+        &mut self,
+        x: impl Into<Expr>,
+        y: impl Into<Expr>,
+        z: impl Into<Expr>,
+    ) -> &mut Self {
+        self.grid = Some(Grid::Divisors([x.into(), y.into(), z.into()]));
+        self
+    }
+
+    /// Dynamic shared (local) memory per block in bytes. OpenCL kernels receive it as a
+    /// trailing `__local` pointer parameter (see the `kw-opencl` crate).
+    pub fn shared_memory(&mut self, bytes: impl Into<Expr>) -> &mut Self {
+        self.shared_memory = bytes.into();
+        self
+    }
+
+    /// A preprocessor define `-DNAME=VALUE` whose value is an expression (parameters and
+    /// device attributes only: defines are fixed at compile time).
+    pub fn define(&mut self, name: &str, value: impl Into<Expr>) -> &mut Self {
+        self.defines.insert(name.to_string(), value.into());
+        self
+    }
+
+    /// Template arguments (CUDA).
+    pub fn template_args<E: Into<Expr>>(&mut self, args: impl IntoIterator<Item = E>) -> &mut Self {
+        self.template_args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Extra compiler flags.
+    pub fn compiler_flags<S: Into<String>>(
+        &mut self,
+        flags: impl IntoIterator<Item = S>,
+    ) -> &mut Self {
+        self.compiler_flags
+            .extend(flags.into_iter().map(Into::into));
+        self
+    }
+
+    /// The tuning key naming this kernel in captures and wisdom (default: the kernel name).
+    pub fn tuning_key(&mut self, key: impl Into<String>) -> &mut Self {
+        self.tuning_key = Some(key.into());
+        self
+    }
+
+    /// Declares the next argument: a buffer of `T` with the given access.
+    pub fn buffer<T: Scalar>(&mut self, name: &str, access: Access) -> &mut Self {
+        self.args.push(ArgDef {
+            name: name.to_string(),
+            ty: T::TYPE,
+            kind: ArgKind::Buffer,
+            access,
+        });
+        self
+    }
+
+    /// Declares the next argument: a buffer of `T` the kernel reads.
+    pub fn input<T: Scalar>(&mut self, name: &str) -> &mut Self {
+        self.buffer::<T>(name, Access::In)
+    }
+
+    /// Declares the next argument: a buffer of `T` the kernel writes.
+    pub fn output<T: Scalar>(&mut self, name: &str) -> &mut Self {
+        self.buffer::<T>(name, Access::Out)
+    }
+
+    /// Declares the next argument: a buffer of `T` the kernel reads and writes.
+    pub fn inout<T: Scalar>(&mut self, name: &str) -> &mut Self {
+        self.buffer::<T>(name, Access::InOut)
+    }
+
+    /// Declares the next argument: a scalar of type `T`.
+    pub fn scalar<T: Scalar>(&mut self, name: &str) -> &mut Self {
+        self.args.push(ArgDef {
+            name: name.to_string(),
+            ty: T::TYPE,
+            kind: ArgKind::Scalar,
+            access: Access::In,
+        });
+        self
+    }
+
+    /// Builds and checks the definition; every problem found is reported at once.
+    pub fn build(&self) -> Result<KernelDef, Error> {
+        self.build_checked(None)
+    }
+
+    /// Like [`KernelBuilder::build`], also checking the default configuration against a
+    /// device's limits (block size, threads per block, shared memory).
+    pub fn build_for(&self, device: &dyn Device) -> Result<KernelDef, Error> {
+        self.build_checked(Some(device.info()))
+    }
+
+    fn build_checked(&self, device: Option<&DeviceInfo>) -> Result<KernelDef, Error> {
+        let mut problems = self.problems.clone();
+        let file_name = self.source.file_name();
+        let (text, mut dirs) = match &self.source {
+            Source::File(path) => match std::fs::read_to_string(path) {
+                Ok(t) => (t, vec![includes::parent_dir(path)]),
+                Err(e) => {
+                    problems.push(DefProblem {
+                        location: "source".into(),
+                        message: format!("cannot read {}: {e}", path.display()),
+                    });
+                    (String::new(), Vec::new())
+                }
+            },
+            Source::Text { text, .. } => (text.clone(), Vec::new()),
+        };
+        dirs.extend(self.include_dirs.iter().cloned());
+        let (headers, missing) = includes::resolve(&text, &dirs);
+        for name in missing {
+            let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            problems.push(DefProblem {
+                location: format!("#include \"{name}\""),
+                message: format!("not found (searched: {})", searched.join(", ")),
+            });
+        }
+        let backend = self.backend.unwrap_or_else(|| {
+            let ext = Path::new(&file_name).extension().and_then(|e| e.to_str());
+            match ext {
+                Some("cu" | "cuh") => BackendKind::Cuda,
+                _ => BackendKind::Opencl,
+            }
+        });
+        let def = KernelDef {
+            format_version: KERNEL_DEF_FORMAT_VERSION,
+            backend,
+            source: KernelSource {
+                file_name,
+                text,
+                headers,
+            },
+            kernel_name: self.kernel_name.clone(),
+            template_args: self.template_args.clone(),
+            compiler_flags: self.compiler_flags.clone(),
+            defines: self.defines.clone(),
+            params_as_defines: self.params_as_defines,
+            parameters: self.params.clone(),
+            restrictions: self.restrictions.clone(),
+            tuning_key: self
+                .tuning_key
+                .clone()
+                .unwrap_or_else(|| self.kernel_name.clone()),
+            problem_size: self.problem_size.clone(),
+            block_size: self.block_size.clone(),
+            grid: self
+                .grid
+                .clone()
+                .unwrap_or_else(|| Grid::Divisors(self.block_size.clone())),
+            shared_memory: self.shared_memory.clone(),
+            args: self.args.clone(),
+        };
+        problems.extend(def.check(device));
+        if problems.is_empty() {
+            Ok(def)
+        } else {
+            Err(Error::Definition {
+                kernel: self.kernel_name.clone(),
+                problems,
+            })
+        }
+    }
+}

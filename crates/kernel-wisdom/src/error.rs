@@ -1,0 +1,88 @@
+//! [`Error`]: what building a definition or launching a kernel can fail with.
+
+use kw_core::backend::BackendError;
+use kw_core::def_check::{format_problems, DefProblem};
+use kw_core::{BackendKind, DefError};
+use thiserror::Error;
+
+/// Errors of the runtime, with the kernel (and configuration) they concern.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The kernel definition has problems; every one found is listed.
+    #[error("kernel `{kernel}`: invalid definition ({} problem(s)):\n{}", .problems.len(), format_problems(.problems))]
+    Definition {
+        /// The kernel name.
+        kernel: String,
+        /// Every problem found.
+        problems: Vec<DefProblem>,
+    },
+    /// The definition is for another backend than the device.
+    #[error("kernel `{kernel}` is written for {def}, but the device is an {device} device")]
+    BackendMismatch {
+        /// The kernel name.
+        kernel: String,
+        /// The definition's backend.
+        def: BackendKind,
+        /// The device's backend.
+        device: BackendKind,
+    },
+    /// A launch got the wrong number of arguments.
+    #[error("kernel `{kernel}`: {given} argument(s) given, the kernel takes {expected}")]
+    ArgumentCount {
+        /// The kernel name.
+        kernel: String,
+        /// How many were given.
+        given: usize,
+        /// How many the definition declares.
+        expected: usize,
+    },
+    /// A launch argument does not match its declaration.
+    #[error("kernel `{kernel}`: argument {index} `{name}`: expected {expected}, got {got}")]
+    Argument {
+        /// The kernel name.
+        kernel: String,
+        /// Its position.
+        index: usize,
+        /// Its declared name.
+        name: String,
+        /// What the definition declares (`buffer of f32`).
+        expected: String,
+        /// What was passed.
+        got: String,
+    },
+    /// A configuration failed to compile (the source carries the build log).
+    #[error("kernel `{kernel}`: configuration {{{config}}} failed: {source}")]
+    Config {
+        /// The kernel name.
+        kernel: String,
+        /// The configuration's key.
+        config: String,
+        /// The backend's error (for compile errors: with the full build log).
+        source: BackendError,
+    },
+    /// A configuration that is not part of the tuning space.
+    #[error("kernel `{kernel}`: {{{config}}} is not a valid configuration: {reason}")]
+    InvalidConfig {
+        /// The kernel name.
+        kernel: String,
+        /// The configuration's key.
+        config: String,
+        /// Why.
+        reason: String,
+    },
+    /// Evaluating the definition failed (problem size, geometry, defines).
+    #[error(transparent)]
+    Eval(#[from] DefError),
+    /// A backend error outside compilation (device selection, launch, memory).
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The device selection (`KW_DEVICE` or a selector) matched nothing.
+    #[error("no device matches {selector}; devices: {available}")]
+    NoDevice {
+        /// The selection, e.g. `KW_DEVICE="a100"`.
+        selector: String,
+        /// The available devices.
+        available: String,
+    },
+}

@@ -1,0 +1,75 @@
+//! Finding the headers a source includes (`#include "name"`), so that kernel definitions
+//! embed them and compile anywhere.
+
+use kw_core::kernel_def::Header;
+use std::path::{Path, PathBuf};
+
+/// The names in `#include "name"` lines of `text`, in order.
+pub(crate) fn quoted_includes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?.trim_start();
+            let rest = rest.strip_prefix("include")?.trim_start();
+            let rest = rest.strip_prefix('"')?;
+            Some(rest[..rest.find('"')?].to_string())
+        })
+        .collect()
+}
+
+/// Resolves every quoted include of `text` (recursively) against `dirs`, returning the
+/// headers found and the names that were found nowhere.
+pub(crate) fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>) {
+    let mut headers: Vec<Header> = Vec::new();
+    let mut missing = Vec::new();
+    let mut queue = quoted_includes(text);
+    while let Some(name) = queue.pop() {
+        if headers.iter().any(|h| h.name == name) || missing.contains(&name) {
+            continue;
+        }
+        let found = dirs
+            .iter()
+            .map(|d| d.join(&name))
+            .find_map(|p| std::fs::read_to_string(p).ok());
+        match found {
+            Some(text) => {
+                queue.extend(quoted_includes(&text));
+                headers.push(Header { name, text });
+            }
+            None => missing.push(name),
+        }
+    }
+    headers.sort_by(|a, b| a.name.cmp(&b.name));
+    (headers, missing)
+}
+
+/// The directory of a file, for relative includes (`.` for a bare name).
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_quoted_includes_only() {
+        let text = "#include \"a.h\"\n  #  include \"sub/b.h\" // x\n#include <math.h>\nint x;\n";
+        assert_eq!(quoted_includes(text), vec!["a.h", "sub/b.h"]);
+    }
+
+    #[test]
+    fn resolves_recursively_and_reports_missing() {
+        let dir = std::env::temp_dir().join(format!("kw-includes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.h"), "#include \"b.h\"\n#define A 1\n").unwrap();
+        std::fs::write(dir.join("b.h"), "#define B 2\n").unwrap();
+        let (headers, missing) = resolve("#include \"a.h\"\n#include \"nope.h\"\n", &[dir.clone()]);
+        let names: Vec<&str> = headers.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, vec!["a.h", "b.h"]);
+        assert_eq!(missing, vec!["nope.h"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

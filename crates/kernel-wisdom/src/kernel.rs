@@ -1,0 +1,448 @@
+//! [`WisdomKernel`]: a tunable kernel bound to a device, launched by its arguments.
+
+use crate::error::Error;
+use kw_core::backend::{BackendError, CompileRequest, CompiledKernel, Device, KernelArg};
+use kw_core::def_eval::ArgValues;
+use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+/// A function that may pick a configuration for a problem size (the wisdom layer installs
+/// one); `None` means "use the default".
+pub type ConfigSelector = dyn Fn(&[i64; 3]) -> Option<Config> + Send + Sync;
+
+/// A configuration that failed and was replaced by the default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// The configuration that failed.
+    pub config: Config,
+    /// The problem size it was selected for.
+    pub problem_size: [i64; 3],
+    /// What went wrong (for compile errors: with the build log).
+    pub error: String,
+}
+
+/// What a problem size launches: a configuration, its compiled kernel and (when the geometry
+/// does not depend on argument values) its geometry.
+struct Selected {
+    config: Config,
+    kernel: Arc<dyn CompiledKernel>,
+    geometry: Option<Geometry>,
+}
+
+/// The launch arguments as expressions see them: buffers as element counts, scalars as values.
+struct ArgView<'a>(&'a [KernelArg<'a>]);
+
+impl ArgValues for ArgView<'_> {
+    fn arg_value(&self, index: usize) -> Option<Value> {
+        match self.0.get(index)? {
+            KernelArg::Buffer { len, .. } => Some(Value::Int(i64::try_from(*len).ok()?)),
+            KernelArg::Scalar(s) => Some(s.to_value()),
+        }
+    }
+}
+
+type CompileResult = Result<Arc<dyn CompiledKernel>, BackendError>;
+
+/// A tunable kernel on one device. [`WisdomKernel::launch`] derives the problem size from
+/// the arguments, selects a configuration for it ([`WisdomKernel::select_config`]), compiles
+/// it once per configuration and launches it.
+///
+/// After the first launch of a problem size, a launch checks the arguments, evaluates the
+/// problem size, looks the size up under a read lock (shared by all threads, never held
+/// while compiling) and enqueues: no allocation, no file access, no compiler.
+///
+/// Failure policy: if the selected configuration fails to compile or launch, the failure is
+/// logged to stderr, remembered ([`WisdomKernel::failures`]) and the default configuration is
+/// used for that problem size from then on. Only a failing default is an error.
+///
+/// ```no_run
+/// use kernel_wisdom::{bundled, open_default_device, DeviceBuffer, WisdomKernel};
+///
+/// # fn main() -> Result<(), kernel_wisdom::Error> {
+/// let device = open_default_device()?;
+/// let kernel = WisdomKernel::new(bundled::vector_add()?, device.clone())?;
+/// let n = 100_000;
+/// let a = DeviceBuffer::from_slice(device.as_ref(), &vec![1.5f32; n])?;
+/// let b = DeviceBuffer::from_slice(device.as_ref(), &vec![2.0f32; n])?;
+/// let c = DeviceBuffer::<f32>::new(device.as_ref(), n)?;
+/// // Arguments in declaration order: buffers by reference, scalars by value.
+/// kernel.launch(&[c.arg(), a.arg(), b.arg(), (n as i32).into()])?;
+/// assert!(c.to_vec()?.iter().all(|&x| x == 3.5));
+///
+/// // Another configuration, explicitly (what a tuner does); errors carry the build log.
+/// let mut config = kernel.default_config().clone();
+/// config.set("elems_per_thread", 4);
+/// kernel.launch_with_config(&config, &[c.arg(), a.arg(), b.arg(), (n as i32).into()])?;
+/// # Ok(()) }
+/// ```
+pub struct WisdomKernel {
+    def: Arc<KernelDef>,
+    device: Arc<dyn Device>,
+    space: TuningSpace,
+    default_config: Config,
+    geometry_uses_args: bool,
+    selector: Option<Arc<ConfigSelector>>,
+    by_size: RwLock<HashMap<[i64; 3], Arc<Selected>>>,
+    compiled: Mutex<HashMap<String, CompileResult>>,
+    failures: Mutex<Vec<Failure>>,
+}
+
+impl WisdomKernel {
+    /// Binds a definition to a device, checking it against the device's limits.
+    pub fn new(def: KernelDef, device: Arc<dyn Device>) -> Result<WisdomKernel, Error> {
+        let info = device.info();
+        if def.backend != info.backend {
+            return Err(Error::BackendMismatch {
+                kernel: def.kernel_name.clone(),
+                def: def.backend,
+                device: info.backend,
+            });
+        }
+        let problems = def.check(Some(info));
+        if !problems.is_empty() {
+            return Err(Error::Definition {
+                kernel: def.kernel_name.clone(),
+                problems,
+            });
+        }
+        let space = def.space(Some(info))?;
+        let mut geometry_uses_args = false;
+        let geometry_exprs = def.block_size.iter().chain(match &def.grid {
+            kw_core::Grid::Blocks(g) | kw_core::Grid::Divisors(g) => g.iter(),
+        });
+        for e in geometry_exprs.chain(std::iter::once(&def.shared_memory)) {
+            e.visit(&mut |n| geometry_uses_args |= matches!(n, Expr::Arg(_)));
+        }
+        Ok(WisdomKernel {
+            default_config: def.default_config(),
+            def: Arc::new(def),
+            device,
+            space,
+            geometry_uses_args,
+            selector: None,
+            by_size: RwLock::new(HashMap::new()),
+            compiled: Mutex::new(HashMap::new()),
+            failures: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Installs the function that picks a configuration per problem size (the wisdom layer's
+    /// hook). Configurations it returns that are not in the tuning space are ignored with a
+    /// warning. Problem sizes already launched keep their configuration.
+    pub fn with_selector(
+        mut self,
+        selector: impl Fn(&[i64; 3]) -> Option<Config> + Send + Sync + 'static,
+    ) -> WisdomKernel {
+        self.selector = Some(Arc::new(selector));
+        self
+    }
+
+    /// The definition.
+    pub fn def(&self) -> &KernelDef {
+        &self.def
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The tuning space (restrictions resolved for this device).
+    pub fn space(&self) -> &TuningSpace {
+        &self.space
+    }
+
+    /// The default configuration.
+    pub fn default_config(&self) -> &Config {
+        &self.default_config
+    }
+
+    /// The configurations that failed and were replaced by the default.
+    pub fn failures(&self) -> Vec<Failure> {
+        self.failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// How many configurations were compiled (or failed to compile) so far.
+    pub fn compiled_count(&self) -> usize {
+        self.compiled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// The configuration that a launch of this problem size uses (once launched).
+    pub fn config_for(&self, problem_size: &[i64; 3]) -> Option<Config> {
+        let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
+        map.get(problem_size).map(|s| s.config.clone())
+    }
+
+    /// **The selection hook**: the configuration for a problem size. Today: the installed
+    /// selector's answer if it is a valid configuration, else the default configuration.
+    /// The wisdom issue replaces this with a lookup in the wisdom files.
+    pub fn select_config(&self, problem_size: &[i64; 3]) -> Config {
+        if let Some(selector) = &self.selector {
+            if let Some(config) = selector(problem_size) {
+                match self.validate(&config) {
+                    Ok(()) => return config,
+                    Err(e) => eprintln!("kernel-wisdom: ignoring the selected configuration: {e}"),
+                }
+            }
+        }
+        self.default_config.clone()
+    }
+
+    /// The problem size of a launch with these arguments.
+    pub fn problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
+        self.check_args(args)?;
+        Ok(self
+            .def
+            .problem_size_for(&ArgView(args), Some(self.device.info()))?)
+    }
+
+    /// Launches with the configuration selected for the arguments' problem size
+    /// (asynchronous: synchronise the device or read a buffer to wait).
+    pub fn launch(&self, args: &[KernelArg<'_>]) -> Result<(), Error> {
+        let ps = self.problem_size(args)?;
+        let cached = {
+            let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
+            map.get(&ps).cloned()
+        };
+        let selected = match cached {
+            Some(s) => s,
+            None => self.prepare(&ps)?,
+        };
+        match self.launch_selected(&selected, &ps, args) {
+            Err(e) if selected.config != self.default_config => {
+                self.record_failure(&selected.config, &ps, &e);
+                let fallback = Arc::new(self.make_selected(self.default_config.clone(), &ps)?);
+                self.by_size
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(ps, Arc::clone(&fallback));
+                self.launch_selected(&fallback, &ps, args)
+            }
+            other => other,
+        }
+    }
+
+    /// Launches one given configuration, without fallback (what a tuner or a test does).
+    pub fn launch_with_config(&self, config: &Config, args: &[KernelArg<'_>]) -> Result<(), Error> {
+        let ps = self.problem_size(args)?;
+        let selected = self.explicit(config, &ps)?;
+        self.launch_selected(&selected, &ps, args)
+    }
+
+    /// Launches one given configuration, waits, and returns its device time in milliseconds.
+    pub fn launch_timed_with_config(
+        &self,
+        config: &Config,
+        args: &[KernelArg<'_>],
+    ) -> Result<f64, Error> {
+        let ps = self.problem_size(args)?;
+        let selected = self.explicit(config, &ps)?;
+        let g = self.geometry_of(&selected, &ps, args)?;
+        self.device
+            .launch_timed(selected.kernel.as_ref(), &g, args)
+            .map_err(|source| self.config_error(&selected.config, source))
+    }
+
+    fn explicit(&self, config: &Config, ps: &[i64; 3]) -> Result<Selected, Error> {
+        self.validate(config)?;
+        let kernel = self
+            .compiled_for(config)
+            .map_err(|source| self.config_error(config, source))?;
+        let geometry = if self.geometry_uses_args {
+            None
+        } else {
+            Some(
+                self.def
+                    .geometry(config, ps, None, Some(self.device.info()))?,
+            )
+        };
+        Ok(Selected {
+            config: config.clone(),
+            kernel,
+            geometry,
+        })
+    }
+
+    fn validate(&self, config: &Config) -> Result<(), Error> {
+        let invalid = |reason: String| Error::InvalidConfig {
+            kernel: self.def.kernel_name.clone(),
+            config: config.key(),
+            reason,
+        };
+        let point = self.space.point(config).map_err(invalid)?;
+        if !self.space.contains(&point) {
+            let broken = self.space.violations(&point).unwrap_or_default();
+            return Err(invalid(format!("it breaks {}", broken.join(", "))));
+        }
+        Ok(())
+    }
+
+    fn config_error(&self, config: &Config, source: BackendError) -> Error {
+        Error::Config {
+            kernel: self.def.kernel_name.clone(),
+            config: config.key(),
+            source,
+        }
+    }
+
+    fn geometry_of(
+        &self,
+        s: &Selected,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> Result<Geometry, Error> {
+        match s.geometry {
+            Some(g) => Ok(g),
+            None => Ok(self.def.geometry(
+                &s.config,
+                ps,
+                Some(&ArgView(args)),
+                Some(self.device.info()),
+            )?),
+        }
+    }
+
+    fn launch_selected(
+        &self,
+        s: &Selected,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> Result<(), Error> {
+        let g = self.geometry_of(s, ps, args)?;
+        self.device
+            .launch(s.kernel.as_ref(), &g, args)
+            .map_err(|source| self.config_error(&s.config, source))
+    }
+
+    /// Selects, compiles and caches the configuration of a new problem size.
+    fn prepare(&self, ps: &[i64; 3]) -> Result<Arc<Selected>, Error> {
+        let config = self.select_config(ps);
+        let selected = match self.make_selected(config.clone(), ps) {
+            Ok(s) => s,
+            Err(e) if config != self.default_config => {
+                self.record_failure(&config, ps, &e);
+                self.make_selected(self.default_config.clone(), ps)?
+            }
+            Err(e) => return Err(e),
+        };
+        let selected = Arc::new(selected);
+        self.by_size
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(*ps, Arc::clone(&selected));
+        Ok(selected)
+    }
+
+    fn make_selected(&self, config: Config, ps: &[i64; 3]) -> Result<Selected, Error> {
+        let kernel = self
+            .compiled_for(&config)
+            .map_err(|source| self.config_error(&config, source))?;
+        let geometry = if self.geometry_uses_args {
+            None
+        } else {
+            Some(
+                self.def
+                    .geometry(&config, ps, None, Some(self.device.info()))?,
+            )
+        };
+        Ok(Selected {
+            config,
+            kernel,
+            geometry,
+        })
+    }
+
+    fn record_failure(&self, config: &Config, ps: &[i64; 3], e: &Error) {
+        eprintln!(
+            "kernel-wisdom: kernel `{}`: configuration {{{config}}} failed for problem size \
+             {ps:?}; using the default configuration instead. {e}",
+            self.def.kernel_name
+        );
+        self.failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Failure {
+                config: config.clone(),
+                problem_size: *ps,
+                error: e.to_string(),
+            });
+    }
+
+    /// The compiled kernel of a configuration: compiled once, failures remembered too.
+    fn compiled_for(&self, config: &Config) -> CompileResult {
+        let key = config.key();
+        let mut map = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(r) = map.get(&key) {
+            return r.clone();
+        }
+        let r = self.compile(config);
+        map.insert(key, r.clone());
+        r
+    }
+
+    fn compile(&self, config: &Config) -> CompileResult {
+        let info = self.device.info();
+        let as_compile_error = |e: kw_core::DefError| BackendError::Compile {
+            kernel: self.def.kernel_name.clone(),
+            file: self.def.source.file_name.clone(),
+            options: String::new(),
+            reason: e.to_string(),
+            log: String::new(),
+        };
+        let defines = self
+            .def
+            .defines_for(config, Some(info))
+            .map_err(as_compile_error)?;
+        let template_args = self
+            .def
+            .template_args_for(config, Some(info))
+            .map_err(as_compile_error)?;
+        self.device.compile(&CompileRequest {
+            source: &self.def.source,
+            kernel_name: &self.def.kernel_name,
+            defines: &defines,
+            flags: &self.def.compiler_flags,
+            include_dirs: &[],
+            template_args: &template_args,
+        })
+    }
+
+    /// Checks the arguments against the declaration (count, buffer/scalar, element type).
+    fn check_args(&self, args: &[KernelArg<'_>]) -> Result<(), Error> {
+        if args.len() != self.def.args.len() {
+            return Err(Error::ArgumentCount {
+                kernel: self.def.kernel_name.clone(),
+                given: args.len(),
+                expected: self.def.args.len(),
+            });
+        }
+        for (index, (a, d)) in args.iter().zip(&self.def.args).enumerate() {
+            let kind_ok = matches!(
+                (a, d.kind),
+                (KernelArg::Buffer { .. }, ArgKind::Buffer)
+                    | (KernelArg::Scalar(_), ArgKind::Scalar)
+            );
+            if !kind_ok || a.scalar_type() != d.ty {
+                let expected = match d.kind {
+                    ArgKind::Buffer => format!("buffer of {}", d.ty),
+                    ArgKind::Scalar => format!("scalar {}", d.ty),
+                };
+                return Err(Error::Argument {
+                    kernel: self.def.kernel_name.clone(),
+                    index,
+                    name: d.name.clone(),
+                    expected,
+                    got: a.describe(),
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,133 @@
+//! [`ClMemory`]: an OpenCL buffer behind the [`DeviceMemory`] trait.
+
+use crate::device::Shared;
+use crate::error::api;
+use kw_core::backend::{check_range, BackendError, DeviceMemory};
+use kw_core::BackendKind;
+use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, enqueue_write_buffer};
+use opencl3::event::Event;
+use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::types::{cl_mem, CL_BLOCKING};
+use std::any::Any;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+/// A read-write OpenCL buffer of `len` bytes (at least one byte is allocated, since OpenCL
+/// refuses empty buffers).
+pub struct ClMemory {
+    pub(crate) shared: Arc<Shared>,
+    buffer: Buffer<u8>,
+    len: usize,
+}
+
+impl ClMemory {
+    pub(crate) fn new(shared: Arc<Shared>, len: usize) -> Result<ClMemory, BackendError> {
+        // SAFETY: no host pointer is passed, so OpenCL allocates the memory itself.
+        let buffer = unsafe {
+            Buffer::<u8>::create(
+                &shared.context,
+                CL_MEM_READ_WRITE,
+                len.max(1),
+                ptr::null_mut(),
+            )
+        }
+        .map_err(|e| api("clCreateBuffer", e))?;
+        Ok(ClMemory {
+            shared,
+            buffer,
+            len,
+        })
+    }
+
+    /// The raw `cl_mem` handle.
+    pub fn raw(&self) -> cl_mem {
+        self.buffer.get()
+    }
+}
+
+impl DeviceMemory for ClMemory {
+    fn len_bytes(&self) -> usize {
+        self.len
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) -> Result<(), BackendError> {
+        check_range("write", offset, data.len(), self.len)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the range was checked; the write is blocking, so `data` outlives it.
+        let ev = unsafe {
+            enqueue_write_buffer(
+                self.shared.queue.get(),
+                self.raw(),
+                CL_BLOCKING,
+                offset,
+                data.len(),
+                data.as_ptr().cast::<c_void>(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| api("clEnqueueWriteBuffer", e.into()))?;
+        drop(Event::new(ev));
+        Ok(())
+    }
+
+    fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError> {
+        check_range("read", offset, out.len(), self.len)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the range was checked; the read is blocking, so `out` outlives it.
+        let ev = unsafe {
+            enqueue_read_buffer(
+                self.shared.queue.get(),
+                self.raw(),
+                CL_BLOCKING,
+                offset,
+                out.len(),
+                out.as_mut_ptr().cast::<c_void>(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| api("clEnqueueReadBuffer", e.into()))?;
+        drop(Event::new(ev));
+        Ok(())
+    }
+
+    fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError> {
+        let src = src
+            .as_any()
+            .downcast_ref::<ClMemory>()
+            .filter(|s| Arc::ptr_eq(&s.shared, &self.shared))
+            .ok_or_else(|| BackendError::Foreign {
+                backend: BackendKind::Opencl,
+                what: "source buffer".into(),
+            })?;
+        check_range("copy", 0, src.len, self.len)?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both buffers belong to this queue's context and the range was checked.
+        let ev = unsafe {
+            enqueue_copy_buffer(
+                self.shared.queue.get(),
+                src.raw(),
+                self.raw(),
+                0,
+                0,
+                src.len,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| api("clEnqueueCopyBuffer", e.into()))?;
+        Event::new(ev).wait().map_err(|e| api("clWaitForEvents", e))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,211 @@
+//! Compiling OpenCL C: build options from defines, flags and include directories; embedded
+//! headers; the build log on failure. [`ClKernel`] is the compiled result.
+
+use crate::device::Shared;
+use crate::error::{api, describe};
+use kw_core::backend::{BackendError, CompileRequest, CompiledKernel};
+use kw_core::kernel_def::Header;
+use opencl3::kernel::{
+    Kernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
+    CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_ADDRESS_PRIVATE,
+};
+use opencl3::program::Program;
+use std::any::Any;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A compiled OpenCL kernel. `clSetKernelArg` + enqueue are not thread-safe on one
+/// `cl_kernel`, so launches take its (normally uncontended) mutex.
+pub struct ClKernel {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) kernel: Mutex<Kernel>,
+    pub(crate) num_args: usize,
+    /// Address space of each parameter, where the driver reports it (`-cl-kernel-arg-info`).
+    pub(crate) params: Option<Vec<ParamSpace>>,
+    name: String,
+    _program: Program,
+}
+
+impl CompiledKernel for ClKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn param_count(&self) -> Option<usize> {
+        Some(self.num_args)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The address space of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParamSpace {
+    /// `__global` or `__constant` pointer: takes a buffer.
+    Memory,
+    /// `__local` pointer: takes a size.
+    Local,
+    /// By value: takes a scalar.
+    Private,
+}
+
+fn param_spaces(kernel: &Kernel, n: usize) -> Option<Vec<ParamSpace>> {
+    (0..n)
+        .map(|i| match kernel.get_arg_address_qualifier(i as u32).ok()? {
+            CL_KERNEL_ARG_ADDRESS_GLOBAL | CL_KERNEL_ARG_ADDRESS_CONSTANT => {
+                Some(ParamSpace::Memory)
+            }
+            CL_KERNEL_ARG_ADDRESS_LOCAL => Some(ParamSpace::Local),
+            CL_KERNEL_ARG_ADDRESS_PRIVATE => Some(ParamSpace::Private),
+            _ => None,
+        })
+        .collect()
+}
+
+fn compile_error(
+    req: &CompileRequest<'_>,
+    options: &str,
+    reason: String,
+    log: String,
+) -> BackendError {
+    BackendError::Compile {
+        kernel: req.kernel_name.to_string(),
+        file: req.source.file_name.clone(),
+        options: options.to_string(),
+        reason,
+        log,
+    }
+}
+
+/// Checks that a define / flag is safe to put on the build line.
+fn check_option(what: &str, text: &str) -> Result<(), String> {
+    if text.contains('\0') {
+        return Err(format!(
+            "{what} `{}` contains a NUL byte",
+            text.escape_debug()
+        ));
+    }
+    Ok(())
+}
+
+/// The build options for a request, plus the header directory to pass with `-I`.
+fn build_options(req: &CompileRequest<'_>, header_dir: Option<&Path>) -> Result<String, String> {
+    // Lets launches check arguments against the parameters' address spaces.
+    let mut parts: Vec<String> = vec!["-cl-kernel-arg-info".into()];
+    for (name, value) in req.defines {
+        check_option("define", name)?;
+        check_option("define", value)?;
+        if value.chars().any(char::is_whitespace) || name.chars().any(char::is_whitespace) {
+            return Err(format!(
+                "define `{name}={value}` contains whitespace, which OpenCL build options cannot carry"
+            ));
+        }
+        parts.push(format!("-D{name}={value}"));
+    }
+    let mut dirs: Vec<&Path> = header_dir.into_iter().collect();
+    dirs.extend(req.include_dirs.iter().map(PathBuf::as_path));
+    for d in dirs {
+        let text = d.to_string_lossy();
+        check_option("include directory", &text)?;
+        if text.chars().any(char::is_whitespace) {
+            return Err(format!("include directory `{text}` contains whitespace"));
+        }
+        parts.push(format!("-I{text}"));
+    }
+    for f in req.flags {
+        check_option("flag", f)?;
+        parts.push(f.clone());
+    }
+    Ok(parts.join(" "))
+}
+
+/// Writes embedded headers under a directory named by their hash (once), so that
+/// `#include "name"` finds them; returns that directory.
+fn materialise_headers(headers: &[Header]) -> Result<Option<PathBuf>, String> {
+    if headers.is_empty() {
+        return Ok(None);
+    }
+    let mut key = String::new();
+    for h in headers {
+        let safe = Path::new(&h.name)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if !safe {
+            return Err(format!(
+                "header name `{}` must be a relative path without `..`",
+                h.name
+            ));
+        }
+        key.push_str(&h.name);
+        key.push('\0');
+        key.push_str(&h.text);
+        key.push('\0');
+    }
+    let hash = kw_core::config::fnv1a64(key.as_bytes());
+    let dir = std::env::temp_dir().join(format!("kw-opencl-headers-{hash:016x}"));
+    for h in headers {
+        let path = dir.join(&h.name);
+        if std::fs::read_to_string(&path).ok().as_deref() == Some(h.text.as_str()) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        // Write to a private name and rename, so concurrent builds never see half a header.
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, &h.text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(Some(dir))
+}
+
+/// Compiles `req` for the device of `shared`.
+pub(crate) fn compile(
+    shared: &Arc<Shared>,
+    req: &CompileRequest<'_>,
+) -> Result<ClKernel, BackendError> {
+    if !req.template_args.is_empty() {
+        return Err(compile_error(
+            req,
+            "",
+            "OpenCL C kernels take no template arguments".into(),
+            String::new(),
+        ));
+    }
+    let header_dir = materialise_headers(&req.source.headers)
+        .map_err(|r| compile_error(req, "", r, String::new()))?;
+    let options = build_options(req, header_dir.as_deref())
+        .map_err(|r| compile_error(req, "", r, String::new()))?;
+    let mut program = Program::create_from_source(&shared.context, &req.source.text)
+        .map_err(|e| api("clCreateProgramWithSource", e))?;
+    let device = shared.device.id();
+    if let Err(e) = program.build(&[device], &options) {
+        let log = program
+            .get_build_log(device)
+            .unwrap_or_else(|le| format!("(the build log could not be read: {le})"));
+        return Err(compile_error(req, &options, describe(e), log));
+    }
+    let kernel = Kernel::create(&program, req.kernel_name).map_err(|e| {
+        let names = program.get_kernel_names().unwrap_or_default();
+        let log = program.get_build_log(device).unwrap_or_default();
+        compile_error(
+            req,
+            &options,
+            format!(
+                "kernel not found in the program ({}); it defines: {names}",
+                describe(e)
+            ),
+            log,
+        )
+    })?;
+    let num_args = kernel.num_args().map_err(|e| api("clGetKernelInfo", e))? as usize;
+    let params = param_spaces(&kernel, num_args);
+    Ok(ClKernel {
+        params,
+        shared: Arc::clone(shared),
+        kernel: Mutex::new(kernel),
+        num_args,
+        name: req.kernel_name.to_string(),
+        _program: program,
+    })
+}

@@ -1,0 +1,193 @@
+//! The OpenCL backend on a real device (PoCL on development and CI machines). Each test
+//! prints `SKIPPED: no OpenCL platform` and returns when OpenCL is not available.
+
+use kw_core::backend::{Backend, BackendError, CompileRequest, Device, KernelArg};
+use kw_core::{DeviceBuffer, Geometry, KernelSource};
+use kw_opencl::OpenClBackend;
+use std::sync::Arc;
+
+fn device() -> Option<Arc<dyn Device>> {
+    match OpenClBackend.open(0) {
+        Ok(d) => Some(d),
+        Err(e @ BackendError::Unavailable { .. }) => {
+            eprintln!("SKIPPED: no OpenCL platform ({e})");
+            None
+        }
+        Err(e) => panic!("opening OpenCL device 0 failed: {e}"),
+    }
+}
+
+fn source(text: &str) -> KernelSource {
+    KernelSource {
+        file_name: "test.cl".into(),
+        text: text.into(),
+        headers: vec![],
+    }
+}
+
+fn request<'a>(
+    src: &'a KernelSource,
+    name: &'a str,
+    defines: &'a [(String, String)],
+) -> CompileRequest<'a> {
+    CompileRequest {
+        source: src,
+        kernel_name: name,
+        defines,
+        flags: &[],
+        include_dirs: &[],
+        template_args: &[],
+    }
+}
+
+const SCALE: &str = r#"
+#include "scale.h"
+__kernel void scale(__global float* out, __global const float* in, float factor, int n) {
+    int i = get_global_id(0);
+    if (i < n) out[i] = in[i] * factor + OFFSET;
+}
+"#;
+
+#[test]
+fn device_info_describes_the_device() {
+    let Some(d) = device() else { return };
+    let info = d.info();
+    assert!(!info.name.is_empty());
+    assert!(info.max_threads_per_block >= 1);
+    assert!(info.compute_units >= 1);
+    assert!(!info.architecture.is_empty());
+    let all = OpenClBackend.devices().unwrap();
+    assert_eq!(all[0], *info);
+}
+
+#[test]
+fn buffers_round_trip_and_check_ranges() {
+    let Some(d) = device() else { return };
+    let data: Vec<i32> = (0..1000).map(|i| i * 7 - 300).collect();
+    let a = DeviceBuffer::from_slice(d.as_ref(), &data).unwrap();
+    assert_eq!(a.to_vec().unwrap(), data);
+    let b = DeviceBuffer::<i32>::new(d.as_ref(), 1000).unwrap();
+    b.copy_from(&a).unwrap();
+    assert_eq!(b.to_vec().unwrap(), data);
+    b.write_at(998, &[1, 2]).unwrap();
+    assert_eq!(&b.to_vec().unwrap()[997..], &[data[997], 1, 2]);
+    let err = b.write_at(999, &[1, 2]).unwrap_err();
+    assert!(matches!(err, BackendError::OutOfRange { .. }), "{err}");
+    let empty = DeviceBuffer::<f64>::new(d.as_ref(), 0).unwrap();
+    assert!(empty.to_vec().unwrap().is_empty());
+}
+
+#[test]
+fn compiles_with_defines_and_headers_and_launches() {
+    let Some(d) = device() else { return };
+    let mut src = source(SCALE);
+    src.headers.push(kw_core::kernel_def::Header {
+        name: "scale.h".into(),
+        text: "#define OFFSET ((float)ADD)\n".into(),
+    });
+    let defines = vec![("ADD".to_string(), "3".to_string())];
+    let k = d.compile(&request(&src, "scale", &defines)).unwrap();
+    assert_eq!(k.param_count(), Some(4));
+    let n = 1000usize;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 + 1.0).collect();
+    let a = DeviceBuffer::from_slice(d.as_ref(), &input).unwrap();
+    let out = DeviceBuffer::from_slice(d.as_ref(), &vec![f32::NAN; n]).unwrap();
+    let g = Geometry {
+        grid: [(n as u32).div_ceil(64), 1, 1],
+        block: [64, 1, 1],
+        shared_memory_bytes: 0,
+    };
+    let args = [
+        out.arg(),
+        a.arg(),
+        KernelArg::from(2.0f32),
+        KernelArg::from(n as i32),
+    ];
+    let ms = d.launch_timed(k.as_ref(), &g, &args).unwrap();
+    assert!(ms >= 0.0);
+    let got = out.to_vec().unwrap();
+    for i in 0..n {
+        assert_eq!(got[i], input[i] * 2.0 + 3.0, "element {i}");
+    }
+    // Wrong argument count and a type the kernel cannot take are errors, not crashes.
+    let err = d.launch(k.as_ref(), &g, &args[..3]).unwrap_err();
+    assert!(err.to_string().contains("takes 4 parameters"), "{err}");
+    let swapped = [out.arg(), a.arg(), a.arg(), KernelArg::from(n as i32)];
+    let err = d.launch(k.as_ref(), &g, &swapped).unwrap_err();
+    assert!(err.to_string().contains("argument 2"), "{err}");
+    assert!(err.to_string().contains("scalar"), "{err}");
+    let g_local = Geometry {
+        shared_memory_bytes: 64,
+        ..g
+    };
+    let err = d.launch(k.as_ref(), &g_local, &args).unwrap_err();
+    assert!(err.to_string().contains("__local"), "{err}");
+}
+
+#[test]
+fn a_build_failure_carries_the_build_log() {
+    let Some(d) = device() else { return };
+    let src = source("__kernel void broken(__global float* x) { x[0] = undeclared_name; }\n");
+    let err = d.compile(&request(&src, "broken", &[])).unwrap_err();
+    match &err {
+        BackendError::Compile { log, kernel, .. } => {
+            assert_eq!(kernel, "broken");
+            assert!(log.contains("undeclared_name"), "log: {log}");
+        }
+        other => panic!("expected a compile error, got {other}"),
+    }
+    assert!(err.to_string().contains("undeclared_name"));
+    let src = source("__kernel void fine(__global float* x) { x[0] = 1.0f; }\n");
+    let err = d.compile(&request(&src, "missing", &[])).unwrap_err();
+    assert!(err.to_string().contains("fine"), "{err}");
+}
+
+#[test]
+fn dynamic_local_memory_is_a_trailing_local_parameter() {
+    let Some(d) = device() else { return };
+    // Reverses each block of 64 through local memory.
+    let src = source(
+        r#"
+__kernel void reverse_blocks(__global int* out, __global const int* in, __local int* tmp) {
+    int l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    tmp[l] = in[g * n + l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[g * n + l] = tmp[n - 1 - l];
+}
+"#,
+    );
+    let k = d.compile(&request(&src, "reverse_blocks", &[])).unwrap();
+    let input: Vec<i32> = (0..256).map(|i| i * 3 + 1).collect();
+    let a = DeviceBuffer::from_slice(d.as_ref(), &input).unwrap();
+    let out = DeviceBuffer::from_slice(d.as_ref(), &[-1i32; 256]).unwrap();
+    let g = Geometry {
+        grid: [4, 1, 1],
+        block: [64, 1, 1],
+        shared_memory_bytes: 64 * 4,
+    };
+    d.launch(k.as_ref(), &g, &[out.arg(), a.arg()]).unwrap();
+    let got = out.to_vec().unwrap();
+    for b in 0..4 {
+        for l in 0..64 {
+            assert_eq!(got[b * 64 + l], input[b * 64 + 63 - l]);
+        }
+    }
+}
+
+#[test]
+fn objects_of_another_device_are_refused() {
+    let Some(d1) = device() else { return };
+    let Some(d2) = device() else { return };
+    let src = source("__kernel void one(__global int* x) { x[get_global_id(0)] = 1; }\n");
+    let k = d1.compile(&request(&src, "one", &[])).unwrap();
+    let buf = DeviceBuffer::<i32>::new(d2.as_ref(), 4).unwrap();
+    let g = Geometry {
+        grid: [1, 1, 1],
+        block: [4, 1, 1],
+        shared_memory_bytes: 0,
+    };
+    let err = d2.launch(k.as_ref(), &g, &[buf.arg()]).unwrap_err();
+    assert!(matches!(err, BackendError::Foreign { .. }), "{err}");
+    let err = d1.launch(k.as_ref(), &g, &[buf.arg()]).unwrap_err();
+    assert!(matches!(err, BackendError::Foreign { .. }), "{err}");
+}

@@ -74,7 +74,11 @@ fn a_selected_configuration_that_fails_falls_back_to_the_default() {
     let failures = kernel.failures();
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0].config, bad);
-    assert!(failures[0].error.contains("not supported"), "{}", failures[0].error);
+    assert!(
+        failures[0].error.contains("not supported"),
+        "{}",
+        failures[0].error
+    );
     assert_eq!(
         kernel.config_for(&[n as i64, 1, 1]).as_ref(),
         Some(kernel.default_config())
@@ -94,7 +98,10 @@ fn a_default_that_does_not_compile_is_an_error_with_the_log() {
     let err = kernel
         .launch(&[out.arg(), 1i32.into(), 10i32.into()])
         .unwrap_err();
-    assert!(err.to_string().contains("not supported by this kernel"), "{err}");
+    assert!(
+        err.to_string().contains("not supported by this kernel"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -104,7 +111,17 @@ fn wrong_arguments_are_errors_naming_the_argument() {
     let ints = DeviceBuffer::<i32>::new(dev.as_ref(), 10).unwrap();
     let floats = DeviceBuffer::<f32>::new(dev.as_ref(), 10).unwrap();
     let err = kernel.launch(&[ints.arg(), 1i32.into()]).unwrap_err();
-    assert!(matches!(err, Error::ArgumentCount { given: 2, expected: 3, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::ArgumentCount {
+                given: 2,
+                expected: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
     let err = kernel
         .launch(&[floats.arg(), 1i32.into(), 10i32.into()])
         .unwrap_err();

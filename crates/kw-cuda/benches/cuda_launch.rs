@@ -3,78 +3,45 @@
 //! `cargo bench -p kw-cuda --bench cuda_launch` (prints `SKIPPED: no CUDA driver` without one).
 //! Lines starting with `RESULT` are machine-readable (`tools/gpu-check.sh` collects them).
 //!
-//! 1. Launch overhead: host time per launch of a tiny kernel, submitted in batches, for
-//!    (a) cudarc's `launch_builder` (the "raw cudarc launch"), (b) a bare `cuLaunchKernel`
-//!    through cudarc's `result` layer, (c) this backend's `Device::launch` (trait object),
-//!    interleaved in one run; medians over rounds; ratios against (a).
-//! 2. First launch of a new kernel: NVRTC, module load, first launch + synchronize, each
-//!    kernel made unique so no cache can help.
+//! 1. Launch overhead: host time per launch of a tiny kernel (the bundled `vector_add.cu`,
+//!    default configuration, one block), submitted in batches, for (a) cudarc's
+//!    `launch_builder` (the "raw cudarc launch"), (b) a bare `cuLaunchKernel` through
+//!    cudarc's `result` layer, (c) this backend's `Device::launch` (trait object), (d)
+//!    `WisdomKernel::launch` on the cached kernel; interleaved in one run; medians over
+//!    rounds; differences and ratios against (a).
+//! 2. First launch of a new kernel through `WisdomKernel` (definition check, configuration
+//!    selection, NVRTC, module load, launch + synchronize), each kernel made unique so no
+//!    cache can help; stages measured inside one first launch.
 //! 3. Bandwidth: device-to-device copy of 2^26 floats vs vector add on 2^26 floats over a
 //!    small configuration space (bytes read + written counted for both).
 
-use kw_core::backend::{BackendError, CompileRequest, Device, KernelArg};
+use kernel_wisdom::{bundled_cuda, lit, WisdomKernel};
+use kw_core::backend::{
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+};
 use kw_core::buffer::DeviceBuffer;
 use kw_core::def_eval::Geometry;
-use kw_core::kernel_def::KernelSource;
+use kw_core::DeviceInfo;
 use kw_cuda::cudarc::driver::{result, sys, LaunchConfig, PushKernelArg};
-use kw_cuda::{CudaBackend, CudaDevice, CudaKernel};
+use kw_cuda::{CompileStats, CudaBackend, CudaDevice};
 use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-const VECTOR_ADD: &str = r#"
-extern "C" __global__ void vector_add(float* __restrict__ c, const float* __restrict__ a,
-                                      const float* __restrict__ b, int n) {
-    int base = (blockIdx.x * BLOCK_SIZE_X) * ELEMS_PER_THREAD + threadIdx.x;
-    #pragma unroll
-    for (int k = 0; k < ELEMS_PER_THREAD; k++) {
-        int i = base + k * BLOCK_SIZE_X;
-        if (i < n) c[i] = a[i] + b[i];
-    }
-}
-"#;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-fn compile(
-    dev: &CudaDevice,
-    text: &str,
-    block: u32,
-    ept: u32,
-    extra: &[(String, String)],
-) -> CudaKernel {
-    let src = KernelSource {
-        file_name: "vector_add.cu".into(),
-        text: text.into(),
-        headers: vec![],
-    };
-    let mut defines = vec![
-        ("BLOCK_SIZE_X".to_string(), block.to_string()),
-        ("ELEMS_PER_THREAD".to_string(), ept.to_string()),
-    ];
-    defines.extend_from_slice(extra);
-    dev.compile_cuda(&CompileRequest {
-        source: &src,
-        kernel_name: "vector_add",
-        defines: &defines,
-        flags: &[],
-        include_dirs: &[],
-        template_args: &[],
-    })
-    .expect("compile vector_add")
-}
-
-fn main() -> Result<(), BackendError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t_open = Instant::now();
     let dev = match CudaBackend::new().open_cuda(0) {
-        Ok(d) => d,
+        Ok(d) => Arc::new(d),
         Err(BackendError::Unavailable { reason, .. }) => {
             println!("SKIPPED: no CUDA driver ({reason})");
             return Ok(());
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let open_ms = t_open.elapsed().as_secs_f64() * 1e3;
     let info = dev.info().clone();
@@ -94,12 +61,25 @@ fn main() -> Result<(), BackendError> {
     Ok(())
 }
 
-fn launch_overhead(dev: &CudaDevice) -> Result<(), BackendError> {
-    let k = compile(dev, VECTOR_ADD, 128, 1, &[]);
-    let n = 128usize;
-    let a = DeviceBuffer::<f32>::new(dev, n)?;
+fn launch_overhead(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
+    // The bundled kernel, default configuration (block_size_x = 256, elems_per_thread = 1):
+    // once through WisdomKernel, once compiled directly with the same defines.
+    let wk = WisdomKernel::new(bundled_cuda::vector_add()?, dev.clone() as Arc<dyn Device>)?;
+    let config = wk.default_config().clone();
+    let defines = wk.def().defines_for(&config, Some(dev.info()))?;
+    let src = &wk.def().source;
+    let k = dev.compile_cuda(&CompileRequest {
+        source: src,
+        kernel_name: "vector_add",
+        defines: &defines,
+        flags: &[],
+        include_dirs: &[],
+        template_args: &[],
+    })?;
+    let n = 256usize;
+    let a = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
     a.fill(1.0)?;
-    let c = DeviceBuffer::<f32>::new(dev, n)?;
+    let c = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
     let mem = |b: &DeviceBuffer<f32>| {
         b.memory()
             .as_any()
@@ -113,12 +93,12 @@ fn launch_overhead(dev: &CudaDevice) -> Result<(), BackendError> {
     let func = k.function().clone();
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),
-        block_dim: (128, 1, 1),
+        block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
     let geometry = Geometry {
         grid: [1, 1, 1],
-        block: [128, 1, 1],
+        block: [256, 1, 1],
         shared_memory_bytes: 0,
     };
     let args = [c.arg(), a.arg(), a.arg(), KernelArg::from(n_i32)];
@@ -157,7 +137,7 @@ fn launch_overhead(dev: &CudaDevice) -> Result<(), BackendError> {
                             result::launch_kernel(
                                 k.cu_function(),
                                 (1, 1, 1),
-                                (128, 1, 1),
+                                (256, 1, 1),
                                 0,
                                 stream.cu_stream(),
                                 &mut params,
@@ -165,7 +145,8 @@ fn launch_overhead(dev: &CudaDevice) -> Result<(), BackendError> {
                         }
                         .expect("cuLaunchKernel");
                     }
-                    _ => dev.launch(&k, &geometry, &args)?,
+                    2 => dev.launch(&k, &geometry, &args)?,
+                    _ => wk.launch(&args)?,
                 }
             }
             let us = t.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
@@ -184,12 +165,14 @@ fn launch_overhead(dev: &CudaDevice) -> Result<(), BackendError> {
         );
     }
     println!(
-        "RESULT launch_us cudarc={:.3} culaunch={:.3} trait={:.3} trait_minus_cudarc={:.3} trait_ratio={:.3}",
+        "RESULT launch_us cudarc={:.3} culaunch={:.3} trait={:.3} wisdom={:.3} wisdom_minus_cudarc={:.3} wisdom_ratio={:.3} trait_minus_cudarc={:.3}",
         medians[0],
         medians[1],
         medians[2],
+        medians[3],
+        medians[3] - medians[0],
+        medians[3] / medians[0],
         medians[2] - medians[0],
-        medians[2] / medians[0]
     );
     // The last launch wrote c = a + a = 2.
     let out = c.to_vec()?;
@@ -200,73 +183,168 @@ fn launch_overhead(dev: &CudaDevice) -> Result<(), BackendError> {
     Ok(())
 }
 
-fn first_launch(dev: &CudaDevice) -> Result<(), BackendError> {
-    const KERNELS: usize = 8;
-    let n = 1usize << 20;
-    let a = DeviceBuffer::<f32>::new(dev, n)?;
-    a.fill(1.5)?;
-    let c = DeviceBuffer::<f32>::new(dev, n)?;
-    let geometry = Geometry {
-        grid: [(n / 256) as u32, 1, 1],
-        block: [256, 1, 1],
-        shared_memory_bytes: 0,
-    };
-    let (mut nvrtc, mut load, mut launch, mut total) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for i in 0..KERNELS {
-        // A different source each time: no compile cache anywhere can serve it.
-        let text = format!("// unique variant {i} {:?}\n{VECTOR_ADD}", Instant::now());
-        let t = Instant::now();
-        let k = compile(dev, &text, 256, 1, &[("KW_VARIANT".into(), i.to_string())]);
-        let t_launch = Instant::now();
-        dev.launch(
-            &k,
-            &geometry,
-            &[c.arg(), a.arg(), a.arg(), KernelArg::from(n as i32)],
-        )?;
-        dev.synchronize()?;
-        let launch_ms = t_launch.elapsed().as_secs_f64() * 1e3;
-        total.push(t.elapsed().as_secs_f64() * 1e3);
-        nvrtc.push(k.stats().nvrtc_ms);
-        load.push(k.stats().load_ms);
-        launch.push(launch_ms);
+/// Forwards to the CUDA device and keeps the compile statistics of the last compilation
+/// (so that one WisdomKernel first launch can be split into its stages).
+struct Recording {
+    inner: Arc<CudaDevice>,
+    last: Mutex<Option<CompileStats>>,
+}
+
+impl Device for Recording {
+    fn info(&self) -> &DeviceInfo {
+        self.inner.info()
     }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (tn, tl, tla, tt) = (mean(&nvrtc), mean(&load), mean(&launch), mean(&total));
-    println!("\nfirst launch of a new kernel (mean of {KERNELS}, trait level, no cache):");
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
+        let k = self.inner.compile_cuda(req)?;
+        *self.last.lock().expect("stats lock") = Some(k.stats());
+        Ok(Arc::new(k))
+    }
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        self.inner.alloc(bytes)
+    }
+    fn launch(
+        &self,
+        k: &dyn CompiledKernel,
+        g: &Geometry,
+        a: &[KernelArg<'_>],
+    ) -> Result<(), BackendError> {
+        self.inner.launch(k, g, a)
+    }
+    fn launch_timed(
+        &self,
+        k: &dyn CompiledKernel,
+        g: &Geometry,
+        a: &[KernelArg<'_>],
+    ) -> Result<f64, BackendError> {
+        self.inner.launch_timed(k, g, a)
+    }
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.inner.synchronize()
+    }
+}
+
+fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
+    const KERNELS: usize = 8;
+    let rec = Arc::new(Recording {
+        inner: dev.clone(),
+        last: Mutex::new(None),
+    });
+    let n = 1usize << 20;
+    let a = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
+    a.fill(1.5)?;
+    let c = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
+    let args = [c.arg(), a.arg(), a.arg(), KernelArg::from(n as i32)];
+    let mut rows: Vec<[f64; 7]> = Vec::new();
+    for i in 0..KERNELS {
+        // A unique define (and comment) each time: no compile cache anywhere can serve it.
+        let t_def = Instant::now();
+        let mut b = bundled_cuda::vector_add_builder();
+        b.define(
+            "KW_UNIQUE_VARIANT",
+            lit(i as i64 + 1000 * std::process::id() as i64),
+        );
+        let def = b.build()?;
+        let def_ms = t_def.elapsed().as_secs_f64() * 1e3;
+        let t_new = Instant::now();
+        let wk = WisdomKernel::new(def, rec.clone() as Arc<dyn Device>)?;
+        let new_ms = t_new.elapsed().as_secs_f64() * 1e3;
+        // The selection step on its own (today's hook: selector or default configuration).
+        let t_sel = Instant::now();
+        let ps = wk.problem_size(&args)?;
+        let _config = wk.select_config(&ps);
+        let select_ms = t_sel.elapsed().as_secs_f64() * 1e3;
+        let t_first = Instant::now();
+        wk.launch(&args)?;
+        rec.synchronize()?;
+        let first_ms = t_first.elapsed().as_secs_f64() * 1e3;
+        let stats = rec
+            .last
+            .lock()
+            .expect("stats lock")
+            .take()
+            .expect("a compilation");
+        let rest = first_ms - stats.nvrtc_ms - stats.load_ms;
+        rows.push([
+            def_ms,
+            new_ms,
+            select_ms,
+            stats.nvrtc_ms,
+            stats.load_ms,
+            rest,
+            first_ms,
+        ]);
+    }
+    let mean = |k: usize| rows.iter().map(|r| r[k]).sum::<f64>() / rows.len() as f64;
+    let [def_ms, new_ms, sel_ms, nvrtc, load, rest, first] = [
+        mean(0),
+        mean(1),
+        mean(2),
+        mean(3),
+        mean(4),
+        mean(5),
+        mean(6),
+    ];
+    let total = new_ms + first;
+    println!("\nfirst launch of a new kernel through WisdomKernel (mean of {KERNELS}, no cache):");
+    println!("  (KernelBuilder::build         {def_ms:8.3} ms, application start-up, not counted)");
     println!(
-        "  NVRTC compile (to cubin)  {tn:8.2} ms  {:5.1}%",
-        100.0 * tn / tt
+        "  WisdomKernel::new (checks)     {new_ms:8.3} ms  {:5.1}%",
+        100.0 * new_ms / total
+    );
+    println!("  selection (problem size+select){sel_ms:8.3} ms  (inside the first launch)");
+    println!(
+        "  NVRTC compile (cubin)          {nvrtc:8.2} ms  {:5.1}%",
+        100.0 * nvrtc / total
     );
     println!(
-        "  module load + get func    {tl:8.2} ms  {:5.1}%",
-        100.0 * tl / tt
+        "  module load + get function     {load:8.3} ms  {:5.1}%",
+        100.0 * load / total
     );
     println!(
-        "  first launch + sync       {tla:8.2} ms  {:5.1}%",
-        100.0 * tla / tt
+        "  rest of first launch + sync    {rest:8.3} ms  {:5.1}%",
+        100.0 * rest / total
     );
-    println!("  total                     {tt:8.2} ms");
+    println!("  total (new + first launch)     {total:8.2} ms");
     println!(
-        "RESULT first_launch_ms nvrtc={tn:.2} load={tl:.2} launch={tla:.2} total={tt:.2} nvrtc_share={:.3}",
-        tn / tt
+        "RESULT first_launch_ms total={total:.2} new={new_ms:.3} select={sel_ms:.4} nvrtc={nvrtc:.2} load={load:.3} rest={rest:.3} nvrtc_share={:.3}",
+        nvrtc / total
     );
     assert!(c.to_vec()?.iter().all(|&v| v == 3.0), "first launch result");
     Ok(())
 }
 
-fn bandwidth(dev: &CudaDevice) -> Result<(), BackendError> {
+/// Restricts a parameter to some of its values (keeping the default if it stays listed).
+fn narrow(def: &mut kernel_wisdom::KernelDef, name: &str, values: &[i64]) {
+    let p = def
+        .parameters
+        .iter_mut()
+        .find(|p| p.name == name)
+        .expect("a parameter of the bundled kernel");
+    p.values = values
+        .iter()
+        .map(|&v| kernel_wisdom::Value::Int(v))
+        .collect();
+    if !p.values.contains(&p.default) {
+        p.default = p.values[0].clone();
+    }
+}
+
+fn bandwidth(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
     let n = 1usize << 26;
     let bytes = (n * 4) as f64;
-    let a = DeviceBuffer::<f32>::new(dev, n)?;
-    let b = DeviceBuffer::<f32>::new(dev, n)?;
-    let c = DeviceBuffer::<f32>::new(dev, n)?;
-    // Random-ish, non-zero inputs (times must not come from zeros).
-    let host: Vec<f32> = (0..n)
+    let d: &dyn Device = dev.as_ref();
+    let a = DeviceBuffer::<f32>::new(d, n)?;
+    let b = DeviceBuffer::<f32>::new(d, n)?;
+    let c = DeviceBuffer::<f32>::new(d, n)?;
+    // Non-zero, varied inputs (times must not come from zeros).
+    let host_a: Vec<f32> = (0..n)
         .map(|i| ((i * 7919) % 1000) as f32 * 0.001 + 0.5)
         .collect();
-    a.write(&host)?;
-    b.write(&host)?;
+    let host_b: Vec<f32> = (0..n)
+        .map(|i| ((i * 104_729) % 977) as f32 * 0.002 - 0.9)
+        .collect();
+    a.write(&host_a)?;
+    b.write(&host_b)?;
     let ptr = |x: &DeviceBuffer<f32>| {
         x.memory()
             .as_any()
@@ -277,19 +355,15 @@ fn bandwidth(dev: &CudaDevice) -> Result<(), BackendError> {
     let ctx = dev.context();
     let stream = dev.stream();
     let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let (e0, e1) = (
-        ctx.new_event(timing).expect("event"),
-        ctx.new_event(timing).expect("event"),
-    );
+    let (e0, e1) = (ctx.new_event(timing)?, ctx.new_event(timing)?);
     const REPS: usize = 20;
     let mut copy = Vec::new();
     for i in 0..REPS + 3 {
-        e0.record(stream).expect("record");
+        e0.record(stream)?;
         // SAFETY: both buffers hold n floats of this context.
-        unsafe { result::memcpy_dtod_async(ptr(&c), ptr(&a), n * 4, stream.cu_stream()) }
-            .expect("copy");
-        e1.record(stream).expect("record");
-        let ms = f64::from(e0.elapsed_ms(&e1).expect("elapsed"));
+        unsafe { result::memcpy_dtod_async(ptr(&c), ptr(&a), n * 4, stream.cu_stream()) }?;
+        e1.record(stream)?;
+        let ms = f64::from(e0.elapsed_ms(&e1)?);
         if i >= 3 {
             copy.push(ms);
         }
@@ -297,49 +371,52 @@ fn bandwidth(dev: &CudaDevice) -> Result<(), BackendError> {
     let copy_ms = median(&mut copy);
     let copy_gbs = 2.0 * bytes / (copy_ms * 1e-3) / 1e9;
     println!("\nbandwidth on 2^26 floats (bytes read + written; median of {REPS}):");
-    println!("  device-to-device copy               {copy_ms:8.4} ms  {copy_gbs:8.1} GB/s");
-    let mut best = (0.0f64, 0u32, 0u32);
+    println!(
+        "  device-to-device copy (cuMemcpyDtoDAsync)        {copy_ms:8.4} ms  {copy_gbs:8.1} GB/s"
+    );
+
+    // The bundled vector_add.cu through WisdomKernel, over a small space.
+    let mut def = bundled_cuda::vector_add()?;
+    narrow(&mut def, "block_size_x", &[128, 256, 512, 1024]);
+    narrow(&mut def, "strided", &[1]);
+    let wk = WisdomKernel::new(def, dev.clone() as Arc<dyn Device>)?;
+    let args = [c.arg(), a.arg(), b.arg(), KernelArg::from(n as i32)];
+    let want: Vec<f32> = host_a.iter().zip(&host_b).map(|(x, y)| x + y).collect();
+    let mut best = (0.0f64, String::new());
     let mut default_gbs = 0.0;
-    for block in [128u32, 256, 512, 1024] {
-        for ept in [1u32, 2, 4, 8] {
-            let k = compile(dev, VECTOR_ADD, block, ept, &[]);
-            let g = Geometry {
-                grid: [(n as u32).div_ceil(block * ept), 1, 1],
-                block: [block, 1, 1],
-                shared_memory_bytes: 0,
-            };
-            let args = [c.arg(), a.arg(), b.arg(), KernelArg::from(n as i32)];
-            let mut t = Vec::new();
-            for i in 0..REPS + 3 {
-                let ms = dev.launch_timed(&k, &g, &args)?;
-                if i >= 3 {
-                    t.push(ms);
-                }
-            }
-            let ms = median(&mut t);
-            let gbs = 3.0 * bytes / (ms * 1e-3) / 1e9;
-            println!(
-                "  vector_add block={block:<4} ept={ept}     {ms:8.4} ms  {gbs:8.1} GB/s  {:5.1}% of copy",
-                100.0 * gbs / copy_gbs
-            );
-            if block == 256 && ept == 1 {
-                default_gbs = gbs;
-            }
-            if gbs > best.0 {
-                best = (gbs, block, ept);
+    let space = wk.space();
+    for point in space.iter() {
+        let config = space.config(&point);
+        c.fill(f32::NAN)?;
+        let mut t = Vec::new();
+        for i in 0..REPS + 3 {
+            let ms = wk.launch_timed_with_config(&config, &args)?;
+            if i >= 3 {
+                t.push(ms);
             }
         }
-    }
-    let got = c.to_vec()?;
-    for (i, (&g, &h)) in got.iter().zip(&host).enumerate().step_by(4099) {
-        assert_eq!(g, h + h, "vector_add element {i}");
+        let ms = median(&mut t);
+        let gbs = 3.0 * bytes / (ms * 1e-3) / 1e9;
+        println!(
+            "  vector_add {:<38} {ms:8.4} ms  {gbs:8.1} GB/s  {:5.1}% of copy",
+            format!("{{{config}}}"),
+            100.0 * gbs / copy_gbs
+        );
+        if &config == wk.default_config() {
+            default_gbs = gbs;
+        }
+        if gbs > best.0 {
+            best = (gbs, config.to_string());
+        }
+        let got = c.to_vec()?;
+        assert!(got == want, "vector_add {{{config}}}: wrong result");
     }
     println!(
-        "RESULT bandwidth_gbs copy={copy_gbs:.1} vector_add_best={:.1} (block={} ept={}) vector_add_default={default_gbs:.1} best_share={:.3}",
+        "RESULT bandwidth_gbs copy={copy_gbs:.1} vector_add_best={:.1} vector_add_default={default_gbs:.1} best_share={:.3} default_share={:.3} best_config={{{}}}",
         best.0,
-        best.1,
-        best.2,
-        best.0 / copy_gbs
+        best.0 / copy_gbs,
+        default_gbs / copy_gbs,
+        best.1
     );
     Ok(())
 }

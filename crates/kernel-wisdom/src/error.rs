@@ -1,4 +1,4 @@
-//! [`Error`]: what building a definition or launching a kernel can fail with.
+//! [`Error`](enum@Error): what building a definition or launching a kernel can fail with.
 
 use kw_core::backend::BackendError;
 use kw_core::def_check::{format_problems, DefProblem};
@@ -59,7 +59,7 @@ pub enum Error {
         /// The configuration's key.
         config: String,
         /// The backend's error (for compile errors: with the full build log).
-        source: BackendError,
+        source: Box<BackendError>,
     },
     /// A configuration that is not part of the tuning space.
     #[error("kernel `{kernel}`: {{{config}}} is not a valid configuration: {reason}")]

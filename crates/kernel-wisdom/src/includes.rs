@@ -66,7 +66,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.h"), "#include \"b.h\"\n#define A 1\n").unwrap();
         std::fs::write(dir.join("b.h"), "#define B 2\n").unwrap();
-        let (headers, missing) = resolve("#include \"a.h\"\n#include \"nope.h\"\n", &[dir.clone()]);
+        let (headers, missing) = resolve(
+            "#include \"a.h\"\n#include \"nope.h\"\n",
+            std::slice::from_ref(&dir),
+        );
         let names: Vec<&str> = headers.iter().map(|h| h.name.as_str()).collect();
         assert_eq!(names, vec!["a.h", "b.h"]);
         assert_eq!(missing, vec!["nope.h"]);

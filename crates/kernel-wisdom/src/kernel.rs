@@ -288,7 +288,7 @@ impl WisdomKernel {
         Error::Config {
             kernel: self.def.kernel_name.clone(),
             config: config.key(),
-            source,
+            source: Box::new(source),
         }
     }
 

@@ -114,3 +114,31 @@ fn a_new_problem_size_is_selected_and_compiled_once() {
     assert_eq!(kernel.compiled_count(), 1);
     assert!(kernel.config_for(&[5000, 1, 1]).is_some());
 }
+
+#[test]
+fn one_kernel_is_launched_from_many_threads() {
+    let Some(dev) = device() else { return };
+    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), dev.clone()).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (kernel, dev) = (&kernel, dev.clone());
+            s.spawn(move || {
+                let mut rng = Rng::new(100 + t);
+                let n = 3000 + (t as usize % 2) * 1000; // two problem sizes
+                let a = random_floats(&mut rng, n);
+                let b = random_floats(&mut rng, n);
+                let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
+                let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
+                let dc = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
+                for _ in 0..20 {
+                    dc.fill(f32::NAN).unwrap();
+                    kernel
+                        .launch(&[dc.arg(), da.arg(), db.arg(), (n as i32).into()])
+                        .unwrap();
+                    assert_eq!(dc.to_vec().unwrap(), bundled::vector_add_reference(&a, &b));
+                }
+            });
+        }
+    });
+    assert_eq!(kernel.compiled_count(), 1);
+}

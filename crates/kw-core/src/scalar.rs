@@ -104,7 +104,8 @@ impl_scalar! {
     f64 => F64, |x: f64| Value::Float(x);
 }
 
-/// A scalar argument: its type and its bytes (native endianness, little end first used).
+/// A scalar argument: its type and its bytes in native byte order, stored inline (no heap
+/// allocation), so building launch arguments costs nothing on the hot path.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScalarValue {
     ty: ScalarType,

@@ -13,7 +13,6 @@ use opencl3::device::Device as ClDeviceId;
 use opencl3::event::Event;
 use opencl3::kernel::set_kernel_arg;
 use opencl3::types::cl_mem;
-use std::any::Any;
 use std::ffi::c_void;
 use std::sync::{Arc, PoisonError};
 
@@ -273,22 +272,5 @@ impl ClDevice {
             &self.shared.queue,
             &self.shared.device,
         )
-    }
-
-    /// The raw `cl_kernel` of a kernel compiled by this device, for the same purpose.
-    pub fn raw_kernel(&self, kernel: &dyn CompiledKernel) -> Option<opencl3::types::cl_kernel> {
-        let k = kernel.as_any().downcast_ref::<ClKernel>()?;
-        let guard = k.kernel.lock().unwrap_or_else(PoisonError::into_inner);
-        Some(guard.get())
-    }
-
-    /// The raw `cl_mem` of a buffer allocated by this device.
-    pub fn raw_buffer(&self, mem: &dyn DeviceMemory) -> Option<cl_mem> {
-        mem.as_any().downcast_ref::<ClMemory>().map(ClMemory::raw)
-    }
-
-    /// This device as `&dyn Any` (to find a `ClDevice` behind `&dyn Device`).
-    pub fn as_any(&self) -> &dyn Any {
-        self
     }
 }

@@ -26,6 +26,7 @@ mod error;
 mod memory;
 mod platform;
 mod program;
+pub mod raw;
 
 pub use device::ClDevice;
 pub use memory::ClMemory;

@@ -15,7 +15,7 @@ fn the_backend_reports_a_missing_driver_as_unavailable() {
             for d in &devices {
                 println!("  {}", d.summary());
             }
-            assert!(backend.is_available() == !devices.is_empty());
+            assert_eq!(backend.is_available(), !devices.is_empty());
         }
         Err(BackendError::Unavailable { backend: b, reason }) => {
             println!("SKIPPED: no CUDA driver ({reason})");

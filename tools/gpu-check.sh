@@ -44,6 +44,8 @@ for line in sys.stdin:
     if m.get("reason") != "compiler-artifact" or not m.get("executable"):
         continue
     kinds = m["target"]["kind"]
+    if "example" in kinds:
+        continue
     kind = "bench" if "bench" in kinds else "test"
     if "lib" in kinds or "proc-macro" in kinds:
         kind = "test"

@@ -13,8 +13,14 @@ pub fn device() -> Option<Arc<dyn Device>> {
     opencl_device().map(|(_, d)| d)
 }
 
-/// The first OpenCL device and its index over all backends (what `KW_DEVICE` takes).
+/// The first OpenCL device (or the first OpenCL device that `KW_DEVICE` selects, e.g.
+/// `KW_DEVICE=NVIDIA` where PoCL and NVIDIA platforms are both installed) and its index over
+/// all backends (what `KW_DEVICE` takes).
 pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
+    let wanted = std::env::var(kernel_wisdom::DEVICE_ENV)
+        .ok()
+        .filter(|w| !w.trim().is_empty())
+        .map(|w| DeviceSelector::parse(&w));
     let listed = match list_devices() {
         Ok(l) => l,
         Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
@@ -23,11 +29,17 @@ pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
         }
         Err(e) => panic!("listing devices failed: {e}"),
     };
-    let Some(d) = listed
-        .iter()
-        .find(|d| d.info.backend == BackendKind::Opencl)
-    else {
-        eprintln!("SKIPPED: no OpenCL platform (no OpenCL device listed)");
+    let Some(d) = listed.iter().find(|d| {
+        d.info.backend == BackendKind::Opencl
+            && match &wanted {
+                None => true,
+                Some(DeviceSelector::Index(i)) => d.index == *i,
+                Some(DeviceSelector::Name(n)) => {
+                    d.info.name.to_lowercase().contains(&n.to_lowercase())
+                }
+            }
+    }) else {
+        eprintln!("SKIPPED: no OpenCL platform (no OpenCL device listed or selected)");
         return None;
     };
     match open_device(&DeviceSelector::Index(d.index)) {

@@ -69,8 +69,9 @@ fn device_info_describes_the_device() {
     assert!(info.max_threads_per_block >= 1);
     assert!(info.compute_units >= 1);
     assert!(!info.architecture.is_empty());
+    println!("OpenCL device under test: {}", info.summary());
     let all = OpenClBackend.devices().unwrap();
-    assert_eq!(all[0], *info);
+    assert!(all.contains(info), "{info:?} is listed");
 }
 
 #[test]

@@ -43,7 +43,10 @@ pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
         return None;
     };
     match open_device(&DeviceSelector::Index(d.index)) {
-        Ok(dev) => Some((d.index, dev)),
+        Ok(dev) => {
+            println!("OpenCL device under test: {}", dev.info().summary());
+            Some((d.index, dev))
+        }
         Err(e) => panic!("opening device {} failed: {e}", d.index),
     }
 }

@@ -4,35 +4,42 @@
 //! `cargo run --release -p kernel-wisdom --example 01_vector_add`
 
 use kernel_wisdom::{
-    arg, device, open_default_device, BackendError, DeviceAttr, DeviceBuffer, Error, KernelBuilder,
-    Source, WisdomKernel,
+    arg, open_default_device, BackendError, BackendKind, DeviceAttr, DeviceBuffer, Error,
+    KernelBuilder, Source, WisdomKernel,
 };
 
 fn main() -> Result<(), Error> {
+    let device = match open_default_device() {
+        Ok(d) => d,
+        Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
+            eprintln!("SKIPPED: no GPU platform ({e})");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
     // The declaration: source, tuning parameters, restrictions, geometry, arguments.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../kernels/vector_add.cl");
+    // The same kernel exists in OpenCL C and CUDA; take the one of the device's backend.
+    let path = match device.info().backend {
+        BackendKind::Cuda => concat!(env!("CARGO_MANIFEST_DIR"), "/../../kernels/vector_add.cu"),
+        BackendKind::Opencl => concat!(env!("CARGO_MANIFEST_DIR"), "/../../kernels/vector_add.cl"),
+    };
     let mut b = KernelBuilder::new("vector_add", Source::file(path));
     let bx = b.tune("block_size_x", [32, 64, 128, 256, 512], 256);
     let ept = b.tune("elems_per_thread", [1, 2, 4, 8], 1);
     b.tune("strided", [0, 1], 1);
     b.tune("unroll", [0, 1], 0);
-    b.restriction(bx.clone().le(device(DeviceAttr::MaxThreadsPerBlock)))
-        .problem_size([arg("n")])
-        .block_size(bx.clone(), 1, 1)
-        .grid_divisors(bx * ept, 1, 1)
-        .output::<f32>("c")
-        .input::<f32>("a")
-        .input::<f32>("b")
-        .scalar::<i32>("n");
+    b.restriction(
+        bx.clone()
+            .le(kernel_wisdom::device(DeviceAttr::MaxThreadsPerBlock)),
+    )
+    .problem_size([arg("n")])
+    .block_size(bx.clone(), 1, 1)
+    .grid_divisors(bx * ept, 1, 1)
+    .output::<f32>("c")
+    .input::<f32>("a")
+    .input::<f32>("b")
+    .scalar::<i32>("n");
 
-    let device = match open_default_device() {
-        Ok(d) => d,
-        Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
-            eprintln!("SKIPPED: no OpenCL platform ({e})");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
-    };
     println!("device: {}", device.info().summary());
     let kernel = WisdomKernel::new(b.build_for(device.as_ref())?, device.clone())?;
 

@@ -4,20 +4,26 @@
 //! `cargo run --release -p kernel-wisdom --example 02_stencil2d`
 
 use kernel_wisdom::{
-    bundled, open_default_device, BackendError, DeviceBuffer, Error, WisdomKernel,
+    bundled, bundled_cuda, open_default_device, BackendError, BackendKind, DeviceBuffer, Error,
+    WisdomKernel,
 };
 
 fn main() -> Result<(), Error> {
     let device = match open_default_device() {
         Ok(d) => d,
         Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
-            eprintln!("SKIPPED: no OpenCL platform ({e})");
+            eprintln!("SKIPPED: no GPU platform ({e})");
             return Ok(());
         }
         Err(e) => return Err(e),
     };
     println!("device: {}", device.info().summary());
-    let kernel = WisdomKernel::new(bundled::stencil2d()?, device.clone())?;
+    // The same kernel exists in OpenCL C and CUDA; take the one of the device's backend.
+    let def = match device.info().backend {
+        BackendKind::Cuda => bundled_cuda::stencil2d()?,
+        BackendKind::Opencl => bundled::stencil2d()?,
+    };
+    let kernel = WisdomKernel::new(def, device.clone())?;
 
     let (w, h) = (1000usize, 700usize);
     let input: Vec<f32> = (0..w * h)

@@ -23,6 +23,7 @@
 
 pub mod builder;
 pub mod bundled;
+pub mod bundled_cuda;
 pub mod error;
 mod includes;
 pub mod kernel;
@@ -46,4 +47,5 @@ pub use kw_core::{
     Access, BackendKind, Config, DefProblem, Device, DeviceBuffer, DeviceInfo, Expr, KernelDef,
     Scalar, ScalarType, Value,
 };
+pub use kw_cuda::CudaBackend;
 pub use kw_opencl::OpenClBackend;

@@ -1,9 +1,11 @@
 //! Choosing a device: by index, by name substring, or by the `KW_DEVICE` environment
-//! variable. Devices are numbered over all backends (today: OpenCL).
+//! variable. Devices are numbered over all backends: CUDA first (where a driver is present),
+//! then OpenCL.
 
 use crate::error::Error;
 use kw_core::backend::{Backend, BackendError};
 use kw_core::{Device, DeviceInfo};
+use kw_cuda::CudaBackend;
 use kw_opencl::OpenClBackend;
 use std::sync::Arc;
 
@@ -39,9 +41,10 @@ impl DeviceSelector {
     }
 }
 
-/// The backends compiled in, in numbering order.
+/// The backends compiled in, in numbering order: CUDA first, so that device 0 is a CUDA
+/// device wherever a CUDA driver is present.
 pub fn backends() -> Vec<Box<dyn Backend>> {
-    vec![Box::new(OpenClBackend)]
+    vec![Box::new(CudaBackend), Box::new(OpenClBackend)]
 }
 
 /// A device of some backend: its global index, its backend's index of it, its description.

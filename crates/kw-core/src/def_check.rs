@@ -50,7 +50,12 @@ impl KernelDef {
         let mut out = Vec::new();
         let mut push =
             |location: String, message: String| out.push(DefProblem { location, message });
-        if !is_identifier(&self.kernel_name) {
+        // CUDA kernels may live in namespaces (`ns::kernel`, found by name expression).
+        let name_ok = match self.backend {
+            BackendKind::Cuda => self.kernel_name.split("::").all(is_identifier),
+            BackendKind::Opencl => is_identifier(&self.kernel_name),
+        };
+        if !name_ok {
             push(
                 "kernel name".into(),
                 format!("`{}` is not a valid identifier", self.kernel_name),

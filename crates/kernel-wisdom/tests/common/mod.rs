@@ -1,20 +1,53 @@
 //! Helpers shared by the PoCL tests.
 #![allow(dead_code)]
 
-use kernel_wisdom::{open_device, DeviceSelector, Error, KernelDef, Value};
+use kernel_wisdom::{list_devices, open_device, DeviceSelector, Error, KernelDef, Value};
 use kw_core::backend::{BackendError, Device};
 use kw_core::rng::Rng;
+use kw_core::BackendKind;
 use std::sync::Arc;
 
-/// Device 0, or `None` after printing why the test is skipped.
+/// The first OpenCL device (these tests run `.cl` kernels; a CUDA device, where there is
+/// one, comes first in the numbering), or `None` after printing why the test is skipped.
 pub fn device() -> Option<Arc<dyn Device>> {
-    match open_device(&DeviceSelector::Index(0)) {
-        Ok(d) => Some(d),
+    opencl_device().map(|(_, d)| d)
+}
+
+/// The first OpenCL device (or the first OpenCL device that `KW_DEVICE` selects, e.g.
+/// `KW_DEVICE=NVIDIA` where PoCL and NVIDIA platforms are both installed) and its index over
+/// all backends (what `KW_DEVICE` takes).
+pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
+    let wanted = std::env::var(kernel_wisdom::DEVICE_ENV)
+        .ok()
+        .filter(|w| !w.trim().is_empty())
+        .map(|w| DeviceSelector::parse(&w));
+    let listed = match list_devices() {
+        Ok(l) => l,
         Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
             eprintln!("SKIPPED: no OpenCL platform ({e})");
-            None
+            return None;
         }
-        Err(e) => panic!("opening device 0 failed: {e}"),
+        Err(e) => panic!("listing devices failed: {e}"),
+    };
+    let Some(d) = listed.iter().find(|d| {
+        d.info.backend == BackendKind::Opencl
+            && match &wanted {
+                None => true,
+                Some(DeviceSelector::Index(i)) => d.index == *i,
+                Some(DeviceSelector::Name(n)) => {
+                    d.info.name.to_lowercase().contains(&n.to_lowercase())
+                }
+            }
+    }) else {
+        eprintln!("SKIPPED: no OpenCL platform (no OpenCL device listed or selected)");
+        return None;
+    };
+    match open_device(&DeviceSelector::Index(d.index)) {
+        Ok(dev) => {
+            println!("OpenCL device under test: {}", dev.info().summary());
+            Some((d.index, dev))
+        }
+        Err(e) => panic!("opening device {} failed: {e}", d.index),
     }
 }
 

@@ -1,0 +1,126 @@
+//! The CUDA versions of the bundled kernels in `kernels/` (`.cu`), with their definitions.
+//!
+//! `vector_add` and `stencil2d` have the same tuning parameters, arguments and geometry as
+//! their OpenCL twins in [`crate::bundled`] (whose CPU references they share);
+//! `scaled_add` is a templated, namespaced kernel whose template arguments are computed
+//! from the configuration.
+
+use crate::builder::{KernelBuilder, Source};
+use crate::error::Error;
+use kw_core::expr::{arg, device, lit, select, DeviceAttr};
+use kw_core::KernelDef;
+
+/// The source of `kernels/vector_add.cu`.
+pub const VECTOR_ADD_CU: &str = include_str!("../../../kernels/vector_add.cu");
+/// The source of `kernels/stencil2d.cu`.
+pub const STENCIL2D_CU: &str = include_str!("../../../kernels/stencil2d.cu");
+/// The source of `kernels/scaled_add.cu`.
+pub const SCALED_ADD_CU: &str = include_str!("../../../kernels/scaled_add.cu");
+
+/// `vector_add(c, a, b, n)` in CUDA: `c = a + b` over `n` floats. Parameters:
+/// `block_size_x`, `elems_per_thread`, `strided`, `unroll`.
+pub fn vector_add_builder() -> KernelBuilder {
+    let mut b = KernelBuilder::new("vector_add", Source::text("vector_add.cu", VECTOR_ADD_CU));
+    let bx = b.tune("block_size_x", [32, 64, 128, 256, 512, 1024], 256);
+    let ept = b.tune("elems_per_thread", [1, 2, 4, 8], 1);
+    b.tune("strided", [0, 1], 1);
+    b.tune("unroll", [0, 1], 0);
+    b.restriction(bx.clone().le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .problem_size([arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx * ept, 1, 1)
+        .output::<f32>("c")
+        .input::<f32>("a")
+        .input::<f32>("b")
+        .scalar::<i32>("n");
+    b
+}
+
+/// The definition of [`vector_add_builder`].
+pub fn vector_add() -> Result<KernelDef, Error> {
+    vector_add_builder().build()
+}
+
+/// `stencil2d(out, in, width, height)` in CUDA: the 5-point stencil of
+/// [`crate::bundled::stencil2d`]. Parameters: `block_size_x`, `block_size_y`, `tile_y`,
+/// `use_local` (stages a tile in dynamic shared memory).
+pub fn stencil2d_builder() -> KernelBuilder {
+    let mut b = KernelBuilder::new("stencil2d", Source::text("stencil2d.cu", STENCIL2D_CU));
+    let bx = b.tune("block_size_x", [8, 16, 32, 64], 16);
+    let by = b.tune("block_size_y", [1, 2, 4, 8], 4);
+    let ty = b.tune("tile_y", [1, 2, 4], 1);
+    let local = b.tune("use_local", [0, 1], 0);
+    let threads = bx.clone() * by.clone();
+    b.restriction(threads.clone().ge(16))
+        .restriction(threads.le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .problem_size([arg("width"), arg("height")])
+        .block_size(bx.clone(), by.clone(), 1)
+        .grid_divisors(bx.clone(), by.clone() * ty.clone(), 1)
+        .shared_memory(select(local.eq_(1), (bx + 2) * (by * ty + 2) * 4, lit(0)))
+        .output::<f32>("out")
+        .input::<f32>("in")
+        .scalar::<i32>("width")
+        .scalar::<i32>("height");
+    b
+}
+
+/// The definition of [`stencil2d_builder`].
+pub fn stencil2d() -> Result<KernelDef, Error> {
+    stencil2d_builder().build()
+}
+
+/// `kw::scaled_add<float, elems_per_thread>(out, x, y, alpha, n)`: `out = alpha * x + y`.
+/// Parameters: `block_size_x`, `elems_per_thread` (a template argument).
+pub fn scaled_add_builder() -> KernelBuilder {
+    let mut b = KernelBuilder::new(
+        "kw::scaled_add",
+        Source::text("scaled_add.cu", SCALED_ADD_CU),
+    );
+    let bx = b.tune("block_size_x", [32, 64, 128, 256, 512, 1024], 128);
+    let ept = b.tune("elems_per_thread", [1, 2, 4, 8], 2);
+    b.params_as_defines(false)
+        .restriction(bx.clone().le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .template_args([lit("float"), ept.clone()])
+        .tuning_key("scaled_add")
+        .problem_size([arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx * ept, 1, 1)
+        .output::<f32>("out")
+        .input::<f32>("x")
+        .input::<f32>("y")
+        .scalar::<f32>("alpha")
+        .scalar::<i32>("n");
+    b
+}
+
+/// The definition of [`scaled_add_builder`].
+pub fn scaled_add() -> Result<KernelDef, Error> {
+    scaled_add_builder().build()
+}
+
+/// CPU reference of `scaled_add`.
+pub fn scaled_add_reference(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(a, b)| alpha * a + b).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use kw_core::BackendKind;
+
+    #[test]
+    fn bundled_cuda_definitions_build() {
+        let v = super::vector_add().unwrap();
+        assert_eq!(v.backend, BackendKind::Cuda);
+        assert_eq!(v.parameters.len(), 4);
+        let s = super::stencil2d().unwrap();
+        assert_eq!(s.problem_size.len(), 2);
+        let t = super::scaled_add().unwrap();
+        assert_eq!(t.template_args.len(), 2);
+        assert_eq!(t.tuning_key, "scaled_add");
+        let c = t.default_config();
+        assert_eq!(
+            t.template_args_for(&c, None).unwrap(),
+            ["float".to_string(), "2".to_string()]
+        );
+    }
+}

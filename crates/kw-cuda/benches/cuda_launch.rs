@@ -1,0 +1,426 @@
+//! CUDA benchmarks (harness = false): launch overhead, first launch by stage, bandwidth.
+//!
+//! `cargo bench -p kw-cuda --bench cuda_launch` (prints `SKIPPED: no CUDA driver` without one).
+//! Lines starting with `RESULT` are machine-readable (`tools/gpu-check.sh` collects them).
+//!
+//! 1. Launch overhead: host time per launch of a tiny kernel (the bundled `vector_add.cu`,
+//!    default configuration, one block), submitted in batches, for (a) cudarc's
+//!    `launch_builder` (the "raw cudarc launch"), (b) a bare `cuLaunchKernel` through
+//!    cudarc's `result` layer, (c) this backend's `Device::launch` (trait object), (d)
+//!    `WisdomKernel::launch` on the cached kernel; interleaved in one run; medians over
+//!    rounds; differences and ratios against (a).
+//! 2. First launch of a new kernel through `WisdomKernel` (definition check, configuration
+//!    selection, NVRTC, module load, launch + synchronize), each kernel made unique so no
+//!    cache can help; stages measured inside one first launch.
+//! 3. Bandwidth: device-to-device copy of 2^26 floats vs vector add on 2^26 floats over a
+//!    small configuration space (bytes read + written counted for both).
+
+use kernel_wisdom::{bundled_cuda, lit, WisdomKernel};
+use kw_core::backend::{
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+};
+use kw_core::buffer::DeviceBuffer;
+use kw_core::def_eval::Geometry;
+use kw_core::DeviceInfo;
+use kw_cuda::cudarc::driver::{result, sys, LaunchConfig, PushKernelArg};
+use kw_cuda::{CompileStats, CudaBackend, CudaDevice};
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let t_open = Instant::now();
+    let dev = match CudaBackend::new().open_cuda(0) {
+        Ok(d) => Arc::new(d),
+        Err(BackendError::Unavailable { reason, .. }) => {
+            println!("SKIPPED: no CUDA driver ({reason})");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let open_ms = t_open.elapsed().as_secs_f64() * 1e3;
+    let info = dev.info().clone();
+    println!(
+        "device: {} ({}, {} SMs, {}, {}); NVRTC from {:?}",
+        info.name,
+        info.architecture,
+        info.compute_units,
+        info.driver_version,
+        info.compiler_version,
+        kw_cuda::nvrtc_library().map(|l| l.0)
+    );
+    println!("RESULT open_device_ms={open_ms:.2}");
+    launch_overhead(&dev)?;
+    first_launch(&dev)?;
+    bandwidth(&dev)?;
+    Ok(())
+}
+
+fn launch_overhead(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
+    // The bundled kernel, default configuration (block_size_x = 256, elems_per_thread = 1):
+    // once through WisdomKernel, once compiled directly with the same defines.
+    let wk = WisdomKernel::new(bundled_cuda::vector_add()?, dev.clone() as Arc<dyn Device>)?;
+    let config = wk.default_config().clone();
+    let defines = wk.def().defines_for(&config, Some(dev.info()))?;
+    let src = &wk.def().source;
+    let k = dev.compile_cuda(&CompileRequest {
+        source: src,
+        kernel_name: "vector_add",
+        defines: &defines,
+        flags: &[],
+        include_dirs: &[],
+        template_args: &[],
+    })?;
+    let n = 256usize;
+    let a = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
+    a.fill(1.0)?;
+    let c = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
+    let mem = |b: &DeviceBuffer<f32>| {
+        b.memory()
+            .as_any()
+            .downcast_ref::<kw_cuda::CudaMemory>()
+            .expect("a CUDA buffer")
+            .device_ptr()
+    };
+    let (pa, pc) = (mem(&a), mem(&c));
+    let n_i32 = n as i32;
+    let stream = dev.stream().clone();
+    let func = k.function().clone();
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let geometry = Geometry {
+        grid: [1, 1, 1],
+        block: [256, 1, 1],
+        shared_memory_bytes: 0,
+    };
+    let args = [c.arg(), a.arg(), a.arg(), KernelArg::from(n_i32)];
+    wk.launch(&args)?; // the first launch compiles; the timed ones hit the cache
+    dev.synchronize()?;
+    const BATCH: usize = 256;
+    const ROUNDS: usize = 60;
+    let names = [
+        "cudarc launch_builder",
+        "cuLaunchKernel (result layer)",
+        "Device::launch (trait)",
+        "WisdomKernel::launch (cached)",
+    ];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    for round in 0..ROUNDS + 5 {
+        for v in 0..names.len() {
+            let variant = (v + round) % names.len();
+            dev.synchronize()?;
+            let t = Instant::now();
+            for _ in 0..BATCH {
+                match variant {
+                    0 => {
+                        let mut b = stream.launch_builder(&func);
+                        b.arg(&pc).arg(&pa).arg(&pa).arg(&n_i32);
+                        // SAFETY: the argument list matches the kernel's parameters and the
+                        // buffers outlive the launches (synchronised below).
+                        unsafe { b.launch(cfg) }.expect("cudarc launch");
+                    }
+                    1 => {
+                        let (mut s0, mut s1, mut s2, mut s3) = (pc, pa, pa, n_i32);
+                        let mut params: [*mut c_void; 4] = [
+                            (&mut s0 as *mut u64).cast(),
+                            (&mut s1 as *mut u64).cast(),
+                            (&mut s2 as *mut u64).cast(),
+                            (&mut s3 as *mut i32).cast(),
+                        ];
+                        // SAFETY: as above; the parameter slots live until the call returns.
+                        unsafe {
+                            result::launch_kernel(
+                                k.cu_function(),
+                                (1, 1, 1),
+                                (256, 1, 1),
+                                0,
+                                stream.cu_stream(),
+                                &mut params,
+                            )
+                        }
+                        .expect("cuLaunchKernel");
+                    }
+                    2 => dev.launch(&k, &geometry, &args)?,
+                    _ => wk.launch(&args)?,
+                }
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
+            dev.synchronize()?;
+            if round >= 5 {
+                samples[variant].push(us);
+            }
+        }
+    }
+    let medians: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+    println!("\nlaunch overhead (host time per launch, median of {ROUNDS} batches of {BATCH}):");
+    for (name, m) in names.iter().zip(&medians) {
+        println!(
+            "  {name:<32} {m:8.3} us   {:+.3} us  ratio vs cudarc {:.3}",
+            m - medians[0],
+            m / medians[0]
+        );
+    }
+    println!(
+        "RESULT launch_us cudarc={:.3} culaunch={:.3} trait={:.3} wisdom={:.3} wisdom_minus_cudarc={:.3} wisdom_ratio={:.3} trait_minus_cudarc={:.3}",
+        medians[0],
+        medians[1],
+        medians[2],
+        medians[3],
+        medians[3] - medians[0],
+        medians[3] / medians[0],
+        medians[2] - medians[0],
+    );
+    // The last launch wrote c = a + a = 2.
+    let out = c.to_vec()?;
+    assert!(
+        out.iter().all(|&v| v == 2.0),
+        "launch overhead kernel result"
+    );
+    Ok(())
+}
+
+/// Forwards to the CUDA device and keeps the compile statistics of the last compilation
+/// (so that one WisdomKernel first launch can be split into its stages).
+struct Recording {
+    inner: Arc<CudaDevice>,
+    last: Mutex<Option<CompileStats>>,
+}
+
+impl Device for Recording {
+    fn info(&self) -> &DeviceInfo {
+        self.inner.info()
+    }
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
+        let k = self.inner.compile_cuda(req)?;
+        *self.last.lock().expect("stats lock") = Some(k.stats());
+        Ok(Arc::new(k))
+    }
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        self.inner.alloc(bytes)
+    }
+    fn launch(
+        &self,
+        k: &dyn CompiledKernel,
+        g: &Geometry,
+        a: &[KernelArg<'_>],
+    ) -> Result<(), BackendError> {
+        self.inner.launch(k, g, a)
+    }
+    fn launch_timed(
+        &self,
+        k: &dyn CompiledKernel,
+        g: &Geometry,
+        a: &[KernelArg<'_>],
+    ) -> Result<f64, BackendError> {
+        self.inner.launch_timed(k, g, a)
+    }
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.inner.synchronize()
+    }
+}
+
+fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
+    const KERNELS: usize = 8;
+    let rec = Arc::new(Recording {
+        inner: dev.clone(),
+        last: Mutex::new(None),
+    });
+    let n = 1usize << 20;
+    let a = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
+    a.fill(1.5)?;
+    let c = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
+    let args = [c.arg(), a.arg(), a.arg(), KernelArg::from(n as i32)];
+    let mut rows: Vec<[f64; 7]> = Vec::new();
+    for i in 0..KERNELS {
+        // A unique define (and comment) each time: no compile cache anywhere can serve it.
+        let t_def = Instant::now();
+        let mut b = bundled_cuda::vector_add_builder();
+        b.define(
+            "KW_UNIQUE_VARIANT",
+            lit(i as i64 + 1000 * std::process::id() as i64),
+        );
+        let def = b.build()?;
+        let def_ms = t_def.elapsed().as_secs_f64() * 1e3;
+        let t_new = Instant::now();
+        let wk = WisdomKernel::new(def, rec.clone() as Arc<dyn Device>)?;
+        let new_ms = t_new.elapsed().as_secs_f64() * 1e3;
+        // The selection step on its own (today's hook: selector or default configuration).
+        let t_sel = Instant::now();
+        let ps = wk.problem_size(&args)?;
+        let _config = wk.select_config(&ps);
+        let select_ms = t_sel.elapsed().as_secs_f64() * 1e3;
+        let t_first = Instant::now();
+        wk.launch(&args)?;
+        rec.synchronize()?;
+        let first_ms = t_first.elapsed().as_secs_f64() * 1e3;
+        let stats = rec
+            .last
+            .lock()
+            .expect("stats lock")
+            .take()
+            .expect("a compilation");
+        let rest = first_ms - stats.nvrtc_ms - stats.load_ms;
+        rows.push([
+            def_ms,
+            new_ms,
+            select_ms,
+            stats.nvrtc_ms,
+            stats.load_ms,
+            rest,
+            first_ms,
+        ]);
+    }
+    let mean = |k: usize| rows.iter().map(|r| r[k]).sum::<f64>() / rows.len() as f64;
+    let [def_ms, new_ms, sel_ms, nvrtc, load, rest, first] = [
+        mean(0),
+        mean(1),
+        mean(2),
+        mean(3),
+        mean(4),
+        mean(5),
+        mean(6),
+    ];
+    let total = new_ms + first;
+    println!("\nfirst launch of a new kernel through WisdomKernel (mean of {KERNELS}, no cache):");
+    println!("  (KernelBuilder::build         {def_ms:8.3} ms, application start-up, not counted)");
+    println!(
+        "  WisdomKernel::new (checks)     {new_ms:8.3} ms  {:5.1}%",
+        100.0 * new_ms / total
+    );
+    println!("  selection (problem size+select){sel_ms:8.3} ms  (inside the first launch)");
+    println!(
+        "  NVRTC compile (cubin)          {nvrtc:8.2} ms  {:5.1}%",
+        100.0 * nvrtc / total
+    );
+    println!(
+        "  module load + get function     {load:8.3} ms  {:5.1}%",
+        100.0 * load / total
+    );
+    println!(
+        "  rest of first launch + sync    {rest:8.3} ms  {:5.1}%",
+        100.0 * rest / total
+    );
+    println!("  total (new + first launch)     {total:8.2} ms");
+    println!(
+        "RESULT first_launch_ms total={total:.2} new={new_ms:.3} select={sel_ms:.4} nvrtc={nvrtc:.2} load={load:.3} rest={rest:.3} nvrtc_share={:.3}",
+        nvrtc / total
+    );
+    assert!(c.to_vec()?.iter().all(|&v| v == 3.0), "first launch result");
+    Ok(())
+}
+
+/// Restricts a parameter to some of its values (keeping the default if it stays listed).
+fn narrow(def: &mut kernel_wisdom::KernelDef, name: &str, values: &[i64]) {
+    let p = def
+        .parameters
+        .iter_mut()
+        .find(|p| p.name == name)
+        .expect("a parameter of the bundled kernel");
+    p.values = values
+        .iter()
+        .map(|&v| kernel_wisdom::Value::Int(v))
+        .collect();
+    if !p.values.contains(&p.default) {
+        p.default = p.values[0].clone();
+    }
+}
+
+fn bandwidth(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
+    let n = 1usize << 26;
+    let bytes = (n * 4) as f64;
+    let d: &dyn Device = dev.as_ref();
+    let a = DeviceBuffer::<f32>::new(d, n)?;
+    let b = DeviceBuffer::<f32>::new(d, n)?;
+    let c = DeviceBuffer::<f32>::new(d, n)?;
+    // Non-zero, varied inputs (times must not come from zeros).
+    let host_a: Vec<f32> = (0..n)
+        .map(|i| ((i * 7919) % 1000) as f32 * 0.001 + 0.5)
+        .collect();
+    let host_b: Vec<f32> = (0..n)
+        .map(|i| ((i * 104_729) % 977) as f32 * 0.002 - 0.9)
+        .collect();
+    a.write(&host_a)?;
+    b.write(&host_b)?;
+    let ptr = |x: &DeviceBuffer<f32>| {
+        x.memory()
+            .as_any()
+            .downcast_ref::<kw_cuda::CudaMemory>()
+            .expect("a CUDA buffer")
+            .device_ptr()
+    };
+    let ctx = dev.context();
+    let stream = dev.stream();
+    let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let (e0, e1) = (ctx.new_event(timing)?, ctx.new_event(timing)?);
+    const REPS: usize = 20;
+    let mut copy = Vec::new();
+    for i in 0..REPS + 3 {
+        e0.record(stream)?;
+        // SAFETY: both buffers hold n floats of this context.
+        unsafe { result::memcpy_dtod_async(ptr(&c), ptr(&a), n * 4, stream.cu_stream()) }?;
+        e1.record(stream)?;
+        let ms = f64::from(e0.elapsed_ms(&e1)?);
+        if i >= 3 {
+            copy.push(ms);
+        }
+    }
+    let copy_ms = median(&mut copy);
+    let copy_gbs = 2.0 * bytes / (copy_ms * 1e-3) / 1e9;
+    println!("\nbandwidth on 2^26 floats (bytes read + written; median of {REPS}):");
+    println!(
+        "  device-to-device copy (cuMemcpyDtoDAsync)        {copy_ms:8.4} ms  {copy_gbs:8.1} GB/s"
+    );
+
+    // The bundled vector_add.cu through WisdomKernel, over a small space.
+    let mut def = bundled_cuda::vector_add()?;
+    narrow(&mut def, "block_size_x", &[128, 256, 512, 1024]);
+    narrow(&mut def, "strided", &[1]);
+    let wk = WisdomKernel::new(def, dev.clone() as Arc<dyn Device>)?;
+    let args = [c.arg(), a.arg(), b.arg(), KernelArg::from(n as i32)];
+    let want: Vec<f32> = host_a.iter().zip(&host_b).map(|(x, y)| x + y).collect();
+    let mut best = (0.0f64, String::new());
+    let mut default_gbs = 0.0;
+    let space = wk.space();
+    for point in space.iter() {
+        let config = space.config(&point);
+        c.fill(f32::NAN)?;
+        let mut t = Vec::new();
+        for i in 0..REPS + 3 {
+            let ms = wk.launch_timed_with_config(&config, &args)?;
+            if i >= 3 {
+                t.push(ms);
+            }
+        }
+        let ms = median(&mut t);
+        let gbs = 3.0 * bytes / (ms * 1e-3) / 1e9;
+        println!(
+            "  vector_add {:<38} {ms:8.4} ms  {gbs:8.1} GB/s  {:5.1}% of copy",
+            format!("{{{config}}}"),
+            100.0 * gbs / copy_gbs
+        );
+        if &config == wk.default_config() {
+            default_gbs = gbs;
+        }
+        if gbs > best.0 {
+            best = (gbs, config.to_string());
+        }
+        let got = c.to_vec()?;
+        assert!(got == want, "vector_add {{{config}}}: wrong result");
+    }
+    println!(
+        "RESULT bandwidth_gbs copy={copy_gbs:.1} vector_add_best={:.1} vector_add_default={default_gbs:.1} best_share={:.3} default_share={:.3} best_config={{{}}}",
+        best.0,
+        best.0 / copy_gbs,
+        default_gbs / copy_gbs,
+        best.1
+    );
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! [`CudaDevice`]: a context (the device's primary context) and one stream.
+
+use crate::compile;
+use crate::error::api;
+use crate::kernel::CudaKernel;
+use crate::launch;
+use crate::memory::CudaMemory;
+use crate::nvrtc_lib;
+use crate::probe::DriverVersion;
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
+use kw_core::backend::{
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+};
+use kw_core::def_eval::Geometry;
+use kw_core::device::{BackendKind, DeviceInfo};
+use std::sync::{Arc, Mutex};
+
+/// One opened CUDA device. All work is ordered on its stream.
+pub struct CudaDevice {
+    info: DeviceInfo,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// Start and end events for [`Device::launch_timed`].
+    events: Mutex<(CudaEvent, CudaEvent)>,
+    driver: DriverVersion,
+}
+
+impl CudaDevice {
+    /// Opens device `ordinal` (its primary context and a new non-blocking stream).
+    pub(crate) fn open(
+        ordinal: usize,
+        info: DeviceInfo,
+        driver: DriverVersion,
+    ) -> Result<CudaDevice, BackendError> {
+        let ctx = CudaContext::new(ordinal).map_err(api("cuDevicePrimaryCtxRetain"))?;
+        // SAFETY: this backend never hands out cudarc `CudaSlice`s, whose cross-stream
+        // tracking is what event tracking is for; all its work is on one stream.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(api("cuStreamCreate"))?;
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let events = (
+            ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+            ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+        );
+        Ok(CudaDevice {
+            info,
+            ctx,
+            stream,
+            events: Mutex::new(events),
+            driver,
+        })
+    }
+
+    /// The cudarc context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream all of this device's work goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The driver's CUDA version.
+    pub fn driver_version(&self) -> DriverVersion {
+        self.driver
+    }
+
+    /// Compiles to a concrete [`CudaKernel`] (what [`Device::compile`] wraps in an `Arc`).
+    pub fn compile_cuda(&self, req: &CompileRequest<'_>) -> Result<CudaKernel, BackendError> {
+        let nvrtc =
+            nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
+                backend: BackendKind::Cuda,
+                reason: e.to_string(),
+            })?;
+        let cc = self.info.compute_capability.unwrap_or((0, 0));
+        let compiled = compile::compile(nvrtc, req, cc)?;
+        CudaKernel::load(
+            &self.ctx,
+            req.kernel_name,
+            &req.source.file_name,
+            compiled,
+            self.driver.raw,
+        )
+    }
+
+    fn kernel<'k>(&self, kernel: &'k dyn CompiledKernel) -> Result<&'k CudaKernel, BackendError> {
+        kernel
+            .as_any()
+            .downcast_ref::<CudaKernel>()
+            .ok_or_else(|| BackendError::Foreign {
+                backend: BackendKind::Cuda,
+                what: format!("kernel `{}`", kernel.name()),
+            })
+    }
+}
+
+impl Device for CudaDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
+        Ok(Arc::new(self.compile_cuda(req)?))
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        Ok(Box::new(CudaMemory::alloc(&self.ctx, &self.stream, bytes)?))
+    }
+
+    #[inline]
+    fn launch(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+    ) -> Result<(), BackendError> {
+        let k = self.kernel(kernel)?;
+        launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)
+    }
+
+    fn launch_timed(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+    ) -> Result<f64, BackendError> {
+        let k = self.kernel(kernel)?;
+        let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let (start, end) = &*events;
+        start.record(&self.stream).map_err(api("cuEventRecord"))?;
+        launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)?;
+        end.record(&self.stream).map_err(api("cuEventRecord"))?;
+        end.synchronize().map_err(api("cuEventSynchronize"))?;
+        let ms = start.elapsed_ms(end).map_err(api("cuEventElapsedTime"))?;
+        Ok(f64::from(ms))
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.stream
+            .synchronize()
+            .map_err(api("cuStreamSynchronize"))
+    }
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaDevice({})", self.info.summary())
+    }
+}

@@ -1,0 +1,139 @@
+//! [`CudaMemory`]: device memory from `cuMemAlloc`, with transfers ordered on the device's
+//! stream.
+
+use crate::error::api;
+use cudarc::driver::{result, sys, CudaContext, CudaStream};
+use kw_core::backend::{check_range, BackendError, DeviceMemory};
+use kw_core::device::BackendKind;
+use std::any::Any;
+use std::sync::Arc;
+
+/// A block of device memory owned by one [`crate::CudaDevice`].
+pub struct CudaMemory {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+}
+
+impl CudaMemory {
+    /// Allocates `bytes` (0 is allowed: a null pointer, never dereferenced).
+    pub(crate) fn alloc(
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        bytes: usize,
+    ) -> Result<CudaMemory, BackendError> {
+        ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        let ptr = if bytes == 0 {
+            0
+        } else {
+            // SAFETY: the context is current; the pointer is freed exactly once, on drop.
+            unsafe { result::malloc_sync(bytes) }.map_err(|e| BackendError::Api {
+                op: "cuMemAlloc",
+                message: format!("{bytes} bytes: {}", crate::error::driver_message(e)),
+            })?
+        };
+        Ok(CudaMemory {
+            ptr,
+            len: bytes,
+            ctx: ctx.clone(),
+            stream: stream.clone(),
+        })
+    }
+
+    /// The device address (what a kernel's pointer parameter receives).
+    pub fn device_ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    fn sync(&self) -> Result<(), BackendError> {
+        self.stream
+            .synchronize()
+            .map_err(api("cuStreamSynchronize"))
+    }
+}
+
+impl DeviceMemory for CudaMemory {
+    fn len_bytes(&self) -> usize {
+        self.len
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) -> Result<(), BackendError> {
+        check_range("write", offset, data.len(), self.len)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: the range lies inside the allocation (checked above); `data` stays borrowed
+        // until the stream is synchronised below, so the async copy reads live memory.
+        unsafe {
+            result::memcpy_htod_async(self.ptr + offset as u64, data, self.stream.cu_stream())
+        }
+        .map_err(api("cuMemcpyHtoDAsync"))?;
+        self.sync()
+    }
+
+    fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError> {
+        check_range("read", offset, out.len(), self.len)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: the range lies inside the allocation; `out` stays borrowed until the stream
+        // is synchronised below, so the async copy writes live memory.
+        unsafe {
+            result::memcpy_dtoh_async(out, self.ptr + offset as u64, self.stream.cu_stream())
+        }
+        .map_err(api("cuMemcpyDtoHAsync"))?;
+        self.sync()
+    }
+
+    fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError> {
+        let src = src
+            .as_any()
+            .downcast_ref::<CudaMemory>()
+            .filter(|s| Arc::ptr_eq(&s.ctx, &self.ctx))
+            .ok_or_else(|| BackendError::Foreign {
+                backend: BackendKind::Cuda,
+                what: "source buffer of copy_from".into(),
+            })?;
+        check_range("copy", 0, src.len, self.len)?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: both ranges lie inside live allocations of this context.
+        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, src.len, self.stream.cu_stream()) }
+            .map_err(api("cuMemcpyDtoDAsync"))?;
+        self.sync()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for CudaMemory {
+    fn drop(&mut self) {
+        if self.ptr == 0 {
+            return;
+        }
+        // Kernels still queued may use the memory: wait for them before freeing it. Errors
+        // cannot be returned from drop; the context records them for its next call.
+        self.ctx.record_err(self.ctx.bind_to_thread());
+        self.ctx.record_err(self.stream.synchronize());
+        // SAFETY: allocated by cuMemAlloc in this context, freed once, no work pending.
+        self.ctx.record_err(unsafe { result::free_sync(self.ptr) });
+    }
+}
+
+impl std::fmt::Debug for CudaMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaMemory({:#x}, {} bytes)", self.ptr, self.len)
+    }
+}

@@ -23,14 +23,22 @@ fn pick_device() -> Result<Arc<dyn kernel_wisdom::Device>, Error> {
     let pick = devices
         .iter()
         .find(|d| d.info.backend == BackendKind::Cuda)
-        .or_else(|| devices.iter().find(|d| !d.info.vendor.contains("Portable Computing")))
+        .or_else(|| {
+            devices
+                .iter()
+                .find(|d| !d.info.vendor.contains("Portable Computing"))
+        })
         .or(devices.first())
         .map(|d| d.index)
         .unwrap_or(0);
     open_device(&DeviceSelector::Index(pick))
 }
 
-fn median_ms(kernel: &WisdomKernel, config: &kw_core::Config, args: &[KernelArg<'_>]) -> Result<f64, Error> {
+fn median_ms(
+    kernel: &WisdomKernel,
+    config: &kw_core::Config,
+    args: &[KernelArg<'_>],
+) -> Result<f64, Error> {
     kernel.launch_timed_with_config(config, args)?; // warm-up
     let mut t: Vec<f64> = (0..9)
         .map(|_| kernel.launch_timed_with_config(config, args))
@@ -39,13 +47,23 @@ fn median_ms(kernel: &WisdomKernel, config: &kw_core::Config, args: &[KernelArg<
     Ok(t[t.len() / 2])
 }
 
-fn report(kernel: &WisdomKernel, size: &[i64], label: &str, args: &[KernelArg<'_>]) -> Result<(), Error> {
+fn report(
+    kernel: &WisdomKernel,
+    size: &[i64],
+    label: &str,
+    args: &[KernelArg<'_>],
+) -> Result<(), Error> {
     // The application's own launch: selects, compiles once, launches (and is captured when
     // KW_CAPTURE selects this kernel).
     kernel.launch(args)?;
     kernel.device().synchronize()?;
     let choice = kernel.choice(size);
-    println!("{:<11} {:<11} {}", kernel.def().tuning_key, label, choice.step);
+    println!(
+        "{:<11} {:<11} {}",
+        kernel.def().tuning_key,
+        label,
+        choice.step
+    );
     println!("            config {{{}}}", choice.config);
     if choice.config == *kernel.default_config() {
         let t = median_ms(kernel, &choice.config, args)?;
@@ -60,7 +78,10 @@ fn report(kernel: &WisdomKernel, size: &[i64], label: &str, args: &[KernelArg<'_
         chosen.sort_by(f64::total_cmp);
         default.sort_by(f64::total_cmp);
         let (c, d) = (chosen[1], default[1]);
-        println!("            {c:.4} ms vs default {d:.4} ms: {:.2}x faster", d / c);
+        println!(
+            "            {c:.4} ms vs default {d:.4} ms: {:.2}x faster",
+            d / c
+        );
     }
     Ok(())
 }
@@ -90,7 +111,12 @@ fn main() -> Result<(), Error> {
         let args = [dc.arg(), da.arg(), db.arg(), (n as i32).into()];
         report(&vadd, &[n as i64], &format!("n={n}"), &args)?;
         let c = dc.to_vec()?;
-        assert!(c.iter().zip(a.iter().zip(&b)).all(|(c, (a, b))| *c == a + b), "vector_add result");
+        assert!(
+            c.iter()
+                .zip(a.iter().zip(&b))
+                .all(|(c, (a, b))| *c == a + b),
+            "vector_add result"
+        );
     }
     let side = if cuda { 4 } else { 1 };
     for (w, h) in [(1024 * side, 1024 * side), (2048 * side, 256 * side)] {
@@ -101,7 +127,11 @@ fn main() -> Result<(), Error> {
         report(&stencil, &[w as i64, h as i64], &format!("{w}x{h}"), &args)?;
         let out = dout.to_vec()?;
         let reference = bundled::stencil2d_reference(&input, w, h);
-        let worst = out.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let worst = out
+            .iter()
+            .zip(&reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         assert!(worst < 1e-5, "stencil2d result off by {worst}");
     }
     Ok(())

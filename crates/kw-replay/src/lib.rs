@@ -11,12 +11,14 @@ pub mod compile;
 pub mod error;
 pub mod evaluator;
 pub mod measure;
+pub mod record;
 pub mod session;
 pub mod verify;
 
 pub use compile::CompilePool;
 pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
+pub use record::{capture_launch, HostArg};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
 pub use session::{capture_checksum, ReplaySession};
 pub use verify::{Mismatch, Tolerance};

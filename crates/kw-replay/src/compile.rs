@@ -36,7 +36,11 @@ pub struct CompilePool {
 fn summarise(e: &kw_core::BackendError) -> String {
     let text = match e {
         kw_core::BackendError::Compile { reason, log, .. } => {
-            let head: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).take(3).collect();
+            let head: Vec<&str> = log
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(3)
+                .collect();
             if head.is_empty() {
                 reason.clone()
             } else {
@@ -130,12 +134,18 @@ impl CompilePool {
     }
 
     fn known(s: &State, key: u128) -> bool {
-        s.done.contains_key(&key) || s.running.contains(&key) || s.queue.iter().any(|(k, _)| *k == key)
+        s.done.contains_key(&key)
+            || s.running.contains(&key)
+            || s.queue.iter().any(|(k, _)| *k == key)
     }
 
     /// Queues configurations to compile (in order; ones already known are skipped).
     pub fn submit(&self, jobs: impl IntoIterator<Item = (u128, Config)>) {
-        let mut s = self.shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut s = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         for (key, config) in jobs {
             if !Self::known(&s, key) {
                 s.queue.push_back((key, config));
@@ -149,7 +159,11 @@ impl CompilePool {
     /// submitted, and waiting for it. Returns it and how long the caller waited.
     pub fn take(&self, key: u128, config: &Config) -> (Compiled, Duration) {
         let started = Instant::now();
-        let mut s = self.shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut s = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(pos) = s.queue.iter().position(|(k, _)| *k == key) {
             // Needed now: move it to the front of the line.
             if let Some(job) = s.queue.remove(pos) {
@@ -184,7 +198,11 @@ impl CompilePool {
 impl Drop for CompilePool {
     fn drop(&mut self) {
         {
-            let mut s = self.shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut s = self
+                .shared
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             s.shutdown = true;
             s.queue.clear();
         }

@@ -26,7 +26,9 @@ pub enum ReplayError {
         message: String,
     },
     /// The device belongs to another backend than the captured kernel.
-    #[error("{path}: kernel `{kernel}` is written for {expected}, but the device `{device}` is {found}")]
+    #[error(
+        "{path}: kernel `{kernel}` is written for {expected}, but the device `{device}` is {found}"
+    )]
     WrongBackend {
         /// The capture file.
         path: PathBuf,

@@ -18,7 +18,7 @@ pub mod verify;
 pub use compile::CompilePool;
 pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
-pub use record::{capture_launch, HostArg};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
+pub use record::{capture_launch, HostArg};
 pub use session::{capture_checksum, ReplaySession};
 pub use verify::{Mismatch, Tolerance};

@@ -96,7 +96,9 @@ pub fn capture_launch(
     kernel
         .launch_with_config(&config, &kargs)
         .map_err(launch_err)?;
-    device.synchronize().map_err(|e| dev_err("synchronize", e))?;
+    device
+        .synchronize()
+        .map_err(|e| dev_err("synchronize", e))?;
     let mut captured = Vec::new();
     let mut buffers = Vec::new();
     for ((a, m), d) in args.iter().zip(&mems).zip(&def.args) {

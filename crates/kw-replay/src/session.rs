@@ -25,6 +25,8 @@ enum ReplayArg {
         pristine: Option<Box<dyn DeviceMemory>>,
         /// The captured output, when the capture holds one.
         reference: Option<Vec<u8>>,
+        /// Declared read and written (moves its bytes twice per launch).
+        inout: bool,
     },
 }
 
@@ -64,13 +66,10 @@ impl ReplaySession {
             path: path.to_path_buf(),
             source: Box::new(e),
         })?;
-        let meta: CaptureMetadata =
-            capture
-                .metadata_as()
-                .map_err(|e| ReplayError::Capture {
-                    path: path.to_path_buf(),
-                    source: Box::new(e),
-                })?;
+        let meta: CaptureMetadata = capture.metadata_as().map_err(|e| ReplayError::Capture {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
         let bad_meta = |message: String| ReplayError::Metadata {
             path: path.to_path_buf(),
             message,
@@ -127,10 +126,12 @@ impl ReplaySession {
                     let len = a.len.ok_or_else(|| arg_err("no length".into()))?;
                     let bytes = len * a.ty.size();
                     let read = |frame: &str| {
-                        capture.read_buffer(frame).map_err(|e| ReplayError::Capture {
-                            path: path.to_path_buf(),
-                            source: Box::new(e),
-                        })
+                        capture
+                            .read_buffer(frame)
+                            .map_err(|e| ReplayError::Capture {
+                                path: path.to_path_buf(),
+                                source: Box::new(e),
+                            })
                     };
                     let input = match &a.input {
                         Some(f) => read(f)?,
@@ -169,6 +170,7 @@ impl ReplaySession {
                         working,
                         pristine,
                         reference,
+                        inout: d.access == Access::InOut,
                     });
                 }
             }
@@ -216,18 +218,27 @@ impl ReplaySession {
 
     /// Whether the capture holds a reference output to verify against.
     pub fn has_reference(&self) -> bool {
-        self.args
-            .iter()
-            .any(|a| matches!(a, ReplayArg::Buffer { reference: Some(_), .. }))
+        self.args.iter().any(|a| {
+            matches!(
+                a,
+                ReplayArg::Buffer {
+                    reference: Some(_),
+                    ..
+                }
+            )
+        })
     }
 
-    /// Bytes the launch moves at least once: every buffer read, plus the written ones again.
+    /// Bytes the launch moves at least once: every buffer once, in/out buffers twice.
     pub fn bytes_moved(&self) -> u64 {
         let mut total = 0u64;
         for a in &self.args {
-            if let ReplayArg::Buffer { len, elem, pristine, .. } = a {
+            if let ReplayArg::Buffer {
+                len, elem, inout, ..
+            } = a
+            {
                 let b = (*len * elem.size()) as u64;
-                total += if pristine.is_some() { 2 * b } else { b };
+                total += if *inout { 2 * b } else { b };
             }
         }
         total

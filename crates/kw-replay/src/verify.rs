@@ -75,7 +75,11 @@ fn compare_as<T: bytemuck::Pod + std::fmt::Debug>(
         return Some(Mismatch {
             count: count.max(1),
             len: n,
-            first: first.unwrap_or((n, format!("{} bytes", got.len()), format!("{} bytes", want.len()))),
+            first: first.unwrap_or((
+                n,
+                format!("{} bytes", got.len()),
+                format!("{} bytes", want.len()),
+            )),
         });
     }
     first.map(|first| Mismatch {

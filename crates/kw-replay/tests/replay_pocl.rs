@@ -40,7 +40,9 @@ fn fast() -> MeasureOptions {
 }
 
 fn floats(n: usize) -> Vec<f32> {
-    (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect()
+    (0..n)
+        .map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0)
+        .collect()
 }
 
 /// `scale(y, x, n)`: `y = 2x`, except that `bug = 1` adds 1 to every element.
@@ -101,7 +103,10 @@ fn bundled_kernels_tune_to_a_correct_winner() {
     let Some(dev) = device() else { return };
     let dir = tmp_dir("bundled");
     let n = 4096usize;
-    let (a, b) = (floats(n), floats(n).iter().map(|x| x * 0.5).collect::<Vec<_>>());
+    let (a, b) = (
+        floats(n),
+        floats(n).iter().map(|x| x * 0.5).collect::<Vec<_>>(),
+    );
     let va = bundled::vector_add().unwrap();
     let path = capture_launch(
         &dir,
@@ -121,7 +126,10 @@ fn bundled_kernels_tune_to_a_correct_winner() {
     assert!(session.has_reference());
     let (report, stats) = tune(&session, fast(), 8);
     assert_eq!(report.progress.evaluations, 8);
-    assert_eq!(report.history[0].point, session.space().point(&va.default_config()).unwrap());
+    assert_eq!(
+        report.history[0].point,
+        session.space().point(&va.default_config()).unwrap()
+    );
     let (best, _) = report.best.clone().expect("a winner");
     // The winner recomputes the CPU reference.
     let out = kernel_wisdom::WisdomKernel::new(va.clone(), dev.clone()).unwrap();
@@ -134,7 +142,10 @@ fn bundled_kernels_tune_to_a_correct_winner() {
     )
     .unwrap();
     assert_eq!(c.to_vec().unwrap(), bundled::vector_add_reference(&a, &b));
-    assert!(stats.busy_fraction() > 0.0 && stats.busy_fraction() <= 1.0, "{stats:?}");
+    assert!(
+        stats.busy_fraction() > 0.0 && stats.busy_fraction() <= 1.0,
+        "{stats:?}"
+    );
     assert!(stats.evals_per_second() > 0.0);
 
     let st = bundled::stencil2d().unwrap();
@@ -156,7 +167,11 @@ fn bundled_kernels_tune_to_a_correct_winner() {
     .unwrap();
     let session = Arc::new(ReplaySession::load(&path, dev).unwrap());
     let (report, _) = tune(&session, fast(), 6);
-    let failures: Vec<_> = report.history.iter().filter(|e| e.result.is_err()).collect();
+    let failures: Vec<_> = report
+        .history
+        .iter()
+        .filter(|e| e.result.is_err())
+        .collect();
     assert!(failures.is_empty(), "{failures:?}");
     assert!(report.best.is_some());
 }
@@ -225,7 +240,11 @@ fn in_place_outputs_are_restored_before_every_run() {
     };
     let (report, stats) = tune(&session, options, 4);
     assert_eq!(report.progress.evaluations, 4);
-    assert!(report.history.iter().all(|e| e.result.is_ok()), "{:?}", report.history);
+    assert!(
+        report.history.iter().all(|e| e.result.is_ok()),
+        "{:?}",
+        report.history
+    );
     // 2 warm-ups + 4 timed runs per configuration, every one verified.
     assert_eq!(stats.launches, 4 * 6);
     assert_eq!(stats.verified_runs, stats.launches);
@@ -304,7 +323,9 @@ fn an_interrupted_run_resumes_without_re_evaluating() {
     let first_seen = first.seen.clone();
     let logged = kw_tune::log::read_log(&log_path).unwrap().records;
     assert_eq!(logged.len(), 4);
-    assert!(logged.iter().all(|r| r.samples.as_ref().is_some_and(|s| s.len() >= 2)));
+    assert!(logged
+        .iter()
+        .all(|r| r.samples.as_ref().is_some_and(|s| s.len() >= 2)));
 
     let (log, records) = ResultsLog::resume(&log_path, space, &header).unwrap();
     let mut second = ReplayEvaluator::new(session.clone(), fast(), 1);
@@ -323,6 +344,12 @@ fn an_interrupted_run_resumes_without_re_evaluating() {
     assert_eq!(report.progress.evaluations, budget);
     assert_eq!(report.replayed, 4);
     assert_eq!(seen.len() as u64, budget - 4);
-    assert!(seen.iter().all(|p| !first_seen.contains(p)), "re-evaluated a logged point");
-    assert_eq!(kw_tune::log::read_log(&log_path).unwrap().records.len() as u64, budget);
+    assert!(
+        seen.iter().all(|p| !first_seen.contains(p)),
+        "re-evaluated a logged point"
+    );
+    assert_eq!(
+        kw_tune::log::read_log(&log_path).unwrap().records.len() as u64,
+        budget
+    );
 }

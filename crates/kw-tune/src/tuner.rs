@@ -188,12 +188,13 @@ impl<'a> Tuner<'a> {
                 let before = queue.len();
                 let mut fresh = Vec::new();
                 for point in proposals {
-                    let index = self.space.index_of(&point).ok_or_else(|| {
-                        TuneError::InvalidProposal {
-                            strategy: strategy.name().to_string(),
-                            point: format!("{point:?}"),
-                        }
-                    })?;
+                    let index =
+                        self.space
+                            .index_of(&point)
+                            .ok_or_else(|| TuneError::InvalidProposal {
+                                strategy: strategy.name().to_string(),
+                                point: format!("{point:?}"),
+                            })?;
                     if let Some(result) = state.cache.get(&index) {
                         state.revisits += 1;
                         strategy.tell(self.space, &point, result);

@@ -25,6 +25,9 @@ enum Command {
     Capture(cmd::capture::CaptureCmd),
     /// Score search strategies on a measured space (Kernel Tuner cache file), without a GPU.
     Simulate(cmd::simulate::SimulateArgs),
+    /// Tune captured kernels: replay each capture under many configurations, verified, and
+    /// add the best to its wisdom file.
+    Tune(cmd::tune::TuneArgs),
     /// Results logs of tuning runs.
     #[command(subcommand)]
     Log(cmd::log::LogCmd),
@@ -38,6 +41,7 @@ fn main() {
         Command::Capture(c) => cmd::capture::run(c),
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
+        Command::Tune(a) => cmd::tune::run(a),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {e:#}");

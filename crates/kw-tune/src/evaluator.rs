@@ -46,6 +46,17 @@ pub trait Evaluator {
     /// Evaluates a valid point of the space: the objective value (lower is better, finite)
     /// or the failure.
     fn evaluate(&mut self, point: &Point) -> EvalResult;
+
+    /// Points the loop will evaluate soon, in order (never points already evaluated). An
+    /// evaluator may start preparing them (e.g. compile on other threads) while it evaluates
+    /// the current one; it must still be correct if some of them are never evaluated.
+    fn prefetch(&mut self, _points: &[Point]) {}
+
+    /// The raw measurements behind the last [`Evaluator::evaluate`]'s objective (e.g. every
+    /// timed sample in milliseconds), taken once; recorded in the results log.
+    fn take_samples(&mut self) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 impl<F: FnMut(&Point) -> EvalResult> Evaluator for F {

@@ -107,6 +107,10 @@ pub struct LogRecord {
     pub elapsed_s: f64,
     /// Seconds the evaluation took.
     pub eval_s: f64,
+    /// The raw measurements behind the objective (e.g. timed samples in milliseconds), when
+    /// the evaluator reports them. Absent in logs written before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Vec<f64>>,
 }
 
 impl LogRecord {

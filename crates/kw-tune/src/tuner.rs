@@ -9,6 +9,8 @@ use crate::stop::{Progress, Stop};
 use crate::strategy::Strategy;
 use kw_core::{Point, TuningSpace};
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Rounds in a row in which a strategy proposes only visited points before the loop gives up.
@@ -25,6 +27,9 @@ pub enum StopReason {
     StrategyExhausted,
     /// The strategy kept proposing only visited configurations.
     StrategyStalled,
+    /// The cancellation flag was set (e.g. Ctrl-C); the run stopped after the evaluation in
+    /// progress, and every finished evaluation is logged.
+    Cancelled,
 }
 
 /// One evaluated configuration.
@@ -60,6 +65,9 @@ pub struct Tuner<'a> {
     stop: Stop,
     log: Option<ResultsLog>,
     replay: Vec<LogRecord>,
+    initial: Vec<Point>,
+    lookahead: usize,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl<'a> Tuner<'a> {
@@ -70,12 +78,39 @@ impl<'a> Tuner<'a> {
             stop,
             log: None,
             replay: Vec::new(),
+            initial: Vec::new(),
+            lookahead: 1,
+            cancel: None,
         }
     }
 
     /// Appends every evaluation to `log`.
     pub fn with_log(mut self, log: ResultsLog) -> Tuner<'a> {
         self.log = Some(log);
+        self
+    }
+
+    /// Evaluates these points first, before asking the strategy (e.g. the default
+    /// configuration, so that the speed-up over it is known). Invalid points are skipped.
+    pub fn with_initial(mut self, points: Vec<Point>) -> Tuner<'a> {
+        self.initial = points;
+        self
+    }
+
+    /// Keeps up to `k` proposals queued: while one is evaluated, the next ones are known and
+    /// handed to [`Evaluator::prefetch`] (e.g. to compile them on other threads). The strategy
+    /// is asked again while fewer than `k` are queued, before it is told the pending results
+    /// (its contract allows this); `1` (the default) asks only when the queue is empty. The
+    /// same `k` with the same seed makes the same run, so resume with the same `k`.
+    pub fn with_lookahead(mut self, k: usize) -> Tuner<'a> {
+        self.lookahead = k.max(1);
+        self
+    }
+
+    /// Stops cleanly after the evaluation in progress once `flag` is set
+    /// ([`StopReason::Cancelled`]).
+    pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Tuner<'a> {
+        self.cancel = Some(flag);
         self
     }
 
@@ -92,6 +127,21 @@ impl<'a> Tuner<'a> {
         self
     }
 
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+
+    /// How many more evaluations the run can take now (at least 1).
+    fn hint(&self, progress: &Progress) -> usize {
+        let left = self.space.len() - progress.evaluations as u128;
+        self.stop
+            .remaining_evaluations(progress)
+            .map_or(left, |r| (r as u128).min(left))
+            .clamp(1, usize::MAX as u128) as usize
+    }
+
     /// Runs `strategy` with `evaluator` until the stop condition holds.
     pub fn run(
         &mut self,
@@ -102,8 +152,13 @@ impl<'a> Tuner<'a> {
             return Err(TuneError::EmptySpace);
         }
         let mut state = RunState::new(self.space, std::mem::take(&mut self.replay));
+        let mut queue: VecDeque<Point> = std::mem::take(&mut self.initial)
+            .into_iter()
+            .filter(|p| self.space.contains(p))
+            .collect();
+        let mut exhausted = false;
         let mut stalls = 0u32;
-        let reason = 'run: loop {
+        let reason = loop {
             if state.progress.evaluations as u128 >= self.space.len() {
                 break StopReason::SpaceExhausted;
             }
@@ -111,93 +166,88 @@ impl<'a> Tuner<'a> {
             if self.stop.reached(&state.progress) {
                 break StopReason::Condition;
             }
-            let left = self.space.len() - state.progress.evaluations as u128;
-            let hint = self
-                .stop
-                .remaining_evaluations(&state.progress)
-                .map_or(left, |r| (r as u128).min(left))
-                .clamp(1, usize::MAX as u128) as usize;
-            let proposals = strategy.ask(self.space, hint);
-            if proposals.is_empty() {
-                if state.replay_pending() {
-                    state.drain_replay(strategy);
-                    continue;
-                }
-                break StopReason::StrategyExhausted;
+            if self.cancelled() {
+                break StopReason::Cancelled;
             }
-            let mut progressed = false;
-            for point in proposals {
-                let index =
-                    self.space
-                        .index_of(&point)
-                        .ok_or_else(|| TuneError::InvalidProposal {
-                            strategy: strategy.name().to_string(),
-                            point: format!("{point:?}"),
-                        })?;
-                if let Some(result) = state.cache.get(&index) {
-                    state.revisits += 1;
-                    strategy.tell(self.space, &point, result);
-                    continue;
-                }
-                state.tick();
-                if state.progress.evaluations as u128 >= self.space.len()
-                    || self.stop.reached(&state.progress)
-                {
-                    continue 'run;
-                }
-                if let Some(record) = state.take_replayed(index) {
-                    state.record(point.clone(), record.result(), true);
-                    let result = state.last_result();
-                    strategy.tell(self.space, &point, &result);
-                    progressed = true;
-                } else {
-                    if state.replay_pending() {
-                        // The strategy left the logged path: tell it everything logged first.
-                        state.drain_replay(strategy);
-                        stalls = 0;
-                        continue 'run;
-                    }
-                    let started = Instant::now();
-                    let result = match evaluator.evaluate(&point) {
-                        Ok(v) if v.is_finite() => Ok(v),
-                        Ok(v) => Err(Failure::new(format!("non-finite objective {v}"))),
-                        Err(f) if f.fatal => {
-                            return Err(TuneError::Fatal {
-                                config: self.space.kt_key(&point),
-                                reason: f.reason,
-                            })
+            // Fill the queue: ask when it is empty, or ahead while it is short.
+            let hint = self.hint(&state.progress);
+            if !exhausted
+                && (queue.is_empty() || (queue.len() < self.lookahead && queue.len() < hint))
+            {
+                let proposals = strategy.ask(self.space, hint.saturating_sub(queue.len()).max(1));
+                if proposals.is_empty() {
+                    if queue.is_empty() {
+                        if state.replay_pending() {
+                            state.drain_replay(strategy);
+                            continue;
                         }
-                        Err(f) => Err(f),
-                    };
-                    let eval_s = started.elapsed().as_secs_f64();
-                    state.record(point.clone(), result, false);
-                    state.tick();
-                    if let Some(log) = &mut self.log {
-                        let result = state.last_result();
-                        log.append(&LogRecord {
-                            eval: state.progress.evaluations,
-                            key: self.space.kt_key(&point),
-                            config: self.space.config(&point),
-                            objective: result.as_ref().ok().copied(),
-                            failure: result.as_ref().err().map(|f| f.reason.clone()),
-                            elapsed_s: state.progress.elapsed.as_secs_f64(),
-                            eval_s,
-                            point: point.clone(),
-                        })?;
+                        break StopReason::StrategyExhausted;
                     }
-                    let result = state.last_result();
-                    strategy.tell(self.space, &point, &result);
-                    progressed = true;
+                    exhausted = true;
+                }
+                let before = queue.len();
+                let mut fresh = Vec::new();
+                for point in proposals {
+                    let index =
+                        self.space
+                            .index_of(&point)
+                            .ok_or_else(|| TuneError::InvalidProposal {
+                                strategy: strategy.name().to_string(),
+                                point: format!("{point:?}"),
+                            })?;
+                    if let Some(result) = state.cache.get(&index) {
+                        state.revisits += 1;
+                        strategy.tell(self.space, &point, result);
+                    } else if !queue.contains(&point) {
+                        if !state.replay.contains_key(&index) {
+                            fresh.push(point.clone());
+                        }
+                        queue.push_back(point);
+                    }
+                }
+                if !fresh.is_empty() {
+                    evaluator.prefetch(&fresh);
+                }
+                if queue.is_empty() {
+                    stalls += 1;
+                    if stalls >= STALL_ROUNDS {
+                        break StopReason::StrategyStalled;
+                    }
+                    continue;
+                }
+                if queue.len() > before && queue.len() < self.lookahead.min(hint) && !exhausted {
+                    continue; // keep filling before evaluating
                 }
             }
-            if progressed {
+            let Some(point) = queue.pop_front() else {
+                continue;
+            };
+            let Some(index) = self.space.index_of(&point) else {
+                continue;
+            };
+            if let Some(result) = state.cache.get(&index) {
+                // Evaluated meanwhile (an initial point the strategy proposed too).
+                state.revisits += 1;
+                strategy.tell(self.space, &point, &result.clone());
+                continue;
+            }
+            if let Some(record) = state.take_replayed(index) {
+                state.record(point.clone(), record.result(), true);
+                let result = state.last_result();
+                strategy.tell(self.space, &point, &result);
                 stalls = 0;
-            } else {
-                stalls += 1;
-                if stalls >= STALL_ROUNDS {
-                    break StopReason::StrategyStalled;
-                }
+                continue;
             }
+            if state.replay_pending() {
+                // The strategy left the logged path: tell it everything logged first.
+                queue.push_front(point);
+                state.drain_replay(strategy);
+                stalls = 0;
+                continue;
+            }
+            self.evaluate_one(&mut state, strategy, evaluator, point)?;
+            exhausted = false;
+            stalls = 0;
         };
         state.tick();
         Ok(TuneReport {
@@ -208,6 +258,49 @@ impl<'a> Tuner<'a> {
             progress: state.progress,
             reason,
         })
+    }
+
+    /// Evaluates one new point, records and logs it, and tells the strategy.
+    fn evaluate_one(
+        &mut self,
+        state: &mut RunState<'_>,
+        strategy: &mut dyn Strategy,
+        evaluator: &mut dyn Evaluator,
+        point: Point,
+    ) -> Result<(), TuneError> {
+        let started = Instant::now();
+        let result = match evaluator.evaluate(&point) {
+            Ok(v) if v.is_finite() => Ok(v),
+            Ok(v) => Err(Failure::new(format!("non-finite objective {v}"))),
+            Err(f) if f.fatal => {
+                return Err(TuneError::Fatal {
+                    config: self.space.kt_key(&point),
+                    reason: f.reason,
+                })
+            }
+            Err(f) => Err(f),
+        };
+        let samples = evaluator.take_samples();
+        let eval_s = started.elapsed().as_secs_f64();
+        state.record(point.clone(), result, false);
+        state.tick();
+        if let Some(log) = &mut self.log {
+            let result = state.last_result();
+            log.append(&LogRecord {
+                eval: state.progress.evaluations,
+                key: self.space.kt_key(&point),
+                config: self.space.config(&point),
+                objective: result.as_ref().ok().copied(),
+                failure: result.as_ref().err().map(|f| f.reason.clone()),
+                elapsed_s: state.progress.elapsed.as_secs_f64(),
+                eval_s,
+                point: point.clone(),
+                samples,
+            })?;
+        }
+        let result = state.last_result();
+        strategy.tell(self.space, &point, &result);
+        Ok(())
     }
 }
 

@@ -2,4 +2,6 @@ pub mod capture;
 pub mod log;
 pub mod simulate;
 pub mod space;
+pub mod tune;
+pub mod tune_report;
 pub mod wisdom;

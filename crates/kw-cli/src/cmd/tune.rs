@@ -1,0 +1,499 @@
+//! `kw tune CAPTURE...`: replays each capture on a device under many configurations
+//! (default configuration first), verified against the captured output, logs every
+//! evaluation, prints a summary and adds the best configuration to the kernel's wisdom file.
+//! Ctrl-C stops after the evaluation in progress and prints the command that resumes.
+
+use super::tune_report::{objective_of, print_summary, print_timing, TimingReport};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kw_core::wisdom::{
+    add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
+};
+use kw_core::{BackendKind, Device, Point};
+use kw_replay::{
+    capture_checksum, capture_launch, HostArg, MeasureOptions, ReplayEvaluator, ReplaySession,
+    Tolerance, VerifyMode,
+};
+use kw_tune::{strategies, EvalResult, Evaluator, LogHeader, ResultsLog, Stop, StopReason, Tuner};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct TuneArgs {
+    /// Capture files (.kwcap) to tune, one after the other.
+    #[arg(required_unless_present = "bundled")]
+    captures: Vec<PathBuf>,
+    /// Capture a bundled kernel here first and tune it: `vector_add[:N]` or
+    /// `stencil2d[:WxH]` (a self-contained measurement).
+    #[arg(long)]
+    bundled: Option<String>,
+    /// Search strategy (default: hybrid).
+    #[arg(long, default_value = strategies::DEFAULT)]
+    strategy: String,
+    /// The strategy's seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop after N evaluations (distinct configurations, failed ones included).
+    #[arg(long)]
+    budget: Option<u64>,
+    /// Stop after this much wall time per kernel (`90s`, `15m`, `1h`; default 15m when no
+    /// other stop condition is given).
+    #[arg(long)]
+    time: Option<String>,
+    /// More stop conditions, any of which stops: `fraction=0.5`, `target=MS`,
+    /// `no-improvement=N`, `no-improvement-time=5m` (comma-separated).
+    #[arg(long)]
+    stop: Option<String>,
+    /// The device: an index or a name substring (default: KW_DEVICE, else the first device of
+    /// the capture's backend).
+    #[arg(long)]
+    device: Option<String>,
+    /// Where wisdom files are written.
+    #[arg(long, default_value = "wisdom")]
+    wisdom_dir: PathBuf,
+    /// The results log (JSON lines); with several captures, a directory for one log each.
+    /// Default: `<capture name>.tune.jsonl` in the current directory.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Continue from the results log instead of starting over.
+    #[arg(long)]
+    resume: bool,
+    /// Do not compare outputs with the captured reference.
+    #[arg(long)]
+    no_verify: bool,
+    /// Relative tolerance for float outputs.
+    #[arg(long, default_value_t = Tolerance::default().rtol)]
+    rtol: f64,
+    /// Absolute tolerance for float outputs.
+    #[arg(long, default_value_t = Tolerance::default().atol)]
+    atol: f64,
+    /// Warm-up launches per configuration.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Timed launches per configuration (at most; fewer when --sample-time runs out).
+    #[arg(long, default_value_t = 15)]
+    samples: usize,
+    /// Time budget per configuration for timed launches, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    sample_time_ms: u64,
+    /// Compile threads (default: CPUs - 1).
+    #[arg(long)]
+    compile_threads: Option<usize>,
+    /// Also measure the default configuration again (spread) and a device copy (bandwidth).
+    #[arg(long)]
+    report_timing: bool,
+}
+
+/// Parses `90`, `90s`, `15m`, `1h`, `250ms`.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("bad duration `{text}`"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => bail!("bad duration unit in `{text}` (use ms, s, m or h)"),
+    };
+    if !(secs.is_finite() && secs >= 0.0) {
+        bail!("bad duration `{text}`");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn stop_condition(args: &TuneArgs) -> Result<Stop> {
+    let mut list = Vec::new();
+    if let Some(n) = args.budget {
+        list.push(Stop::Evaluations(n));
+    }
+    if let Some(t) = &args.time {
+        list.push(Stop::WallTime(parse_duration(t)?));
+    }
+    for item in args
+        .stop
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|s| !s.trim().is_empty())
+    {
+        let (k, v) = item
+            .split_once('=')
+            .with_context(|| format!("bad --stop item `{item}`"))?;
+        let num = || {
+            v.trim()
+                .parse::<f64>()
+                .with_context(|| format!("bad number in `{item}`"))
+        };
+        list.push(match k.trim() {
+            "evals" | "evaluations" => Stop::Evaluations(num()? as u64),
+            "time" => Stop::WallTime(parse_duration(v)?),
+            "fraction" => Stop::SpaceFraction(num()?),
+            "target" => Stop::Target(num()?),
+            "no-improvement" => Stop::NoImprovementEvaluations(num()? as u64),
+            "no-improvement-time" => Stop::NoImprovementTime(parse_duration(v)?),
+            other => bail!("unknown --stop condition `{other}`"),
+        });
+    }
+    if list.is_empty() {
+        list.push(Stop::WallTime(Duration::from_secs(15 * 60)));
+    }
+    Ok(if list.len() == 1 {
+        list.remove(0)
+    } else {
+        Stop::Any(list)
+    })
+}
+
+fn cancel_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let installed = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                std::process::exit(130); // a second Ctrl-C: stop now
+            }
+            eprintln!("\nkw tune: interrupted, stopping after the evaluation in progress (Ctrl-C again to abort)");
+        });
+        if let Err(e) = installed {
+            eprintln!("kw tune: warning: cannot handle Ctrl-C ({e})");
+        }
+        flag
+    })
+    .clone()
+}
+
+fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Device>> {
+    let selector = match selector {
+        Some(s) => Some(DeviceSelector::parse(s)),
+        None => std::env::var(kernel_wisdom::DEVICE_ENV)
+            .ok()
+            .map(|s| DeviceSelector::parse(&s)),
+    };
+    let selector = match selector {
+        Some(s) => s,
+        None => {
+            let devices = list_devices()?;
+            let d = devices
+                .iter()
+                .find(|d| d.info.backend == backend)
+                .with_context(|| format!("no {backend} device to replay on"))?;
+            DeviceSelector::Index(d.index)
+        }
+    };
+    Ok(open_device(&selector)?)
+}
+
+fn backend_of(path: &Path) -> Result<BackendKind> {
+    let c = kw_capture::Capture::open(path)?;
+    let meta: kw_core::CaptureMetadata = c.metadata_as()?;
+    Ok(meta.kernel.backend)
+}
+
+/// Writes the capture asked for by `--bundled`.
+fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
+    let (name, size) = spec.split_once(':').unwrap_or((spec, ""));
+    let device = open_for(BackendKind::Opencl, selector)?;
+    let dir = PathBuf::from("captures");
+    let seq =
+        |n: usize| -> Vec<f32> { (0..n).map(|i| ((i * 7919) % 1000) as f32 / 500.0).collect() };
+    let path = match name {
+        "vector_add" => {
+            let n: usize = if size.is_empty() {
+                1 << 22
+            } else {
+                size.parse()?
+            };
+            let args = [
+                HostArg::buffer(&vec![0f32; n]),
+                HostArg::buffer(&seq(n)),
+                HostArg::buffer(&seq(n)),
+                HostArg::scalar(i32::try_from(n)?),
+            ];
+            capture_launch(
+                &dir,
+                &format!("vector_add_{n}"),
+                &bundled::vector_add()?,
+                None,
+                device,
+                &args,
+            )?
+        }
+        "stencil2d" => {
+            let (w, h) = size.split_once('x').unwrap_or(("1024", "1024"));
+            let (w, h): (usize, usize) = (w.parse()?, h.parse()?);
+            let args = [
+                HostArg::buffer(&vec![0f32; w * h]),
+                HostArg::buffer(&seq(w * h)),
+                HostArg::scalar(i32::try_from(w)?),
+                HostArg::scalar(i32::try_from(h)?),
+            ];
+            capture_launch(
+                &dir,
+                &format!("stencil2d_{w}x{h}"),
+                &bundled::stencil2d()?,
+                None,
+                device,
+                &args,
+            )?
+        }
+        other => bail!("unknown bundled kernel `{other}` (vector_add, stencil2d)"),
+    };
+    eprintln!("kw tune: captured {}", path.display());
+    Ok(path)
+}
+
+/// Updates the progress bar after every evaluation.
+struct WithProgress<'a> {
+    inner: &'a mut ReplayEvaluator,
+    bar: &'a ProgressBar,
+    failures: u64,
+    best: Option<f64>,
+}
+
+impl Evaluator for WithProgress<'_> {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        let r = self.inner.evaluate(point);
+        match &r {
+            Ok(v) => self.best = Some(self.best.map_or(*v, |b| b.min(*v))),
+            Err(_) => self.failures += 1,
+        }
+        self.bar.inc(1);
+        let best = self.best.map_or("-".to_string(), |b| format!("{b:.4} ms"));
+        self.bar
+            .set_message(format!("failures {}, best {best}", self.failures));
+        r
+    }
+    fn prefetch(&mut self, points: &[Point]) {
+        self.inner.prefetch(points)
+    }
+    fn take_samples(&mut self) -> Option<Vec<f64>> {
+        self.inner.take_samples()
+    }
+}
+
+fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
+    let stem = capture
+        .file_stem()
+        .map_or("capture".into(), |s| s.to_string_lossy().into_owned());
+    match &args.log {
+        Some(p) if several => p.join(format!("{stem}.tune.jsonl")),
+        Some(p) => p.clone(),
+        None => PathBuf::from(format!("{stem}.tune.jsonl")),
+    }
+}
+
+fn resume_command(captures: &[PathBuf]) -> String {
+    let mut words: Vec<String> = std::env::args().collect();
+    if let Some(i) = words.iter().position(|w| w == "--bundled") {
+        words.drain(i..(i + 2).min(words.len()));
+        words.extend(captures.iter().map(|c| c.display().to_string()));
+    }
+    if !words.iter().any(|w| w == "--resume") {
+        words.push("--resume".into());
+    }
+    words
+        .iter()
+        .map(|w| {
+            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"$\\`".contains(c)) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn run(args: TuneArgs) -> Result<()> {
+    let mut captures = args.captures.clone();
+    if let Some(spec) = &args.bundled {
+        captures.push(bundled_capture(spec, args.device.as_deref())?);
+    }
+    let stop = stop_condition(&args)?;
+    strategies::create(&args.strategy, args.seed)?;
+    let cancel = cancel_flag();
+    let several = captures.len() > 1;
+    if several {
+        if let Some(dir) = &args.log {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+    }
+    for capture in &captures {
+        let log_path = log_path_for(&args, capture, several);
+        let outcome = tune_one(&args, capture, &log_path, &stop, &cancel)
+            .with_context(|| format!("tuning {}", capture.display()))?;
+        if outcome == StopReason::Cancelled {
+            eprintln!(
+                "kw tune: stopped; the results log {} is kept. Resume with:\n  {}",
+                log_path.display(),
+                resume_command(&captures)
+            );
+            std::process::exit(130);
+        }
+    }
+    Ok(())
+}
+
+fn tune_one(
+    args: &TuneArgs,
+    capture: &Path,
+    log_path: &Path,
+    stop: &Stop,
+    cancel: &Arc<AtomicBool>,
+) -> Result<StopReason> {
+    let device = open_for(backend_of(capture)?, args.device.as_deref())?;
+    let session = Arc::new(ReplaySession::load(capture, device.clone())?);
+    let def = session.def().clone();
+    let space = session.space();
+    let info = device.info().clone();
+    eprintln!(
+        "kw tune: {} ({} configurations) on {}",
+        def.tuning_key,
+        space.len(),
+        info.summary()
+    );
+    let options = MeasureOptions {
+        warmup: args.warmup,
+        min_samples: 3.min(args.samples.max(1)),
+        max_samples: args.samples.max(1),
+        time_budget: Duration::from_millis(args.sample_time_ms),
+        verify: if args.no_verify || !session.has_reference() {
+            VerifyMode::Off
+        } else {
+            VerifyMode::Last
+        },
+        tolerance: Tolerance {
+            rtol: args.rtol,
+            atol: args.atol,
+        },
+    };
+    let threads = args
+        .compile_threads
+        .unwrap_or_else(kw_replay::CompilePool::default_threads);
+    let mut eval = ReplayEvaluator::new(session.clone(), options, threads);
+    let mut header = LogHeader::new(space).with_strategy(&args.strategy, args.seed);
+    header.kernel_name = Some(def.kernel_name.clone());
+    header.device_name = Some(info.name.clone());
+    header.problem_size = Some(session.metadata().problem_size.clone());
+    let (log, records) = if args.resume {
+        ResultsLog::resume(log_path, space, &header)?
+    } else {
+        (ResultsLog::create(log_path, &header)?, Vec::new())
+    };
+    let default = space
+        .point(&def.default_config())
+        .map_err(anyhow::Error::msg)?;
+    let bar = ProgressBar::with_draw_target(
+        stop.remaining_evaluations(&Default::default()),
+        ProgressDrawTarget::stderr(),
+    );
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} evals, {msg} (ETA {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(def.tuning_key.clone());
+    let mut strategy = strategies::create(&args.strategy, args.seed)?;
+    let report = {
+        let mut wrapped = WithProgress {
+            inner: &mut eval,
+            bar: &bar,
+            failures: 0,
+            best: None,
+        };
+        let mut tuner = Tuner::new(space, stop.clone())
+            .resume(log, records)
+            .with_initial(vec![default.clone()])
+            .with_lookahead(threads + 1)
+            .with_cancel(cancel.clone());
+        tuner.run(strategy.as_mut(), &mut wrapped)?
+    };
+    bar.finish_and_clear();
+    let stats = eval.stats();
+    print_summary(&def.tuning_key, space, &report, &default, &stats);
+    if args.report_timing {
+        let repeat = match (objective_of(&report, &default), eval.measure(&default)) {
+            (Some(a), Ok(m)) => Some((a, m.median_ms)),
+            _ => None,
+        };
+        let kernel = report
+            .best
+            .as_ref()
+            .map(|(_, ms)| (session.bytes_moved(), *ms));
+        let copy = session.copy_bandwidth(20)?;
+        print_timing(&TimingReport {
+            repeat,
+            kernel,
+            copy,
+        });
+    }
+    if report.reason == StopReason::Cancelled {
+        return Ok(report.reason);
+    }
+    let Some((best, ms)) = &report.best else {
+        eprintln!("kw tune: no configuration succeeded; no wisdom written");
+        return Ok(report.reason);
+    };
+    let key = space.kt_key(best);
+    let samples = kw_tune::log::read_log(log_path)?
+        .records
+        .iter()
+        .find(|r| r.key == key)
+        .and_then(|r| r.samples.as_ref().map(Vec::len))
+        .unwrap_or(0);
+    let record = WisdomRecord {
+        config: space.config(best),
+        problem_size: session.metadata().problem_size.clone(),
+        device: WisdomDevice {
+            name: info.name.clone(),
+            vendor: info.vendor.clone(),
+            backend: info.backend.as_str().into(),
+            architecture: info.architecture.clone(),
+            driver: info.driver_version.clone(),
+        },
+        objective: Objective {
+            median_ms: *ms,
+            samples: u32::try_from(samples).unwrap_or(u32::MAX),
+        },
+        space: SpaceFingerprint::of(space),
+        provenance: Provenance {
+            date: chrono::Utc::now().to_rfc3339(),
+            host: hostname(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            strategy: args.strategy.clone(),
+            evaluations: report.progress.evaluations,
+            capture_file: capture
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            capture_checksum: capture_checksum(capture)?,
+        },
+    };
+    let (path, outcome) = add_record(
+        &args.wisdom_dir,
+        &def.tuning_key,
+        record,
+        ReplacePolicy::IfBetter,
+    )?;
+    println!("  wisdom: {} ({outcome:?})", path.display());
+    Ok(report.reason)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_default()
+}

@@ -1,0 +1,126 @@
+//! The summary `kw tune` prints after each capture, and the timing report
+//! (`--report-timing`): repeat-measurement spread and bandwidth against a device copy.
+
+use kw_core::{Point, TuningSpace};
+use kw_replay::ReplayStats;
+use kw_tune::TuneReport;
+use std::collections::BTreeMap;
+
+/// Failures grouped by their reason's category (the text before the first `:`).
+pub fn failures_by_reason(report: &TuneReport) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for e in &report.history {
+        if let Err(f) = &e.result {
+            let cat = f.reason.split(':').next().unwrap_or("").trim().to_string();
+            *out.entry(cat).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// The objective of `point` in the run, if it was evaluated and succeeded.
+pub fn objective_of(report: &TuneReport, point: &Point) -> Option<f64> {
+    report
+        .history
+        .iter()
+        .find(|e| &e.point == point)
+        .and_then(|e| e.result.as_ref().ok().copied())
+}
+
+/// Prints the summary of one tuned capture.
+pub fn print_summary(
+    kernel: &str,
+    space: &TuningSpace,
+    report: &TuneReport,
+    default: &Point,
+    stats: &ReplayStats,
+) {
+    println!(
+        "kernel {kernel}: {} evaluations ({} from the log), stop: {:?}",
+        report.progress.evaluations, report.replayed, report.reason
+    );
+    let default_ms = objective_of(report, default);
+    match default_ms {
+        Some(ms) => println!(
+            "  default configuration: {ms:.4} ms  ({})",
+            space.config(default).key()
+        ),
+        None => println!(
+            "  default configuration: failed or not evaluated ({})",
+            space.config(default).key()
+        ),
+    }
+    match &report.best {
+        Some((p, ms)) => {
+            println!(
+                "  best configuration:    {ms:.4} ms  ({})",
+                space.config(p).key()
+            );
+            if let Some(d) = default_ms {
+                println!("  speed-up over default: {:.3}x", d / ms);
+            }
+        }
+        None => println!("  best configuration:    none succeeded"),
+    }
+    let failures = failures_by_reason(report);
+    if failures.is_empty() {
+        println!("  failures: none");
+    } else {
+        let list: Vec<String> = failures.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        println!(
+            "  failures: {} ({})",
+            report.progress.failures,
+            list.join(", ")
+        );
+    }
+    println!(
+        "  device busy: {:.1}% of {:.2} s wall ({:.3} s in launches), {:.2} evaluations/s, compile wait {:.2} s, compile CPU {:.2} s",
+        100.0 * stats.busy_fraction(),
+        stats.wall.as_secs_f64(),
+        stats.busy.as_secs_f64(),
+        stats.evals_per_second(),
+        stats.compile_wait.as_secs_f64(),
+        stats.compile_cpu.as_secs_f64(),
+    );
+}
+
+/// What `--report-timing` measured.
+pub struct TimingReport {
+    /// The default configuration's median in the run and measured again at the end.
+    pub repeat: Option<(f64, f64)>,
+    /// Bytes the kernel moves, and the best configuration's median (ms).
+    pub kernel: Option<(u64, f64)>,
+    /// Bytes a device-to-device copy moves and its median seconds.
+    pub copy: Option<(u64, f64)>,
+}
+
+/// Prints the timing report.
+pub fn print_timing(t: &TimingReport) {
+    if let Some((a, b)) = t.repeat {
+        let spread = kw_replay::spread(&[a, b]);
+        println!(
+            "  repeat: default configuration {a:.4} ms, again {b:.4} ms: spread (max/min - 1) {:.2}%",
+            100.0 * spread
+        );
+    }
+    let gbs = |bytes: u64, s: f64| bytes as f64 / s / 1e9;
+    if let Some((bytes, ms)) = t.kernel {
+        println!(
+            "  bandwidth: best configuration moves {bytes} bytes in {ms:.4} ms = {:.2} GB/s",
+            gbs(bytes, ms / 1e3)
+        );
+    }
+    if let Some((bytes, s)) = t.copy {
+        println!(
+            "  device copy: {bytes} bytes (read + write) in {:.4} ms = {:.2} GB/s (host-timed blocking copy)",
+            s * 1e3,
+            gbs(bytes, s)
+        );
+        if let Some((kb, ms)) = t.kernel {
+            println!(
+                "  kernel / copy bandwidth: {:.1}%",
+                100.0 * gbs(kb, ms / 1e3) / gbs(bytes, s)
+            );
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `kw tune` end to end through the binary on PoCL: a capture is tuned and a wisdom file
+//! written; an interrupted-style partial run resumes from its log.
+
+use std::process::Command;
+
+fn kw(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kw"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("running kw")
+}
+
+#[test]
+fn kw_tune_writes_a_wisdom_file_and_resumes() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kw-tune-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            "--bundled",
+            "vector_add:4096",
+            "--budget",
+            "4",
+            "--samples",
+            "3",
+            "--log",
+            "run.jsonl",
+            "--report-timing",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "default configuration:",
+        "speed-up over default:",
+        "device busy:",
+        "evaluations/s",
+        "spread",
+        "GB/s",
+        "wisdom:",
+    ] {
+        assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
+    }
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/vector_add.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&wisdom).unwrap();
+    let rec = &json["records"][0];
+    assert_eq!(rec["provenance"]["evaluations"], 4);
+    assert!(rec["provenance"]["capture_checksum"]
+        .as_str()
+        .unwrap()
+        .starts_with("blake3:"));
+    assert!(rec["objective"]["samples"].as_u64().unwrap() >= 1);
+
+    // Resume the same log with a larger budget: only the new evaluations run.
+    let capture = "captures/vector_add_4096.kwcap";
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture,
+            "--budget",
+            "6",
+            "--samples",
+            "3",
+            "--log",
+            "run.jsonl",
+            "--resume",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("6 evaluations (4 from the log)"),
+        "{stdout}"
+    );
+    let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 1 + 6);
+}

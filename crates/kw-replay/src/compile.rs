@@ -1,0 +1,214 @@
+//! [`CompilePool`]: compiles configurations on CPU threads, ahead of the device. The
+//! evaluator submits the configurations the tuning loop will evaluate next
+//! ([`kw_tune::Evaluator::prefetch`]) and waits only for the one it measures now.
+
+use kw_core::backend::{CompileRequest, CompiledKernel, Device};
+use kw_core::{Config, KernelDef};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A compiled configuration, or why it failed (`compile failed: ...`).
+pub type Compiled = Result<Arc<dyn CompiledKernel>, String>;
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<(u128, Config)>,
+    running: Vec<u128>,
+    done: HashMap<u128, Compiled>,
+    cpu: Duration,
+    shutdown: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// A pool of compile threads for one kernel on one device.
+pub struct CompilePool {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Shortens a compile error for a results log: the reason and the first lines of the log.
+fn summarise(e: &kw_core::BackendError) -> String {
+    let text = match e {
+        kw_core::BackendError::Compile { reason, log, .. } => {
+            let head: Vec<&str> = log
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(3)
+                .collect();
+            if head.is_empty() {
+                reason.clone()
+            } else {
+                format!("{reason}: {}", head.join(" | "))
+            }
+        }
+        other => other.to_string(),
+    };
+    let mut text = text.replace('\n', " ");
+    if text.len() > 400 {
+        let mut cut = 400;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    format!("compile failed: {text}")
+}
+
+fn compile(device: &dyn Device, def: &KernelDef, config: &Config) -> Compiled {
+    let info = device.info();
+    let defines = def
+        .defines_for(config, Some(info))
+        .map_err(|e| format!("invalid configuration: {e}"))?;
+    let template_args = def
+        .template_args_for(config, Some(info))
+        .map_err(|e| format!("invalid configuration: {e}"))?;
+    device
+        .compile(&CompileRequest {
+            source: &def.source,
+            kernel_name: &def.kernel_name,
+            defines: &defines,
+            flags: &def.compiler_flags,
+            include_dirs: &[],
+            template_args: &template_args,
+        })
+        .map_err(|e| summarise(&e))
+}
+
+fn worker(shared: Arc<Shared>, device: Arc<dyn Device>, def: Arc<KernelDef>) {
+    loop {
+        let (key, config) = {
+            let mut s = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if s.shutdown {
+                    return;
+                }
+                if let Some(job) = s.queue.pop_front() {
+                    s.running.push(job.0);
+                    break job;
+                }
+                s = shared
+                    .changed
+                    .wait(s)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        let started = Instant::now();
+        let result = compile(device.as_ref(), &def, &config);
+        let mut s = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.cpu += started.elapsed();
+        s.running.retain(|k| *k != key);
+        s.done.insert(key, result);
+        drop(s);
+        shared.changed.notify_all();
+    }
+}
+
+impl CompilePool {
+    /// A pool of `threads` (at least 1) compile threads.
+    pub fn new(device: Arc<dyn Device>, def: Arc<KernelDef>, threads: usize) -> CompilePool {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        });
+        let threads = (0..threads.max(1))
+            .map(|_| {
+                let (s, d, k) = (shared.clone(), device.clone(), def.clone());
+                std::thread::spawn(move || worker(s, d, k))
+            })
+            .collect();
+        CompilePool { shared, threads }
+    }
+
+    /// The default thread count: the CPUs less one for the measuring thread, 1 to 8.
+    pub fn default_threads() -> usize {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get().saturating_sub(1))
+            .clamp(1, 8)
+    }
+
+    fn known(s: &State, key: u128) -> bool {
+        s.done.contains_key(&key)
+            || s.running.contains(&key)
+            || s.queue.iter().any(|(k, _)| *k == key)
+    }
+
+    /// Queues configurations to compile (in order; ones already known are skipped).
+    pub fn submit(&self, jobs: impl IntoIterator<Item = (u128, Config)>) {
+        let mut s = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (key, config) in jobs {
+            if !Self::known(&s, key) {
+                s.queue.push_back((key, config));
+            }
+        }
+        drop(s);
+        self.shared.changed.notify_all();
+    }
+
+    /// Takes the compiled configuration `key`, compiling it first in line if it was never
+    /// submitted, and waiting for it. Returns it and how long the caller waited.
+    pub fn take(&self, key: u128, config: &Config) -> (Compiled, Duration) {
+        let started = Instant::now();
+        let mut s = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(pos) = s.queue.iter().position(|(k, _)| *k == key) {
+            // Needed now: move it to the front of the line.
+            if let Some(job) = s.queue.remove(pos) {
+                s.queue.push_front(job);
+            }
+        } else if !Self::known(&s, key) {
+            s.queue.push_front((key, config.clone()));
+            self.shared.changed.notify_all();
+        }
+        loop {
+            if let Some(r) = s.done.remove(&key) {
+                return (r, started.elapsed());
+            }
+            s = self
+                .shared
+                .changed
+                .wait(s)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// CPU time spent compiling so far (all threads).
+    pub fn cpu_time(&self) -> Duration {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cpu
+    }
+}
+
+impl Drop for CompilePool {
+    fn drop(&mut self) {
+        {
+            let mut s = self
+                .shared
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            s.shutdown = true;
+            s.queue.clear();
+        }
+        self.shared.changed.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! [`ReplayEvaluator`]: the [`kw_tune::Evaluator`] that replays a capture. For each
+//! configuration: take it from the compile pool (compiled ahead), restore the written
+//! buffers before every run, warm up, time launches with device events, verify against the
+//! captured reference. A wrong result, a failed compile or a failed launch is a failed
+//! configuration with its reason; a failed restore or read-back is fatal (the device is gone).
+
+use crate::compile::CompilePool;
+use crate::measure::{median, MeasureOptions, VerifyMode};
+use crate::session::ReplaySession;
+use kw_core::backend::CompiledKernel;
+use kw_core::{Config, Point};
+use kw_tune::{EvalResult, Evaluator, Failure};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Counters of a replay run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayStats {
+    /// Configurations evaluated.
+    pub evaluations: u64,
+    /// Launches (warm-up and timed).
+    pub launches: u64,
+    /// Launches whose output was verified and matched.
+    pub verified_runs: u64,
+    /// Device time of all launches, warm-ups included.
+    pub busy: Duration,
+    /// Time the measuring thread waited for the compiler.
+    pub compile_wait: Duration,
+    /// Wall time since the evaluator was created.
+    pub wall: Duration,
+    /// CPU time of the compile threads.
+    pub compile_cpu: Duration,
+}
+
+impl ReplayStats {
+    /// Device-busy time over wall time (0..=1).
+    pub fn busy_fraction(&self) -> f64 {
+        let wall = self.wall.as_secs_f64();
+        if wall > 0.0 {
+            self.busy.as_secs_f64() / wall
+        } else {
+            0.0
+        }
+    }
+
+    /// Evaluations per second of wall time.
+    pub fn evals_per_second(&self) -> f64 {
+        let wall = self.wall.as_secs_f64();
+        if wall > 0.0 {
+            self.evaluations as f64 / wall
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One measured configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// Median of the samples (ms).
+    pub median_ms: f64,
+    /// Every timed sample (ms).
+    pub samples: Vec<f64>,
+}
+
+/// Replays one capture under many configurations.
+pub struct ReplayEvaluator {
+    session: Arc<ReplaySession>,
+    options: MeasureOptions,
+    pool: CompilePool,
+    kernels: HashMap<u128, Arc<dyn CompiledKernel>>,
+    last_samples: Option<Vec<f64>>,
+    stats: ReplayStats,
+    started: Instant,
+}
+
+impl ReplayEvaluator {
+    /// An evaluator over `session` with `compile_threads` compile threads.
+    pub fn new(
+        session: Arc<ReplaySession>,
+        options: MeasureOptions,
+        compile_threads: usize,
+    ) -> ReplayEvaluator {
+        let pool = CompilePool::new(
+            session.device().clone(),
+            Arc::new(session.def().clone()),
+            compile_threads,
+        );
+        ReplayEvaluator {
+            session,
+            options,
+            pool,
+            kernels: HashMap::new(),
+            last_samples: None,
+            stats: ReplayStats::default(),
+            started: Instant::now(),
+        }
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Arc<ReplaySession> {
+        &self.session
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> ReplayStats {
+        let mut s = self.stats.clone();
+        s.wall = self.started.elapsed();
+        s.compile_cpu = self.pool.cpu_time();
+        s
+    }
+
+    fn key(&self, point: &Point) -> u128 {
+        self.session.space().index_of(point).unwrap_or(u128::MAX)
+    }
+
+    /// Runs the restore and one timed launch, verifying when asked. Errors are
+    /// `(fatal, reason)`.
+    fn run_once(
+        &mut self,
+        kernel: &dyn CompiledKernel,
+        geometry: &kw_core::Geometry,
+        verify: bool,
+    ) -> Result<f64, Failure> {
+        self.session
+            .restore()
+            .map_err(|e| Failure::fatal(format!("restoring the buffers: {e}")))?;
+        let ms = self
+            .session
+            .launch_timed(kernel, geometry)
+            .map_err(|e| Failure::new(format!("launch failed: {e}")))?;
+        self.stats.launches += 1;
+        self.stats.busy += Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        if verify {
+            match self.session.verify(self.options.tolerance) {
+                Ok(None) => self.stats.verified_runs += 1,
+                Ok(Some(reason)) => return Err(Failure::new(format!("wrong result: {reason}"))),
+                Err(e) => return Err(Failure::fatal(format!("reading the output: {e}"))),
+            }
+        }
+        Ok(ms)
+    }
+
+    /// Measures a configuration (compiled through the pool): warm-ups, timed samples,
+    /// verification.
+    pub fn measure(&mut self, point: &Point) -> Result<Measurement, Failure> {
+        let config: Config = self.session.space().config(point);
+        let key = self.key(point);
+        let geometry = self
+            .session
+            .geometry(&config)
+            .map_err(|e| Failure::new(format!("invalid configuration: {e}")))?;
+        let kernel = match self.kernels.get(&key) {
+            Some(k) => k.clone(),
+            None => {
+                let (compiled, waited) = self.pool.take(key, &config);
+                self.stats.compile_wait += waited;
+                let k = compiled.map_err(Failure::new)?;
+                self.kernels.insert(key, k.clone());
+                k
+            }
+        };
+        let every = self.options.verify == VerifyMode::EveryRun;
+        for _ in 0..self.options.warmup {
+            self.run_once(kernel.as_ref(), &geometry, every)?;
+        }
+        let started = Instant::now();
+        let mut samples = Vec::new();
+        let max = self.options.max_samples.max(1);
+        let min = self.options.min_samples.clamp(1, max);
+        while samples.len() < max
+            && (samples.len() < min || started.elapsed() < self.options.time_budget)
+        {
+            let last = samples.len() + 1 == max;
+            let verify = every || (last && self.options.verify == VerifyMode::Last);
+            samples.push(self.run_once(kernel.as_ref(), &geometry, verify)?);
+        }
+        if self.options.verify == VerifyMode::Last && samples.len() < max {
+            // The loop ended on the time budget: verify the last run now.
+            match self.session.verify(self.options.tolerance) {
+                Ok(None) => self.stats.verified_runs += 1,
+                Ok(Some(reason)) => return Err(Failure::new(format!("wrong result: {reason}"))),
+                Err(e) => return Err(Failure::fatal(format!("reading the output: {e}"))),
+            }
+        }
+        let median_ms = median(&mut samples.clone());
+        Ok(Measurement { median_ms, samples })
+    }
+}
+
+impl Evaluator for ReplayEvaluator {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self.stats.evaluations += 1;
+        let m = self.measure(point);
+        // Compiled kernels are kept only while a configuration may be measured again.
+        let key = self.key(point);
+        if self.kernels.len() > 64 {
+            self.kernels.retain(|k, _| *k == key);
+        }
+        match m {
+            Ok(m) => {
+                self.last_samples = Some(m.samples);
+                Ok(m.median_ms)
+            }
+            Err(f) => {
+                self.last_samples = None;
+                Err(f)
+            }
+        }
+    }
+
+    fn prefetch(&mut self, points: &[Point]) {
+        let space = self.session.space();
+        let jobs: Vec<(u128, Config)> = points
+            .iter()
+            .filter_map(|p| Some((space.index_of(p)?, space.config(p))))
+            .collect();
+        self.pool.submit(jobs);
+    }
+
+    fn take_samples(&mut self) -> Option<Vec<f64>> {
+        self.last_samples.take()
+    }
+}

@@ -1,0 +1,364 @@
+//! [`ReplaySession`]: one capture loaded onto one device. Inputs are uploaded once; every
+//! buffer the launch writes keeps a pristine device copy of its captured input state, so that
+//! [`ReplaySession::restore`] can reset it (device to device) before every run.
+
+use crate::error::ReplayError;
+use kw_capture::Capture;
+use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
+use kw_core::{
+    Access, ArgKind, BackendError, CaptureMetadata, Config, DefError, Geometry, KernelDef,
+    ScalarType, ScalarValue, TuningSpace, Value,
+};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One argument on the device.
+enum ReplayArg {
+    Scalar(ScalarValue),
+    Buffer {
+        name: String,
+        elem: ScalarType,
+        len: usize,
+        /// What the kernel reads and writes.
+        working: Box<dyn DeviceMemory>,
+        /// The captured input state, when the launch writes the buffer.
+        pristine: Option<Box<dyn DeviceMemory>>,
+        /// The captured output, when the capture holds one.
+        reference: Option<Vec<u8>>,
+        /// Declared read and written (moves its bytes twice per launch).
+        inout: bool,
+    },
+}
+
+/// A capture loaded onto a device, ready to run any configuration of its kernel.
+pub struct ReplaySession {
+    path: PathBuf,
+    device: Arc<dyn Device>,
+    meta: CaptureMetadata,
+    space: TuningSpace,
+    problem_size: [i64; 3],
+    arg_values: Vec<Value>,
+    args: Vec<ReplayArg>,
+}
+
+/// A scalar of type `ty` from a captured value.
+fn scalar_of(ty: ScalarType, v: &Value) -> Option<ScalarValue> {
+    let int = || v.as_int();
+    Some(match ty {
+        ScalarType::I8 => ScalarValue::new(i8::try_from(int()?).ok()?),
+        ScalarType::I16 => ScalarValue::new(i16::try_from(int()?).ok()?),
+        ScalarType::I32 => ScalarValue::new(i32::try_from(int()?).ok()?),
+        ScalarType::I64 => ScalarValue::new(int()?),
+        ScalarType::U8 => ScalarValue::new(u8::try_from(int()?).ok()?),
+        ScalarType::U16 => ScalarValue::new(u16::try_from(int()?).ok()?),
+        ScalarType::U32 => ScalarValue::new(u32::try_from(int()?).ok()?),
+        ScalarType::U64 => ScalarValue::new(u64::try_from(int()?).ok()?),
+        ScalarType::F32 => ScalarValue::new(v.as_f64()? as f32),
+        ScalarType::F64 => ScalarValue::new(v.as_f64()?),
+    })
+}
+
+impl ReplaySession {
+    /// Opens `path`, checks its metadata and uploads its buffers to `device` (any device of
+    /// the capture's backend).
+    pub fn load(path: &Path, device: Arc<dyn Device>) -> Result<ReplaySession, ReplayError> {
+        let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+        let meta: CaptureMetadata = capture.metadata_as().map_err(|e| ReplayError::Capture {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+        let bad_meta = |message: String| ReplayError::Metadata {
+            path: path.to_path_buf(),
+            message,
+        };
+        meta.check_version().map_err(bad_meta)?;
+        let def = &meta.kernel;
+        let info = device.info();
+        if info.backend != def.backend {
+            return Err(ReplayError::WrongBackend {
+                path: path.to_path_buf(),
+                kernel: def.kernel_name.clone(),
+                expected: def.backend,
+                found: info.backend,
+                device: info.name.clone(),
+            });
+        }
+        if meta.args.len() != def.args.len() {
+            return Err(bad_meta(format!(
+                "{} captured arguments, the definition of `{}` has {}",
+                meta.args.len(),
+                def.kernel_name,
+                def.args.len()
+            )));
+        }
+        let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+        let mut problem_size = [1i64; 3];
+        for (axis, v) in meta.problem_size.iter().take(3).enumerate() {
+            problem_size[axis] = *v;
+        }
+        let mut args = Vec::new();
+        let mut arg_values = Vec::new();
+        for (a, d) in meta.args.iter().zip(&def.args) {
+            let arg_err = |message: String| ReplayError::Argument {
+                path: path.to_path_buf(),
+                kernel: def.kernel_name.clone(),
+                arg: a.name.clone(),
+                message,
+            };
+            if a.ty != d.ty {
+                return Err(arg_err(format!("captured as {}, declared {}", a.ty, d.ty)));
+            }
+            match d.kind {
+                ArgKind::Scalar => {
+                    let v = a.value.as_ref().ok_or_else(|| arg_err("no value".into()))?;
+                    let s = scalar_of(a.ty, v)
+                        .ok_or_else(|| arg_err(format!("value {v} does not fit {}", a.ty)))?;
+                    arg_values.push(v.clone());
+                    args.push(ReplayArg::Scalar(s));
+                }
+                ArgKind::Buffer => {
+                    let len = a.len.ok_or_else(|| arg_err("no length".into()))?;
+                    let bytes = len * a.ty.size();
+                    let read = |frame: &str| {
+                        capture
+                            .read_buffer(frame)
+                            .map_err(|e| ReplayError::Capture {
+                                path: path.to_path_buf(),
+                                source: Box::new(e),
+                            })
+                    };
+                    let input = match &a.input {
+                        Some(f) => read(f)?,
+                        None => vec![0u8; bytes],
+                    };
+                    if input.len() != bytes {
+                        return Err(arg_err(format!(
+                            "input frame holds {} bytes, expected {bytes}",
+                            input.len()
+                        )));
+                    }
+                    let reference = a.output.as_deref().map(read).transpose()?;
+                    let dev_err = |what: &str, e: BackendError| ReplayError::Device {
+                        path: path.to_path_buf(),
+                        kernel: def.kernel_name.clone(),
+                        what: format!("{what} `{}`", a.name),
+                        source: Box::new(e),
+                    };
+                    let upload = |what: &str| -> Result<Box<dyn DeviceMemory>, ReplayError> {
+                        let m = device.alloc(bytes).map_err(|e| dev_err(what, e))?;
+                        m.write(0, &input).map_err(|e| dev_err(what, e))?;
+                        Ok(m)
+                    };
+                    let working = upload("uploading buffer")?;
+                    let written = reference.is_some() || d.access != Access::In;
+                    let pristine = if written {
+                        Some(upload("uploading the pristine copy of")?)
+                    } else {
+                        None
+                    };
+                    arg_values.push(Value::Int(len as i64));
+                    args.push(ReplayArg::Buffer {
+                        name: a.name.clone(),
+                        elem: a.ty,
+                        len,
+                        working,
+                        pristine,
+                        reference,
+                        inout: d.access == Access::InOut,
+                    });
+                }
+            }
+        }
+        Ok(ReplaySession {
+            path: path.to_path_buf(),
+            device,
+            meta,
+            space,
+            problem_size,
+            arg_values,
+            args,
+        })
+    }
+
+    /// The capture file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The device replaying it.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The capture's metadata.
+    pub fn metadata(&self) -> &CaptureMetadata {
+        &self.meta
+    }
+
+    /// The kernel definition.
+    pub fn def(&self) -> &KernelDef {
+        &self.meta.kernel
+    }
+
+    /// The tuning space on this device.
+    pub fn space(&self) -> &TuningSpace {
+        &self.space
+    }
+
+    /// The captured problem size.
+    pub fn problem_size(&self) -> [i64; 3] {
+        self.problem_size
+    }
+
+    /// Whether the capture holds a reference output to verify against.
+    pub fn has_reference(&self) -> bool {
+        self.args.iter().any(|a| {
+            matches!(
+                a,
+                ReplayArg::Buffer {
+                    reference: Some(_),
+                    ..
+                }
+            )
+        })
+    }
+
+    /// Bytes the launch moves at least once: every buffer once, in/out buffers twice.
+    pub fn bytes_moved(&self) -> u64 {
+        let mut total = 0u64;
+        for a in &self.args {
+            if let ReplayArg::Buffer {
+                len, elem, inout, ..
+            } = a
+            {
+                let b = (*len * elem.size()) as u64;
+                total += if *inout { 2 * b } else { b };
+            }
+        }
+        total
+    }
+
+    /// The launch geometry of a configuration.
+    pub fn geometry(&self, config: &Config) -> Result<Geometry, DefError> {
+        self.def().geometry(
+            config,
+            &self.problem_size,
+            Some(&self.arg_values),
+            Some(self.device.info()),
+        )
+    }
+
+    /// Resets every buffer the launch writes to its captured input state (device to device).
+    pub fn restore(&self) -> Result<(), BackendError> {
+        for a in &self.args {
+            if let ReplayArg::Buffer {
+                working,
+                pristine: Some(p),
+                ..
+            } = a
+            {
+                working.copy_from(p.as_ref())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The launch arguments.
+    pub fn kernel_args(&self) -> Vec<KernelArg<'_>> {
+        self.args
+            .iter()
+            .map(|a| match a {
+                ReplayArg::Scalar(s) => KernelArg::Scalar(*s),
+                ReplayArg::Buffer {
+                    working, elem, len, ..
+                } => KernelArg::Buffer {
+                    mem: working.as_ref(),
+                    elem: *elem,
+                    len: *len,
+                },
+            })
+            .collect()
+    }
+
+    /// Launches a compiled configuration and returns its device time in milliseconds.
+    pub fn launch_timed(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+    ) -> Result<f64, BackendError> {
+        self.device
+            .launch_timed(kernel, geometry, &self.kernel_args())
+    }
+
+    /// Compares every buffer that has a reference with it. `Ok(None)` when all match;
+    /// `Ok(Some(reason))` names the first buffer that differs.
+    pub fn verify(&self, tol: crate::verify::Tolerance) -> Result<Option<String>, BackendError> {
+        for a in &self.args {
+            if let ReplayArg::Buffer {
+                name,
+                elem,
+                working,
+                reference: Some(want),
+                ..
+            } = a
+            {
+                let mut got = vec![0u8; working.len_bytes()];
+                working.read(0, &mut got)?;
+                if let Some(m) = crate::verify::compare(*elem, &got, want, tol) {
+                    return Ok(Some(format!("buffer `{name}`: {m}")));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Times device-to-device copies of the largest buffer: `(bytes moved per copy (read +
+    /// write), median seconds per copy)`, timed on the host around blocking copies.
+    pub fn copy_bandwidth(&self, repeats: usize) -> Result<Option<(u64, f64)>, BackendError> {
+        let Some(largest) = self
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ReplayArg::Buffer { working, .. } => Some(working),
+                ReplayArg::Scalar(_) => None,
+            })
+            .max_by_key(|m| m.len_bytes())
+        else {
+            return Ok(None);
+        };
+        let bytes = largest.len_bytes();
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let scratch = self.device.alloc(bytes)?;
+        scratch.copy_from(largest.as_ref())?; // warm-up
+        let mut times = Vec::with_capacity(repeats);
+        for _ in 0..repeats.max(1) {
+            let t = std::time::Instant::now();
+            scratch.copy_from(largest.as_ref())?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        Ok(Some((2 * bytes as u64, crate::measure::median(&mut times))))
+    }
+}
+
+/// The SHA-like checksum of a capture file recorded in wisdom provenance: `blake3:HEX` of the
+/// whole file.
+pub fn capture_checksum(path: &Path) -> Result<String, ReplayError> {
+    let mut file = std::fs::File::open(path).map_err(|source| ReplayError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut hasher = blake3::Hasher::new();
+    std::io::copy(&mut file, &mut hasher).map_err(|source| ReplayError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(format!("blake3:{}", hasher.finalize().to_hex()))
+}

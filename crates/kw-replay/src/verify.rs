@@ -1,0 +1,138 @@
+//! Comparing a configuration's output with the captured reference: integers exactly, floats
+//! within a relative and an absolute tolerance; NaN is never equal to anything.
+
+use kw_core::ScalarType;
+
+/// Tolerances for floating-point outputs: `|got - expected| <= atol + rtol * |expected|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+}
+
+impl Default for Tolerance {
+    /// `rtol = 1e-5`, `atol = 1e-6`: reorderings of float sums pass, wrong values do not.
+    fn default() -> Self {
+        Tolerance {
+            rtol: 1e-5,
+            atol: 1e-6,
+        }
+    }
+}
+
+/// How a buffer differs from its reference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Elements that differ.
+    pub count: usize,
+    /// Elements compared.
+    pub len: usize,
+    /// The first differing element: index, value, expected value (as text).
+    pub first: (usize, String, String),
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (i, got, want) = &self.first;
+        write!(
+            f,
+            "{} of {} elements differ, first at [{i}]: got {got}, expected {want}",
+            self.count, self.len
+        )
+    }
+}
+
+fn floats_close(got: f64, want: f64, tol: Tolerance) -> bool {
+    if got.is_nan() || want.is_nan() {
+        return false;
+    }
+    if got == want {
+        return true; // equal infinities too
+    }
+    (got - want).abs() <= tol.atol + tol.rtol * want.abs()
+}
+
+fn compare_as<T: bytemuck::Pod + std::fmt::Debug>(
+    got: &[u8],
+    want: &[u8],
+    same: impl Fn(T, T) -> bool,
+) -> Option<Mismatch> {
+    let size = std::mem::size_of::<T>();
+    let n = got.len().min(want.len()) / size;
+    let mut count = 0usize;
+    let mut first = None;
+    for i in 0..n {
+        let g: T = bytemuck::pod_read_unaligned(&got[i * size..(i + 1) * size]);
+        let w: T = bytemuck::pod_read_unaligned(&want[i * size..(i + 1) * size]);
+        if !same(g, w) {
+            count += 1;
+            first.get_or_insert((i, format!("{g:?}"), format!("{w:?}")));
+        }
+    }
+    if got.len() != want.len() {
+        return Some(Mismatch {
+            count: count.max(1),
+            len: n,
+            first: first.unwrap_or((
+                n,
+                format!("{} bytes", got.len()),
+                format!("{} bytes", want.len()),
+            )),
+        });
+    }
+    first.map(|first| Mismatch {
+        count,
+        len: n,
+        first,
+    })
+}
+
+/// Compares `got` with `want`, both raw bytes of elements of `ty`. `None` when they match.
+pub fn compare(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Option<Mismatch> {
+    match ty {
+        ScalarType::F32 => {
+            compare_as::<f32>(got, want, |g, w| floats_close(g.into(), w.into(), tol))
+        }
+        ScalarType::F64 => compare_as::<f64>(got, want, |g, w| floats_close(g, w, tol)),
+        ScalarType::I8 => compare_as::<i8>(got, want, |g, w| g == w),
+        ScalarType::U8 => compare_as::<u8>(got, want, |g, w| g == w),
+        ScalarType::I16 => compare_as::<i16>(got, want, |g, w| g == w),
+        ScalarType::U16 => compare_as::<u16>(got, want, |g, w| g == w),
+        ScalarType::I32 => compare_as::<i32>(got, want, |g, w| g == w),
+        ScalarType::U32 => compare_as::<u32>(got, want, |g, w| g == w),
+        ScalarType::I64 => compare_as::<i64>(got, want, |g, w| g == w),
+        ScalarType::U64 => compare_as::<u64>(got, want, |g, w| g == w),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes<T: bytemuck::Pod>(v: &[T]) -> Vec<u8> {
+        bytemuck::cast_slice(v).to_vec()
+    }
+
+    #[test]
+    fn floats_within_tolerance_integers_exact_nan_never() {
+        let t = Tolerance::default();
+        let a = bytes(&[1.0f32, 2.0, 3.0]);
+        let b = bytes(&[1.0f32, 2.000001, 3.0]);
+        assert!(compare(ScalarType::F32, &a, &b, t).is_none());
+        let c = bytes(&[1.0f32, 2.1, 3.5]);
+        let m = compare(ScalarType::F32, &c, &a, t).unwrap();
+        assert_eq!(m.count, 2);
+        assert_eq!(m.first.0, 1);
+        let nan = bytes(&[f32::NAN]);
+        assert!(compare(ScalarType::F32, &nan, &nan, t).is_some());
+        let inf = bytes(&[f64::INFINITY]);
+        assert!(compare(ScalarType::F64, &inf, &inf, t).is_none());
+        let i = bytes(&[1i32, 2]);
+        let j = bytes(&[1i32, 3]);
+        assert!(compare(ScalarType::I32, &i, &i, t).is_none());
+        assert!(compare(ScalarType::I32, &i, &j, t).is_some());
+        assert!(compare(ScalarType::I32, &i, &i[..4], t).is_some());
+    }
+}

@@ -7,7 +7,7 @@ use super::tune_report::{objective_of, print_summary, print_timing, TimingReport
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kernel_wisdom::{bundled, bundled_cuda, list_devices, open_device, DeviceSelector};
 use kw_core::wisdom::{
     add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
 };
@@ -28,8 +28,9 @@ pub struct TuneArgs {
     /// Capture files (.kwcap) to tune, one after the other.
     #[arg(required_unless_present = "bundled")]
     captures: Vec<PathBuf>,
-    /// Capture a bundled kernel here first and tune it: `vector_add[:N]` or
-    /// `stencil2d[:WxH]` (a self-contained measurement).
+    /// Capture a bundled kernel here first and tune it (on CUDA when a CUDA device exists):
+    /// `vector_add[:N]`, `stencil2d[:WxH]` or `stencil2d-wide[:WxH]` (its space widened to
+    /// 232 configurations): a self-contained measurement.
     #[arg(long)]
     bundled: Option<String>,
     /// Search strategy (default: hybrid).
@@ -198,10 +199,55 @@ fn backend_of(path: &Path) -> Result<BackendKind> {
     Ok(meta.kernel.backend)
 }
 
+/// Widens the bundled stencil's space to a few hundred configurations (232 valid on a
+/// device with 1024 threads per block): the measurement space of `--bundled stencil2d-wide`.
+fn widen_stencil(def: &mut kw_core::KernelDef) {
+    let widen: [(&str, &[i64]); 3] = [
+        ("block_size_x", &[8, 16, 32, 64, 128, 256]),
+        ("block_size_y", &[1, 2, 4, 8, 16, 32]),
+        ("tile_y", &[1, 2, 4, 8]),
+    ];
+    for (name, values) in widen {
+        if let Some(p) = def.parameters.iter_mut().find(|p| p.name == name) {
+            p.values = values.iter().map(|&v| kw_core::Value::Int(v)).collect();
+        }
+    }
+    def.tuning_key = "stencil2d_wide".into();
+}
+
 /// Writes the capture asked for by `--bundled`.
 fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
     let (name, size) = spec.split_once(':').unwrap_or((spec, ""));
-    let device = open_for(BackendKind::Opencl, selector)?;
+    // The GPU when there is one: CUDA first, else OpenCL (PoCL on machines without a GPU).
+    let has_cuda = list_devices()
+        .map(|d| d.iter().any(|d| d.info.backend == BackendKind::Cuda))
+        .unwrap_or(false);
+    let preferred = if has_cuda
+        && selector.is_none()
+        && std::env::var_os(kernel_wisdom::DEVICE_ENV).is_none()
+    {
+        BackendKind::Cuda
+    } else {
+        BackendKind::Opencl
+    };
+    let device = open_for(preferred, selector)?;
+    let cuda = device.info().backend == BackendKind::Cuda;
+    let vector_add_def = if cuda {
+        bundled_cuda::vector_add()?
+    } else {
+        bundled::vector_add()?
+    };
+    let stencil_def = |wide: bool| -> Result<kw_core::KernelDef> {
+        let mut def = if cuda {
+            bundled_cuda::stencil2d()?
+        } else {
+            bundled::stencil2d()?
+        };
+        if wide {
+            widen_stencil(&mut def);
+        }
+        Ok(def)
+    };
     let dir = PathBuf::from("captures");
     let seq =
         |n: usize| -> Vec<f32> { (0..n).map(|i| ((i * 7919) % 1000) as f32 / 500.0).collect() };
@@ -221,13 +267,13 @@ fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
             capture_launch(
                 &dir,
                 &format!("vector_add_{n}"),
-                &bundled::vector_add()?,
+                &vector_add_def,
                 None,
                 device,
                 &args,
             )?
         }
-        "stencil2d" => {
+        "stencil2d" | "stencil2d-wide" => {
             let (w, h) = size.split_once('x').unwrap_or(("1024", "1024"));
             let (w, h): (usize, usize) = (w.parse()?, h.parse()?);
             let args = [
@@ -238,14 +284,14 @@ fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
             ];
             capture_launch(
                 &dir,
-                &format!("stencil2d_{w}x{h}"),
-                &bundled::stencil2d()?,
+                &format!("{name}_{w}x{h}"),
+                &stencil_def(name == "stencil2d-wide")?,
                 None,
                 device,
                 &args,
             )?
         }
-        other => bail!("unknown bundled kernel `{other}` (vector_add, stencil2d)"),
+        other => bail!("unknown bundled kernel `{other}` (vector_add, stencil2d, stencil2d-wide)"),
     };
     eprintln!("kw tune: captured {}", path.display());
     Ok(path)

@@ -177,3 +177,39 @@ pub fn flush_captures() -> Vec<Result<PathBuf, CaptureError>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The only unit test touching the process-wide settings (tests run in parallel).
+    #[test]
+    fn skip_limit_force_and_patterns() {
+        let mut s = CaptureSettings::new(["k?", "other"]);
+        s.skip = 2;
+        s.limit = 2;
+        set_capture_settings(Some(s.clone()));
+        assert!(active());
+        assert_eq!(capture_settings(), Some(s.clone()));
+        let a = [10, 1, 1];
+        let b = [20, 1, 1];
+        assert_eq!(ticket("kx", &a, false), None, "launch 1 skipped");
+        assert_eq!(ticket("kx", &b, false), None, "launch 2 skipped");
+        assert!(ticket("kx", &a, false).is_some(), "launch 3");
+        assert!(ticket("kx", &a, false).is_some(), "limit 2 per size");
+        assert_eq!(ticket("kx", &a, false), None, "limit reached");
+        assert!(ticket("kx", &b, false).is_some(), "another size");
+        assert_eq!(ticket("kxy", &a, false), None, "not selected");
+        // Exact wisdom: not captured unless forced (and then counted as usual).
+        assert_eq!(ticket("other", &a, true), None);
+        assert_eq!(ticket("other", &a, true), None);
+        assert_eq!(ticket("other", &a, true), None);
+        s.force = true;
+        s.skip = 0;
+        set_capture_settings(Some(s));
+        assert!(ticket("other", &a, true).is_some());
+        set_capture_settings(None);
+        assert!(!active());
+        assert_eq!(ticket("other", &b, false), None);
+    }
+}

@@ -101,7 +101,9 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 /// Replays a capture: uploads every input, launches the captured configuration of the
 /// captured definition on a fresh kernel, and compares every reference output bitwise.
 fn replay(capture: &Capture, meta: &CaptureMetadata) {
-    let Some(device) = common::device() else { return };
+    let Some(device) = common::device() else {
+        return;
+    };
     let kernel = WisdomKernel::new(meta.kernel.clone(), device.clone()).expect("captured def");
     let mut mems = Vec::new();
     for a in &meta.args {
@@ -141,7 +143,11 @@ fn replay(capture: &Capture, meta: &CaptureMetadata) {
             let want = capture.read_buffer(output).expect("reference output");
             let mut got = vec![0u8; want.len()];
             mem.read(0, &mut got).expect("download");
-            assert!(got == want, "replayed `{}` differs from the capture", a.name);
+            assert!(
+                got == want,
+                "replayed `{}` differs from the capture",
+                a.name
+            );
             outputs += 1;
         }
     }
@@ -154,7 +160,10 @@ fn every_kernel_is_captured_and_replays_bitwise() {
         return;
     }
     let dir = temp_dir("all");
-    let out = run_child(&[("KW_CAPTURE", "*"), ("KW_CAPTURE_DIR", dir.to_str().unwrap())]);
+    let out = run_child(&[
+        ("KW_CAPTURE", "*"),
+        ("KW_CAPTURE_DIR", dir.to_str().unwrap()),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let files = captures_in(&dir);
     assert_eq!(files.len(), 2, "{files:?}\n{stdout}");
@@ -191,7 +200,10 @@ fn every_kernel_is_captured_and_replays_bitwise() {
                 assert!((0..app::N).all(|i| out[i] == a[i] + b[i]));
             }
             "stencil2d" => {
-                assert_eq!(m.problem_size, vec![app::WIDTH as i64, app::HEIGHT as i64, 1]);
+                assert_eq!(
+                    m.problem_size,
+                    vec![app::WIDTH as i64, app::HEIGHT as i64, 1]
+                );
                 let input = c.read_buffer(m.args[1].input.as_ref().unwrap()).unwrap();
                 assert!(input == f32_bytes(&app::stencil_input()));
             }
@@ -259,7 +271,9 @@ fn an_invalid_value_disables_capture_with_one_message() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
-        stderr.matches("kernel-wisdom: invalid KW_CAPTURE_SKIP").count(),
+        stderr
+            .matches("kernel-wisdom: invalid KW_CAPTURE_SKIP")
+            .count(),
         1,
         "{stderr}"
     );
@@ -278,7 +292,10 @@ fn an_unwritable_directory_is_reported_and_results_stay_right() {
     let file = base.join("a-file");
     std::fs::write(&file, b"not a directory").unwrap();
     let dir = file.join("captures");
-    let out = run_child(&[("KW_CAPTURE", "*"), ("KW_CAPTURE_DIR", dir.to_str().unwrap())]);
+    let out = run_child(&[
+        ("KW_CAPTURE", "*"),
+        ("KW_CAPTURE_DIR", dir.to_str().unwrap()),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("wrong elements: 0"), "{stdout}");
@@ -288,7 +305,10 @@ fn an_unwritable_directory_is_reported_and_results_stay_right() {
         let line = format!("kernel-wisdom: kernel `{key}`: launch not captured");
         assert_eq!(stderr.matches(&line).count(), 1, "{stderr}");
     }
-    assert!(stderr.contains("cannot create the capture directory"), "{stderr}");
+    assert!(
+        stderr.contains("cannot create the capture directory"),
+        "{stderr}"
+    );
     assert!(stderr.contains(dir.to_str().unwrap()), "{stderr}");
     let left: Vec<_> = std::fs::read_dir(&base).unwrap().collect();
     assert_eq!(left.len(), 1, "only the file itself");

@@ -20,11 +20,11 @@ pub enum CaptureFailure {
         /// `before` or `after`.
         when: &'static str,
         /// The backend's error.
-        source: BackendError,
+        source: Box<BackendError>,
     },
     /// Waiting for the launch failed.
     #[error("waiting for the captured launch failed: {0}")]
-    Synchronize(#[source] BackendError),
+    Synchronize(#[source] Box<BackendError>),
     /// A buffer is too large for host memory.
     #[error("argument {index} `{name}`: {bytes} bytes do not fit in host memory")]
     HostMemory {

@@ -57,7 +57,7 @@ fn to_host(
             index,
             name: arg_name(def, index),
             when,
-            source,
+            source: Box::new(source),
         })?;
     Ok(out)
 }
@@ -105,7 +105,9 @@ pub(crate) fn after_launch(
     problem_size: &[i64; 3],
     args: &[KernelArg<'_>],
 ) -> Result<(), CaptureFailure> {
-    device.synchronize().map_err(CaptureFailure::Synchronize)?;
+    device
+        .synchronize()
+        .map_err(|e| CaptureFailure::Synchronize(Box::new(e)))?;
     let after = copy_all(def, args, "after")?;
     let mut buffers = Vec::new();
     let mut captured = Vec::with_capacity(args.len());

@@ -134,5 +134,9 @@ fn main() -> Result<(), Error> {
             .fold(0f32, f32::max);
         assert!(worst < 1e-5, "stencil2d result off by {worst}");
     }
+    // Captures are compressed and written on a background thread: wait for them.
+    for written in kernel_wisdom::flush_captures().into_iter().flatten() {
+        println!("captured: {}", written.display());
+    }
     Ok(())
 }

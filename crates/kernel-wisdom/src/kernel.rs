@@ -1,9 +1,11 @@
 //! [`WisdomKernel`]: a tunable kernel bound to a device, launched by its arguments.
 
+use crate::capture::{self, record};
 use crate::error::Error;
 use crate::wisdom::{search_path, Choice, WisdomSource};
 use kw_core::backend::{BackendError, CompileRequest, CompiledKernel, Device, KernelArg};
 use kw_core::def_eval::ArgValues;
+use kw_core::wisdom::Step;
 use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -29,6 +31,9 @@ struct Selected {
     config: Config,
     kernel: Arc<dyn CompiledKernel>,
     geometry: Option<Geometry>,
+    /// The selection found a wisdom record for exactly this device and problem size (capture
+    /// then needs `KW_CAPTURE_FORCE`). The wisdom selection sets it; `false` until then.
+    exact_wisdom: bool,
 }
 
 /// The launch arguments as expressions see them: buffers as element counts, scalars as values.
@@ -219,20 +224,26 @@ impl WisdomKernel {
     /// device, architecture, backend and problem size), else the default configuration.
     /// Called once per new problem size, never on the hot path.
     pub fn select_config(&self, problem_size: &[i64; 3]) -> Config {
+        self.select(problem_size).0
+    }
+
+    /// [`WisdomKernel::select_config`], and whether an exact wisdom record (same device, same
+    /// problem size) decided (then capture needs `KW_CAPTURE_FORCE`).
+    fn select(&self, problem_size: &[i64; 3]) -> (Config, bool) {
         if let Some(selector) = &self.selector {
             if let Some(config) = selector(problem_size) {
                 match self.validate(&config) {
-                    Ok(()) => return config,
+                    Ok(()) => return (config, false),
                     Err(e) => eprintln!("kernel-wisdom: ignoring the selected configuration: {e}"),
                 }
             }
         }
         let choice = self.wisdom.choose(problem_size);
         match self.validate(&choice.config) {
-            Ok(()) => choice.config,
+            Ok(()) => (choice.config, choice.step == Step::ExactDeviceExactSize),
             Err(e) => {
                 eprintln!("kernel-wisdom: ignoring the wisdom's configuration: {e}");
-                self.default_config.clone()
+                (self.default_config.clone(), false)
             }
         }
     }
@@ -247,6 +258,11 @@ impl WisdomKernel {
 
     /// Launches with the configuration selected for the arguments' problem size
     /// (asynchronous: synchronise the device or read a buffer to wait).
+    ///
+    /// If capture selects this launch (`KW_CAPTURE`, see [`crate::capture`]), the buffer
+    /// arguments are copied to the host before and after it (so this call waits for the
+    /// launch) and the capture is written in the background; a capture failure is reported
+    /// on standard error and never changes this call's result.
     pub fn launch(&self, args: &[KernelArg<'_>]) -> Result<(), Error> {
         let ps = self.problem_size(args)?;
         let cached = {
@@ -257,18 +273,59 @@ impl WisdomKernel {
             Some(s) => s,
             None => self.prepare(&ps)?,
         };
-        match self.launch_selected(&selected, &ps, args) {
+        if capture::active() {
+            if let Some(dir) = capture::ticket(&self.def.tuning_key, &ps, selected.exact_wisdom) {
+                return self.launch_captured(&selected, &ps, args, dir);
+            }
+        }
+        self.launch_or_fall_back(&selected, &ps, args).map(drop)
+    }
+
+    /// Launches `selected`; if it fails and is not the default, falls back to the default
+    /// configuration for this problem size. Returns the fallback when one was used.
+    fn launch_or_fall_back(
+        &self,
+        selected: &Selected,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> Result<Option<Arc<Selected>>, Error> {
+        match self.launch_selected(selected, ps, args) {
             Err(e) if selected.config != self.default_config => {
-                self.record_failure(&selected.config, &ps, &e);
-                let fallback = Arc::new(self.make_selected(self.default_config.clone(), &ps)?);
+                self.record_failure(&selected.config, ps, &e);
+                let fallback = Arc::new(self.make_selected(self.default_config.clone(), ps)?);
                 self.by_size
                     .write()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(ps, Arc::clone(&fallback));
-                self.launch_selected(&fallback, &ps, args)
+                    .insert(*ps, Arc::clone(&fallback));
+                self.launch_selected(&fallback, ps, args)?;
+                Ok(Some(fallback))
             }
-            other => other,
+            other => other.map(|()| None),
         }
+    }
+
+    /// A launch that capture selected: copies before, launch, copies after, hand-off to the
+    /// background writer. Capture failures are reported, never returned.
+    fn launch_captured(
+        &self,
+        selected: &Selected,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+        dir: std::path::PathBuf,
+    ) -> Result<(), Error> {
+        let key = &self.def.tuning_key;
+        let before = record::before_launch(dir, &self.def, args)
+            .inspect_err(|e| capture::report(key, e))
+            .ok();
+        let fallback = self.launch_or_fall_back(selected, ps, args)?;
+        if let Some(before) = before {
+            let config = &fallback.as_deref().unwrap_or(selected).config;
+            let device = self.device.as_ref();
+            if let Err(e) = record::after_launch(before, &self.def, device, config, ps, args) {
+                capture::report(key, &e);
+            }
+        }
+        Ok(())
     }
 
     /// Launches one given configuration, without fallback (what a tuner or a test does).
@@ -309,6 +366,7 @@ impl WisdomKernel {
             config: config.clone(),
             kernel,
             geometry,
+            exact_wisdom: false,
         })
     }
 
@@ -365,9 +423,9 @@ impl WisdomKernel {
 
     /// Selects, compiles and caches the configuration of a new problem size.
     fn prepare(&self, ps: &[i64; 3]) -> Result<Arc<Selected>, Error> {
-        let config = self.select_config(ps);
+        let (config, exact_wisdom) = self.select(ps);
         let selected = match self.make_selected(config.clone(), ps) {
-            Ok(s) => s,
+            Ok(s) => Selected { exact_wisdom, ..s },
             Err(e) if config != self.default_config => {
                 self.record_failure(&config, ps, &e);
                 self.make_selected(self.default_config.clone(), ps)?
@@ -398,6 +456,7 @@ impl WisdomKernel {
             config,
             kernel,
             geometry,
+            exact_wisdom: false,
         })
     }
 

@@ -18,12 +18,18 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Capture (for offline tuning): set `KW_CAPTURE=*` (or call [`set_capture_settings`]) and
+//! selected launches are written to `captures/` (`KW_CAPTURE_DIR`) in the background; call
+//! [`flush_captures`] before the application exits, or captures still being written are lost
+//! (Rust does not drop statics at exit). See [`capture`].
+//!
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
 
 pub mod builder;
 pub mod bundled;
 pub mod bundled_cuda;
+pub mod capture;
 pub mod error;
 mod includes;
 pub mod kernel;
@@ -31,6 +37,7 @@ pub mod select;
 pub mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
+pub use capture::{flush_captures, set_capture_settings, CaptureSettings};
 pub use error::Error;
 pub use kernel::{ConfigSelector, Failure, WisdomKernel};
 pub use select::{

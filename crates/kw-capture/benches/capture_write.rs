@@ -1,6 +1,6 @@
 //! Background capture write throughput: 1 GiB of f32 buffers (4 x 256 MiB by default).
 //!
-//! `cargo bench -p kw-capture --bench capture_write [-- --mib-per-buffer N --buffers K --dir D]`
+//! `cargo bench -p kw-capture --bench capture_write [-- --mib-per-buffer N --buffers K --dir D --no-shuffle]`
 //!
 //! Reports, for smooth data (sin(i * 0.001)) and random floats: the time `submit` takes on the
 //! calling thread, the time until `flush` returns (compression + write + fsync + rename), the
@@ -94,10 +94,12 @@ fn main() {
     let n = mib * (1 << 20) / 4;
     let options = WriteOptions {
         level,
+        shuffle: !args.iter().any(|a| a == "--no-shuffle"),
         ..WriteOptions::default()
     };
     println!(
-        "capture_write: {count} x {mib} MiB f32 buffers, zstd level {level}, chunk {} KiB, {} threads, dir {}",
+        "capture_write: {count} x {mib} MiB f32 buffers, zstd level {level}, shuffle {}, chunk {} KiB, {} threads, dir {}",
+        options.shuffle,
         options.chunk_size >> 10,
         options.threads,
         dir.display()

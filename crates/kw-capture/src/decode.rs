@@ -1,6 +1,7 @@
 //! Decompressing and checking one frame, its chunks spread over threads.
 
 use crate::error::{CaptureError, Result};
+use crate::filter::unshuffle;
 use crate::format::FrameEntry;
 use crate::hash::{chunk_digest, combine, ChunkDigest};
 use crate::validate::FrameHashes;
@@ -45,19 +46,16 @@ pub(crate) fn decode_frame(
     } else {
         crate::options::cpu_count().clamp(1, n.max(1))
     };
-    let work = |k: usize,
-                dst: Option<&mut [u8]>,
-                scratch: &mut Vec<u8>,
-                d: &mut Option<zstd::bulk::Decompressor<'static>>| {
+    let work = |k: usize, dst: Option<&mut [u8]>, scratch: &mut Scratch| {
         decode_chunk(
-            path, label, file, chunk_size, frame, hashes, k, dst, scratch, d,
+            path, label, file, chunk_size, frame, hashes, k, dst, scratch,
         )
     };
     let mut results: Vec<(usize, Result<ChunkDigest>)> = Vec::with_capacity(n);
     if threads <= 1 {
-        let (mut scratch, mut d) = (Vec::new(), None);
+        let mut scratch = Scratch::default();
         for (k, dst) in outs.drain(..).enumerate() {
-            results.push((k, work(k, dst, &mut scratch, &mut d)));
+            results.push((k, work(k, dst, &mut scratch)));
         }
     } else {
         let mut per_thread: Vec<Vec<ChunkJob>> = (0..threads).map(|_| Vec::new()).collect();
@@ -70,9 +68,9 @@ pub(crate) fn decode_frame(
                 .map(|jobs| {
                     let work = &work;
                     s.spawn(move || {
-                        let (mut scratch, mut d) = (Vec::new(), None);
+                        let mut scratch = Scratch::default();
                         jobs.into_iter()
-                            .map(|(k, dst)| (k, work(k, dst, &mut scratch, &mut d)))
+                            .map(|(k, dst)| (k, work(k, dst, &mut scratch)))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -107,6 +105,16 @@ pub(crate) fn decode_frame(
     Ok(())
 }
 
+/// Per-thread decoding state.
+#[derive(Default)]
+struct Scratch {
+    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+    /// Decompressed bytes of a filtered chunk (before unshuffling).
+    filtered: Vec<u8>,
+    /// Raw bytes when the caller keeps none (`verify`).
+    raw: Vec<u8>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn decode_chunk(
     path: &Path,
@@ -117,8 +125,7 @@ fn decode_chunk(
     hashes: &FrameHashes,
     k: usize,
     dst: Option<&mut [u8]>,
-    scratch: &mut Vec<u8>,
-    decompressor: &mut Option<zstd::bulk::Decompressor<'static>>,
+    scratch: &mut Scratch,
 ) -> Result<ChunkDigest> {
     let err = |detail: String| CaptureError::Decompress {
         path: path.to_path_buf(),
@@ -142,11 +149,16 @@ fn decode_chunk(
         });
     }
     let raw_len = c.raw_len as usize;
+    let Scratch {
+        decompressor,
+        filtered,
+        raw,
+    } = scratch;
     let dst: &mut [u8] = match dst {
         Some(d) => d,
         None => {
-            scratch.resize(raw_len, 0);
-            scratch
+            raw.resize(raw_len, 0);
+            raw
         }
     };
     if dst.len() != raw_len {
@@ -161,13 +173,23 @@ fn decode_chunk(
             decompressor.insert(zstd::bulk::Decompressor::new().map_err(|e| err(e.to_string()))?)
         }
     };
+    let target: &mut [u8] = match hashes.shuffle {
+        Some(_) => {
+            filtered.resize(raw_len, 0);
+            filtered
+        }
+        None => dst,
+    };
     let got = d
-        .decompress_to_buffer(src, &mut *dst)
+        .decompress_to_buffer(src, &mut *target)
         .map_err(|e| err(format!("chunk {k}: {e}")))?;
     if got != raw_len {
         return Err(err(format!(
             "chunk {k}: decompressed to {got} bytes, expected {raw_len}"
         )));
+    }
+    if let Some(width) = hashes.shuffle {
+        unshuffle(filtered, width, dst);
     }
     Ok(chunk_digest(
         dst,

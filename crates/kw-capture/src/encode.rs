@@ -3,6 +3,7 @@
 
 use crate::buffer::CaptureBuffer;
 use crate::error::{CaptureError, Result};
+use crate::filter::{filter_name, shuffle, shuffle_width};
 use crate::format::{
     BufferEntry, ChunkEntry, Compression, FrameEntry, Header, Prefix, END_MAGIC, FORMAT_NAME,
     FORMAT_VERSION, PREFIX_LEN,
@@ -30,6 +31,8 @@ pub struct EncodedSizes {
 /// One chunk to compress.
 struct Task<'a> {
     frame: usize,
+    /// Shuffle width, if the frame is shuffled.
+    shuffle: Option<usize>,
     offset_in_frame: u64,
     frame_len: u64,
     data: &'a [u8],
@@ -82,11 +85,21 @@ pub(crate) fn encode<W: Write + Seek>(
 
     let chunk_size = options.chunk_size;
     let mut tasks = Vec::new();
+    let shuffles: Vec<Option<usize>> = reps
+        .iter()
+        .map(|&r| {
+            options
+                .shuffle
+                .then(|| shuffle_width(&buffers[r].elem_type))
+                .flatten()
+        })
+        .collect();
     for (f, &r) in reps.iter().enumerate() {
         let data = buffers[r].bytes();
         for (k, c) in data.chunks(chunk_size).enumerate() {
             tasks.push(Task {
                 frame: f,
+                shuffle: shuffles[f],
                 offset_in_frame: (k * chunk_size) as u64,
                 frame_len: data.len() as u64,
                 data: c,
@@ -134,6 +147,7 @@ pub(crate) fn encode<W: Write + Seek>(
             raw_len,
             compressed_len,
             blake3: hash.to_hex().to_string(),
+            filter: shuffles[f].map(filter_name),
             chunks,
         });
     }
@@ -186,21 +200,37 @@ enum PipelineError {
     Sink(CaptureError),
 }
 
+/// Per-thread compression state: the compressor and the shuffle buffer.
+#[derive(Default)]
+struct Worker {
+    compressor: Option<zstd::bulk::Compressor<'static>>,
+    shuffled: Vec<u8>,
+}
+
 fn compress(
-    compressor: &mut Option<zstd::bulk::Compressor<'static>>,
+    worker: &mut Worker,
     level: i32,
     chunk_size: u64,
     task: &Task,
     mut compressed: Vec<u8>,
 ) -> Result<Done, String> {
-    let c = match compressor {
+    let c = match &mut worker.compressor {
         Some(c) => c,
-        None => compressor.insert(zstd::bulk::Compressor::new(level).map_err(|e| e.to_string())?),
+        None => worker
+            .compressor
+            .insert(zstd::bulk::Compressor::new(level).map_err(|e| e.to_string())?),
+    };
+    let input = match task.shuffle {
+        Some(width) => {
+            shuffle(task.data, width, &mut worker.shuffled);
+            &worker.shuffled[..]
+        }
+        None => task.data,
     };
     // Reuse the output allocation of an earlier chunk: no fresh pages to fault in.
     compressed.clear();
-    compressed.reserve(zstd::zstd_safe::compress_bound(task.data.len()));
-    c.compress_to_buffer(task.data, &mut compressed)
+    compressed.reserve(zstd::zstd_safe::compress_bound(input.len()));
+    c.compress_to_buffer(input, &mut compressed)
         .map_err(|e| e.to_string())?;
     let digest = chunk_digest(task.data, task.offset_in_frame, task.frame_len, chunk_size);
     let compressed_hash = blake3::hash(&compressed);
@@ -231,7 +261,7 @@ fn run_pipeline(
     let threads = options.threads.clamp(1, tasks.len().max(1));
     // Threads pay off only for large captures.
     if threads == 1 || total < (4 << 20) {
-        let (mut c, mut buf) = (None, Vec::new());
+        let (mut c, mut buf) = (Worker::default(), Vec::new());
         for (i, t) in tasks.iter().enumerate() {
             let done = compress(&mut c, options.level, options.chunk_size as u64, t, buf)
                 .map_err(PipelineError::Compress)?;
@@ -253,7 +283,7 @@ fn run_pipeline(
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                let mut compressor = None;
+                let mut compressor = Worker::default();
                 loop {
                     let i = {
                         let mut g = lock();

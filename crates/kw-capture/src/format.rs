@@ -132,6 +132,11 @@ pub struct FrameEntry {
     pub compressed_len: u64,
     /// BLAKE3 of the raw bytes, hex (the same value `b3sum` prints for them).
     pub blake3: String,
+    /// The filter applied to each chunk's raw bytes before compression (`shuffle2`,
+    /// `shuffle4`, `shuffle8`: byte `k` of every element grouped together); absent: none.
+    /// Checksums always cover the unfiltered bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
     /// The chunks, in order.
     pub chunks: Vec<ChunkEntry>,
 }

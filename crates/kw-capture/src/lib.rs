@@ -21,6 +21,7 @@ mod buffer;
 mod decode;
 mod encode;
 mod error;
+mod filter;
 pub mod format;
 mod hash;
 mod name;

@@ -1,6 +1,7 @@
 //! Parsing and checking the prefix, the header and the frame table of a capture file.
 
 use crate::error::{CaptureError, Result};
+use crate::filter::parse_filter;
 use crate::format::{
     Header, Prefix, END_MAGIC, FORMAT_NAME, FORMAT_VERSION, MAGIC, PREFIX_LEN, TRAILER_LEN,
 };
@@ -12,6 +13,8 @@ use std::path::Path;
 pub(crate) struct FrameHashes {
     pub raw: blake3::Hash,
     pub chunks: Vec<blake3::Hash>,
+    /// The shuffle width of the frame's filter (`None`: no filter).
+    pub shuffle: Option<usize>,
 }
 
 /// A header whose every offset, length and checksum string has been checked.
@@ -177,9 +180,14 @@ fn check_tables(h: &Header, frames_end: u64) -> Result<Vec<FrameHashes>, String>
                 frame.compressed_len
             ));
         }
+        let shuffle = match &frame.filter {
+            None => None,
+            Some(name) => Some(parse_filter(name).map_err(|e| format!("frame {f}: {e}"))?),
+        };
         hashes.push(FrameHashes {
             raw: parse_hash(&frame.blake3, &|| format!("frame {f}"))?,
             chunks: chunk_hashes,
+            shuffle,
         });
     }
     extents.sort_unstable();

@@ -1,0 +1,164 @@
+//! Recording one captured launch: host copies of the buffer arguments before and after the
+//! launch, the metadata, and the job for the background writer.
+
+use super::error::CaptureFailure;
+use super::provenance::provenance_now;
+use super::state::submit;
+use kw_capture::{capture_file_stem, CaptureBuffer, CaptureJob};
+use kw_core::backend::{Device, DeviceMemory, KernelArg};
+use kw_core::capture_meta::{CaptureMetadata, CapturedArg, CAPTURE_METADATA_VERSION};
+use kw_core::{Config, KernelDef};
+use std::path::PathBuf;
+
+/// The buffers' contents before a captured launch (`None` for scalars).
+pub(crate) struct Before {
+    dir: PathBuf,
+    contents: Vec<Option<Vec<u8>>>,
+}
+
+/// The name of the frame holding an argument's contents before the launch.
+pub fn input_frame_name(arg_name: &str) -> String {
+    format!("{arg_name}.before")
+}
+
+/// The name of the frame holding an argument's contents after the launch.
+pub fn output_frame_name(arg_name: &str) -> String {
+    format!("{arg_name}.after")
+}
+
+fn arg_name(def: &KernelDef, index: usize) -> String {
+    def.args
+        .get(index)
+        .map_or_else(|| format!("arg{index}"), |a| a.name.clone())
+}
+
+/// Copies `mem`'s first `bytes` bytes into a fresh host allocation.
+fn to_host(
+    mem: &dyn DeviceMemory,
+    bytes: usize,
+    def: &KernelDef,
+    index: usize,
+    when: &'static str,
+) -> Result<Vec<u8>, CaptureFailure> {
+    // Probe first: `vec![0; n]` aborts on failure, but it asks the allocator for zeroed pages
+    // (no memset), so the only page touches are the copy's own.
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(bytes)
+        .map_err(|_| CaptureFailure::HostMemory {
+            index,
+            name: arg_name(def, index),
+            bytes,
+        })?;
+    drop(probe);
+    let mut out = vec![0u8; bytes];
+    mem.read(0, &mut out)
+        .map_err(|source| CaptureFailure::Copy {
+            index,
+            name: arg_name(def, index),
+            when,
+            source: Box::new(source),
+        })?;
+    Ok(out)
+}
+
+fn copy_all(
+    def: &KernelDef,
+    args: &[KernelArg<'_>],
+    when: &'static str,
+) -> Result<Vec<Option<Vec<u8>>>, CaptureFailure> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            KernelArg::Buffer { mem, elem, len } => {
+                let bytes = len.saturating_mul(elem.size()).min(mem.len_bytes());
+                to_host(*mem, bytes, def, i, when).map(Some)
+            }
+            KernelArg::Scalar(_) => Ok(None),
+        })
+        .collect()
+}
+
+/// Before the launch: makes sure the directory exists and copies every buffer argument.
+pub(crate) fn before_launch(
+    dir: PathBuf,
+    def: &KernelDef,
+    args: &[KernelArg<'_>],
+) -> Result<Before, CaptureFailure> {
+    std::fs::create_dir_all(&dir).map_err(|source| CaptureFailure::Directory {
+        dir: dir.clone(),
+        source,
+    })?;
+    Ok(Before {
+        contents: copy_all(def, args, "before")?,
+        dir,
+    })
+}
+
+/// After the launch (enqueued with `config`): waits for it, copies the buffers again, keeps
+/// the changed ones as the reference output, and hands everything to the background writer.
+pub(crate) fn after_launch(
+    before: Before,
+    def: &KernelDef,
+    device: &dyn Device,
+    config: &Config,
+    problem_size: &[i64; 3],
+    args: &[KernelArg<'_>],
+) -> Result<(), CaptureFailure> {
+    device
+        .synchronize()
+        .map_err(|e| CaptureFailure::Synchronize(Box::new(e)))?;
+    let after = copy_all(def, args, "after")?;
+    let mut buffers = Vec::new();
+    let mut captured = Vec::with_capacity(args.len());
+    for (i, ((a, pre), post)) in args.iter().zip(before.contents).zip(after).enumerate() {
+        let name = arg_name(def, i);
+        let mut entry = CapturedArg {
+            name: name.clone(),
+            ty: a.scalar_type(),
+            len: None,
+            value: None,
+            input: None,
+            output: None,
+        };
+        match (a, pre, post) {
+            (KernelArg::Buffer { len, elem, .. }, Some(pre), Some(post)) => {
+                entry.len = Some(*len);
+                let input = input_frame_name(&name);
+                if post != pre {
+                    let output = output_frame_name(&name);
+                    buffers.push(CaptureBuffer::new(&output, elem.name(), post));
+                    entry.output = Some(output);
+                }
+                buffers.push(CaptureBuffer::new(&input, elem.name(), pre));
+                entry.input = Some(input);
+            }
+            (KernelArg::Scalar(s), _, _) => entry.value = Some(s.to_value()),
+            _ => {}
+        }
+        captured.push(entry);
+    }
+    let info = device.info();
+    let metadata = CaptureMetadata {
+        format: "kernel-wisdom/capture".to_string(),
+        version: CAPTURE_METADATA_VERSION,
+        tuning_key: def.tuning_key.clone(),
+        kernel: def.clone(),
+        problem_size: problem_size.to_vec(),
+        config: config.clone(),
+        args: captured,
+        device: info.clone(),
+        provenance: provenance_now(info),
+    };
+    let metadata = serde_json::to_value(&metadata).map_err(CaptureFailure::Metadata)?;
+    let size: Vec<u64> = problem_size
+        .iter()
+        .map(|&v| u64::try_from(v).unwrap_or(0))
+        .collect();
+    submit(CaptureJob {
+        dir: before.dir,
+        file_stem: capture_file_stem(&def.tuning_key, &size),
+        metadata,
+        buffers,
+    })
+}

@@ -1,0 +1,215 @@
+//! The process-wide capture state: the settings (read once from the environment, or set from
+//! code), the per-kernel launch counters, the failures already reported, and the background
+//! writer.
+
+use super::error::CaptureFailure;
+use super::settings::CaptureSettings;
+use kw_capture::{BackgroundWriter, CaptureError, CaptureJob, WriteOptions};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock, PoisonError};
+
+const UNINIT: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+
+/// Whether capture is on: the only thing a launch looks at when it is off.
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+/// Reads the environment once (or is consumed by [`set_capture_settings`]).
+static ENV_ONCE: Once = Once::new();
+static CONTROL: Mutex<Control> = Mutex::new(Control::new());
+/// The background writer, started at the first capture.
+static WRITER: OnceLock<Mutex<Option<BackgroundWriter>>> = OnceLock::new();
+
+/// Settings and counters, behind [`CONTROL`].
+struct Control {
+    settings: Option<CaptureSettings>,
+    /// Launches seen per tuning key (selected kernels only).
+    launches: BTreeMap<String, u64>,
+    /// Captures started per tuning key and problem size.
+    captured: BTreeMap<(String, [i64; 3]), u64>,
+    /// Tuning keys whose capture failure was reported already.
+    reported: BTreeSet<String>,
+}
+
+impl Control {
+    const fn new() -> Control {
+        Control {
+            settings: None,
+            launches: BTreeMap::new(),
+            captured: BTreeMap::new(),
+            reported: BTreeSet::new(),
+        }
+    }
+}
+
+fn control() -> MutexGuard<'static, Control> {
+    CONTROL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn install(settings: Option<CaptureSettings>) {
+    let mut c = control();
+    let on = settings.is_some();
+    *c = Control::new();
+    c.settings = settings;
+    STATE.store(if on { ON } else { OFF }, Ordering::Relaxed);
+}
+
+fn init_from_env() {
+    ENV_ONCE.call_once(|| match CaptureSettings::from_env() {
+        Ok(s) => install(s),
+        Err(e) => {
+            eprintln!("kernel-wisdom: {e}; capture is disabled");
+            install(None);
+        }
+    });
+}
+
+/// Whether capture is on. One relaxed atomic load once the settings are known; the first call
+/// reads the `KW_CAPTURE*` environment variables.
+#[inline]
+pub(crate) fn active() -> bool {
+    match STATE.load(Ordering::Relaxed) {
+        OFF => false,
+        ON => true,
+        _ => {
+            init_from_env();
+            STATE.load(Ordering::Relaxed) == ON
+        }
+    }
+}
+
+/// Replaces the capture settings (`None`: capture off). Takes precedence over the
+/// environment: called before the first launch, the `KW_CAPTURE*` variables are never read.
+/// Resets the SKIP and LIMIT counters and the once-per-kernel failure reports.
+pub fn set_capture_settings(settings: Option<CaptureSettings>) {
+    ENV_ONCE.call_once(|| {});
+    install(settings);
+}
+
+/// The capture settings in effect (read from the environment if nothing was set yet).
+pub fn capture_settings() -> Option<CaptureSettings> {
+    init_from_env();
+    control().settings.clone()
+}
+
+/// Decides whether this launch is captured; if so, counts it and returns the directory.
+///
+/// `exact_wisdom_exists`: the selection found a wisdom record for exactly this device and
+/// problem size; such launches are captured only with `force`.
+pub(crate) fn ticket(
+    tuning_key: &str,
+    problem_size: &[i64; 3],
+    exact_wisdom_exists: bool,
+) -> Option<PathBuf> {
+    let mut c = control();
+    let s = c.settings.as_ref()?;
+    if !s.selects(tuning_key) || (exact_wisdom_exists && !s.force) {
+        return None;
+    }
+    let (skip, limit, dir) = (s.skip, s.limit, s.dir.clone());
+    let seen = c.launches.entry(tuning_key.to_string()).or_insert(0);
+    *seen += 1;
+    if *seen <= skip {
+        return None;
+    }
+    let n = c
+        .captured
+        .entry((tuning_key.to_string(), *problem_size))
+        .or_insert(0);
+    if *n >= limit {
+        return None;
+    }
+    *n += 1;
+    Some(dir)
+}
+
+/// Reports a capture failure on standard error, once per tuning key.
+pub(crate) fn report(tuning_key: &str, failure: &CaptureFailure) {
+    if control().reported.insert(tuning_key.to_string()) {
+        eprintln!(
+            "kernel-wisdom: kernel `{tuning_key}`: launch not captured (the launch itself is \
+             unaffected; further capture failures of this kernel are not reported): {failure}"
+        );
+    }
+}
+
+/// Hands a capture to the background writer (started on first use).
+pub(crate) fn submit(job: CaptureJob) -> Result<(), CaptureFailure> {
+    let mut w = WRITER
+        .get_or_init(|| Mutex::new(None))
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let writer = match &mut *w {
+        Some(w) => w,
+        None => w.insert(
+            BackgroundWriter::new(WriteOptions::default()).map_err(CaptureFailure::Writer)?,
+        ),
+    };
+    writer.submit(job);
+    Ok(())
+}
+
+/// Waits until every capture handed to the background writer is on disk and returns the
+/// paths written (or why a capture could not be written), in launch order, since the last
+/// call. Failures are also reported on standard error.
+///
+/// **Call it before the application exits**: the writer lives in a `static`, and Rust does
+/// not drop statics at exit, so captures still being compressed when `main` returns are lost
+/// (they never appear under their final name: no half-written file is left, only a missing
+/// one). Cheap when nothing was captured.
+pub fn flush_captures() -> Vec<Result<PathBuf, CaptureError>> {
+    let Some(w) = WRITER.get() else {
+        return Vec::new();
+    };
+    let w = w.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(writer) = w.as_ref() else {
+        return Vec::new();
+    };
+    writer
+        .flush()
+        .into_iter()
+        .map(|r| {
+            r.map(|written| written.path).inspect_err(|e| {
+                eprintln!("kernel-wisdom: capture not written: {e}");
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The only unit test touching the process-wide settings (tests run in parallel).
+    #[test]
+    fn skip_limit_force_and_patterns() {
+        let mut s = CaptureSettings::new(["k?", "other"]);
+        s.skip = 2;
+        s.limit = 2;
+        set_capture_settings(Some(s.clone()));
+        assert!(active());
+        assert_eq!(capture_settings(), Some(s.clone()));
+        let a = [10, 1, 1];
+        let b = [20, 1, 1];
+        assert_eq!(ticket("kx", &a, false), None, "launch 1 skipped");
+        assert_eq!(ticket("kx", &b, false), None, "launch 2 skipped");
+        assert!(ticket("kx", &a, false).is_some(), "launch 3");
+        assert!(ticket("kx", &a, false).is_some(), "limit 2 per size");
+        assert_eq!(ticket("kx", &a, false), None, "limit reached");
+        assert!(ticket("kx", &b, false).is_some(), "another size");
+        assert_eq!(ticket("kxy", &a, false), None, "not selected");
+        // Exact wisdom: not captured unless forced (and then counted as usual).
+        assert_eq!(ticket("other", &a, true), None);
+        assert_eq!(ticket("other", &a, true), None);
+        assert_eq!(ticket("other", &a, true), None);
+        s.force = true;
+        s.skip = 0;
+        set_capture_settings(Some(s));
+        assert!(ticket("other", &a, true).is_some());
+        set_capture_settings(None);
+        assert!(!active());
+        assert_eq!(ticket("other", &b, false), None);
+    }
+}

@@ -62,6 +62,17 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
         "surrogate plus model-guided descent and endgame (the default)",
         |s| Box::new(surrogate::Surrogate::hybrid(s)),
     ),
+    (
+        "hybrid2",
+        "hybrid with product features and a space-filling start (experimental)",
+        |s| {
+            Box::new(surrogate::Surrogate::with_params(
+                "hybrid2",
+                s,
+                surrogate::SurrogateParams::hybrid2(),
+            ))
+        },
+    ),
 ];
 
 /// The registered names, in registry order.

@@ -59,6 +59,9 @@ pub struct SurrogateParams {
     /// Every `sweep`-th model proposal is the best predicted unvisited neighbour of the best
     /// configuration (0: never).
     pub sweep: usize,
+    /// Two-step neighbourhoods: 1 in the endgame; 2 in the endgame and in the descent (after
+    /// the one-step neighbourhood has nothing above the threshold).
+    pub two_step: u8,
 }
 
 impl SurrogateParams {
@@ -82,6 +85,7 @@ impl SurrogateParams {
             features: 0,
             design: 0,
             sweep: 0,
+            two_step: 0,
         }
     }
 
@@ -94,45 +98,14 @@ impl SurrogateParams {
         }
     }
 
-    /// The settings of `hybrid2` (experimental: overridable by KW_* environment variables).
+    /// The settings of `hybrid2` (the default): `hybrid` with log2 value features and a
+    /// two-step endgame.
     pub fn hybrid2() -> SurrogateParams {
-        let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
-        let mut p = SurrogateParams {
-            features: 2,
-            design: 1,
+        SurrogateParams {
+            features: 1,
+            two_step: 1,
             ..SurrogateParams::hybrid()
-        };
-        if let Some(v) = env("KW_FEAT") {
-            p.features = v as u8;
         }
-        if let Some(v) = env("KW_DESIGN") {
-            p.design = v as u8;
-        }
-        if let Some(v) = env("KW_SWEEP") {
-            p.sweep = v as usize;
-        }
-        if let Some(v) = env("KW_INIT") {
-            p.initial = v as usize;
-        }
-        if let Some(v) = env("KW_THR") {
-            p.descent_threshold = if v < 0.0 { None } else { Some(v) };
-        }
-        if let Some(v) = env("KW_ENDGAME") {
-            p.endgame = v;
-        }
-        if let Some(v) = env("KW_PCAT") {
-            p.trees.p_categorical = v;
-        }
-        if let Some(v) = env("KW_TREES") {
-            p.trees.trees = v as usize;
-        }
-        if let Some(v) = env("KW_MINSPLIT") {
-            p.trees.min_split = v as usize;
-        }
-        if let Some(v) = env("KW_XI") {
-            p.xi = v;
-        }
-        p
     }
 }
 
@@ -272,10 +245,7 @@ impl Surrogate {
         if self.params.features > 0 {
             tp.cat_features = self.memory.successes[0].0.len();
         }
-        Some((
-            ExtraTrees::fit(&x, &y, tp, &mut self.rng),
-            lo,
-        ))
+        Some((ExtraTrees::fit(&x, &y, tp, &mut self.rng), lo))
     }
 
     fn candidates(&mut self, space: &TuningSpace) -> Vec<Point> {
@@ -343,6 +313,29 @@ impl Surrogate {
         best.map(|(_, q)| q)
     }
 
+    /// The unvisited points one or two Hamming steps from `point` (two only when `two`).
+    fn near(&self, space: &TuningSpace, point: &Point, two: bool) -> Vec<Point> {
+        if !two {
+            return self
+                .memory
+                .unvisited_neighbours(space, point, Neighbourhood::Hamming);
+        }
+        let mut set: HashSet<Point> = HashSet::new();
+        let mut out = Vec::new();
+        for n in space.neighbours(point, Neighbourhood::Hamming) {
+            for m in space
+                .neighbours(&n, Neighbourhood::Hamming)
+                .into_iter()
+                .chain(std::iter::once(n.clone()))
+            {
+                if m != *point && !self.memory.seen(&m) && set.insert(m.clone()) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+
     /// The model's proposal: endgame, descent step or global pick.
     fn propose_with_model(
         &mut self,
@@ -359,8 +352,13 @@ impl Surrogate {
         if endgame {
             if let Some((b, _)) = self.memory.best.clone() {
                 let pick = self
-                    .memory
-                    .unvisited_neighbours(space, &b, Neighbourhood::Hamming)
+                    .near(
+                        space,
+                        &b,
+                        self.params.two_step == 1
+                            || self.params.two_step == 2
+                            || (self.params.two_step == 3 && self.proposals % 2 == 0),
+                    )
                     .into_iter()
                     .map(|q| (model.predict(&fm.apply(&q)).0, q))
                     .min_by(|a, b| a.0.total_cmp(&b.0));
@@ -389,6 +387,17 @@ impl Surrogate {
                     .max_by(|a, b| a.0.total_cmp(&b.0));
                 if let Some((_, q)) = step {
                     return Some(q);
+                }
+                if self.params.two_step >= 2 {
+                    let step = self
+                        .near(space, &cur, true)
+                        .into_iter()
+                        .map(|q| (acquisition(&q), q))
+                        .filter(|(a, _)| *a > threshold)
+                        .max_by(|a, b| a.0.total_cmp(&b.0));
+                    if let Some((_, q)) = step {
+                        return Some(q);
+                    }
                 }
             }
         }

@@ -348,17 +348,11 @@ impl Surrogate {
         let told = self.memory.results.len();
         self.proposals += 1;
         let endgame = (hint as f64) < self.params.endgame * (told + hint) as f64
-            || (self.params.sweep > 0 && self.proposals % self.params.sweep == 0);
+            || (self.params.sweep > 0 && self.proposals.is_multiple_of(self.params.sweep));
         if endgame {
             if let Some((b, _)) = self.memory.best.clone() {
                 let pick = self
-                    .near(
-                        space,
-                        &b,
-                        self.params.two_step == 1
-                            || self.params.two_step == 2
-                            || (self.params.two_step == 3 && self.proposals % 2 == 0),
-                    )
+                    .near(space, &b, self.params.two_step >= 1)
                     .into_iter()
                     .map(|q| (model.predict(&fm.apply(&q)).0, q))
                     .min_by(|a, b| a.0.total_cmp(&b.0));

@@ -10,7 +10,7 @@
 //! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
 //! to 10 steps.
 //!
-//! `hybrid` (the default strategy) adds two things measured in this framework:
+//! `hybrid` (the base of the default, `hybrid2`) adds two things measured in this framework:
 //! - a model-guided descent: while some unvisited neighbour of the descent centre has an
 //!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is
 //!   proposed; a better result moves the centre. Only when the model expects nothing more

@@ -9,6 +9,7 @@ pub mod annealing;
 pub mod common;
 pub mod exhaustive;
 pub mod genetic;
+pub mod hybrid2;
 pub mod ils;
 pub mod pso;
 pub mod random;
@@ -19,7 +20,7 @@ use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "hybrid";
+pub const DEFAULT: &str = "hybrid2";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -59,8 +60,13 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid",
-        "surrogate plus model-guided descent and endgame (the default)",
+        "surrogate plus model-guided descent and endgame",
         |s| Box::new(surrogate::Surrogate::hybrid(s)),
+    ),
+    (
+        "hybrid2",
+        "hybrid with log2 value features and a two-step endgame (the default)",
+        |s| Box::new(hybrid2::new(s)),
     ),
 ];
 

@@ -10,7 +10,7 @@
 //! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
 //! to 10 steps.
 //!
-//! `hybrid` (the default strategy) adds two things measured in this framework:
+//! `hybrid` (the base of the default, `hybrid2`) adds two things measured in this framework:
 //! - a model-guided descent: while some unvisited neighbour of the descent centre has an
 //!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is
 //!   proposed; a better result moves the centre. Only when the model expects nothing more
@@ -51,6 +51,17 @@ pub struct SurrogateParams {
     /// Fraction of a bounded budget, at its end, spent on the best predicted neighbours of the
     /// best configuration (0: none).
     pub endgame: f64,
+    /// Model features: 0 value indices only; 1 plus log2 of positive numeric values; 2 plus
+    /// pairwise sums of those logs (products of the values); 3 plus pairwise differences too.
+    pub features: u8,
+    /// Initial design: 0 uniform random; 1 maximin over normalised value indices.
+    pub design: u8,
+    /// Every `sweep`-th model proposal is the best predicted unvisited neighbour of the best
+    /// configuration (0: never).
+    pub sweep: usize,
+    /// Two-step neighbourhoods: 1 in the endgame; 2 in the endgame and in the descent (after
+    /// the one-step neighbourhood has nothing above the threshold).
+    pub two_step: u8,
 }
 
 impl SurrogateParams {
@@ -71,6 +82,10 @@ impl SurrogateParams {
             climb_steps: 10,
             descent_threshold: None,
             endgame: 0.0,
+            features: 0,
+            design: 0,
+            sweep: 0,
+            two_step: 0,
         }
     }
 
@@ -81,6 +96,86 @@ impl SurrogateParams {
             endgame: 0.2,
             ..SurrogateParams::surrogate()
         }
+    }
+
+    /// The settings of `hybrid2` (the default): `hybrid` with log2 value features and a
+    /// two-step endgame.
+    pub fn hybrid2() -> SurrogateParams {
+        SurrogateParams {
+            features: 1,
+            two_step: 1,
+            ..SurrogateParams::hybrid()
+        }
+    }
+}
+
+/// Maps a point (value indices) to the model's features.
+#[derive(Clone, Debug, Default)]
+pub struct FeatureMap {
+    /// Per parameter: log2 of each value, when the parameter's values are all positive numbers
+    /// and there are at least three of them.
+    logs: Vec<Option<Vec<f64>>>,
+    /// Parameter pairs whose log sums (and maybe differences) are features.
+    pairs: Vec<(usize, usize)>,
+    diffs: bool,
+    index_only: bool,
+}
+
+impl FeatureMap {
+    /// The map for `space` at level `level` (see [`SurrogateParams::features`]).
+    pub fn new(space: &TuningSpace, level: u8) -> FeatureMap {
+        let logs: Vec<Option<Vec<f64>>> = space
+            .params()
+            .iter()
+            .map(|p| {
+                if level == 0 || p.values.len() < 3 {
+                    return None;
+                }
+                let v: Option<Vec<f64>> = p
+                    .values
+                    .iter()
+                    .map(|v| v.as_f64().filter(|x| *x > 0.0).map(f64::log2))
+                    .collect();
+                v
+            })
+            .collect();
+        let numeric: Vec<usize> = (0..logs.len()).filter(|&k| logs[k].is_some()).collect();
+        let mut pairs = Vec::new();
+        if level >= 2 {
+            for (a, &i) in numeric.iter().enumerate() {
+                for &j in &numeric[a + 1..] {
+                    pairs.push((i, j));
+                }
+            }
+        }
+        FeatureMap {
+            logs,
+            pairs,
+            diffs: level >= 3,
+            index_only: level == 0,
+        }
+    }
+
+    /// The features of `point`: value indices first (categorical-capable), then the rest.
+    pub fn apply(&self, point: &Point) -> Vec<f64> {
+        let mut f: Vec<f64> = point.iter().map(|&v| v as f64).collect();
+        if self.index_only {
+            return f;
+        }
+        let lg = |k: usize| self.logs[k].as_ref().map(|l| l[point[k] as usize]);
+        for k in 0..point.len() {
+            if let Some(x) = lg(k) {
+                f.push(x);
+            }
+        }
+        for &(i, j) in &self.pairs {
+            let (a, b) = (lg(i).unwrap_or(0.0), lg(j).unwrap_or(0.0));
+            f.push(a + b);
+            if self.diffs {
+                f.push(a - b);
+            }
+        }
+        f
     }
 }
 
@@ -95,6 +190,10 @@ pub struct Surrogate {
     current: Option<Point>,
     /// The last global proposal: the descent restarts there.
     restart: Option<Point>,
+    /// The feature map, built at the first ask.
+    fmap: Option<FeatureMap>,
+    /// Model proposals made (for the periodic sweep).
+    proposals: usize,
 }
 
 impl Surrogate {
@@ -117,11 +216,13 @@ impl Surrogate {
             params,
             current: None,
             restart: None,
+            fmap: None,
+            proposals: 0,
         }
     }
 
-    fn features(point: &Point) -> Vec<f64> {
-        point.iter().map(|&v| v as f64).collect()
+    fn fmap(&self) -> FeatureMap {
+        self.fmap.clone().unwrap_or_default()
     }
 
     /// The model and the best log-objective, once there are two successes.
@@ -133,16 +234,18 @@ impl Surrogate {
         let logs: Vec<f64> = succ.iter().map(|(_, v)| v.ln()).collect();
         let lo = logs.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let mut x: Vec<Vec<f64>> = succ.iter().map(|(p, _)| Self::features(p)).collect();
+        let fm = self.fmap();
+        let mut x: Vec<Vec<f64>> = succ.iter().map(|(p, _)| fm.apply(p)).collect();
         let mut y = logs;
         for p in &self.memory.failures {
-            x.push(Self::features(p));
+            x.push(fm.apply(p));
             y.push(hi);
         }
-        Some((
-            ExtraTrees::fit(&x, &y, self.params.trees, &mut self.rng),
-            lo,
-        ))
+        let mut tp = self.params.trees;
+        if self.params.features > 0 {
+            tp.cat_features = self.memory.successes[0].0.len();
+        }
+        Some((ExtraTrees::fit(&x, &y, tp, &mut self.rng), lo))
     }
 
     fn candidates(&mut self, space: &TuningSpace) -> Vec<Point> {
@@ -173,6 +276,66 @@ impl Surrogate {
         out
     }
 
+    /// An initial-design point: of 50 random unvisited points, the one farthest (sum of
+    /// normalised value-index differences, minimum over the points seen) from those seen.
+    fn maximin(&mut self, space: &TuningSpace) -> Option<Point> {
+        let sizes: Vec<f64> = space
+            .params()
+            .iter()
+            .map(|p| (p.values.len().max(2) - 1) as f64)
+            .collect();
+        let seen: Vec<Point> = self
+            .memory
+            .results
+            .keys()
+            .chain(self.memory.pending.iter())
+            .cloned()
+            .collect();
+        let mut best: Option<(f64, Point)> = None;
+        for _ in 0..50 {
+            let Some(q) = self.memory.random_unvisited(space, &mut self.rng) else {
+                break;
+            };
+            let d = seen
+                .iter()
+                .map(|p| {
+                    p.iter()
+                        .zip(&q)
+                        .zip(&sizes)
+                        .map(|((&a, &b), &n)| (a as f64 - b as f64).abs() / n)
+                        .sum::<f64>()
+                })
+                .fold(f64::INFINITY, f64::min);
+            if best.as_ref().is_none_or(|(b, _)| d > *b) {
+                best = Some((d, q));
+            }
+        }
+        best.map(|(_, q)| q)
+    }
+
+    /// The unvisited points one or two Hamming steps from `point` (two only when `two`).
+    fn near(&self, space: &TuningSpace, point: &Point, two: bool) -> Vec<Point> {
+        if !two {
+            return self
+                .memory
+                .unvisited_neighbours(space, point, Neighbourhood::Hamming);
+        }
+        let mut set: HashSet<Point> = HashSet::new();
+        let mut out = Vec::new();
+        for n in space.neighbours(point, Neighbourhood::Hamming) {
+            for m in space
+                .neighbours(&n, Neighbourhood::Hamming)
+                .into_iter()
+                .chain(std::iter::once(n.clone()))
+            {
+                if m != *point && !self.memory.seen(&m) && set.insert(m.clone()) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+
     /// The model's proposal: endgame, descent step or global pick.
     fn propose_with_model(
         &mut self,
@@ -181,15 +344,17 @@ impl Surrogate {
         best: f64,
         hint: usize,
     ) -> Option<Point> {
+        let fm = self.fmap();
         let told = self.memory.results.len();
-        let endgame = (hint as f64) < self.params.endgame * (told + hint) as f64;
+        self.proposals += 1;
+        let endgame = (hint as f64) < self.params.endgame * (told + hint) as f64
+            || (self.params.sweep > 0 && self.proposals.is_multiple_of(self.params.sweep));
         if endgame {
             if let Some((b, _)) = self.memory.best.clone() {
                 let pick = self
-                    .memory
-                    .unvisited_neighbours(space, &b, Neighbourhood::Hamming)
+                    .near(space, &b, self.params.two_step >= 1)
                     .into_iter()
-                    .map(|q| (model.predict(&Self::features(&q)).0, q))
+                    .map(|q| (model.predict(&fm.apply(&q)).0, q))
                     .min_by(|a, b| a.0.total_cmp(&b.0));
                 if let Some((_, q)) = pick {
                     return Some(q);
@@ -198,7 +363,7 @@ impl Surrogate {
         }
         let xi = self.params.xi;
         let acquisition = |q: &Point| {
-            let (m, s) = model.predict(&Self::features(q));
+            let (m, s) = model.predict(&fm.apply(q));
             // Ties (no expected improvement anywhere) go to the best predicted mean.
             expected_improvement(best - xi, m, s) - 1e-9 * m
         };
@@ -216,6 +381,17 @@ impl Surrogate {
                     .max_by(|a, b| a.0.total_cmp(&b.0));
                 if let Some((_, q)) = step {
                     return Some(q);
+                }
+                if self.params.two_step >= 2 {
+                    let step = self
+                        .near(space, &cur, true)
+                        .into_iter()
+                        .map(|q| (acquisition(&q), q))
+                        .filter(|(a, _)| *a > threshold)
+                        .max_by(|a, b| a.0.total_cmp(&b.0));
+                    if let Some((_, q)) = step {
+                        return Some(q);
+                    }
                 }
             }
         }
@@ -294,6 +470,9 @@ impl Strategy for Surrogate {
 
     fn ask(&mut self, space: &TuningSpace, hint: usize) -> Vec<Point> {
         self.memory.begin_ask();
+        if self.fmap.is_none() {
+            self.fmap = Some(FeatureMap::new(space, self.params.features));
+        }
         let model = if self.memory.results.len() < self.params.initial {
             None
         } else {
@@ -303,6 +482,7 @@ impl Strategy for Surrogate {
             Some((model, best)) => self
                 .propose_with_model(space, &model, best, hint)
                 .or_else(|| self.memory.random_unvisited(space, &mut self.rng)),
+            None if self.params.design == 1 => self.maximin(space),
             None => self.memory.random_unvisited(space, &mut self.rng),
         };
         next.map(|p| vec![self.memory.propose(p)])

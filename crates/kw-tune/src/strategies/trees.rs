@@ -43,6 +43,9 @@ pub struct TreeParams {
     /// Probability that a feature's candidate split is categorical (a random subset of the
     /// values present; features must then be small non-negative integers).
     pub p_categorical: f64,
+    /// Only the first `cat_features` features may be split categorically (the others are
+    /// real-valued).
+    pub cat_features: usize,
 }
 
 impl Default for TreeParams {
@@ -52,6 +55,7 @@ impl Default for TreeParams {
             min_split: 2,
             candidates: usize::MAX,
             p_categorical: 0.5,
+            cat_features: usize::MAX,
         }
     }
 }
@@ -161,7 +165,7 @@ fn build(
         // A random cut strictly between the smallest and largest value, or a random subset.
         let threshold = lo + (hi - lo) * (0.001 + 0.998 * rng.f64());
         let mut mask = 0u64;
-        if lo >= 0.0 && hi < 64.0 && rng.chance(params.p_categorical) {
+        if f < params.cat_features && lo >= 0.0 && hi < 64.0 && rng.chance(params.p_categorical) {
             let present = idx.iter().fold(0u64, |m, &i| m | 1u64 << (x[i][f] as u64));
             for _ in 0..8 {
                 let m = present & rng.next_u64();

@@ -13,7 +13,13 @@ pub const STENCIL2D_CL: &str = include_str!("../../../kernels/stencil2d.cl");
 /// `vector_add(c, a, b, n)`: `c = a + b` over `n` floats. Parameters: `block_size_x`,
 /// `elems_per_thread`, `strided`, `unroll`.
 pub fn vector_add_builder() -> KernelBuilder {
-    let mut b = KernelBuilder::new("vector_add", Source::text("vector_add.cl", VECTOR_ADD_CL));
+    vector_add_from(Source::text("vector_add.cl", VECTOR_ADD_CL))
+}
+
+/// The `vector_add` definition over a source (OpenCL or CUDA: both have the same parameters,
+/// arguments and geometry).
+pub(crate) fn vector_add_from(source: Source) -> KernelBuilder {
+    let mut b = KernelBuilder::new("vector_add", source);
     let bx = b.tune("block_size_x", [32, 64, 128, 256, 512, 1024], 256);
     let ept = b.tune("elems_per_thread", [1, 2, 4, 8], 1);
     b.tune("strided", [0, 1], 1);
@@ -40,7 +46,12 @@ pub fn vector_add() -> Result<KernelDef, Error> {
 /// neighbours`, border copied). Parameters: `block_size_x`, `block_size_y`, `tile_y`,
 /// `use_local` (stages a tile in dynamic local memory).
 pub fn stencil2d_builder() -> KernelBuilder {
-    let mut b = KernelBuilder::new("stencil2d", Source::text("stencil2d.cl", STENCIL2D_CL));
+    stencil2d_from(Source::text("stencil2d.cl", STENCIL2D_CL))
+}
+
+/// The `stencil2d` definition over a source (OpenCL or CUDA).
+pub(crate) fn stencil2d_from(source: Source) -> KernelBuilder {
+    let mut b = KernelBuilder::new("stencil2d", source);
     let bx = b.tune("block_size_x", [8, 16, 32, 64], 16);
     let by = b.tune("block_size_y", [1, 2, 4, 8], 4);
     let ty = b.tune("tile_y", [1, 2, 4], 1);

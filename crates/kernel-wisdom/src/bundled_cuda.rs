@@ -7,7 +7,7 @@
 
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
-use kw_core::expr::{arg, device, lit, select, DeviceAttr};
+use kw_core::expr::{arg, device, lit, DeviceAttr};
 use kw_core::KernelDef;
 
 /// The source of `kernels/vector_add.cu`.
@@ -20,20 +20,7 @@ pub const SCALED_ADD_CU: &str = include_str!("../../../kernels/scaled_add.cu");
 /// `vector_add(c, a, b, n)` in CUDA: `c = a + b` over `n` floats. Parameters:
 /// `block_size_x`, `elems_per_thread`, `strided`, `unroll`.
 pub fn vector_add_builder() -> KernelBuilder {
-    let mut b = KernelBuilder::new("vector_add", Source::text("vector_add.cu", VECTOR_ADD_CU));
-    let bx = b.tune("block_size_x", [32, 64, 128, 256, 512, 1024], 256);
-    let ept = b.tune("elems_per_thread", [1, 2, 4, 8], 1);
-    b.tune("strided", [0, 1], 1);
-    b.tune("unroll", [0, 1], 0);
-    b.restriction(bx.clone().le(device(DeviceAttr::MaxThreadsPerBlock)))
-        .problem_size([arg("n")])
-        .block_size(bx.clone(), 1, 1)
-        .grid_divisors(bx * ept, 1, 1)
-        .output::<f32>("c")
-        .input::<f32>("a")
-        .input::<f32>("b")
-        .scalar::<i32>("n");
-    b
+    crate::bundled::vector_add_from(Source::text("vector_add.cu", VECTOR_ADD_CU))
 }
 
 /// The definition of [`vector_add_builder`].
@@ -45,23 +32,7 @@ pub fn vector_add() -> Result<KernelDef, Error> {
 /// [`crate::bundled::stencil2d`]. Parameters: `block_size_x`, `block_size_y`, `tile_y`,
 /// `use_local` (stages a tile in dynamic shared memory).
 pub fn stencil2d_builder() -> KernelBuilder {
-    let mut b = KernelBuilder::new("stencil2d", Source::text("stencil2d.cu", STENCIL2D_CU));
-    let bx = b.tune("block_size_x", [8, 16, 32, 64], 16);
-    let by = b.tune("block_size_y", [1, 2, 4, 8], 4);
-    let ty = b.tune("tile_y", [1, 2, 4], 1);
-    let local = b.tune("use_local", [0, 1], 0);
-    let threads = bx.clone() * by.clone();
-    b.restriction(threads.clone().ge(16))
-        .restriction(threads.le(device(DeviceAttr::MaxThreadsPerBlock)))
-        .problem_size([arg("width"), arg("height")])
-        .block_size(bx.clone(), by.clone(), 1)
-        .grid_divisors(bx.clone(), by.clone() * ty.clone(), 1)
-        .shared_memory(select(local.eq_(1), (bx + 2) * (by * ty + 2) * 4, lit(0)))
-        .output::<f32>("out")
-        .input::<f32>("in")
-        .scalar::<i32>("width")
-        .scalar::<i32>("height");
-    b
+    crate::bundled::stencil2d_from(Source::text("stencil2d.cu", STENCIL2D_CU))
 }
 
 /// The definition of [`stencil2d_builder`].

@@ -33,7 +33,7 @@ pub struct TuneArgs {
     /// 232 configurations): a self-contained measurement.
     #[arg(long)]
     bundled: Option<String>,
-    /// Search strategy (default: hybrid).
+    /// Search strategy (`kw simulate --strategy all` compares them on recorded spaces).
     #[arg(long, default_value = strategies::DEFAULT)]
     strategy: String,
     /// The strategy's seed.

@@ -1,5 +1,5 @@
-//! `hybrid2`, the default strategy: `hybrid` ([`super::surrogate`]) with two changes chosen on
-//! held-out seeds (see `docs/strategies.md`):
+//! `hybrid2` (the base of the default, `hybrid3`): `hybrid` ([`super::surrogate`]) with two
+//! changes chosen on held-out seeds (see `docs/strategies.md`):
 //! - the trees also see log2 of every parameter whose values are three or more positive
 //!   numbers (tuning values are often powers of two, so threshold cuts on the log spread
 //!   evenly over them), besides the value indices (which alone keep categorical splits);

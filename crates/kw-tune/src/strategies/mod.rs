@@ -10,6 +10,7 @@ pub mod common;
 pub mod exhaustive;
 pub mod genetic;
 pub mod hybrid2;
+pub mod hybrid3;
 pub mod ils;
 pub mod pso;
 pub mod random;
@@ -20,7 +21,7 @@ use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "hybrid2";
+pub const DEFAULT: &str = "hybrid3";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -65,8 +66,13 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid2",
-        "hybrid with log2 value features and a two-step endgame (the default)",
+        "hybrid with log2 value features and a two-step endgame",
         |s| Box::new(hybrid2::new(s)),
+    ),
+    (
+        "hybrid3",
+        "hybrid2 with a longer, Thompson-sampled endgame near the two best (the default)",
+        |s| Box::new(hybrid3::new(s)),
     ),
 ];
 

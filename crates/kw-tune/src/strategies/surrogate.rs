@@ -10,14 +10,17 @@
 //! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
 //! to 10 steps.
 //!
-//! `hybrid` (the base of the default, `hybrid2`) adds two things measured in this framework:
+//! `hybrid` (the base of `hybrid2` and of the default, `hybrid3`) adds two things measured in
+//! this framework:
 //! - a model-guided descent: while some unvisited neighbour of the descent centre has an
 //!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is
 //!   proposed; a better result moves the centre. Only when the model expects nothing more
 //!   there does a global proposal (as above) restart the descent from where it lands. This is
 //!   iterated local search whose neighbour order and stopping are decided by the model;
 //! - an endgame: in the last [`SurrogateParams::endgame`] fraction of a bounded budget, the
-//!   unvisited neighbour of the best configuration with the best predicted value is proposed.
+//!   unvisited neighbour of the best configuration with the best predicted value is proposed
+//!   (`hybrid2` and `hybrid3` widen this: see [`SurrogateParams::two_step`],
+//!   [`SurrogateParams::endgame_elite`], [`SurrogateParams::endgame_thompson`]).
 
 use super::common::Memory;
 use super::trees::{ExtraTrees, TreeParams};
@@ -62,6 +65,13 @@ pub struct SurrogateParams {
     /// Two-step neighbourhoods: 1 in the endgame; 2 in the endgame and in the descent (after
     /// the one-step neighbourhood has nothing above the threshold).
     pub two_step: u8,
+    /// The endgame pools the near configurations of this many best configurations (1: the
+    /// best only).
+    pub endgame_elite: usize,
+    /// The endgame ranks its pool by one tree drawn at random per proposal (Thompson
+    /// sampling) instead of the trees' mean, so that successive endgame picks spread over
+    /// the configurations the model cannot tell apart.
+    pub endgame_thompson: bool,
 }
 
 impl SurrogateParams {
@@ -86,6 +96,8 @@ impl SurrogateParams {
             design: 0,
             sweep: 0,
             two_step: 0,
+            endgame_elite: 1,
+            endgame_thompson: false,
         }
     }
 
@@ -98,13 +110,26 @@ impl SurrogateParams {
         }
     }
 
-    /// The settings of `hybrid2` (the default): `hybrid` with log2 value features and a
+    /// The settings of `hybrid2`: `hybrid` with log2 value features and a
     /// two-step endgame.
     pub fn hybrid2() -> SurrogateParams {
         SurrogateParams {
             features: 1,
             two_step: 1,
             ..SurrogateParams::hybrid()
+        }
+    }
+
+    /// The settings of `hybrid3` (the default): `hybrid2` with a longer endgame (30% of the
+    /// budget) over the near configurations of the two best, ranked by Thompson sampling, and
+    /// 800 random candidates per global proposal.
+    pub fn hybrid3() -> SurrogateParams {
+        SurrogateParams {
+            endgame: 0.3,
+            endgame_elite: 2,
+            endgame_thompson: true,
+            random_candidates: 800,
+            ..SurrogateParams::hybrid2()
         }
     }
 }
@@ -336,6 +361,37 @@ impl Surrogate {
         out
     }
 
+    /// The endgame's proposal: of the configurations one (or two) Hamming steps from the
+    /// [`SurrogateParams::endgame_elite`] best, the best predicted (by the trees' mean, or by
+    /// one random tree with [`SurrogateParams::endgame_thompson`]).
+    fn endgame_pick(&mut self, space: &TuningSpace, model: &ExtraTrees) -> Option<Point> {
+        let fm = self.fmap();
+        let mut elite: Vec<&(Point, f64)> = self.memory.successes.iter().collect();
+        elite.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut pool: Vec<Point> = Vec::new();
+        let mut in_pool: HashSet<Point> = HashSet::new();
+        for (e, _) in elite.into_iter().take(self.params.endgame_elite.max(1)) {
+            for q in self.near(space, e, self.params.two_step >= 1) {
+                if in_pool.insert(q.clone()) {
+                    pool.push(q);
+                }
+            }
+        }
+        let tree = (self.params.endgame_thompson && !model.is_empty())
+            .then(|| self.rng.index(model.len()));
+        pool.into_iter()
+            .map(|q| {
+                let x = fm.apply(&q);
+                let score = match tree {
+                    Some(t) => model.predict_tree(t, &x),
+                    None => model.predict(&x).0,
+                };
+                (score, q)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, q)| q)
+    }
+
     /// The model's proposal: endgame, descent step or global pick.
     fn propose_with_model(
         &mut self,
@@ -349,16 +405,9 @@ impl Surrogate {
         self.proposals += 1;
         let endgame = (hint as f64) < self.params.endgame * (told + hint) as f64
             || (self.params.sweep > 0 && self.proposals.is_multiple_of(self.params.sweep));
-        if endgame {
-            if let Some((b, _)) = self.memory.best.clone() {
-                let pick = self
-                    .near(space, &b, self.params.two_step >= 1)
-                    .into_iter()
-                    .map(|q| (model.predict(&fm.apply(&q)).0, q))
-                    .min_by(|a, b| a.0.total_cmp(&b.0));
-                if let Some((_, q)) = pick {
-                    return Some(q);
-                }
+        if endgame && self.memory.best.is_some() {
+            if let Some(q) = self.endgame_pick(space, model) {
+                return Some(q);
             }
         }
         let xi = self.params.xi;

@@ -76,6 +76,40 @@ impl ExtraTrees {
         ExtraTrees { trees }
     }
 
+    /// Number of trees.
+    pub fn len(&self) -> usize {
+        self.trees.len()
+    }
+
+    /// True when there are no trees.
+    pub fn is_empty(&self) -> bool {
+        self.trees.is_empty()
+    }
+
+    /// The prediction of tree `t` at `x`.
+    pub fn predict_tree(&self, t: usize, x: &[f64]) -> f64 {
+        let t = &self.trees[t];
+        let mut i = 0usize;
+        loop {
+            match t[i] {
+                Node::Leaf(v) => return v,
+                Node::Split {
+                    feature,
+                    threshold,
+                    mask,
+                    left,
+                    right,
+                } => {
+                    i = if goes_left(x[feature as usize], threshold, mask) {
+                        left as usize
+                    } else {
+                        right as usize
+                    }
+                }
+            }
+        }
+    }
+
     /// Mean and standard deviation of the trees' predictions at `x`.
     pub fn predict(&self, x: &[f64]) -> (f64, f64) {
         if self.trees.is_empty() {
@@ -83,26 +117,8 @@ impl ExtraTrees {
         }
         let mut sum = 0.0;
         let mut sq = 0.0;
-        for t in &self.trees {
-            let mut i = 0usize;
-            let v = loop {
-                match t[i] {
-                    Node::Leaf(v) => break v,
-                    Node::Split {
-                        feature,
-                        threshold,
-                        mask,
-                        left,
-                        right,
-                    } => {
-                        i = if goes_left(x[feature as usize], threshold, mask) {
-                            left as usize
-                        } else {
-                            right as usize
-                        }
-                    }
-                }
-            };
+        for t in 0..self.trees.len() {
+            let v = self.predict_tree(t, x);
             sum += v;
             sq += v * v;
         }

@@ -273,21 +273,25 @@ impl Surrogate {
         Some((ExtraTrees::fit(&x, &y, tp, &mut self.rng), lo))
     }
 
-    fn candidates(&mut self, space: &TuningSpace) -> Vec<Point> {
-        let mut set: HashSet<Point> = HashSet::new();
-        let mut out = Vec::new();
+    /// The unvisited configurations near (see [`Self::near`]) the `k` best successes, each once,
+    /// in order of the best first; and the set of them.
+    fn near_best(&self, space: &TuningSpace, k: usize, two: bool) -> (Vec<Point>, HashSet<Point>) {
         let mut elite: Vec<&(Point, f64)> = self.memory.successes.iter().collect();
         elite.sort_by(|a, b| a.1.total_cmp(&b.1));
-        for (p, _) in elite.into_iter().take(self.params.elite) {
-            for q in self
-                .memory
-                .unvisited_neighbours(space, p, Neighbourhood::Hamming)
-            {
+        let mut set: HashSet<Point> = HashSet::new();
+        let mut out = Vec::new();
+        for (p, _) in elite.into_iter().take(k) {
+            for q in self.near(space, p, two) {
                 if set.insert(q.clone()) {
                     out.push(q);
                 }
             }
         }
+        (out, set)
+    }
+
+    fn candidates(&mut self, space: &TuningSpace) -> Vec<Point> {
+        let (mut out, mut set) = self.near_best(space, self.params.elite, false);
         for _ in 0..self.params.random_candidates {
             match self.memory.random_unvisited(space, &mut self.rng) {
                 Some(q) => {
@@ -366,17 +370,8 @@ impl Surrogate {
     /// one random tree with [`SurrogateParams::endgame_thompson`]).
     fn endgame_pick(&mut self, space: &TuningSpace, model: &ExtraTrees) -> Option<Point> {
         let fm = self.fmap();
-        let mut elite: Vec<&(Point, f64)> = self.memory.successes.iter().collect();
-        elite.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let mut pool: Vec<Point> = Vec::new();
-        let mut in_pool: HashSet<Point> = HashSet::new();
-        for (e, _) in elite.into_iter().take(self.params.endgame_elite.max(1)) {
-            for q in self.near(space, e, self.params.two_step >= 1) {
-                if in_pool.insert(q.clone()) {
-                    pool.push(q);
-                }
-            }
-        }
+        let k = self.params.endgame_elite.max(1);
+        let (pool, _) = self.near_best(space, k, self.params.two_step >= 1);
         let tree = (self.params.endgame_thompson && !model.is_empty())
             .then(|| self.rng.index(model.len()));
         pool.into_iter()
@@ -405,7 +400,7 @@ impl Surrogate {
         self.proposals += 1;
         let endgame = (hint as f64) < self.params.endgame * (told + hint) as f64
             || (self.params.sweep > 0 && self.proposals.is_multiple_of(self.params.sweep));
-        if endgame && self.memory.best.is_some() {
+        if endgame {
             if let Some(q) = self.endgame_pick(space, model) {
                 return Some(q);
             }

@@ -100,6 +100,7 @@ pub struct KernelBuilder {
     compiler_flags: Vec<String>,
     tuning_key: Option<String>,
     args: Vec<ArgDef>,
+    buffer_lens: Vec<(String, Expr)>,
     problems: Vec<DefProblem>,
 }
 
@@ -123,6 +124,7 @@ impl KernelBuilder {
             compiler_flags: Vec::new(),
             tuning_key: None,
             args: Vec::new(),
+            buffer_lens: Vec::new(),
             problems: Vec::new(),
         }
     }
@@ -273,6 +275,7 @@ impl KernelBuilder {
             ty: T::TYPE,
             kind: ArgKind::Buffer,
             access,
+            len: None,
         });
         self
     }
@@ -299,7 +302,19 @@ impl KernelBuilder {
             ty: T::TYPE,
             kind: ArgKind::Scalar,
             access: Access::In,
+            len: None,
         });
+        self
+    }
+
+    /// Declares how many elements buffer argument `name` must hold: an expression over the
+    /// arguments (`arg("n")`), the problem size and the device. A launch with a shorter
+    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records exactly
+    /// this many elements. Without it, a buffer must hold the product of the problem size's
+    /// axes. Naming an argument that is not a declared buffer is reported by
+    /// [`KernelBuilder::build`].
+    pub fn buffer_len(&mut self, name: &str, len: impl Into<Expr>) -> &mut Self {
+        self.buffer_lens.push((name.to_string(), len.into()));
         self
     }
 
@@ -346,6 +361,27 @@ impl KernelBuilder {
                 _ => BackendKind::Opencl,
             }
         });
+        let mut args = self.args.clone();
+        for (name, len) in &self.buffer_lens {
+            match args.iter_mut().find(|a| &a.name == name) {
+                Some(a) if a.kind == ArgKind::Buffer => a.len = Some(len.clone()),
+                Some(_) => problems.push(DefProblem {
+                    location: format!("buffer_len(\"{name}\")"),
+                    message: "the argument is a scalar; only buffers have a length".into(),
+                }),
+                None => problems.push(DefProblem {
+                    location: format!("buffer_len(\"{name}\")"),
+                    message: format!(
+                        "no argument `{name}` is declared (arguments: {})",
+                        self.args
+                            .iter()
+                            .map(|a| a.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }),
+            }
+        }
         let def = KernelDef {
             format_version: KERNEL_DEF_FORMAT_VERSION,
             backend,
@@ -372,7 +408,7 @@ impl KernelBuilder {
                 .clone()
                 .unwrap_or_else(|| Grid::Divisors(self.block_size.clone())),
             shared_memory: self.shared_memory.clone(),
-            args: self.args.clone(),
+            args,
         };
         problems.extend(def.check(device));
         if problems.is_empty() {

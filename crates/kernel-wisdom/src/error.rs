@@ -37,6 +37,26 @@ pub enum Error {
         /// How many the definition declares.
         expected: usize,
     },
+    /// A buffer argument holds fewer elements than the kernel uses (its declared length, see
+    /// [`crate::KernelBuilder::buffer_len`]); nothing was launched.
+    #[error(
+        "kernel `{kernel}`: buffer argument {index} `{name}` holds {len} element(s), the \
+         launch needs {required} (its length `{length}`); nothing was launched"
+    )]
+    BufferTooShort {
+        /// The kernel name.
+        kernel: String,
+        /// The argument's position.
+        index: usize,
+        /// The argument's name.
+        name: String,
+        /// The elements the buffer holds.
+        len: usize,
+        /// The elements the launch needs.
+        required: u64,
+        /// The length expression (or `problem size product`).
+        length: String,
+    },
     /// A launch argument does not match its declaration.
     #[error("kernel `{kernel}`: argument {index} `{name}`: expected {expected}, got {got}")]
     Argument {

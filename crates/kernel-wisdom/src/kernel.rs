@@ -3,7 +3,9 @@
 use crate::capture::{self, record};
 use crate::error::Error;
 use crate::wisdom::{search_path, Choice, WisdomSource};
-use kw_core::backend::{BackendError, CompileRequest, CompiledKernel, Device, KernelArg};
+use kw_core::backend::{
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, KernelArg, Queue,
+};
 use kw_core::def_eval::ArgValues;
 use kw_core::wisdom::Step;
 use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace, Value};
@@ -49,6 +51,8 @@ impl ArgValues for ArgView<'_> {
 }
 
 type CompileResult = Result<Arc<dyn CompiledKernel>, BackendError>;
+/// A launch's completion, where the backend gives one.
+type Event = Box<dyn DeviceEvent>;
 
 /// A tunable kernel on one device. [`WisdomKernel::launch`] derives the problem size from
 /// the arguments, selects a configuration for it ([`WisdomKernel::select_config`]), compiles
@@ -234,7 +238,9 @@ impl WisdomKernel {
             if let Some(config) = selector(problem_size) {
                 match self.validate(&config) {
                     Ok(()) => return (config, false),
-                    Err(e) => eprintln!("kernel-wisdom: ignoring the selected configuration: {e}"),
+                    Err(e) => {
+                        crate::diag::warn(&format!("ignoring the selected configuration: {e}"))
+                    }
                 }
             }
         }
@@ -242,7 +248,7 @@ impl WisdomKernel {
         match self.validate(&choice.config) {
             Ok(()) => (choice.config, choice.step == Step::ExactDeviceExactSize),
             Err(e) => {
-                eprintln!("kernel-wisdom: ignoring the wisdom's configuration: {e}");
+                crate::diag::warn(&format!("ignoring the wisdom's configuration: {e}"));
                 (self.default_config.clone(), false)
             }
         }
@@ -256,15 +262,91 @@ impl WisdomKernel {
             .problem_size_for(&ArgView(args), Some(self.device.info()))?)
     }
 
-    /// Launches with the configuration selected for the arguments' problem size
-    /// (asynchronous: synchronise the device or read a buffer to wait).
+    /// The problem size, after checking the arguments and every buffer's length.
+    fn checked_problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
+        let ps = self.problem_size(args)?;
+        for (index, a) in args.iter().enumerate() {
+            let KernelArg::Buffer { len, .. } = a else {
+                continue;
+            };
+            let required = self.required_len(index, args, &ps)?;
+            if (*len as u64) < required {
+                return Err(self.too_short(index, *len, required));
+            }
+        }
+        Ok(ps)
+    }
+
+    /// The elements buffer argument `index` must hold (0 for scalars).
+    #[inline]
+    fn required_len(
+        &self,
+        index: usize,
+        args: &[KernelArg<'_>],
+        ps: &[i64; 3],
+    ) -> Result<u64, Error> {
+        Ok(self
+            .def
+            .buffer_len_for(index, &ArgView(args), ps, Some(self.device.info()))?
+            .unwrap_or(0))
+    }
+
+    #[cold]
+    fn too_short(&self, index: usize, len: usize, required: u64) -> Error {
+        let d = &self.def.args[index];
+        Error::BufferTooShort {
+            kernel: self.def.kernel_name.clone(),
+            index,
+            name: d.name.clone(),
+            len,
+            required,
+            length: d.len.as_ref().map_or_else(
+                || "the problem size's product".to_string(),
+                |e| e.to_string(),
+            ),
+        }
+    }
+
+    /// Launches with the configuration selected for the arguments' problem size, on the
+    /// device's own queue or stream (asynchronous: synchronise the device or read a buffer
+    /// to wait). Same as [`WisdomKernel::launch_on`] with [`Queue::DEFAULT`].
     ///
     /// If capture selects this launch (`KW_CAPTURE`, see [`crate::capture`]), the buffer
     /// arguments are copied to the host before and after it (so this call waits for the
     /// launch) and the capture is written in the background; a capture failure is reported
     /// on standard error and never changes this call's result.
     pub fn launch(&self, args: &[KernelArg<'_>]) -> Result<(), Error> {
-        let ps = self.problem_size(args)?;
+        self.enqueue(Queue::DEFAULT, args, false).map(drop)
+    }
+
+    /// Launches on the application's stream or queue (`kw_cuda::stream_queue`,
+    /// `kw_opencl::queue`, `kw_opencl::queue_after`, or a raw handle through
+    /// `Queue::cuda_raw` / `Queue::opencl_raw`), after the events the queue names. Buffer
+    /// arguments may be the application's memory (`kw_cuda::slice_arg`,
+    /// `kw_opencl::buffer_arg`, `RawMem`). Every buffer is checked against its declared
+    /// length first: a shorter one is an [`Error::BufferTooShort`] and nothing is launched.
+    pub fn launch_on(&self, queue: Queue<'_>, args: &[KernelArg<'_>]) -> Result<(), Error> {
+        self.enqueue(queue, args, false).map(drop)
+    }
+
+    /// [`WisdomKernel::launch_on`], returning the launch's completion event where the
+    /// backend has one (OpenCL: a `kw_opencl::ClEvent`, whose `.0` is the `opencl3` event;
+    /// CUDA: `None`, record your own event on your stream).
+    pub fn launch_on_with_event(
+        &self,
+        queue: Queue<'_>,
+        args: &[KernelArg<'_>],
+    ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
+        self.enqueue(queue, args, true)
+    }
+
+    fn enqueue(
+        &self,
+        queue: Queue<'_>,
+        args: &[KernelArg<'_>],
+        want_event: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
+        let ps = self.checked_problem_size(args)?;
         let cached = {
             let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
             map.get(&ps).cloned()
@@ -275,21 +357,24 @@ impl WisdomKernel {
         };
         if capture::active() {
             if let Some(dir) = capture::ticket(&self.def.tuning_key, &ps, selected.exact_wisdom) {
-                return self.launch_captured(&selected, &ps, args, dir);
+                return self.launch_captured(queue, &selected, &ps, args, dir, want_event);
             }
         }
-        self.launch_or_fall_back(&selected, &ps, args).map(drop)
+        self.launch_or_fall_back(queue, &selected, &ps, args, want_event)
+            .map(|(_, event)| event)
     }
 
     /// Launches `selected`; if it fails and is not the default, falls back to the default
     /// configuration for this problem size. Returns the fallback when one was used.
     fn launch_or_fall_back(
         &self,
+        queue: Queue<'_>,
         selected: &Selected,
         ps: &[i64; 3],
         args: &[KernelArg<'_>],
-    ) -> Result<Option<Arc<Selected>>, Error> {
-        match self.launch_selected(selected, ps, args) {
+        want_event: bool,
+    ) -> Result<(Option<Arc<Selected>>, Option<Event>), Error> {
+        match self.launch_selected(queue, selected, ps, args, want_event) {
             Err(e) if selected.config != self.default_config => {
                 self.record_failure(&selected.config, ps, &e);
                 let fallback = Arc::new(self.make_selected(self.default_config.clone(), ps)?);
@@ -297,10 +382,10 @@ impl WisdomKernel {
                     .write()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(*ps, Arc::clone(&fallback));
-                self.launch_selected(&fallback, ps, args)?;
-                Ok(Some(fallback))
+                let event = self.launch_selected(queue, &fallback, ps, args, want_event)?;
+                Ok((Some(fallback), event))
             }
-            other => other.map(|()| None),
+            other => other.map(|event| (None, event)),
         }
     }
 
@@ -308,31 +393,38 @@ impl WisdomKernel {
     /// background writer. Capture failures are reported, never returned.
     fn launch_captured(
         &self,
+        queue: Queue<'_>,
         selected: &Selected,
         ps: &[i64; 3],
         args: &[KernelArg<'_>],
         dir: std::path::PathBuf,
-    ) -> Result<(), Error> {
+        want_event: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
         let key = &self.def.tuning_key;
-        let before = record::before_launch(dir, &self.def, args)
+        let device = self.device.as_ref();
+        let lens = (0..args.len())
+            .map(|i| self.required_len(i, args, ps))
+            .collect::<Result<Vec<u64>, Error>>()?;
+        let before = record::before_launch(dir, &self.def, device, queue, args, &lens)
             .inspect_err(|e| capture::report(key, e))
             .ok();
-        let fallback = self.launch_or_fall_back(selected, ps, args)?;
+        let (fallback, event) = self.launch_or_fall_back(queue, selected, ps, args, want_event)?;
         if let Some(before) = before {
             let config = &fallback.as_deref().unwrap_or(selected).config;
-            let device = self.device.as_ref();
-            if let Err(e) = record::after_launch(before, &self.def, device, config, ps, args) {
+            if let Err(e) = record::after_launch(before, &self.def, device, queue, config, ps, args)
+            {
                 capture::report(key, &e);
             }
         }
-        Ok(())
+        Ok(event)
     }
 
     /// Launches one given configuration, without fallback (what a tuner or a test does).
     pub fn launch_with_config(&self, config: &Config, args: &[KernelArg<'_>]) -> Result<(), Error> {
-        let ps = self.problem_size(args)?;
+        let ps = self.checked_problem_size(args)?;
         let selected = self.explicit(config, &ps)?;
-        self.launch_selected(&selected, &ps, args)
+        self.launch_selected(Queue::DEFAULT, &selected, &ps, args, false)
+            .map(drop)
     }
 
     /// Launches one given configuration, waits, and returns its device time in milliseconds.
@@ -341,7 +433,7 @@ impl WisdomKernel {
         config: &Config,
         args: &[KernelArg<'_>],
     ) -> Result<f64, Error> {
-        let ps = self.problem_size(args)?;
+        let ps = self.checked_problem_size(args)?;
         let selected = self.explicit(config, &ps)?;
         let g = self.geometry_of(&selected, &ps, args)?;
         self.device
@@ -409,15 +501,18 @@ impl WisdomKernel {
         }
     }
 
+    #[inline]
     fn launch_selected(
         &self,
+        queue: Queue<'_>,
         s: &Selected,
         ps: &[i64; 3],
         args: &[KernelArg<'_>],
-    ) -> Result<(), Error> {
+        want_event: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
         let g = self.geometry_of(s, ps, args)?;
         self.device
-            .launch(s.kernel.as_ref(), &g, args)
+            .launch_on(queue, s.kernel.as_ref(), &g, args, want_event)
             .map_err(|source| self.config_error(&s.config, source))
     }
 
@@ -461,11 +556,11 @@ impl WisdomKernel {
     }
 
     fn record_failure(&self, config: &Config, ps: &[i64; 3], e: &Error) {
-        eprintln!(
-            "kernel-wisdom: kernel `{}`: configuration {{{config}}} failed for problem size \
-             {ps:?}; using the default configuration instead. {e}",
+        crate::diag::warn(&format!(
+            "kernel `{}`: configuration {{{config}}} failed for problem size {ps:?}; using the \
+             default configuration instead. {e}",
             self.def.kernel_name
-        );
+        ));
         self.failures
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

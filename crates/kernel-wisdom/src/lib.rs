@@ -19,9 +19,21 @@
 //! ```
 //!
 //! Capture (for offline tuning): set `KW_CAPTURE=*` (or call [`set_capture_settings`]) and
-//! selected launches are written to `captures/` (`KW_CAPTURE_DIR`) in the background; call
-//! [`flush_captures`] before the application exits, or captures still being written are lost
-//! (Rust does not drop statics at exit). See [`capture`].
+//! selected launches are written to `captures/` (`KW_CAPTURE_DIR`) in the background;
+//! captures still pending at exit are written by an exit hook ([`flush_captures`] waits for
+//! them explicitly). See [`capture`].
+//!
+//! Joining an existing application: the library can use the application's context, streams
+//! or queues and memory instead of its own. CUDA: [`cuda::CudaDevice::from_context`] (a
+//! cudarc `Arc<CudaContext>`), [`cuda::CudaDevice::attach_primary`] (the CUDA runtime's
+//! context), [`cuda::CudaDevice::attach_current`]; launch with [`WisdomKernel::launch_on`] on
+//! [`cuda::stream_queue`] with [`cuda::slice_arg`] buffers. OpenCL:
+//! [`opencl::ClDevice::attach`] (an opencl3 `Context` + `CommandQueue`), [`opencl::queue`] /
+//! [`opencl::queue_after`] (waiting for the application's events) and [`opencl::buffer_arg`].
+//! Raw handles go through the `unsafe` constructors [`Queue::cuda_raw`],
+//! [`Queue::opencl_raw`], [`RawMem::cuda`] and [`RawMem::opencl`]. Every buffer argument is
+//! checked against its declared length ([`KernelBuilder::buffer_len`]) before anything is
+//! launched. Examples: `examples/04_existing_opencl_app.rs`, `examples/05_existing_cudarc_app.rs`.
 //!
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
@@ -30,6 +42,7 @@ pub mod builder;
 pub mod bundled;
 pub mod bundled_cuda;
 pub mod capture;
+pub mod diag;
 pub mod error;
 mod includes;
 pub mod kernel;
@@ -45,7 +58,7 @@ pub use select::{
 };
 pub use wisdom::{Choice, WisdomSource};
 
-pub use kw_core::backend::{BackendError, KernelArg};
+pub use kw_core::backend::{BackendError, DeviceEvent, KernelArg, Queue, RawMem};
 pub use kw_core::expr::{
     arg, device, div_ceil, lit, max, min, param, problem_size, round_up, select as ifelse,
     DeviceAttr,
@@ -54,5 +67,9 @@ pub use kw_core::{
     Access, BackendKind, Config, DefProblem, Device, DeviceBuffer, DeviceInfo, Expr, KernelDef,
     Scalar, ScalarType, Value,
 };
+/// The CUDA backend crate (attaching to a cudarc context, streams and slices).
+pub use kw_cuda as cuda;
 pub use kw_cuda::CudaBackend;
+/// The OpenCL backend crate (attaching to an opencl3 context, queues and buffers).
+pub use kw_opencl as opencl;
 pub use kw_opencl::OpenClBackend;

@@ -9,16 +9,14 @@
 
 use kw_core::wisdom::{explain, find_wisdom_file, select, Query, Step, WisdomRecord};
 use kw_core::{Config, DeviceInfo, TuningSpace};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Directories searched before the application's own (`:`-separated on Unix).
 pub const WISDOM_PATH_ENV: &str = "KW_WISDOM_PATH";
 /// Overrides the device name used for selection.
 pub const DEVICE_NAME_ENV: &str = "KW_DEVICE_NAME";
-/// `debug` prints each selection with its reasons.
-pub const LOG_ENV: &str = "KW_LOG";
+/// `debug` prints each selection with its reasons (see [`crate::diag`]).
+pub const LOG_ENV: &str = crate::diag::LOG_ENV;
 
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
@@ -47,24 +45,11 @@ pub struct WisdomSource {
     default_config: Config,
 }
 
-fn debug_enabled() -> bool {
-    static DEBUG: OnceLock<bool> = OnceLock::new();
-    *DEBUG.get_or_init(|| {
-        std::env::var(LOG_ENV).is_ok_and(|v| v.to_ascii_lowercase().contains("debug"))
-    })
-}
+use crate::diag::debug_enabled;
 
-/// Reports a message once per process (keyed by the message).
+/// Reports a warning once per process (keyed by the message).
 fn report_once(message: String) {
-    static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    let seen = SEEN.get_or_init(|| Mutex::new(HashSet::new()));
-    if seen
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(message.clone())
-    {
-        eprintln!("kernel-wisdom: {message}");
-    }
+    crate::diag::warn_once(message);
 }
 
 /// The search path: `KW_WISDOM_PATH`'s directories, then `app_dir` (or `./wisdom`).

@@ -121,11 +121,9 @@ fn replay(capture: &Capture, meta: &CaptureMetadata) {
         .iter()
         .zip(&mems)
         .map(|(a, mem)| match (mem, a.ty, &a.value) {
-            (Some(mem), ty, _) => KernelArg::Buffer {
-                mem: mem.as_ref(),
-                elem: ty,
-                len: a.len.expect("buffer length"),
-            },
+            (Some(mem), ty, _) => {
+                KernelArg::device_buffer(mem.as_ref(), ty, a.len.expect("buffer length"))
+            }
             (None, ScalarType::I32, Some(Value::Int(v))) => {
                 i32::try_from(*v).expect("i32 value").into()
             }

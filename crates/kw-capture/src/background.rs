@@ -47,6 +47,15 @@ pub struct BackgroundWriter {
 impl BackgroundWriter {
     /// Starts the writer thread with these options.
     pub fn new(options: WriteOptions) -> std::io::Result<Self> {
+        Self::with_notify(options, |_| {})
+    }
+
+    /// Starts the writer thread; `notify` is called on that thread with each job's result
+    /// as soon as the job is written (or failed), e.g. to report it.
+    pub fn with_notify(
+        options: WriteOptions,
+        notify: impl Fn(&Result<WrittenCapture>) + Send + 'static,
+    ) -> std::io::Result<Self> {
         let (tx, rx) = channel::<CaptureJob>();
         let shared: Shared = Arc::default();
         let thread_shared = Arc::clone(&shared);
@@ -66,6 +75,7 @@ impl BackgroundWriter {
                         })
                     });
                     drop(job);
+                    notify(&r);
                     let (lock, cv) = &*thread_shared;
                     let mut s = lock.lock().unwrap_or_else(|p| p.into_inner());
                     s.results.push(r);

@@ -133,23 +133,117 @@ pub struct CompileRequest<'a> {
     pub template_args: &'a [String],
 }
 
+/// An application's device memory, by raw handle and size: a CUDA device pointer or an
+/// OpenCL `cl_mem`. Made only through `unsafe` constructors (the caller vouches that the handle
+/// is live memory of at least `bytes` bytes on the device it is launched on); the backend
+/// crates offer safe constructors from `cudarc` slices and `opencl3` buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawMem {
+    handle: RawHandle,
+    bytes: usize,
+}
+
+/// Which API a raw handle belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RawHandle {
+    /// A CUDA device pointer (`CUdeviceptr`).
+    Cuda(u64),
+    /// An OpenCL buffer (`cl_mem`), as an address.
+    OpenCl(usize),
+}
+
+impl RawMem {
+    /// A CUDA device pointer to `bytes` bytes.
+    ///
+    /// # Safety
+    /// `ptr` must point at device memory of at least `bytes` bytes, in the context of the
+    /// device it is launched on, that stays allocated while launches using it run.
+    pub unsafe fn cuda(ptr: u64, bytes: usize) -> RawMem {
+        RawMem {
+            handle: RawHandle::Cuda(ptr),
+            bytes,
+        }
+    }
+
+    /// An OpenCL buffer of `bytes` bytes.
+    ///
+    /// # Safety
+    /// `mem` must be a valid `cl_mem` buffer object of at least `bytes` bytes, in the context
+    /// of the device it is launched on, that stays alive while launches using it run.
+    pub unsafe fn opencl(mem: *mut std::ffi::c_void, bytes: usize) -> RawMem {
+        RawMem {
+            handle: RawHandle::OpenCl(mem as usize),
+            bytes,
+        }
+    }
+
+    /// The handle.
+    pub fn handle(&self) -> RawHandle {
+        self.handle
+    }
+
+    /// The size in bytes the constructor vouched for.
+    pub fn len_bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// The memory behind a buffer argument.
+#[derive(Clone, Copy)]
+pub enum Mem<'a> {
+    /// Memory allocated through a [`Device`] (e.g. a [`crate::buffer::DeviceBuffer`]).
+    Device(&'a dyn DeviceMemory),
+    /// The application's own memory, by raw handle.
+    Raw(RawMem),
+}
+
+impl Mem<'_> {
+    /// Its size in bytes.
+    pub fn len_bytes(&self) -> usize {
+        match self {
+            Mem::Device(m) => m.len_bytes(),
+            Mem::Raw(r) => r.len_bytes(),
+        }
+    }
+}
+
 /// A launch argument: a device buffer or a scalar by value.
 #[derive(Clone, Copy)]
 pub enum KernelArg<'a> {
     /// A device buffer with its element type and element count.
     Buffer {
         /// The memory.
-        mem: &'a dyn DeviceMemory,
+        mem: Mem<'a>,
         /// The element type.
         elem: ScalarType,
-        /// The number of elements.
+        /// The number of elements (at most what `mem` holds; backends check).
         len: usize,
     },
     /// A scalar.
     Scalar(ScalarValue),
 }
 
-impl KernelArg<'_> {
+impl<'a> KernelArg<'a> {
+    /// A buffer argument over memory allocated through a [`Device`]: `len` elements of `elem`.
+    pub fn device_buffer(mem: &'a dyn DeviceMemory, elem: ScalarType, len: usize) -> Self {
+        KernelArg::Buffer {
+            mem: Mem::Device(mem),
+            elem,
+            len,
+        }
+    }
+
+    /// A buffer argument over the application's memory: `raw.len_bytes() / elem.size()`
+    /// elements of `elem`.
+    pub fn raw_buffer(raw: RawMem, elem: ScalarType) -> Self {
+        KernelArg::Buffer {
+            mem: Mem::Raw(raw),
+            elem,
+            len: raw.len_bytes() / elem.size().max(1),
+        }
+    }
+
     /// The scalar type (of the value, or of a buffer's elements).
     pub fn scalar_type(&self) -> ScalarType {
         match self {
@@ -165,6 +259,21 @@ impl KernelArg<'_> {
             KernelArg::Scalar(s) => format!("scalar {}", s.ty()),
         }
     }
+
+    /// For a buffer argument: checks that `len` elements fit its memory and returns the
+    /// number of bytes they take.
+    pub fn checked_bytes(&self) -> Option<Result<usize, String>> {
+        match self {
+            KernelArg::Buffer { mem, elem, len } => Some(match len.checked_mul(elem.size()) {
+                Some(b) if b <= mem.len_bytes() => Ok(b),
+                _ => Err(format!(
+                    "{len} elements of {elem} do not fit a buffer of {} bytes",
+                    mem.len_bytes()
+                )),
+            }),
+            KernelArg::Scalar(_) => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for KernelArg<'_> {
@@ -174,6 +283,99 @@ impl std::fmt::Debug for KernelArg<'_> {
             KernelArg::Scalar(s) => write!(f, "Scalar({:?})", s.to_value()),
         }
     }
+}
+
+/// Where a launch is enqueued: the device's own queue / stream, or the application's.
+///
+/// Safe constructors for the application's streams and queues are in the backend crates
+/// (`kw_cuda::stream_queue`, `kw_opencl::command_queue`); the lifetime ties a `Queue` to
+/// the stream or queue (and the events it waits for) it was made from.
+#[derive(Clone, Copy, Debug)]
+pub struct Queue<'a> {
+    raw: RawQueue,
+    wait: &'a [*mut std::ffi::c_void],
+}
+
+/// A stream or queue handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RawQueue {
+    /// The device's own queue or stream.
+    Default,
+    /// A CUDA stream (`CUstream`, as an address; 0 is the context's legacy default stream).
+    Cuda(usize),
+    /// An OpenCL command queue (`cl_command_queue`, as an address).
+    OpenCl(usize),
+}
+
+impl Queue<'static> {
+    /// The device's own queue or stream.
+    pub const DEFAULT: Queue<'static> = Queue {
+        raw: RawQueue::Default,
+        wait: &[],
+    };
+
+    /// A CUDA stream by handle (`CUstream`; null is the legacy default stream).
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of the context of the device it is used with, and
+    /// stay alive while work enqueued on it through this value runs.
+    pub unsafe fn cuda_raw(stream: *mut std::ffi::c_void) -> Queue<'static> {
+        Queue {
+            raw: RawQueue::Cuda(stream as usize),
+            wait: &[],
+        }
+    }
+}
+
+impl<'a> Queue<'a> {
+    /// An OpenCL command queue by handle, and the events (`cl_event` handles) a launch on it
+    /// must wait for.
+    ///
+    /// # Safety
+    /// `queue` must be a live command queue of the context of the device it is used with;
+    /// every entry of `wait` must be a live `cl_event` of that context.
+    pub unsafe fn opencl_raw(
+        queue: *mut std::ffi::c_void,
+        wait: &'a [*mut std::ffi::c_void],
+    ) -> Queue<'a> {
+        Queue {
+            raw: RawQueue::OpenCl(queue as usize),
+            wait,
+        }
+    }
+
+    /// The handle.
+    pub fn raw(&self) -> RawQueue {
+        self.raw
+    }
+
+    /// The events (OpenCL `cl_event` handles) a launch waits for.
+    pub fn wait_list(&self) -> &'a [*mut std::ffi::c_void] {
+        self.wait
+    }
+
+    /// Whether this is the device's own queue.
+    pub fn is_default(&self) -> bool {
+        self.raw == RawQueue::Default
+    }
+}
+
+impl Default for Queue<'_> {
+    fn default() -> Self {
+        Queue::DEFAULT
+    }
+}
+
+/// The completion of a launch, where the backend has one to give (an OpenCL event; CUDA
+/// applications record their own events on their stream).
+pub trait DeviceEvent: Send + Sync {
+    /// Waits until the launch has finished.
+    fn wait(&self) -> Result<(), BackendError>;
+    /// The concrete type, for the backend that made it (e.g. to get the `opencl3` event).
+    fn as_any(&self) -> &dyn Any;
+    /// The concrete type, by value.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 impl<T: crate::scalar::Scalar> From<T> for KernelArg<'_> {
@@ -202,14 +404,32 @@ pub trait Device: Send + Sync {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError>;
     /// Allocates `bytes` of device memory (contents unspecified; 0 bytes is allowed).
     fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError>;
-    /// Enqueues a launch (asynchronous). Checks the arguments against the kernel's parameter
-    /// count and the buffers' device.
+    /// Enqueues a launch on the device's own queue or stream (asynchronous). Checks the
+    /// arguments against the kernel's parameter count and the buffers' device.
     fn launch(
         &self,
         kernel: &dyn CompiledKernel,
         geometry: &Geometry,
         args: &[KernelArg<'_>],
-    ) -> Result<(), BackendError>;
+    ) -> Result<(), BackendError> {
+        self.launch_on(Queue::DEFAULT, kernel, geometry, args, false)
+            .map(drop)
+    }
+    /// Enqueues a launch on `queue` (asynchronous), after the events it names. With
+    /// `want_event`, returns the launch's completion where the backend has one (OpenCL).
+    fn launch_on(
+        &self,
+        queue: Queue<'_>,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        want_event: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError>;
+    /// Waits until every operation enqueued on `queue` so far has finished.
+    fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError>;
+    /// A [`DeviceMemory`] over the application's memory (not freed on drop), ordered on the
+    /// device's own queue: what capture and replay use to copy raw buffer arguments.
+    fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError>;
     /// Launches, waits for the launch to finish and returns its device time in milliseconds,
     /// measured with device events / profiling counters.
     fn launch_timed(

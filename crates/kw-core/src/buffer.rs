@@ -88,11 +88,7 @@ impl<T: Scalar> DeviceBuffer<T> {
 
     /// The buffer as a launch argument.
     pub fn arg(&self) -> KernelArg<'_> {
-        KernelArg::Buffer {
-            mem: self.mem.as_ref(),
-            elem: T::TYPE,
-            len: self.len,
-        }
+        KernelArg::device_buffer(self.mem.as_ref(), T::TYPE, self.len)
     }
 
     /// The untyped memory.

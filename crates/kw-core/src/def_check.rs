@@ -107,7 +107,10 @@ impl KernelDef {
                 push(loc.clone(), "is declared twice".into());
             }
             if a.kind == ArgKind::Scalar && a.access != Access::In {
-                push(loc, "a scalar argument can only be an input".into());
+                push(loc.clone(), "a scalar argument can only be an input".into());
+            }
+            if a.kind == ArgKind::Scalar && a.len.is_some() {
+                push(loc, "a scalar argument has no length".into());
             }
         }
         let geometry = Allowed {
@@ -125,6 +128,16 @@ impl KernelDef {
             args: true,
             problem_size: false,
         };
+        let length = Allowed {
+            params: false,
+            args: true,
+            problem_size: true,
+        };
+        for a in &self.args {
+            if let Some(len) = &a.len {
+                self.check_names(&format!("length of `{}`", a.name), len, length, &mut push);
+            }
+        }
         for (label, e) in self.labelled_exprs() {
             let allowed = if label.starts_with("problem_size") {
                 problem

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::device::DeviceInfo;
 use crate::eval::{EvalError, Scope};
 use crate::expr::{ArgRef, DeviceAttr, Expr};
-use crate::kernel_def::{Grid, KernelDef};
+use crate::kernel_def::{ArgKind, Grid, KernelDef};
 use crate::space::{SpaceError, TuningSpace};
 use crate::value::Value;
 use thiserror::Error;
@@ -182,6 +182,48 @@ impl KernelDef {
                     "expected 1 ..= 2^32-1"
                 },
             }),
+        }
+    }
+
+    /// The number of elements buffer argument `index` must hold for a launch with these
+    /// arguments and problem size: its declared length ([`crate::ArgDef::len`]), else the
+    /// product of the problem size's axes. `None` for scalars.
+    pub fn buffer_len_for(
+        &self,
+        index: usize,
+        args: &dyn ArgValues,
+        problem_size: &[i64; 3],
+        device: Option<&DeviceInfo>,
+    ) -> Result<Option<u64>, DefError> {
+        let Some(a) = self.args.get(index).filter(|a| a.kind == ArgKind::Buffer) else {
+            return Ok(None);
+        };
+        let bad = |expr: String, value: String| DefError::BadValue {
+            kernel: self.kernel_name.clone(),
+            what: format!("length of `{}`", a.name),
+            expr,
+            value,
+            reason: "expected a length >= 0",
+        };
+        match &a.len {
+            Some(e) => {
+                let scope = DefScope {
+                    args: Some(args),
+                    problem_size: Some(problem_size),
+                    device,
+                    ..DefScope::new(self)
+                };
+                let what = format!("length of `{}`", a.name);
+                let v = self.eval_int_in(&what, None, e, &scope)?;
+                u64::try_from(v)
+                    .map(Some)
+                    .map_err(|_| bad(e.to_string(), v.to_string()))
+            }
+            None => problem_size
+                .iter()
+                .try_fold(1u64, |acc, &v| acc.checked_mul(u64::try_from(v).ok()?))
+                .map(Some)
+                .ok_or_else(|| bad("problem size".into(), format!("{problem_size:?}"))),
         }
     }
 

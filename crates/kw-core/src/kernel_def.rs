@@ -73,6 +73,11 @@ pub struct ArgDef {
     /// In, out or in/out.
     #[serde(default)]
     pub access: Access,
+    /// For buffers: the number of elements the kernel uses (an expression over arguments,
+    /// problem size and device). A launch refuses a shorter buffer, and capture records
+    /// exactly this many elements. `None`: the product of the problem size's axes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<Expr>,
 }
 
 /// How the grid (number of blocks) is derived.
@@ -252,24 +257,28 @@ pub(crate) fn sample_def() -> KernelDef {
                 ty: ScalarType::F32,
                 kind: ArgKind::Buffer,
                 access: Access::Out,
+                len: None,
             },
             ArgDef {
                 name: "a".into(),
                 ty: ScalarType::F32,
                 kind: ArgKind::Buffer,
                 access: Access::In,
+                len: None,
             },
             ArgDef {
                 name: "b".into(),
                 ty: ScalarType::F32,
                 kind: ArgKind::Buffer,
                 access: Access::In,
+                len: None,
             },
             ArgDef {
                 name: "n".into(),
                 ty: ScalarType::I32,
                 kind: ArgKind::Scalar,
                 access: Access::In,
+                len: None,
             },
         ],
     }

@@ -27,7 +27,8 @@ pub mod value;
 pub mod wisdom;
 
 pub use backend::{
-    Backend, BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+    Backend, BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory,
+    KernelArg, Mem, Queue, RawHandle, RawMem, RawQueue,
 };
 pub use buffer::DeviceBuffer;
 pub use capture_meta::{CaptureMetadata, CapturedArg};

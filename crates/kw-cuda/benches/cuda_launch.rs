@@ -17,7 +17,8 @@
 
 use kernel_wisdom::{bundled_cuda, lit, WisdomKernel};
 use kw_core::backend::{
-    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
+    Queue, RawMem,
 };
 use kw_core::buffer::DeviceBuffer;
 use kw_core::def_eval::Geometry;
@@ -213,6 +214,22 @@ impl Device for Recording {
         a: &[KernelArg<'_>],
     ) -> Result<(), BackendError> {
         self.inner.launch(k, g, a)
+    }
+    fn launch_on(
+        &self,
+        q: Queue<'_>,
+        k: &dyn CompiledKernel,
+        g: &Geometry,
+        a: &[KernelArg<'_>],
+        e: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError> {
+        self.inner.launch_on(q, k, g, a, e)
+    }
+    fn synchronize_queue(&self, q: Queue<'_>) -> Result<(), BackendError> {
+        self.inner.synchronize_queue(q)
+    }
+    fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        self.inner.view(raw)
     }
     fn launch_timed(
         &self,

@@ -9,7 +9,8 @@ use crate::nvrtc_lib;
 use crate::probe::DriverVersion;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
 use kw_core::backend::{
-    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
+    Queue, RawHandle, RawMem, RawQueue,
 };
 use kw_core::def_eval::Geometry;
 use kw_core::device::{BackendKind, DeviceInfo};
@@ -49,6 +50,40 @@ impl CudaDevice {
             events: Mutex::new(events),
             driver,
         })
+    }
+
+    /// A device over an existing context and stream (no context is created).
+    pub(crate) fn with_context(
+        ctx: Arc<CudaContext>,
+        stream: Arc<CudaStream>,
+        info: DeviceInfo,
+        driver: DriverVersion,
+    ) -> Result<CudaDevice, BackendError> {
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let events = (
+            ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+            ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+        );
+        Ok(CudaDevice {
+            info,
+            ctx,
+            stream,
+            events: Mutex::new(events),
+            driver,
+        })
+    }
+
+    /// The `CUstream` a [`Queue`] names.
+    #[inline]
+    fn cu_stream(&self, queue: Queue<'_>) -> Result<sys::CUstream, BackendError> {
+        match queue.raw() {
+            RawQueue::Default => Ok(self.stream.cu_stream()),
+            RawQueue::Cuda(s) => Ok(s as sys::CUstream),
+            _ => Err(BackendError::Foreign {
+                backend: BackendKind::Cuda,
+                what: "an OpenCL command queue".into(),
+            }),
+        }
     }
 
     /// The cudarc context.
@@ -117,6 +152,42 @@ impl Device for CudaDevice {
     ) -> Result<(), BackendError> {
         let k = self.kernel(kernel)?;
         launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)
+    }
+
+    #[inline]
+    fn launch_on(
+        &self,
+        queue: Queue<'_>,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        _want_event: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError> {
+        let k = self.kernel(kernel)?;
+        launch::launch(&self.ctx, self.cu_stream(queue)?, k, geometry, args)?;
+        Ok(None)
+    }
+
+    fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
+        let stream = self.cu_stream(queue)?;
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: the stream is live (the `Queue`'s constructor vouched for it) and belongs
+        // to this device's context, which is current.
+        unsafe { cudarc::driver::result::stream::synchronize(stream) }
+            .map_err(api("cuStreamSynchronize"))
+    }
+
+    fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        match raw.handle() {
+            // SAFETY: `RawMem`'s constructor vouched for live memory of that size.
+            RawHandle::Cuda(p) => Ok(Box::new(unsafe {
+                CudaMemory::borrowed(&self.ctx, &self.stream, p, raw.len_bytes())
+            })),
+            _ => Err(BackendError::Foreign {
+                backend: BackendKind::Cuda,
+                what: "an OpenCL buffer".into(),
+            }),
+        }
     }
 
     fn launch_timed(

@@ -3,7 +3,7 @@
 use crate::kernel::CudaKernel;
 use crate::memory::CudaMemory;
 use cudarc::driver::{result, sys, CudaContext};
-use kw_core::backend::{BackendError, DeviceMemory, KernelArg};
+use kw_core::backend::{BackendError, KernelArg, Mem, RawHandle};
 use kw_core::def_eval::Geometry;
 use kw_core::device::BackendKind;
 use std::ffi::c_void;
@@ -68,28 +68,26 @@ fn launch_with(
     }
     for (i, arg) in args.iter().enumerate() {
         let size = match arg {
-            KernelArg::Buffer { mem, elem, len } => {
-                let m = mem
-                    .as_any()
-                    .downcast_ref::<CudaMemory>()
-                    .filter(|m| Arc::ptr_eq(m.context(), ctx))
-                    .ok_or_else(|| BackendError::Foreign {
-                        backend: BackendKind::Cuda,
-                        what: format!("buffer for argument {i}"),
-                    })?;
-                if len
-                    .checked_mul(elem.size())
-                    .is_none_or(|b| b > m.len_bytes())
-                {
-                    return Err(arg_err(
-                        i,
-                        format!(
-                            "{len} elements of {elem} do not fit a buffer of {} bytes",
-                            m.len_bytes()
-                        ),
-                    ));
+            KernelArg::Buffer { mem, .. } => {
+                let foreign = || BackendError::Foreign {
+                    backend: BackendKind::Cuda,
+                    what: format!("buffer for argument {i}"),
+                };
+                slots[i] = match mem {
+                    Mem::Device(m) => m
+                        .as_any()
+                        .downcast_ref::<CudaMemory>()
+                        .filter(|m| Arc::ptr_eq(m.context(), ctx))
+                        .ok_or_else(foreign)?
+                        .device_ptr(),
+                    Mem::Raw(r) => match r.handle() {
+                        RawHandle::Cuda(p) => p,
+                        _ => return Err(foreign()),
+                    },
+                };
+                if let Some(Err(message)) = arg.checked_bytes() {
+                    return Err(arg_err(i, message));
                 }
-                slots[i] = m.device_ptr();
                 std::mem::size_of::<sys::CUdeviceptr>()
             }
             KernelArg::Scalar(s) => {

@@ -17,6 +17,7 @@
 //!
 //! All `unsafe` of the CUDA path lives in this crate, each block with its SAFETY argument.
 
+pub mod attach;
 mod backend;
 mod compile;
 mod device;
@@ -28,6 +29,7 @@ mod memory;
 mod nvrtc_lib;
 pub mod probe;
 
+pub use attach::{slice_arg, stream_queue};
 pub use backend::CudaBackend;
 pub use compile::ImageKind;
 pub use device::CudaDevice;

@@ -14,6 +14,8 @@ pub struct CudaMemory {
     len: usize,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Allocated here (freed on drop), or the application's memory (never freed here).
+    owned: bool,
 }
 
 impl CudaMemory {
@@ -38,7 +40,27 @@ impl CudaMemory {
             len: bytes,
             ctx: ctx.clone(),
             stream: stream.clone(),
+            owned: true,
         })
+    }
+
+    /// The application's memory at `ptr`, `len` bytes (not freed on drop).
+    ///
+    /// # Safety
+    /// `ptr` must point at `len` bytes of device memory of `ctx` that outlive the value.
+    pub(crate) unsafe fn borrowed(
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        ptr: sys::CUdeviceptr,
+        len: usize,
+    ) -> CudaMemory {
+        CudaMemory {
+            ptr,
+            len,
+            ctx: ctx.clone(),
+            stream: stream.clone(),
+            owned: false,
+        }
     }
 
     /// The device address (what a kernel's pointer parameter receives).
@@ -120,7 +142,7 @@ impl DeviceMemory for CudaMemory {
 
 impl Drop for CudaMemory {
     fn drop(&mut self) {
-        if self.ptr == 0 {
+        if self.ptr == 0 || !self.owned {
             return;
         }
         // Kernels still queued may use the memory: wait for them before freeing it. Errors

@@ -317,11 +317,7 @@ fn wrong_arguments_and_foreign_objects_are_errors() {
         assert!(matches!(e, BackendError::Argument { index: 3, .. }), "{e}");
         println!("{e}");
     }
-    let long = KernelArg::Buffer {
-        mem: a.memory(),
-        elem: kw_core::scalar::ScalarType::F32,
-        len: 17,
-    };
+    let long = KernelArg::device_buffer(a.memory(), kw_core::scalar::ScalarType::F32, 17);
     let e = dev
         .launch(
             k.as_ref(),

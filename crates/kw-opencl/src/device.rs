@@ -4,7 +4,8 @@ use crate::error::{api, describe};
 use crate::memory::ClMemory;
 use crate::program::{compile, ClKernel, ParamSpace};
 use kw_core::backend::{
-    BackendError, CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg,
+    BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
+    Mem, Queue, RawHandle, RawMem, RawQueue,
 };
 use kw_core::{BackendKind, DeviceInfo, Geometry};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
@@ -12,7 +13,7 @@ use opencl3::context::Context;
 use opencl3::device::Device as ClDeviceId;
 use opencl3::event::Event;
 use opencl3::kernel::set_kernel_arg;
-use opencl3::types::cl_mem;
+use opencl3::types::{cl_command_queue, cl_context, cl_mem};
 use std::ffi::c_void;
 use std::sync::{Arc, PoisonError};
 
@@ -51,6 +52,66 @@ impl ClDevice {
         })
     }
 
+    /// Attaches to the application's context and command queue (retained, never copied:
+    /// no second context is created). The device is the queue's device; the queue must
+    /// have been created in `context`. Launches on the device's own queue
+    /// ([`Queue::DEFAULT`]) go to this queue; launch timing needs a queue created with
+    /// `CL_QUEUE_PROFILING_ENABLE`.
+    pub fn attach(context: &Context, queue: &CommandQueue) -> Result<ClDevice, BackendError> {
+        // SAFETY: both handles come from live opencl3 objects.
+        unsafe { ClDevice::attach_raw(context.get(), queue.get()) }
+    }
+
+    /// [`ClDevice::attach`] by raw handles.
+    ///
+    /// # Safety
+    /// `context` must be a live `cl_context` and `queue` a live `cl_command_queue` created in
+    /// it. Both are retained here and released when the device is dropped.
+    pub unsafe fn attach_raw(
+        context: cl_context,
+        queue: cl_command_queue,
+    ) -> Result<ClDevice, BackendError> {
+        use opencl3::command_queue::{get_command_queue_info, CL_QUEUE_CONTEXT, CL_QUEUE_DEVICE};
+        if context.is_null() || queue.is_null() {
+            return Err(BackendError::Api {
+                op: "attach",
+                message: "a null cl_context or cl_command_queue was given".into(),
+            });
+        }
+        let queue_context = get_command_queue_info(queue, CL_QUEUE_CONTEXT)
+            .map_err(|e| api("clGetCommandQueueInfo", e.into()))?;
+        if queue_context.to_ptr() as cl_context != context {
+            return Err(BackendError::Api {
+                op: "attach",
+                message: "the command queue was not created in the given context".into(),
+            });
+        }
+        let device_id = get_command_queue_info(queue, CL_QUEUE_DEVICE)
+            .map_err(|e| api("clGetCommandQueueInfo", e.into()))?
+            .to_ptr() as opencl3::types::cl_device_id;
+        let device = ClDeviceId::new(device_id);
+        let info = crate::platform::device_info(&device)?;
+        // SAFETY: the caller vouches for both handles; retaining makes the wrappers' releases
+        // on drop balance.
+        unsafe {
+            opencl3::context::context::retain_context(context)
+                .map_err(|e| api("clRetainContext", e.into()))?;
+            if let Err(e) = opencl3::command_queue::retain_command_queue(queue) {
+                let _ = opencl3::context::context::release_context(context);
+                return Err(api("clRetainCommandQueue", e.into()));
+            }
+        }
+        let dims = device.max_work_item_dimensions().unwrap_or(3);
+        Ok(ClDevice {
+            shared: Arc::new(Shared {
+                queue: CommandQueue::new(queue, dims),
+                context: Context::new(context, &[device_id]),
+                device,
+            }),
+            info,
+        })
+    }
+
     fn foreign(what: &str) -> BackendError {
         BackendError::Foreign {
             backend: BackendKind::Opencl,
@@ -61,10 +122,12 @@ impl ClDevice {
     /// Sets the arguments and enqueues the kernel; `None` when the grid is empty.
     fn enqueue(
         &self,
+        queue: Queue<'_>,
         kernel: &dyn CompiledKernel,
         g: &Geometry,
         args: &[KernelArg<'_>],
     ) -> Result<Option<Event>, BackendError> {
+        let raw_queue = self.raw_queue(queue)?;
         let k = kernel
             .as_any()
             .downcast_ref::<ClKernel>()
@@ -141,12 +204,10 @@ impl ClDevice {
         for (i, a) in args.iter().enumerate() {
             let status = match a {
                 KernelArg::Buffer { mem, .. } => {
-                    let m = mem
-                        .as_any()
-                        .downcast_ref::<ClMemory>()
-                        .filter(|m| Arc::ptr_eq(&m.shared, &self.shared))
-                        .ok_or_else(|| Self::foreign(&format!("the buffer of argument {i}")))?;
-                    let handle: cl_mem = m.raw();
+                    if let Some(Err(message)) = a.checked_bytes() {
+                        return Err(arg_err(i, message));
+                    }
+                    let handle: cl_mem = self.mem_handle(mem, i)?;
                     // SAFETY: the kernel is locked; `handle` is a live buffer of this context
                     // and the driver copies the handle's bytes before returning.
                     unsafe {
@@ -191,24 +252,76 @@ impl ClDevice {
             })?;
         }
         // SAFETY: every argument was set above; `global` and `local` outlive the call.
+        let wait = queue.wait_list();
+        // SAFETY: every argument was set above; `global` and `local` outlive the call; the
+        // queue and the events are live (the `Queue`'s constructor vouched for them).
         let event = unsafe {
-            self.shared.queue.enqueue_nd_range_kernel(
+            opencl3::command_queue::enqueue_nd_range_kernel(
+                raw_queue,
                 raw,
                 work_dim,
                 std::ptr::null(),
                 global.as_ptr(),
                 local.as_ptr(),
-                &[],
+                wait.len() as u32,
+                if wait.is_empty() {
+                    std::ptr::null()
+                } else {
+                    wait.as_ptr()
+                },
             )
         }
+        .map(Event::new)
         .map_err(|e| BackendError::Launch {
             kernel: k.name().to_string(),
             grid: g.grid,
             block: g.block,
-            message: describe(e),
+            message: describe(e.into()),
         })?;
         drop(guard);
         Ok(Some(event))
+    }
+
+    /// The `cl_command_queue` a [`Queue`] names.
+    fn raw_queue(&self, queue: Queue<'_>) -> Result<cl_command_queue, BackendError> {
+        match queue.raw() {
+            RawQueue::OpenCl(q) => Ok(q as cl_command_queue),
+            RawQueue::Default => Ok(self.shared.queue.get()),
+            _ => Err(Self::foreign("a CUDA stream")),
+        }
+    }
+
+    /// The `cl_mem` of a buffer argument.
+    fn mem_handle(&self, mem: &Mem<'_>, index: usize) -> Result<cl_mem, BackendError> {
+        match mem {
+            Mem::Device(m) => m
+                .as_any()
+                .downcast_ref::<ClMemory>()
+                .filter(|m| Arc::ptr_eq(&m.shared, &self.shared))
+                .map(ClMemory::raw)
+                .ok_or_else(|| Self::foreign(&format!("the buffer of argument {index}"))),
+            Mem::Raw(r) => match r.handle() {
+                RawHandle::OpenCl(h) => Ok(h as cl_mem),
+                _ => Err(Self::foreign(&format!(
+                    "the CUDA pointer of argument {index}"
+                ))),
+            },
+        }
+    }
+}
+
+/// A launch's completion: the OpenCL event (released on drop).
+pub struct ClEvent(pub Event);
+
+impl DeviceEvent for ClEvent {
+    fn wait(&self) -> Result<(), BackendError> {
+        self.0.wait().map_err(|e| api("clWaitForEvents", e))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
     }
 }
 
@@ -225,13 +338,34 @@ impl Device for ClDevice {
         Ok(Box::new(ClMemory::new(Arc::clone(&self.shared), bytes)?))
     }
 
-    fn launch(
+    fn launch_on(
         &self,
+        queue: Queue<'_>,
         kernel: &dyn CompiledKernel,
         geometry: &Geometry,
         args: &[KernelArg<'_>],
-    ) -> Result<(), BackendError> {
-        self.enqueue(kernel, geometry, args).map(drop)
+        want_event: bool,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError> {
+        let event = self.enqueue(queue, kernel, geometry, args)?;
+        Ok(match event {
+            Some(e) if want_event => Some(Box::new(ClEvent(e))),
+            _ => None,
+        })
+    }
+
+    fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
+        let q = self.raw_queue(queue)?;
+        opencl3::command_queue::finish(q).map_err(|e| api("clFinish", e.into()))
+    }
+
+    fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        match raw.handle() {
+            // SAFETY: `RawMem`'s constructor vouched for a live buffer of that size.
+            RawHandle::OpenCl(h) => Ok(Box::new(unsafe {
+                ClMemory::borrowed(Arc::clone(&self.shared), h as cl_mem, raw.len_bytes())
+            }?)),
+            _ => Err(Self::foreign("a CUDA device pointer")),
+        }
     }
 
     fn launch_timed(
@@ -240,7 +374,7 @@ impl Device for ClDevice {
         geometry: &Geometry,
         args: &[KernelArg<'_>],
     ) -> Result<f64, BackendError> {
-        let Some(event) = self.enqueue(kernel, geometry, args)? else {
+        let Some(event) = self.enqueue(Queue::DEFAULT, kernel, geometry, args)? else {
             return Ok(0.0);
         };
         event.wait().map_err(|e| BackendError::Launch {

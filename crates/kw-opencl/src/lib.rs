@@ -21,6 +21,7 @@
 //!
 //! All `unsafe` of the OpenCL path lives in this crate.
 
+pub mod attach;
 mod device;
 mod error;
 mod memory;
@@ -28,7 +29,8 @@ mod platform;
 mod program;
 pub mod raw;
 
-pub use device::ClDevice;
+pub use attach::{buffer_arg, queue, queue_after, EventList};
+pub use device::{ClDevice, ClEvent};
 pub use memory::ClMemory;
 pub use opencl3;
 pub use program::ClKernel;

@@ -40,6 +40,25 @@ impl ClMemory {
         })
     }
 
+    /// The application's buffer `mem` of `len` bytes, retained (and released on drop).
+    ///
+    /// # Safety
+    /// `mem` must be a live buffer of at least `len` bytes in `shared`'s context.
+    pub(crate) unsafe fn borrowed(
+        shared: Arc<Shared>,
+        mem: cl_mem,
+        len: usize,
+    ) -> Result<ClMemory, BackendError> {
+        // SAFETY: the caller vouches for `mem`; the retain balances `Buffer`'s release.
+        unsafe { opencl3::memory::retain_mem_object(mem) }
+            .map_err(|e| api("clRetainMemObject", e.into()))?;
+        Ok(ClMemory {
+            shared,
+            buffer: Buffer::new(mem),
+            len,
+        })
+    }
+
     /// The raw `cl_mem` handle.
     pub fn raw(&self) -> cl_mem {
         self.buffer.get()

@@ -55,7 +55,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The description of one device.
-fn device_info(d: &Device) -> Result<DeviceInfo, BackendError> {
+pub(crate) fn device_info(d: &Device) -> Result<DeviceInfo, BackendError> {
     let q = |op: &'static str| move |e| api(op, e);
     let name = d.name().map_err(q("CL_DEVICE_NAME"))?.trim().to_string();
     let extensions = d.extensions().unwrap_or_default();

@@ -77,11 +77,9 @@ pub fn capture_launch(
         .iter()
         .zip(&mems)
         .map(|(a, m)| match (a, m) {
-            (HostArg::Buffer { ty, bytes }, Some(m)) => KernelArg::Buffer {
-                mem: m.as_ref(),
-                elem: *ty,
-                len: bytes.len() / ty.size(),
-            },
+            (HostArg::Buffer { ty, bytes }, Some(m)) => {
+                KernelArg::device_buffer(m.as_ref(), *ty, bytes.len() / ty.size())
+            }
             (HostArg::Scalar(s), _) => KernelArg::Scalar(*s),
             (HostArg::Buffer { .. }, None) => unreachable!("every buffer was allocated"),
         })

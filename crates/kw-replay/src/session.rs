@@ -277,11 +277,7 @@ impl ReplaySession {
                 ReplayArg::Scalar(s) => KernelArg::Scalar(*s),
                 ReplayArg::Buffer {
                     working, elem, len, ..
-                } => KernelArg::Buffer {
-                    mem: working.as_ref(),
-                    elem: *elem,
-                    len: *len,
-                },
+                } => KernelArg::device_buffer(working.as_ref(), *elem, *len),
             })
             .collect()
     }

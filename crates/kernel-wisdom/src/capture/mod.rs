@@ -4,7 +4,7 @@
 //! [`set_capture_settings`] selects a kernel by its tuning key, [`WisdomKernel::launch`]
 //! records selected launches into capture files (`kw-capture` format, one `.kwcap` file per
 //! launch): the kernel definition with its source, the configuration, the argument values,
-//! every buffer before the launch and, for each buffer the launch changed, its contents
+//! every buffer (its declared length) before the launch and, for each buffer the launch changed, its contents
 //! after the launch (the reference output), the problem size, the device and provenance.
 //! The metadata schema is [`kw_core::capture_meta::CaptureMetadata`].
 //!
@@ -21,15 +21,21 @@
 //! the launch: it is reported once per kernel.
 //!
 //! The application thread pays for the device-to-host copies (before and after the launch,
-//! which it waits for); compression and writing run on a background thread. **Call
-//! [`flush_captures`](crate::flush_captures) before the application exits**: Rust never drops
-//! statics, so captures still being written when `main` returns would be lost.
+//! which it waits for); compression and writing run on a background thread. Captures still
+//! pending at exit are written by an exit hook (no call needed;
+//! [`flush_captures`](crate::flush_captures) waits for them explicitly). Each capture written
+//! prints one line (file, raw and compressed size); at `KW_LOG=debug`, each launch that is
+//! not captured says why (exact wisdom, skip count, limit) once per kernel and size; at exit,
+//! `KW_CAPTURE` patterns that matched no launched kernel are reported with the tuning keys
+//! that were launched. Buffers are captured to their declared length
+//! ([`KernelBuilder::buffer_len`](crate::KernelBuilder::buffer_len)).
 //!
 //! When capture is off, a launch pays one relaxed atomic load for it.
 //!
 //! [`WisdomKernel::launch`]: crate::WisdomKernel::launch
 
 mod error;
+mod exit_hook;
 mod glob;
 mod provenance;
 pub(crate) mod record;

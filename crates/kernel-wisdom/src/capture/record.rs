@@ -5,15 +5,17 @@ use super::error::CaptureFailure;
 use super::provenance::provenance_now;
 use super::state::submit;
 use kw_capture::{capture_file_stem, CaptureBuffer, CaptureJob};
-use kw_core::backend::{Device, DeviceMemory, KernelArg};
+use kw_core::backend::{Device, DeviceMemory, KernelArg, Mem, Queue};
 use kw_core::capture_meta::{CaptureMetadata, CapturedArg, CAPTURE_METADATA_VERSION};
 use kw_core::{Config, KernelDef};
 use std::path::PathBuf;
 
-/// The buffers' contents before a captured launch (`None` for scalars).
+/// The buffers' contents before a captured launch (`None` for scalars), and the number of
+/// elements captured per argument (the declared lengths).
 pub(crate) struct Before {
     dir: PathBuf,
     contents: Vec<Option<Vec<u8>>>,
+    lens: Vec<u64>,
 }
 
 /// The name of the frame holding an argument's contents before the launch.
@@ -62,35 +64,65 @@ fn to_host(
     Ok(out)
 }
 
+/// Copies the first `lens[i]` elements of every buffer argument `i` (the launch checked
+/// that they fit). The application's own memory is read through a view of the device.
 fn copy_all(
     def: &KernelDef,
+    device: &dyn Device,
     args: &[KernelArg<'_>],
+    lens: &[u64],
     when: &'static str,
 ) -> Result<Vec<Option<Vec<u8>>>, CaptureFailure> {
     args.iter()
         .enumerate()
         .map(|(i, a)| match a {
-            KernelArg::Buffer { mem, elem, len } => {
-                let bytes = len.saturating_mul(elem.size()).min(mem.len_bytes());
-                to_host(*mem, bytes, def, i, when).map(Some)
+            KernelArg::Buffer { mem, elem, .. } => {
+                let want = lens.get(i).copied().unwrap_or(0);
+                let bytes = usize::try_from(want)
+                    .ok()
+                    .and_then(|n| n.checked_mul(elem.size()))
+                    .unwrap_or(usize::MAX)
+                    .min(mem.len_bytes());
+                let copy_err = |source| CaptureFailure::Copy {
+                    index: i,
+                    name: arg_name(def, i),
+                    when,
+                    source: Box::new(source),
+                };
+                match mem {
+                    Mem::Device(m) => to_host(*m, bytes, def, i, when).map(Some),
+                    Mem::Raw(r) => {
+                        let view = device.view(*r).map_err(copy_err)?;
+                        to_host(view.as_ref(), bytes, def, i, when).map(Some)
+                    }
+                }
             }
             KernelArg::Scalar(_) => Ok(None),
         })
         .collect()
 }
 
-/// Before the launch: makes sure the directory exists and copies every buffer argument.
+/// Before the launch: makes sure the directory exists, waits for the work already on
+/// `queue` (the application may be filling the inputs there) and copies every buffer
+/// argument's first `lens[i]` elements.
 pub(crate) fn before_launch(
     dir: PathBuf,
     def: &KernelDef,
+    device: &dyn Device,
+    queue: Queue<'_>,
     args: &[KernelArg<'_>],
+    lens: &[u64],
 ) -> Result<Before, CaptureFailure> {
     std::fs::create_dir_all(&dir).map_err(|source| CaptureFailure::Directory {
         dir: dir.clone(),
         source,
     })?;
+    device
+        .synchronize_queue(queue)
+        .map_err(|e| CaptureFailure::Synchronize(Box::new(e)))?;
     Ok(Before {
-        contents: copy_all(def, args, "before")?,
+        contents: copy_all(def, device, args, lens, "before")?,
+        lens: lens.to_vec(),
         dir,
     })
 }
@@ -101,14 +133,15 @@ pub(crate) fn after_launch(
     before: Before,
     def: &KernelDef,
     device: &dyn Device,
+    queue: Queue<'_>,
     config: &Config,
     problem_size: &[i64; 3],
     args: &[KernelArg<'_>],
 ) -> Result<(), CaptureFailure> {
     device
-        .synchronize()
+        .synchronize_queue(queue)
         .map_err(|e| CaptureFailure::Synchronize(Box::new(e)))?;
-    let after = copy_all(def, args, "after")?;
+    let after = copy_all(def, device, args, &before.lens, "after")?;
     let mut buffers = Vec::new();
     let mut captured = Vec::with_capacity(args.len());
     for (i, ((a, pre), post)) in args.iter().zip(before.contents).zip(after).enumerate() {
@@ -122,8 +155,8 @@ pub(crate) fn after_launch(
             output: None,
         };
         match (a, pre, post) {
-            (KernelArg::Buffer { len, elem, .. }, Some(pre), Some(post)) => {
-                entry.len = Some(*len);
+            (KernelArg::Buffer { elem, .. }, Some(pre), Some(post)) => {
+                entry.len = Some(pre.len() / elem.size().max(1));
                 let input = input_frame_name(&name);
                 if post != pre {
                     let output = output_frame_name(&name);

@@ -3,8 +3,10 @@
 //! writer.
 
 use super::error::CaptureFailure;
+use super::exit_hook;
 use super::settings::CaptureSettings;
-use kw_capture::{BackgroundWriter, CaptureError, CaptureJob, WriteOptions};
+use crate::diag;
+use kw_capture::{BackgroundWriter, CaptureError, CaptureJob, WriteOptions, WrittenCapture};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -31,6 +33,12 @@ struct Control {
     captured: BTreeMap<(String, [i64; 3]), u64>,
     /// Tuning keys whose capture failure was reported already.
     reported: BTreeSet<String>,
+    /// Every tuning key launched while capture was on (for the exit report).
+    keys: BTreeSet<String>,
+    /// The patterns that selected at least one launched kernel.
+    matched: BTreeSet<usize>,
+    /// (tuning key, problem size, reason) already explained at debug level.
+    explained: BTreeSet<(String, [i64; 3], &'static str)>,
 }
 
 impl Control {
@@ -40,6 +48,9 @@ impl Control {
             launches: BTreeMap::new(),
             captured: BTreeMap::new(),
             reported: BTreeSet::new(),
+            keys: BTreeSet::new(),
+            matched: BTreeSet::new(),
+            explained: BTreeSet::new(),
         }
     }
 }
@@ -60,7 +71,7 @@ fn init_from_env() {
     ENV_ONCE.call_once(|| match CaptureSettings::from_env() {
         Ok(s) => install(s),
         Err(e) => {
-            eprintln!("kernel-wisdom: {e}; capture is disabled");
+            diag::error(&format!("{e}; capture is disabled"));
             install(None);
         }
     });
@@ -105,13 +116,32 @@ pub(crate) fn ticket(
 ) -> Option<PathBuf> {
     let mut c = control();
     let s = c.settings.as_ref()?;
-    if !s.selects(tuning_key) || (exact_wisdom_exists && !s.force) {
+    let matched: Vec<usize> = (0..s.patterns.len())
+        .filter(|&i| super::glob::glob_match(&s.patterns[i], tuning_key))
+        .collect();
+    let (skip, limit, dir, force) = (s.skip, s.limit, s.dir.clone(), s.force);
+    if !c.keys.contains(tuning_key) {
+        c.keys.insert(tuning_key.to_string());
+        exit_hook::install();
+    }
+    if matched.is_empty() {
         return None;
     }
-    let (skip, limit, dir) = (s.skip, s.limit, s.dir.clone());
+    c.matched.extend(matched);
+    if exact_wisdom_exists && !force {
+        explain(
+            &mut c,
+            tuning_key,
+            problem_size,
+            "an exact wisdom record exists for this device and size (KW_CAPTURE_FORCE=1 captures anyway)",
+        );
+        return None;
+    }
     let seen = c.launches.entry(tuning_key.to_string()).or_insert(0);
     *seen += 1;
     if *seen <= skip {
+        let why = "skipped (KW_CAPTURE_SKIP)";
+        explain(&mut c, tuning_key, problem_size, why);
         return None;
     }
     let n = c
@@ -119,19 +149,79 @@ pub(crate) fn ticket(
         .entry((tuning_key.to_string(), *problem_size))
         .or_insert(0);
     if *n >= limit {
+        let why = "the capture limit for this size is reached (KW_CAPTURE_LIMIT)";
+        explain(&mut c, tuning_key, problem_size, why);
         return None;
     }
     *n += 1;
     Some(dir)
 }
 
+/// At debug level: why a launch was not captured (once per kernel, size and reason).
+fn explain(c: &mut Control, tuning_key: &str, problem_size: &[i64; 3], why: &'static str) {
+    if diag::debug_enabled()
+        && c.explained
+            .insert((tuning_key.to_string(), *problem_size, why))
+    {
+        diag::debug(&format!(
+            "kernel `{tuning_key}`, problem size {problem_size:?}: launch not captured: {why}"
+        ));
+    }
+}
+
+/// The patterns of `KW_CAPTURE` that selected no launched kernel, for the exit report.
+fn unmatched_report(c: &Control) -> Option<String> {
+    let s = c.settings.as_ref()?;
+    let unmatched: Vec<&str> = s
+        .patterns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !c.matched.contains(i))
+        .map(|(_, p)| p.as_str())
+        .collect();
+    if unmatched.is_empty() || c.keys.is_empty() {
+        return None;
+    }
+    let keys: Vec<&str> = c.keys.iter().map(String::as_str).collect();
+    Some(format!(
+        "capture pattern(s) {} matched no kernel; the tuning keys launched were: {}",
+        unmatched
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        keys.join(", ")
+    ))
+}
+
+/// What the exit hook does: writes every pending capture and reports patterns that matched
+/// nothing.
+pub(crate) fn at_exit() {
+    flush_captures();
+    if let Some(message) = unmatched_report(&control()) {
+        diag::warn(&message);
+    }
+}
+
+/// One line per capture written: the file, raw and compressed sizes.
+fn announce(r: &Result<WrittenCapture, CaptureError>) {
+    if let Ok(w) = r {
+        diag::info(&format!(
+            "capture written: {} ({} raw, {} compressed)",
+            w.path.display(),
+            diag::bytes(w.sizes.raw_len),
+            diag::bytes(w.sizes.file_len)
+        ));
+    }
+}
+
 /// Reports a capture failure on standard error, once per tuning key.
 pub(crate) fn report(tuning_key: &str, failure: &CaptureFailure) {
     if control().reported.insert(tuning_key.to_string()) {
-        eprintln!(
-            "kernel-wisdom: kernel `{tuning_key}`: launch not captured (the launch itself is \
-             unaffected; further capture failures of this kernel are not reported): {failure}"
-        );
+        diag::error(&format!(
+            "kernel `{tuning_key}`: launch not captured (the launch itself is unaffected; \
+             further capture failures of this kernel are not reported): {failure}"
+        ));
     }
 }
 
@@ -144,7 +234,8 @@ pub(crate) fn submit(job: CaptureJob) -> Result<(), CaptureFailure> {
     let writer = match &mut *w {
         Some(w) => w,
         None => w.insert(
-            BackgroundWriter::new(WriteOptions::default()).map_err(CaptureFailure::Writer)?,
+            BackgroundWriter::with_notify(WriteOptions::default(), announce)
+                .map_err(CaptureFailure::Writer)?,
         ),
     };
     writer.submit(job);
@@ -155,10 +246,11 @@ pub(crate) fn submit(job: CaptureJob) -> Result<(), CaptureFailure> {
 /// paths written (or why a capture could not be written), in launch order, since the last
 /// call. Failures are also reported on standard error.
 ///
-/// **Call it before the application exits**: the writer lives in a `static`, and Rust does
-/// not drop statics at exit, so captures still being compressed when `main` returns are lost
-/// (they never appear under their final name: no half-written file is left, only a missing
-/// one). Cheap when nothing was captured.
+/// Captures still pending when the process exits are written by an exit hook (installed at
+/// the first launch while capture is on; it runs on every exit path that runs `atexit`
+/// handlers: returning from `main`, `std::process::exit`, a panic in `main`), so an
+/// application needs no call. Call it to know the files written, or before an exit that
+/// skips those handlers (`_exit`, a signal). Cheap when nothing was captured.
 pub fn flush_captures() -> Vec<Result<PathBuf, CaptureError>> {
     let Some(w) = WRITER.get() else {
         return Vec::new();
@@ -172,7 +264,7 @@ pub fn flush_captures() -> Vec<Result<PathBuf, CaptureError>> {
         .into_iter()
         .map(|r| {
             r.map(|written| written.path).inspect_err(|e| {
-                eprintln!("kernel-wisdom: capture not written: {e}");
+                diag::error(&format!("capture not written: {e}"));
             })
         })
         .collect()

@@ -1,0 +1,135 @@
+//! Every message the library prints goes through here: one line on standard error, prefixed
+//! `kernel-wisdom:`, filtered by `KW_LOG` (`error`, `warn`, `info` (the default), `debug`;
+//! `off` prints nothing), read once.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// The environment variable that sets the level.
+pub const LOG_ENV: &str = "KW_LOG";
+
+/// How much is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Nothing.
+    Off,
+    /// Only errors (something did not happen: a capture not written, ...).
+    Error,
+    /// Errors and warnings (wisdom ignored, a configuration that failed, ...).
+    Warn,
+    /// Also what capture wrote (the default).
+    Info,
+    /// Also every selection and every launch not captured, with the reasons.
+    Debug,
+}
+
+impl Level {
+    /// Parses a `KW_LOG` value (case-insensitive); `None` for anything else.
+    pub fn parse(value: &str) -> Option<Level> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" | "quiet" => Some(Level::Off),
+            "error" => Some(Level::Error),
+            "warn" | "warning" => Some(Level::Warn),
+            "info" | "" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
+        }
+    }
+}
+
+/// The level in effect (`KW_LOG`, read once; an unknown value is reported and means `info`).
+pub fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| match std::env::var(LOG_ENV) {
+        Err(_) => Level::Info,
+        Ok(v) => Level::parse(&v).unwrap_or_else(|| {
+            eprintln!(
+                "kernel-wisdom: invalid {LOG_ENV}={v:?} (expected off, error, warn, info or \
+                 debug); using info"
+            );
+            Level::Info
+        }),
+    })
+}
+
+/// Whether debug messages are printed.
+pub fn debug_enabled() -> bool {
+    level() >= Level::Debug
+}
+
+fn emit(at: Level, message: &str) {
+    if level() >= at {
+        eprintln!("kernel-wisdom: {message}");
+    }
+}
+
+/// Prints an error.
+pub fn error(message: &str) {
+    emit(Level::Error, message);
+}
+
+/// Prints a warning.
+pub fn warn(message: &str) {
+    emit(Level::Warn, message);
+}
+
+/// Prints an informational line.
+pub fn info(message: &str) {
+    emit(Level::Info, message);
+}
+
+/// Prints a debug line.
+pub fn debug(message: &str) {
+    emit(Level::Debug, message);
+}
+
+/// Prints a warning once per process (keyed by the message).
+pub fn warn_once(message: String) {
+    static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(|| Mutex::new(HashSet::new()));
+    if seen
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(message.clone())
+    {
+        warn(&message);
+    }
+}
+
+/// `12.0 MiB`, `512 B`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_and_order() {
+        assert_eq!(Level::parse("DEBUG"), Some(Level::Debug));
+        assert_eq!(Level::parse(" warn "), Some(Level::Warn));
+        assert_eq!(Level::parse("off"), Some(Level::Off));
+        assert_eq!(Level::parse("verbose"), None);
+        assert!(Level::Debug > Level::Info && Level::Info > Level::Warn);
+        assert!(Level::Warn > Level::Error && Level::Error > Level::Off);
+    }
+
+    #[test]
+    fn sizes_read_like_people_write_them() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(bytes(12 * 1024 * 1024), "12.0 MiB");
+    }
+}

@@ -1,0 +1,50 @@
+//! Launching on the application's own command queue, with its own buffers: safe
+//! [`Queue`]s and buffer arguments made from `opencl3` objects.
+
+use kw_core::backend::{KernelArg, Queue, RawMem};
+use kw_core::Scalar;
+use opencl3::command_queue::CommandQueue;
+use opencl3::event::Event;
+use opencl3::memory::{Buffer, ClMem};
+use opencl3::types::cl_event;
+use std::marker::PhantomData;
+
+/// The application's command queue as a launch target (no events to wait for).
+pub fn queue(queue: &CommandQueue) -> Queue<'_> {
+    // SAFETY: the queue is a live opencl3 object, borrowed for the `Queue`'s lifetime.
+    unsafe { Queue::opencl_raw(queue.get(), &[]) }
+}
+
+/// Events a launch waits for (the handles of borrowed `opencl3` events).
+pub struct EventList<'e> {
+    handles: Vec<cl_event>,
+    _events: PhantomData<&'e Event>,
+}
+
+impl<'e> EventList<'e> {
+    /// The events, in order.
+    pub fn new(events: &[&'e Event]) -> EventList<'e> {
+        EventList {
+            handles: events.iter().map(|e| e.get()).collect(),
+            _events: PhantomData,
+        }
+    }
+}
+
+/// The application's command queue as a launch target that waits for `events` first.
+pub fn queue_after<'a>(queue: &'a CommandQueue, events: &'a EventList<'_>) -> Queue<'a> {
+    // SAFETY: the queue and the events are live opencl3 objects, borrowed for the
+    // `Queue`'s lifetime.
+    unsafe { Queue::opencl_raw(queue.get(), &events.handles) }
+}
+
+/// The application's buffer as a launch argument: all of it, as elements of `T`.
+///
+/// Its size is asked of the driver (`CL_MEM_SIZE`); a buffer whose size cannot be read
+/// gives an argument of length 0, which a launch then refuses as too short.
+pub fn buffer_arg<T: Scalar>(buffer: &Buffer<T>) -> KernelArg<'_> {
+    let bytes = buffer.size().unwrap_or(0);
+    // SAFETY: a live opencl3 buffer of `bytes` bytes, borrowed for the argument's lifetime.
+    let raw = unsafe { RawMem::opencl(buffer.get(), bytes) };
+    KernelArg::raw_buffer(raw, T::TYPE)
+}

@@ -41,7 +41,7 @@ pub enum Error {
     /// [`crate::KernelBuilder::buffer_len`]); nothing was launched.
     #[error(
         "kernel `{kernel}`: buffer argument {index} `{name}` holds {len} element(s), the \
-         launch needs {required} (its length `{length}`); nothing was launched"
+         launch needs {required} ({length}); nothing was launched"
     )]
     BufferTooShort {
         /// The kernel name.
@@ -54,7 +54,7 @@ pub enum Error {
         len: usize,
         /// The elements the launch needs.
         required: u64,
-        /// The length expression (or `problem size product`).
+        /// Where the length comes from (the declared expression, or the default).
         length: String,
     },
     /// A launch argument does not match its declaration.

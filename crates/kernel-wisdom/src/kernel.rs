@@ -301,8 +301,8 @@ impl WisdomKernel {
             len,
             required,
             length: d.len.as_ref().map_or_else(
-                || "the problem size's product".to_string(),
-                |e| e.to_string(),
+                || "by default the problem size's product; declare it with `buffer_len`".into(),
+                |e| format!("its declared length `{e}`"),
             ),
         }
     }

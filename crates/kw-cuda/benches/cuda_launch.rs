@@ -9,6 +9,12 @@
 //!    cudarc's `result` layer, (c) this backend's `Device::launch` (trait object), (d)
 //!    `WisdomKernel::launch` on the cached kernel; interleaved in one run; medians over
 //!    rounds; differences and ratios against (a).
+//!
+//!    The same for an application that owns its context, stream and memory: cudarc's
+//!    `launch_builder` with `CudaSlice` arguments on the application's stream against
+//!    `WisdomKernel::launch_on` on a device attached to that context
+//!    (`CudaDevice::from_context`), on the same stream, with the same slices
+//!    (`kw_cuda::slice_arg`, made anew for every launch as an application would).
 //! 2. First launch of a new kernel through `WisdomKernel` (definition check, configuration
 //!    selection, NVRTC, module load, launch + synchronize), each kernel made unique so no
 //!    cache can help; stages measured inside one first launch.
@@ -57,6 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("RESULT open_device_ms={open_ms:.2}");
     launch_overhead(&dev)?;
+    attached_overhead()?;
     first_launch(&dev)?;
     bandwidth(&dev)?;
     Ok(())
@@ -242,6 +249,109 @@ impl Device for Recording {
     fn synchronize(&self) -> Result<(), BackendError> {
         self.inner.synchronize()
     }
+}
+
+fn attached_overhead() -> Result<(), Box<dyn std::error::Error>> {
+    use kw_cuda::cudarc::driver::CudaContext;
+    use kw_cuda::{slice_arg, stream_queue};
+    // The application's own context object (the primary context, event tracking on, as
+    // cudarc sets it up), its own stream and memory.
+    let ctx = CudaContext::new(0)?;
+    let stream = ctx.new_stream()?;
+    let n = 256usize;
+    let n_i32 = n as i32;
+    let a = stream.clone_htod(&vec![1.0f32; n])?;
+    let mut c = stream.alloc_zeros::<f32>(n)?;
+    let attached = Arc::new(CudaDevice::from_context(ctx.clone())?);
+    let wk = WisdomKernel::new(
+        bundled_cuda::vector_add()?,
+        attached.clone() as Arc<dyn Device>,
+    )?;
+    let config = wk.default_config().clone();
+    let defines = wk.def().defines_for(&config, Some(attached.info()))?;
+    let k = attached.compile_cuda(&CompileRequest {
+        source: &wk.def().source,
+        kernel_name: "vector_add",
+        defines: &defines,
+        flags: &[],
+        include_dirs: &[],
+        template_args: &[],
+    })?;
+    let func = k.function().clone();
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let queue = stream_queue(&stream);
+    wk.launch_on(
+        queue,
+        &[
+            slice_arg(&c, &stream),
+            slice_arg(&a, &stream),
+            slice_arg(&a, &stream),
+            n_i32.into(),
+        ],
+    )?;
+    stream.synchronize()?;
+    const BATCH: usize = 256;
+    const ROUNDS: usize = 60;
+    let names = [
+        "cudarc launch_builder (CudaSlice)",
+        "WisdomKernel::launch_on (attached)",
+    ];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    for round in 0..ROUNDS + 5 {
+        for v in 0..names.len() {
+            let variant = (v + round) % names.len();
+            stream.synchronize()?;
+            let t = Instant::now();
+            for _ in 0..BATCH {
+                if variant == 0 {
+                    let mut b = stream.launch_builder(&func);
+                    b.arg(&mut c).arg(&a).arg(&a).arg(&n_i32);
+                    // SAFETY: the argument list matches the kernel's parameters and the
+                    // slices outlive the launches (synchronised below).
+                    unsafe { b.launch(cfg) }.expect("cudarc launch");
+                } else {
+                    let args = [
+                        slice_arg(&c, &stream),
+                        slice_arg(&a, &stream),
+                        slice_arg(&a, &stream),
+                        KernelArg::from(n_i32),
+                    ];
+                    wk.launch_on(queue, &args)?;
+                }
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
+            stream.synchronize()?;
+            if round >= 5 {
+                samples[variant].push(us);
+            }
+        }
+    }
+    let medians: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+    println!(
+        "\nlaunch overhead on the application's context, stream and CudaSlices (median of \
+         {ROUNDS} batches of {BATCH}):"
+    );
+    for (name, m) in names.iter().zip(&medians) {
+        println!(
+            "  {name:<36} {m:8.3} us   {:+.3} us  ratio {:.3}",
+            m - medians[0],
+            m / medians[0]
+        );
+    }
+    println!(
+        "RESULT attached_launch_us cudarc_slices={:.3} wisdom_attached={:.3} wisdom_minus_cudarc={:.3} ratio={:.3}",
+        medians[0],
+        medians[1],
+        medians[1] - medians[0],
+        medians[1] / medians[0]
+    );
+    let out = stream.clone_dtoh(&c)?;
+    assert!(out.iter().all(|&x| x == 2.0), "attached launch result");
+    Ok(())
 }
 
 fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {

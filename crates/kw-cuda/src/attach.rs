@@ -73,6 +73,9 @@ impl CudaDevice {
             return CudaDevice::from_context(primary);
         }
         drop(primary);
+        // Retaining the primary context made it current: give the thread its own back.
+        // SAFETY: `current` was the thread's live current context a moment ago.
+        unsafe { result::ctx::set_current(current) }.map_err(api("cuCtxSetCurrent"))?;
         CudaDevice::from_context(borrowed_context(ordinal, dev, current)?)
     }
 }

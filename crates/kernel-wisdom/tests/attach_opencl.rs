@@ -1,0 +1,236 @@
+//! Attaching to an application's OpenCL context and queue (PoCL): the application's buffers
+//! as arguments, declared buffer lengths, events, bad handles, and captures written at exit
+//! on `std::process::exit`.
+
+use kernel_wisdom::opencl::{self, ClDevice, EventList};
+use kernel_wisdom::{arg, bundled, Error, KernelBuilder, Queue, Source, WisdomKernel};
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::platform::get_platforms;
+use opencl3::types::{cl_float, CL_BLOCKING};
+use std::sync::Arc;
+
+/// The application's own PoCL context and queue (`None`: no PoCL here).
+fn app_setup() -> Option<(Context, CommandQueue)> {
+    let platform = get_platforms().ok()?.into_iter().find(|p| {
+        p.name()
+            .is_ok_and(|n| n.contains("Portable Computing Language"))
+    })?;
+    let id = *platform.get_devices(CL_DEVICE_TYPE_ALL).ok()?.first()?;
+    let context = Context::from_device(&Device::new(id)).ok()?;
+    let queue =
+        CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
+            .ok()?;
+    Some((context, queue))
+}
+
+fn buffer(context: &Context, n: usize) -> Buffer<cl_float> {
+    // SAFETY: no host pointer.
+    unsafe { Buffer::create(context, CL_MEM_READ_WRITE, n.max(1), std::ptr::null_mut()) }
+        .expect("clCreateBuffer")
+}
+
+fn write(queue: &CommandQueue, b: &mut Buffer<cl_float>, data: &[f32]) {
+    // SAFETY: a blocking write from a live slice no longer than the buffer.
+    unsafe { queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }.expect("write");
+}
+
+fn read(queue: &CommandQueue, b: &Buffer<cl_float>, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; n];
+    // SAFETY: a blocking read into a live slice no longer than the buffer.
+    unsafe { queue.enqueue_read_buffer(b, CL_BLOCKING, 0, &mut out, &[]) }.expect("read");
+    out
+}
+
+#[test]
+fn declared_lengths_events_and_the_applications_buffers() {
+    let Some((context, queue)) = app_setup() else {
+        eprintln!("SKIPPED: no PoCL OpenCL platform");
+        return;
+    };
+    let device = Arc::new(ClDevice::attach(&context, &queue).expect("attach"));
+    // vector_add, but `b` must hold n + 8 elements (a deliberately stricter declaration).
+    let mut builder = bundled::vector_add_builder();
+    builder.buffer_len("b", arg("n") + 8);
+    let add = WisdomKernel::new(builder.build().unwrap(), device).unwrap();
+    let n = 1000usize;
+    let (mut a, mut b_short, mut b_long, mut c) = (
+        buffer(&context, n),
+        buffer(&context, n),
+        buffer(&context, n + 8),
+        buffer(&context, n),
+    );
+    let ha: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let hb: Vec<f32> = (0..n + 8).map(|i| 0.5 * i as f32).collect();
+    write(&queue, &mut a, &ha);
+    write(&queue, &mut b_short, &hb[..n]);
+    write(&queue, &mut b_long, &hb);
+    write(&queue, &mut c, &vec![-1.0; n]);
+    let n_i32 = n as i32;
+
+    let short = [
+        opencl::buffer_arg(&c),
+        opencl::buffer_arg(&a),
+        opencl::buffer_arg(&b_short),
+        n_i32.into(),
+    ];
+    match add.launch_on(opencl::queue(&queue), &short) {
+        Err(Error::BufferTooShort {
+            index,
+            name,
+            len,
+            required,
+            length,
+            ..
+        }) => {
+            assert_eq!(
+                (index, name.as_str(), len, required),
+                (2, "b", n, n as u64 + 8)
+            );
+            assert!(length.contains("args.n + 8"), "{length}");
+        }
+        other => panic!("expected BufferTooShort, got {other:?}"),
+    }
+    assert!(
+        read(&queue, &c, n).iter().all(|&x| x == -1.0),
+        "nothing was launched"
+    );
+
+    // The right length: launched on the application's queue, with an event to wait for.
+    let args = [
+        opencl::buffer_arg(&c),
+        opencl::buffer_arg(&a),
+        opencl::buffer_arg(&b_long),
+        n_i32.into(),
+    ];
+    let event = add
+        .launch_on_with_event(opencl::queue(&queue), &args)
+        .unwrap()
+        .expect("OpenCL launches give an event");
+    event.wait().unwrap();
+    let cl_event = event
+        .into_any()
+        .downcast::<opencl::ClEvent>()
+        .expect("an OpenCL event");
+    let expected: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
+    assert!(read(&queue, &c, n) == expected, "wrong result");
+
+    // A launch that waits for the application's event.
+    let after = EventList::new(&[&cl_event.0]);
+    add.launch_on(opencl::queue_after(&queue, &after), &args)
+        .unwrap();
+    queue.finish().unwrap();
+    assert!(read(&queue, &c, n) == expected, "wrong result");
+
+    // Raw handles, as a C program passes them.
+    // SAFETY: the queue and buffers are live opencl3 objects of this context.
+    let raw_queue = unsafe { Queue::opencl_raw(queue.get(), &[]) };
+    let raw = |buf: &Buffer<cl_float>, len: usize| {
+        use opencl3::memory::ClMem;
+        // SAFETY: as above; `len` elements fit.
+        let mem = unsafe { kernel_wisdom::RawMem::opencl(buf.get(), len * 4) };
+        kernel_wisdom::KernelArg::raw_buffer(mem, kernel_wisdom::ScalarType::F32)
+    };
+    add.launch_on(
+        raw_queue,
+        &[raw(&c, n), raw(&a, n), raw(&b_long, n + 8), n_i32.into()],
+    )
+    .unwrap();
+    queue.finish().unwrap();
+    assert!(read(&queue, &c, n) == expected, "wrong result");
+}
+
+#[test]
+fn bad_declarations_and_handles_are_errors() {
+    let mut b = KernelBuilder::new(
+        "k",
+        Source::text("k.cl", "__kernel void k(__global float* x, int n) {}"),
+    );
+    b.problem_size([arg("n")])
+        .output::<f32>("x")
+        .scalar::<i32>("n")
+        .buffer_len("y", arg("n"))
+        .buffer_len("n", arg("n"));
+    let e = b.build().unwrap_err().to_string();
+    assert!(e.contains("no argument `y` is declared"), "{e}");
+    assert!(e.contains("only buffers have a length"), "{e}");
+
+    // SAFETY: null handles are checked before use.
+    let e = unsafe { ClDevice::attach_raw(std::ptr::null_mut(), std::ptr::null_mut()) };
+    assert!(e.is_err());
+
+    let Some((context, _queue)) = app_setup() else {
+        eprintln!("SKIPPED: no PoCL OpenCL platform");
+        return;
+    };
+    let Some((_, other_queue)) = app_setup() else {
+        return;
+    };
+    let e = ClDevice::attach(&context, &other_queue)
+        .err()
+        .expect("a queue of another context is refused")
+        .to_string();
+    assert!(e.contains("not created in the given context"), "{e}");
+}
+
+const CHILD_ENV: &str = "KW_ATTACH_EXIT_CHILD";
+
+/// The child: one captured launch, then `std::process::exit` (no flush, no return).
+#[test]
+fn child_exits_abruptly() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return;
+    }
+    let (context, queue) = app_setup().expect("PoCL");
+    let device = Arc::new(ClDevice::attach(&context, &queue).unwrap());
+    let add = WisdomKernel::new(bundled::vector_add().unwrap(), device).unwrap();
+    let n = 5000usize;
+    let (a, c) = (buffer(&context, n), buffer(&context, n));
+    add.launch_on(
+        opencl::queue(&queue),
+        &[
+            opencl::buffer_arg(&c),
+            opencl::buffer_arg(&a),
+            opencl::buffer_arg(&a),
+            (n as i32).into(),
+        ],
+    )
+    .unwrap();
+    std::process::exit(0);
+}
+
+#[test]
+fn captures_are_written_when_the_process_exits() {
+    if app_setup().is_none() {
+        eprintln!("SKIPPED: no PoCL OpenCL platform");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kw-attach-exit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_exits_abruptly",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, "1")
+        .env("KW_CAPTURE", "vector_add")
+        .env("KW_CAPTURE_DIR", &dir)
+        .env_remove("KW_LOG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the capture directory")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
+    assert!(files[0].to_string_lossy().ends_with(".kwcap"), "{files:?}");
+    assert!(stderr.contains("capture written:"), "{stderr}");
+    kw_capture::Capture::open(&files[0]).expect("a complete, valid capture");
+    let _ = std::fs::remove_dir_all(&dir);
+}

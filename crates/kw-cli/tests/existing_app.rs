@@ -19,6 +19,13 @@ use std::process::{Command, Output};
 
 const CHILD_ENV: &str = "KW_EXISTING_APP_CHILD";
 
+/// The `kw` binary: `KW_BIN` when set (a test binary copied to another machine), else the
+/// one cargo built.
+fn kw_bin() -> PathBuf {
+    std::env::var_os("KW_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kw")), PathBuf::from)
+}
+
 /// The child: runs the application and prints its report (a no-op in an ordinary run).
 #[test]
 fn child_app() {
@@ -172,7 +179,7 @@ fn instrumented_opencl_app_capture_tune_select() {
     }
 
     // 4. Tune it.
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = Command::new(kw_bin())
         .current_dir(&dir)
         .args([
             "tune",
@@ -249,7 +256,7 @@ fn instrumented_cudarc_app_capture_tune_select() {
     );
     let files = captures(&cap_dir);
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = Command::new(kw_bin())
         .current_dir(&dir)
         .args(["tune", files[0].to_str().unwrap(), "--budget", "24"])
         .args(["--wisdom-dir", wisdom_dir.to_str().unwrap()])

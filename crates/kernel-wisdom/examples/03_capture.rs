@@ -8,8 +8,8 @@
 //!
 //! Launches the bundled vector add three times (with different inputs: `KW_CAPTURE_SKIP=1`
 //! captures the second) and the 2D stencil once, checks every result on the host, then calls
-//! [`flush_captures`] — which every capturing application must do before it exits — and prints
-//! the files written. Exits with an error if a result is wrong (capture must never change
+//! [`flush_captures`] (optional: pending captures are also written at exit) and prints the
+//! files written. Exits with an error if a result is wrong (capture must never change
 //! results). The end-to-end capture tests run this file's [`run`] in a child process.
 
 use kernel_wisdom::{

@@ -125,6 +125,6 @@ fn no_current_context_is_an_error() {
     let r = std::thread::spawn(CudaDevice::attach_current)
         .join()
         .unwrap();
-    let e = r.err().expect("an error").to_string();
+    let e = r.expect_err("an error").to_string();
     assert!(e.contains("no current CUDA context"), "{e}");
 }

@@ -38,18 +38,7 @@ impl CudaDevice {
         // tracking is what event tracking is for; all its work is on one stream.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(api("cuStreamCreate"))?;
-        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let events = (
-            ctx.new_event(timing).map_err(api("cuEventCreate"))?,
-            ctx.new_event(timing).map_err(api("cuEventCreate"))?,
-        );
-        Ok(CudaDevice {
-            info,
-            ctx,
-            stream,
-            events: Mutex::new(events),
-            driver,
-        })
+        CudaDevice::with_context(ctx, stream, info, driver)
     }
 
     /// A device over an existing context and stream (no context is created).

@@ -115,18 +115,7 @@ fn format_utc(secs: u64) -> String {
 }
 
 fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+    kernel_wisdom::diag::bytes(bytes)
 }
 
 fn ls(dir: &Path) -> Result<()> {

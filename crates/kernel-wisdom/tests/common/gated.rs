@@ -81,7 +81,8 @@ impl Gate {
 }
 
 /// A device that delegates everything to `inner`; compiles whose defines contain
-/// `gated = (NAME, VALUE)` pass [`GatedDevice::gate`] (held there until it opens when `hold`).
+/// `gated = (NAME, VALUE)` (VALUE `*`: any value) pass [`GatedDevice::gate`] (held there
+/// until it opens when `hold`).
 /// Every compile request is counted by its defines.
 pub struct GatedDevice {
     inner: Arc<dyn Device>,
@@ -144,7 +145,7 @@ impl Device for GatedDevice {
         if req
             .defines
             .iter()
-            .any(|(k, v)| (k, v) == (&self.gated.0, &self.gated.1))
+            .any(|(k, v)| *k == self.gated.0 && (self.gated.1 == "*" || *v == self.gated.1))
         {
             self.gate.pass(self.hold);
         }

@@ -112,9 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // A concurrent compile of configuration `salt = round + 1`.
         let compile = {
             let (kernel, device) = (kernel.clone(), device.clone());
-            std::thread::spawn(move || {
-                timed_launch(&kernel, device.as_ref(), SLOW_BASE + round)
-            })
+            std::thread::spawn(move || timed_launch(&kernel, device.as_ref(), SLOW_BASE + round))
         };
         // Compiles so far: salt 0, then one per round.
         gate.wait_entered(round + 2);

@@ -28,7 +28,11 @@ fn add_and_check(kernel: &WisdomKernel, dev: &dyn Device, n: usize) -> Result<()
     let c = dc.to_vec().map_err(|e| e.to_string())?;
     match (0..n).find(|&i| c[i] != a[i] + b[i]) {
         None => Ok(()),
-        Some(i) => Err(format!("n = {n}: c[{i}] = {}, expected {}", c[i], a[i] + b[i])),
+        Some(i) => Err(format!(
+            "n = {n}: c[{i}] = {}, expected {}",
+            c[i],
+            a[i] + b[i]
+        )),
     }
 }
 

@@ -51,7 +51,12 @@ fn is_broken_pipe_panic(message: &str) -> bool {
 fn end_quietly_on_broken_pipe() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if info.payload_as_str().is_some_and(is_broken_pipe_panic) {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(is_broken_pipe_panic) {
             std::process::exit(BROKEN_PIPE_EXIT);
         }
         report(info);
@@ -98,7 +103,9 @@ mod tests {
         assert!(is_broken_pipe_panic(
             "failed printing to stderr: Broken pipe (os error 32)"
         ));
-        assert!(!is_broken_pipe_panic("failed printing to stdout: Disk full"));
+        assert!(!is_broken_pipe_panic(
+            "failed printing to stdout: Disk full"
+        ));
         assert!(!is_broken_pipe_panic("index out of bounds"));
         let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert!(is_broken_pipe_error(

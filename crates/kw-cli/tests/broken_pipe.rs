@@ -18,7 +18,10 @@ fn run_into_closed_pipe(args: &[&str], pipe_stderr: bool) -> (std::process::Exit
         cmd.stdout(writer).stderr(Stdio::piped());
     }
     let out = cmd.output().expect("running kw");
-    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn assert_quiet(args: &[&str], status: std::process::ExitStatus, stderr: &str) {

@@ -31,7 +31,10 @@ fn text(out: &Output) -> (String, String) {
 fn without_reference(capture: &Path, dir: &Path, stem: &str) -> PathBuf {
     let c = Capture::open(capture).unwrap();
     let mut meta: CaptureMetadata = c.metadata_as().unwrap();
-    assert!(meta.args[0].output.is_some(), "the original has a reference");
+    assert!(
+        meta.args[0].output.is_some(),
+        "the original has a reference"
+    );
     meta.args[0].output = None;
     let mut buffers = Vec::new();
     for a in &meta.args {
@@ -53,7 +56,10 @@ fn record(wisdom_dir: &Path) -> serde_json::Value {
 fn a_capture_without_reference_is_refused_unless_allowed() {
     let Some(index) = list_devices()
         .ok()
-        .and_then(|l| l.into_iter().find(|d| d.info.backend == BackendKind::Opencl))
+        .and_then(|l| {
+            l.into_iter()
+                .find(|d| d.info.backend == BackendKind::Opencl)
+        })
         .map(|d| d.index)
     else {
         eprintln!("SKIPPED: no OpenCL platform");
@@ -136,7 +142,10 @@ fn a_capture_without_reference_is_refused_unless_allowed() {
         .as_str()
         .unwrap()
         .contains("buffer `c`"));
-    let out = kw(&dir, &["wisdom", "show", "vector_add", "--dir", "wisdom-unverified"]);
+    let out = kw(
+        &dir,
+        &["wisdom", "show", "vector_add", "--dir", "wisdom-unverified"],
+    );
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("UNVERIFIED"), "{stdout}");

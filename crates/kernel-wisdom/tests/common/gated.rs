@@ -135,7 +135,11 @@ impl Device for GatedDevice {
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
-        let key: String = req.defines.iter().map(|(k, v)| format!("{k}={v};")).collect();
+        let key: String = req
+            .defines
+            .iter()
+            .map(|(k, v)| format!("{k}={v};"))
+            .collect();
         *self
             .compiles
             .lock()

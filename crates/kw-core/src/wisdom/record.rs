@@ -151,6 +151,9 @@ mod tests {
         };
         let text = serde_json::to_string(&unverified).unwrap();
         assert!(text.contains(r#""verified":false"#), "{text}");
-        assert_eq!(serde_json::from_str::<Provenance>(&text).unwrap(), unverified);
+        assert_eq!(
+            serde_json::from_str::<Provenance>(&text).unwrap(),
+            unverified
+        );
     }
 }

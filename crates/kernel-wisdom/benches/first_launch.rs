@@ -5,35 +5,24 @@
 //!
 //! Each round: a fresh size is launched (and waited for) alone; then another thread starts
 //! the first launch of a size that selects a configuration never compiled before (a real
-//! OpenCL compile: its defines differ from every earlier one and the source from every earlier
-//! run's, so no compiler cache helps),
-//! and as soon as that compile has begun, a fresh size of the compiled configuration is
-//! launched and timed. Which of the two goes first alternates by round. Reported: medians,
+//! OpenCL compile: its defines differ from every earlier one and the source from every
+//! earlier run's, so no compiler cache helps), and as soon as that compile has begun, a fresh
+//! size of the compiled configuration is launched and timed. Which of the two goes first alternates by round. Reported: medians,
 //! their ratio (with / without; 1 means the launch did not wait for the compile), and the
 //! median duration of the concurrent compile (what a launch that waits for it would pay).
+
+mod common;
 
 #[path = "../tests/common/gated.rs"]
 mod gated;
 
+use common::{arg_value, median};
 use gated::GatedDevice;
 use kernel_wisdom::{bundled, Config, DeviceBuffer, Value, WisdomKernel};
 use kw_core::backend::{BackendError, Device};
 use kw_opencl::OpenClBackend;
 use std::sync::Arc;
 use std::time::Instant;
-
-fn arg_value(args: &[String], name: &str, default: usize) -> usize {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 /// Sizes at or above this select the "salted" configurations (one per round).
 const SLOW_BASE: usize = 1 << 20;

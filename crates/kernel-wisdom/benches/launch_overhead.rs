@@ -8,6 +8,8 @@
 //! - round trip: launch + `clFinish` (the time an application waits for a launch);
 //! - enqueue: host time of the launch call alone, in runs of 8 before one `clFinish`.
 
+mod common;
+
 use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
 use kw_core::backend::{BackendError, Device};
 use kw_opencl::raw::RawKernel;
@@ -15,18 +17,7 @@ use kw_opencl::{ClMemory, OpenClBackend};
 use std::sync::Arc;
 use std::time::Instant;
 
-fn arg_value(args: &[String], name: &str, default: usize) -> usize {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use common::{arg_value, median};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

@@ -10,7 +10,7 @@ use kw_core::def_eval::ArgValues;
 use kw_core::wisdom::Step;
 use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 /// A function that may pick a configuration for a problem size (the wisdom layer installs
 /// one); `None` means "use the default".
@@ -54,6 +54,14 @@ type CompileResult = Result<Arc<dyn CompiledKernel>, BackendError>;
 /// A launch's completion, where the backend gives one.
 type Event = Box<dyn DeviceEvent>;
 
+/// One configuration's compile: empty while it runs, then its result for good. Threads that
+/// need the configuration meanwhile wait on this cell only.
+type CompileSlot = Arc<OnceLock<CompileResult>>;
+
+/// Held by the thread that selects and compiles a new problem size; other threads asking for
+/// the same size wait on it, then find the size prepared.
+type SizeSlot = Arc<Mutex<()>>;
+
 /// A tunable kernel on one device. [`WisdomKernel::launch`] derives the problem size from
 /// the arguments, selects a configuration for it ([`WisdomKernel::select_config`]), compiles
 /// it once per configuration and launches it.
@@ -61,6 +69,12 @@ type Event = Box<dyn DeviceEvent>;
 /// After the first launch of a problem size, a launch checks the arguments, evaluates the
 /// problem size, looks the size up under a read lock (shared by all threads, never held
 /// while compiling) and enqueues: no allocation, no file access, no compiler.
+///
+/// Under load: a new problem size is selected once (threads launching the same new size
+/// meanwhile wait for that selection and its compile, nothing else); each configuration is
+/// compiled once, outside any shared lock, so configurations compile in parallel and a new
+/// size whose configuration is already compiled never waits for another configuration's
+/// compile.
 ///
 /// Failure policy: if the selected configuration fails to compile or launch, the failure is
 /// logged to stderr, remembered ([`WisdomKernel::failures`]) and the default configuration is
@@ -95,7 +109,10 @@ pub struct WisdomKernel {
     selector: Option<Arc<ConfigSelector>>,
     wisdom: Arc<WisdomSource>,
     by_size: RwLock<HashMap<[i64; 3], Arc<Selected>>>,
-    compiled: Mutex<HashMap<String, CompileResult>>,
+    /// Problem sizes being prepared right now (removed when prepared).
+    preparing: Mutex<HashMap<[i64; 3], SizeSlot>>,
+    /// Configuration key -> its compile (running or done). The lock only guards the map.
+    compiled: Mutex<HashMap<String, CompileSlot>>,
     failures: Mutex<Vec<Failure>>,
 }
 
@@ -142,6 +159,7 @@ impl WisdomKernel {
             geometry_uses_args,
             selector: None,
             by_size: RwLock::new(HashMap::new()),
+            preparing: Mutex::new(HashMap::new()),
             compiled: Mutex::new(HashMap::new()),
             failures: Mutex::new(Vec::new()),
         })
@@ -209,12 +227,15 @@ impl WisdomKernel {
             .clone()
     }
 
-    /// How many configurations were compiled (or failed to compile) so far.
+    /// How many configurations were compiled (or failed to compile) so far; compiles still
+    /// running are not counted.
     pub fn compiled_count(&self) -> usize {
         self.compiled
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .len()
+            .values()
+            .filter(|slot| slot.get().is_some())
+            .count()
     }
 
     /// The configuration that a launch of this problem size uses (once launched).
@@ -516,8 +537,38 @@ impl WisdomKernel {
             .map_err(|source| self.config_error(&s.config, source))
     }
 
-    /// Selects, compiles and caches the configuration of a new problem size.
+    /// Selects, compiles and caches the configuration of a new problem size, once: a thread
+    /// that arrives while another prepares the same size waits for it and takes its result
+    /// (or, if it failed, tries again itself).
     fn prepare(&self, ps: &[i64; 3]) -> Result<Arc<Selected>, Error> {
+        let slot = Arc::clone(
+            self.preparing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(*ps)
+                .or_default(),
+        );
+        let _turn = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let done = {
+            let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
+            map.get(ps).cloned()
+        };
+        let result = match done {
+            Some(s) => Ok(s),
+            None => self.prepare_now(ps),
+        };
+        if result.is_ok() {
+            // Later threads find the size in `by_size`; the slot is no longer needed.
+            self.preparing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(ps);
+        }
+        result
+    }
+
+    /// [`WisdomKernel::prepare`]'s work, by the one thread whose turn it is.
+    fn prepare_now(&self, ps: &[i64; 3]) -> Result<Arc<Selected>, Error> {
         let (config, exact_wisdom) = self.select(ps);
         let selected = match self.make_selected(config.clone(), ps) {
             Ok(s) => Selected { exact_wisdom, ..s },
@@ -571,16 +622,18 @@ impl WisdomKernel {
             });
     }
 
-    /// The compiled kernel of a configuration: compiled once, failures remembered too.
+    /// The compiled kernel of a configuration: compiled once, failures remembered too. The
+    /// map's lock is held only to find the configuration's slot; the compile runs outside it,
+    /// and a thread that needs a configuration being compiled waits for that compile only.
     fn compiled_for(&self, config: &Config) -> CompileResult {
-        let key = config.key();
-        let mut map = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(r) = map.get(&key) {
-            return r.clone();
-        }
-        let r = self.compile(config);
-        map.insert(key, r.clone());
-        r
+        let slot = Arc::clone(
+            self.compiled
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(config.key())
+                .or_default(),
+        );
+        slot.get_or_init(|| self.compile(config)).clone()
     }
 
     fn compile(&self, config: &Config) -> CompileResult {

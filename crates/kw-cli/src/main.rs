@@ -33,7 +33,46 @@ enum Command {
     Log(cmd::log::LogCmd),
 }
 
+/// The exit status of a `kw` whose reader went away: what a shell shows for a process ended
+/// by SIGPIPE (128 + 13), as `cat` or `yes` end under `| head -1`.
+const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// True for the panic of `println!`/`eprintln!` writing to a closed pipe.
+fn is_broken_pipe_panic(message: &str) -> bool {
+    message.starts_with("failed printing to std")
+        && message.to_ascii_lowercase().contains("broken pipe")
+}
+
+/// Makes every command end quietly when its reader goes away (`kw capture show FILE | head
+/// -1`). Rust ignores SIGPIPE, so printing to a closed pipe fails and `println!` panics; this
+/// hook turns exactly that panic into [`BROKEN_PIPE_EXIT`] with no message (any other panic
+/// is reported as before). Restoring the default SIGPIPE action instead would also kill `kw`
+/// when it writes to a child process that died, and needs `unsafe`.
+fn end_quietly_on_broken_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(is_broken_pipe_panic) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        report(info);
+    }));
+}
+
+/// True when `e` (or what caused it) is a write to a closed pipe.
+fn is_broken_pipe_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() {
+    end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Space(c) => cmd::space::run(c),
@@ -44,7 +83,34 @@ fn main() {
         Command::Tune(a) => cmd::tune::run(a),
     };
     if let Err(e) = result {
+        if is_broken_pipe_error(&e) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
         eprintln!("kw: error: {e:#}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_pipes_are_told_apart() {
+        assert!(is_broken_pipe_panic(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(is_broken_pipe_panic(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!is_broken_pipe_panic(
+            "failed printing to stdout: Disk full"
+        ));
+        assert!(!is_broken_pipe_panic("index out of bounds"));
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(is_broken_pipe_error(
+            &anyhow::Error::new(pipe).context("printing")
+        ));
+        assert!(!is_broken_pipe_error(&anyhow::anyhow!("bad file")));
     }
 }

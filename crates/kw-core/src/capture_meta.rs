@@ -3,8 +3,9 @@
 //! The runtime writes it (`kernel-wisdom`, at a captured launch), the tuner reads it (replay);
 //! the `kw-capture` container stores it as the caller's metadata. Buffer contents are stored as
 //! frames named by [`CapturedArg::input`] (contents before the launch) and
-//! [`CapturedArg::output`] (the reference contents after the launch, for buffers the launch
-//! changed).
+//! [`CapturedArg::output`] (the reference contents after the launch, for every buffer the
+//! definition declares written, `Out`/`InOut`, changed or not, and any other buffer the launch
+//! changed; captures of earlier versions kept only the changed ones and still load).
 
 use crate::config::Config;
 use crate::device::DeviceInfo;
@@ -33,7 +34,9 @@ pub struct CapturedArg {
     /// Frame holding the buffer's contents before the launch (buffers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
-    /// Frame holding the buffer's contents after the launch, when the launch changed it.
+    /// Frame holding the buffer's contents after the launch: for buffers declared written
+    /// (`Out`/`InOut`) and buffers the launch changed; `None` in older captures for a written
+    /// buffer the launch left unchanged (`kw tune` then has no reference for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
 }

@@ -229,6 +229,43 @@ impl ReplaySession {
         })
     }
 
+    /// Why the captured reference cannot verify this launch's results, or `None` when every
+    /// buffer the definition declares written (`Out`/`InOut`) has a captured output: the
+    /// buffers declared written whose output the capture lacks (captures of older versions
+    /// kept only the outputs a launch changed), or, when none is declared written, that the
+    /// capture holds no output at all.
+    pub fn reference_gap(&self) -> Option<String> {
+        let missing: Vec<String> = self
+            .args
+            .iter()
+            .zip(&self.meta.kernel.args)
+            .filter_map(|(a, d)| match a {
+                ReplayArg::Buffer {
+                    name,
+                    reference: None,
+                    ..
+                } if d.access != Access::In => Some(format!("`{name}`")),
+                _ => None,
+            })
+            .collect();
+        match missing.len() {
+            0 if self.has_reference() => None,
+            0 => Some(
+                "the capture holds no reference output (no buffer is declared written, \
+                 Out/InOut, and the launch changed none)"
+                    .to_string(),
+            ),
+            1 => Some(format!(
+                "buffer {} is declared written but the capture holds no reference output for it",
+                missing[0]
+            )),
+            _ => Some(format!(
+                "buffers {} are declared written but the capture holds no reference output for them",
+                missing.join(", ")
+            )),
+        }
+    }
+
     /// Bytes the launch moves at least once: every buffer once, in/out buffers twice.
     pub fn bytes_moved(&self) -> u64 {
         let mut total = 0u64;

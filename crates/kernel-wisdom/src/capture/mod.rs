@@ -4,8 +4,9 @@
 //! [`set_capture_settings`] selects a kernel by its tuning key, [`WisdomKernel::launch`]
 //! records selected launches into capture files (`kw-capture` format, one `.kwcap` file per
 //! launch): the kernel definition with its source, the configuration, the argument values,
-//! every buffer (its declared length) before the launch and, for each buffer the launch changed, its contents
-//! after the launch (the reference output), the problem size, the device and provenance.
+//! every buffer (its declared length) before the launch and, for each buffer the definition
+//! declares written (`Out`/`InOut`, changed or not) or the launch changed, its contents after
+//! the launch (the reference output), the problem size, the device and provenance.
 //! The metadata schema is [`kw_core::capture_meta::CaptureMetadata`].
 //!
 //! | variable | meaning | default |

@@ -7,7 +7,7 @@ use super::state::submit;
 use kw_capture::{capture_file_stem, CaptureBuffer, CaptureJob};
 use kw_core::backend::{Device, DeviceMemory, KernelArg, Mem, Queue};
 use kw_core::capture_meta::{CaptureMetadata, CapturedArg, CAPTURE_METADATA_VERSION};
-use kw_core::{Config, KernelDef};
+use kw_core::{Access, Config, KernelDef};
 use std::path::PathBuf;
 
 /// The buffers' contents before a captured launch (`None` for scalars), and the number of
@@ -128,7 +128,10 @@ pub(crate) fn before_launch(
 }
 
 /// After the launch (enqueued with `config`): waits for it, copies the buffers again, keeps
-/// the changed ones as the reference output, and hands everything to the background writer.
+/// as the reference output every buffer the definition declares written (`Out`/`InOut`),
+/// changed or not (an idempotent launch leaves its output as it found it, and that is still
+/// the output to verify against), and any other buffer the launch changed; then hands
+/// everything to the background writer.
 pub(crate) fn after_launch(
     before: Before,
     def: &KernelDef,
@@ -158,7 +161,8 @@ pub(crate) fn after_launch(
             (KernelArg::Buffer { elem, .. }, Some(pre), Some(post)) => {
                 entry.len = Some(pre.len() / elem.size().max(1));
                 let input = input_frame_name(&name);
-                if post != pre {
+                let declared_written = def.args.get(i).is_some_and(|d| d.access != Access::In);
+                if declared_written || post != pre {
                     let output = output_frame_name(&name);
                     buffers.push(CaptureBuffer::new(&output, elem.name(), post));
                     entry.output = Some(output);

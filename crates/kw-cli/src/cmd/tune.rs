@@ -64,9 +64,15 @@ pub struct TuneArgs {
     /// Continue from the results log instead of starting over.
     #[arg(long)]
     resume: bool,
-    /// Do not compare outputs with the captured reference.
+    /// Do not compare outputs with the captured reference (the summary and the wisdom record
+    /// then say UNVERIFIED).
     #[arg(long)]
     no_verify: bool,
+    /// Tune a capture that lacks a reference output for a buffer the kernel writes (kw tune
+    /// refuses such a capture otherwise). Outputs that have a reference are still verified;
+    /// the summary and the wisdom record say UNVERIFIED, with the reason.
+    #[arg(long)]
+    allow_unverified: bool,
     /// Relative tolerance for float outputs.
     #[arg(long, default_value_t = Tolerance::default().rtol)]
     rtol: f64,
@@ -398,6 +404,7 @@ fn tune_one(
 ) -> Result<StopReason> {
     let device = open_for(backend_of(capture)?, args.device.as_deref())?;
     let session = Arc::new(ReplaySession::load(capture, device.clone())?);
+    let unverified = unverified_reason(args, &session)?;
     let def = session.def().clone();
     let space = session.space();
     let info = device.info().clone();
@@ -407,6 +414,9 @@ fn tune_one(
         space.len(),
         info.summary()
     );
+    if let Some(reason) = &unverified {
+        eprintln!("kw tune: warning: tuning UNVERIFIED: {reason}");
+    }
     let options = MeasureOptions {
         warmup: args.warmup,
         min_samples: 3.min(args.samples.max(1)),
@@ -470,6 +480,10 @@ fn tune_one(
     bar.finish_and_clear();
     let stats = eval.stats();
     print_summary(&def.tuning_key, space, &report, &default, &stats);
+    match &unverified {
+        Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
+        None => println!("  verification: every output checked against the captured reference"),
+    }
     if args.report_timing {
         let repeat = match (objective_of(&report, &default), eval.measure(&default)) {
             (Some(a), Ok(m)) => Some((a, m.median_ms)),
@@ -525,6 +539,8 @@ fn tune_one(
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
             capture_checksum: capture_checksum(capture)?,
+            verified: Some(unverified.is_none()),
+            unverified_reason: unverified.clone().unwrap_or_default(),
         },
     };
     let (path, outcome) = add_record(
@@ -535,6 +551,27 @@ fn tune_one(
     )?;
     println!("  wisdom: {} ({outcome:?})", path.display());
     Ok(report.reason)
+}
+
+/// Why this run is unverified (`None`: every written buffer is checked against the
+/// capture's reference). A capture without a full reference is refused unless the user asked
+/// for an unverified run (`--allow-unverified`, or `--no-verify`, which turns checking off).
+fn unverified_reason(args: &TuneArgs, session: &ReplaySession) -> Result<Option<String>> {
+    if args.no_verify {
+        return Ok(Some(
+            "--no-verify: outputs not compared with the captured reference".into(),
+        ));
+    }
+    match session.reference_gap() {
+        Some(gap) if !args.allow_unverified => bail!(
+            "{}: refusing to tune without a reference: {gap}, so a configuration that \
+             computes wrong results could win. Re-capture the launch with this version (it \
+             records every Out/InOut buffer), or pass --allow-unverified to tune it anyway \
+             (the summary and the wisdom record then say UNVERIFIED)",
+            session.path().display()
+        ),
+        gap => Ok(gap),
+    }
 }
 
 fn hostname() -> String {

@@ -142,13 +142,18 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             );
             for (i, r) in file.records.iter().enumerate() {
                 println!(
-                    "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}",
+                    "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}",
                     i + 1,
                     size(&r.problem_size),
                     r.device.name,
                     r.device.architecture,
                     r.objective.median_ms,
-                    r.config.key()
+                    r.config.key(),
+                    if r.provenance.verified == Some(false) {
+                        "  UNVERIFIED"
+                    } else {
+                        ""
+                    }
                 );
             }
             Ok(())

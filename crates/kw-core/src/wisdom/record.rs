@@ -71,6 +71,15 @@ pub struct Provenance {
     /// Checksum of that capture file.
     #[serde(default)]
     pub capture_checksum: String,
+    /// Whether the tuning checked every configuration's output against the capture's
+    /// reference: `Some(true)` verified; `Some(false)` tuned UNVERIFIED (`kw tune
+    /// --allow-unverified` or `--no-verify`, reason in
+    /// [`Provenance::unverified_reason`]); `None` in records written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+    /// Why the record is unverified (empty when it is verified).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unverified_reason: String,
 }
 
 /// One tuned configuration for (device, problem size).
@@ -118,4 +127,33 @@ pub(crate) fn trim_ones(size: &[i64]) -> &[i64] {
         end -= 1;
     }
     &size[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verification_is_optional_in_provenance() {
+        // A record's provenance as earlier versions wrote it: no verification fields.
+        let old: Provenance = serde_json::from_str(
+            r#"{"date": "2026-01-01T00:00:00Z", "strategy": "random", "evaluations": 3}"#,
+        )
+        .unwrap();
+        assert_eq!(old.verified, None);
+        assert_eq!(old.unverified_reason, "");
+        assert!(!serde_json::to_string(&old).unwrap().contains("verified"));
+
+        let unverified = Provenance {
+            verified: Some(false),
+            unverified_reason: "buffer `c` has no reference".into(),
+            ..Provenance::default()
+        };
+        let text = serde_json::to_string(&unverified).unwrap();
+        assert!(text.contains(r#""verified":false"#), "{text}");
+        assert_eq!(
+            serde_json::from_str::<Provenance>(&text).unwrap(),
+            unverified
+        );
+    }
 }

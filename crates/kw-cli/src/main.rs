@@ -44,7 +44,54 @@ fn main() {
         Command::Tune(a) => cmd::tune::run(a),
     };
     if let Err(e) = result {
-        eprintln!("kw: error: {e:#}");
+        eprintln!("kw: error: {}", error_text(&e));
         std::process::exit(1);
+    }
+}
+
+/// The error and its causes, `: `-separated, without repeats: a cause whose text its
+/// parent's message already ends with (typed errors that print their source) is left out.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    let mut last = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !last.is_empty() && last.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+        last = text;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{path}: cannot write: {source}")]
+    struct Typed {
+        path: String,
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn error_chains_do_not_repeat_causes() {
+        let io = std::io::Error::new(std::io::ErrorKind::Other, "Read-only file system (os error 30)");
+        let e = anyhow::Error::new(Typed {
+            path: "wisdom/k.json".into(),
+            source: io,
+        })
+        .context("tuning a.kwcap");
+        assert_eq!(
+            error_text(&e),
+            "tuning a.kwcap: wisdom/k.json: cannot write: Read-only file system (os error 30)"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&plain), "outer: inner");
     }
 }

@@ -124,7 +124,20 @@ impl ReplaySession {
                 }
                 ArgKind::Buffer => {
                     let len = a.len.ok_or_else(|| arg_err("no length".into()))?;
-                    let bytes = len * a.ty.size();
+                    // Checked before anything is allocated: a corrupt or hostile length is an
+                    // error, never an overflow or a huge allocation.
+                    let bytes = len.checked_mul(a.ty.size()).ok_or_else(|| {
+                        arg_err(format!(
+                            "length {len} x {} bytes per element overflows",
+                            a.ty.size()
+                        ))
+                    })?;
+                    let memory = info.global_memory_bytes;
+                    if memory > 0 && bytes as u64 > memory {
+                        return Err(arg_err(format!(
+                            "{bytes} bytes ({len} elements) exceed the device's {memory} bytes of memory"
+                        )));
+                    }
                     let read = |frame: &str| {
                         capture
                             .read_buffer(frame)

@@ -430,10 +430,20 @@ fn tune_one(
     header.kernel_name = Some(def.kernel_name.clone());
     header.device_name = Some(info.name.clone());
     header.problem_size = Some(session.metadata().problem_size.clone());
+    let checksum = capture_checksum(capture)?;
+    header.capture_checksum = Some(checksum.clone());
     let (log, records) = if args.resume {
         ResultsLog::resume(log_path, space, &header)?
     } else {
-        (ResultsLog::create(log_path, &header)?, Vec::new())
+        let (log, kept) = ResultsLog::create_keeping(log_path, &header)?;
+        if let Some(old) = kept {
+            eprintln!(
+                "kw tune: {} existed; kept it as {} (use --resume to continue a log)",
+                log_path.display(),
+                old.display()
+            );
+        }
+        (log, Vec::new())
     };
     let default = space
         .point(&def.default_config())
@@ -524,7 +534,7 @@ fn tune_one(
             capture_file: capture
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-            capture_checksum: capture_checksum(capture)?,
+            capture_checksum: checksum,
         },
     };
     let (path, outcome) = add_record(

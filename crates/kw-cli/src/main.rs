@@ -31,6 +31,9 @@ enum Command {
     /// Results logs of tuning runs.
     #[command(subcommand)]
     Log(cmd::log::LogCmd),
+    /// The evaluation worker `kw tune` starts (not for people).
+    #[command(name = "__eval-worker", hide = true)]
+    EvalWorker(cmd::worker::WorkerArgs),
 }
 
 fn main() {
@@ -42,6 +45,7 @@ fn main() {
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
         Command::Tune(a) => cmd::tune::run(a),
+        Command::EvalWorker(a) => cmd::worker::run(a),
     };
     if let Err(e) = result {
         eprintln!("kw: error: {}", error_text(&e));

@@ -58,46 +58,67 @@ fn scalar_of(ty: ScalarType, v: &Value) -> Option<ScalarValue> {
     })
 }
 
+/// Opens a capture and checks its metadata against a device of its backend: the capture, its
+/// metadata and the kernel's tuning space on that device.
+fn open_checked(
+    path: &Path,
+    info: &kw_core::DeviceInfo,
+) -> Result<(Capture, CaptureMetadata, TuningSpace), ReplayError> {
+    let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    let meta: CaptureMetadata = capture.metadata_as().map_err(|e| ReplayError::Capture {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    let bad_meta = |message: String| ReplayError::Metadata {
+        path: path.to_path_buf(),
+        message,
+    };
+    meta.check_version().map_err(bad_meta)?;
+    let def = &meta.kernel;
+    if info.backend != def.backend {
+        return Err(ReplayError::WrongBackend {
+            path: path.to_path_buf(),
+            kernel: def.kernel_name.clone(),
+            expected: def.backend,
+            found: info.backend,
+            device: info.name.clone(),
+        });
+    }
+    if meta.args.len() != def.args.len() {
+        return Err(bad_meta(format!(
+            "{} captured arguments, the definition of `{}` has {}",
+            meta.args.len(),
+            def.kernel_name,
+            def.args.len()
+        )));
+    }
+    let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    Ok((capture, meta, space))
+}
+
 impl ReplaySession {
+    /// Reads a capture's metadata and its kernel's tuning space on a device described by
+    /// `info`, with the checks of [`ReplaySession::load`] but without uploading anything (for
+    /// a process that only drives the tuning while workers replay).
+    pub fn inspect(
+        path: &Path,
+        info: &kw_core::DeviceInfo,
+    ) -> Result<(CaptureMetadata, TuningSpace), ReplayError> {
+        let (_, meta, space) = open_checked(path, info)?;
+        Ok((meta, space))
+    }
     /// Opens `path`, checks its metadata and uploads its buffers to `device` (any device of
     /// the capture's backend).
     pub fn load(path: &Path, device: Arc<dyn Device>) -> Result<ReplaySession, ReplayError> {
-        let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
-        let meta: CaptureMetadata = capture.metadata_as().map_err(|e| ReplayError::Capture {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
-        let bad_meta = |message: String| ReplayError::Metadata {
-            path: path.to_path_buf(),
-            message,
-        };
-        meta.check_version().map_err(bad_meta)?;
-        let def = &meta.kernel;
         let info = device.info();
-        if info.backend != def.backend {
-            return Err(ReplayError::WrongBackend {
-                path: path.to_path_buf(),
-                kernel: def.kernel_name.clone(),
-                expected: def.backend,
-                found: info.backend,
-                device: info.name.clone(),
-            });
-        }
-        if meta.args.len() != def.args.len() {
-            return Err(bad_meta(format!(
-                "{} captured arguments, the definition of `{}` has {}",
-                meta.args.len(),
-                def.kernel_name,
-                def.args.len()
-            )));
-        }
-        let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
+        let (capture, meta, space) = open_checked(path, info)?;
+        let def = &meta.kernel;
         let mut problem_size = [1i64; 3];
         for (axis, v) in meta.problem_size.iter().take(3).enumerate() {
             problem_size[axis] = *v;

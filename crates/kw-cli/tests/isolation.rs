@@ -1,7 +1,9 @@
 //! Isolated evaluation on PoCL, through the `kw` binary: a configuration that hangs and one
 //! that crashes its worker are failed results with their reasons, the run goes on in a fresh
 //! worker and writes wisdom for the best valid configuration; `--time` and Ctrl-C stop a hung
-//! evaluation without recording it; `--resume` does not evaluate a logged hang again.
+//! evaluation without recording it; `--resume` does not evaluate a logged hang again. On a
+//! CUDA device (skipped without one; `tools/isolation-h100.sh` runs it on the H100), the
+//! same with `__trap()` and an illegal address, and the run's own CUDA context survives.
 
 use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};
 use kw_core::{BackendKind, KernelDef};
@@ -65,8 +67,13 @@ fn setup(name: &str, modes: &[i64]) -> Option<(PathBuf, PathBuf, usize)> {
     Some((dir, capture, index))
 }
 
+/// The `kw` binary: `KW_BIN` when set (packaged runs on a GPU machine), else cargo's.
+fn kw_bin() -> PathBuf {
+    std::env::var_os("KW_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kw")), PathBuf::from)
+}
+
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    Command::new(kw_bin())
         .current_dir(dir)
         .args(args)
         .output()
@@ -204,7 +211,7 @@ fn ctrl_c_stops_a_hung_evaluation() {
         return;
     };
     let idx = index.to_string();
-    let child = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let child = Command::new(kw_bin())
         .current_dir(&dir)
         .args([
             "tune",
@@ -248,4 +255,95 @@ fn ctrl_c_stops_a_hung_evaluation() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("Resume with"), "{stderr}");
     assert!(records.iter().all(|r| r["failure"].is_null()), "{records:?}");
+}
+
+const FAULTY_CU: &str = r#"
+extern "C" __global__ void scale(float* y, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if mode == 1
+    while (n > 0) { y[0] += 1.0f; }
+#elif mode == 2
+    __trap();
+#elif mode == 3
+    ((float*)0x100)[(long long)i * 65536] = 1.0f;
+#endif
+    if (i < n) { y[i] = 2.0f * x[i]; }
+}"#;
+
+/// On CUDA: a hang, `__trap()` and an illegal address (each kills its worker's context) are
+/// failed results; the wisdom is the valid best; `--report-timing` then measures in the
+/// `kw tune` process itself, on its own CUDA context, which the faults did not touch.
+#[test]
+fn cuda_trap_and_illegal_address_are_failed_results() {
+    let _serial = serial();
+    let Some(d) = list_devices()
+        .ok()
+        .and_then(|l| l.into_iter().find(|d| d.info.backend == BackendKind::Cuda))
+    else {
+        eprintln!("SKIPPED: no CUDA device");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("kw-isolation-cuda-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
+    let mut b = KernelBuilder::new("scale", Source::text("scale.cu", FAULTY_CU));
+    let bx = b.tune("block_size_x", [64, 128], 128);
+    b.tune("mode", [0i64, 1, 2, 3], 0);
+    b.restriction_text("mode == 0 or block_size_x == 128");
+    b.problem_size([kernel_wisdom::arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx, 1, 1)
+        .output::<f32>("y")
+        .input::<f32>("x")
+        .scalar::<i32>("n");
+    let mut def = b.build().unwrap();
+    def.tuning_key = "faulty_cuda".into();
+    let n = 1 << 16;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&x),
+        HostArg::scalar(n as i32),
+    ];
+    let capture = capture_launch(&dir, "faulty_cuda", &def, None, device, &args).unwrap();
+    let idx = d.index.to_string();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture.to_str().unwrap(),
+            "--device",
+            &idx,
+            "--eval-timeout",
+            "5s",
+            "--budget",
+            "10",
+            "--log",
+            "run.jsonl",
+            "--report-timing",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}\n{stderr}");
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let records = log_records(&dir.join("run.jsonl"));
+    assert_eq!(records.len(), 5, "{records:?}");
+    for r in &records {
+        println!("{r}");
+        let failure = r["failure"].as_str();
+        match mode_of(r) {
+            0 => assert!(r["objective"].as_f64().is_some(), "{r}"),
+            1 => assert!(failure.unwrap().starts_with("timed out"), "{r}"),
+            // A trap or an illegal address: the launch fails (the context is lost) or the
+            // worker dies; either way a failed result, and a fresh worker continues.
+            _ => assert!(failure.is_some(), "{r}"),
+        }
+    }
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/faulty_cuda.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&wisdom).unwrap();
+    assert_eq!(json["records"][0]["config"]["mode"], 0, "{wisdom}");
+    // Measured in the kw tune process after the faults: its context is intact.
+    assert!(stdout.contains("spread"), "{stdout}");
 }

@@ -256,6 +256,8 @@ pub struct IsolatedEvaluator {
     evaluations: u64,
     /// Workers started.
     pub starts: u64,
+    /// False once a worker failed to start (a fatal failure then stops the run).
+    worker_can_start: bool,
     started: Instant,
 }
 
@@ -280,6 +282,7 @@ impl IsolatedEvaluator {
             ended: WireStats::default(),
             evaluations: 0,
             starts: 0,
+            worker_can_start: true,
             started: Instant::now(),
         }
     }
@@ -331,6 +334,14 @@ impl IsolatedEvaluator {
         if self.worker.is_some() {
             return Ok(());
         }
+        let started = self.start_worker();
+        if started.as_ref().is_err_and(|f| f.fatal) {
+            self.worker_can_start = false;
+        }
+        started
+    }
+
+    fn start_worker(&mut self) -> Result<(), Failure> {
         let mut w = Worker::spawn(&self.exe, &self.args).map_err(|e| {
             Failure::fatal(format!(
                 "cannot start the evaluation worker {}: {e}",
@@ -373,10 +384,9 @@ impl IsolatedEvaluator {
             }
         }
     }
-}
 
-impl Evaluator for IsolatedEvaluator {
-    fn evaluate(&mut self, point: &Point) -> EvalResult {
+    /// One evaluation in the current (or a fresh) worker.
+    fn evaluate_once(&mut self, point: &Point) -> EvalResult {
         self.last_samples = None;
         self.ensure_worker()?;
         let began = Instant::now();
@@ -406,7 +416,14 @@ impl Evaluator for IsolatedEvaluator {
                         self.retire(true);
                         Err(Failure::fatal(reason))
                     }
-                    (_, Some(reason)) => Err(Failure::new(reason)),
+                    (_, Some(reason)) => {
+                        if reason.starts_with("launch failed") {
+                            // A failed launch may leave the device unusable (a CUDA sticky
+                            // error): the next configuration gets a fresh worker.
+                            self.retire(true);
+                        }
+                        Err(Failure::new(reason))
+                    }
                     (Some(ms), None) => {
                         self.timeout.learn(began.elapsed());
                         self.last_samples = samples;
@@ -445,6 +462,24 @@ impl Evaluator for IsolatedEvaluator {
                 self.retire(true);
                 Err(Failure::interrupted("the run's time is up"))
             }
+        }
+    }
+}
+
+impl Evaluator for IsolatedEvaluator {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        match self.evaluate_once(point) {
+            // The worker's device failed (e.g. a CUDA context lost to the previous
+            // configuration): once more in a fresh worker. Failing so again, the
+            // configuration itself breaks the device: a failed result, the run goes on.
+            Err(f) if f.fatal && self.worker_can_start => match self.evaluate_once(point) {
+                Err(again) if again.fatal && self.worker_can_start => Err(Failure::new(format!(
+                    "crashed: the device failed in two fresh workers: {}",
+                    again.reason
+                ))),
+                other => other,
+            },
+            other => other,
         }
     }
 

@@ -85,10 +85,14 @@ fn lex(text: &str) -> Result<Lexer, ParseError> {
                 i += 1;
             }
             let tok = if is_float {
-                Tok::Float(
-                    s.parse()
-                        .map_err(|_| err(start, format!("malformed number `{s}`")))?,
-                )
+                let f: f64 = s
+                    .parse()
+                    .map_err(|_| err(start, format!("malformed number `{s}`")))?;
+                if !f.is_finite() {
+                    // JSON (captures, definitions) cannot hold it: refused here.
+                    return Err(err(start, format!("number `{s}` is too large for 64 bits")));
+                }
+                Tok::Float(f)
             } else {
                 Tok::Int(
                     s.parse()
@@ -120,6 +124,25 @@ fn lex(text: &str) -> Result<Lexer, ParseError> {
                             Some('r') => s.push('\r'),
                             Some('0') => s.push('\0'),
                             Some(&o @ ('\\' | '"' | '\'')) => s.push(o),
+                            // `\u{1f}`: how strings print (Rust's escapes), so they read back.
+                            Some('u') if chars.get(i + 1) == Some(&'{') => {
+                                let close = chars[i..]
+                                    .iter()
+                                    .position(|&ch| ch == '}')
+                                    .map(|p| i + p)
+                                    .filter(|&p| p > i + 2 && p <= i + 8);
+                                let ch = close.and_then(|p| {
+                                    let hex: String = chars[i + 2..p].iter().collect();
+                                    u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
+                                });
+                                match (ch, close) {
+                                    (Some(ch), Some(p)) => {
+                                        s.push(ch);
+                                        i = p;
+                                    }
+                                    _ => return Err(err(i, "bad \\u{...} escape in string".into())),
+                                }
+                            }
                             _ => return Err(err(i, "unknown escape in string".into())),
                         }
                     }

@@ -119,3 +119,22 @@ fn long_flat_chains_are_errors_not_stack_overflows() {
     let deep = format!("{}{{\"lit\":1}}{}", "{\"unary\":{\"op\":\"neg\",\"arg\":".repeat(20_000), "}}".repeat(20_000));
     assert!(serde_json::from_str::<Expr>(&deep).is_err());
 }
+
+/// Found by the expression fuzz target (`tests/fuzz.rs`): strings with control characters
+/// print with `\u{..}` escapes that must read back; a float literal too large for 64 bits
+/// would be infinite, which JSON cannot hold (the capture could not be read back).
+#[test]
+fn fuzz_findings_of_the_expression_parser() {
+    use kw_core::{Expr, Value};
+    let e = Expr::Lit(Value::Str("a\u{1}b\u{7f}".into()));
+    assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+    assert_eq!(
+        Expr::parse("\"x\\u{41}\"").unwrap(),
+        Expr::Lit(Value::Str("xA".into()))
+    );
+    assert!(Expr::parse("\"\\u{110000}\"").is_err());
+    assert!(Expr::parse("\"\\u{}\"").is_err());
+    let err = Expr::parse("x != 1e999").unwrap_err();
+    assert!(err.to_string().contains("too large"), "{err}");
+    assert!(Expr::parse("x != -1e999").is_err());
+}

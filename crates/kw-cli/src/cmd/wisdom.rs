@@ -42,8 +42,8 @@ pub enum WisdomCmd {
         /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
-        /// A capture of the kernel: records whose configuration its tuning space rejects are
-        /// skipped, as the runtime skips them.
+        /// A capture of the kernel: records whose configuration its tuning space (on the
+        /// captured device) rejects are skipped, as the runtime skips them.
         #[arg(long)]
         capture: Option<PathBuf>,
     },
@@ -172,9 +172,10 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 Some(c) => {
                     let cap = kw_capture::Capture::open(c)?;
                     let meta: kw_core::CaptureMetadata = cap.metadata_as()?;
+                    // The space on the capture's device (restrictions may use its limits).
                     Some(
                         meta.kernel
-                            .space(None)
+                            .space(Some(&meta.device))
                             .with_context(|| format!("{}: the kernel's tuning space", c.display()))?,
                     )
                 }

@@ -78,7 +78,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.into_iter()
                 .find(|d| d.info.backend == kw_core::BackendKind::Opencl)
         }) {
-            Ok(Some(d)) => kernel_wisdom::open_device(&kernel_wisdom::DeviceSelector::Index(d.index)),
+            Ok(Some(d)) => {
+                kernel_wisdom::open_device(&kernel_wisdom::DeviceSelector::Index(d.index))
+            }
             Ok(None) => {
                 eprintln!("SKIPPED: no OpenCL device");
                 return Ok(());

@@ -185,11 +185,14 @@ impl WisdomSource {
             }
         }
         match best {
-            Some((fi, Selection {
-                step,
-                record: Some(i),
-                ..
-            })) => {
+            Some((
+                fi,
+                Selection {
+                    step,
+                    record: Some(i),
+                    ..
+                },
+            )) => {
                 let file = &self.files[fi];
                 if debug_enabled() {
                     eprintln!(

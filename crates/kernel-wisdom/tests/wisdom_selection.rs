@@ -178,7 +178,10 @@ fn every_file_on_the_search_path_is_considered() {
     assert_eq!(source.files().len(), 2);
     let choice = source.choose(&[1000]);
     assert_eq!(choice.step, Step::ExactDeviceExactSize);
-    assert_eq!(choice.file.as_deref(), Some(own.join("vector_add.json").as_path()));
+    assert_eq!(
+        choice.file.as_deref(),
+        Some(own.join("vector_add.json").as_path())
+    );
     assert_eq!(choice.config.get("block_size_x"), Some(&Value::Int(64)));
     // The same exact record in both files: the earlier file on the path wins.
     add_record(
@@ -196,7 +199,10 @@ fn every_file_on_the_search_path_is_considered() {
         probe.default_config(),
     );
     let choice = source.choose(&[1000]);
-    assert_eq!(choice.file.as_deref(), Some(other.join("vector_add.json").as_path()));
+    assert_eq!(
+        choice.file.as_deref(),
+        Some(other.join("vector_add.json").as_path())
+    );
     assert_eq!(choice.config.get("block_size_x"), Some(&Value::Int(128)));
     // No usable record anywhere: the default, and no file is named.
     let empty = temp_dir("path-empty");

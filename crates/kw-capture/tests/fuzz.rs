@@ -32,7 +32,12 @@ fn seed(level: i32, chunk: usize) -> Vec<u8> {
 #[test]
 fn fuzz_capture_reader() {
     let seeds = [seed(1, 1 << 20), seed(3, 1024)];
-    let dict: &[&[u8]] = &[b"\xff\xff\xff\xff\xff\xff\xff\x7f", b"\0\0\0\0", b"KWCAP", b"\x28\xb5\x2f\xfd"];
+    let dict: &[&[u8]] = &[
+        b"\xff\xff\xff\xff\xff\xff\xff\x7f",
+        b"\0\0\0\0",
+        b"KWCAP",
+        b"\x28\xb5\x2f\xfd",
+    ];
     let r = fuzz("capture", &seeds, dict, 3_000, |input| {
         read_all(input.to_vec());
         // The same input with the header's hash made right again, so that mutations of the

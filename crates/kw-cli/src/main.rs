@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn error_chains_do_not_repeat_causes() {
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "Read-only file system (os error 30)");
+        let io = std::io::Error::other("Read-only file system (os error 30)");
         let e = anyhow::Error::new(Typed {
             path: "wisdom/k.json".into(),
             source: io,

@@ -13,9 +13,10 @@ use std::process::{Command, Output, Stdio};
 
 /// The first OpenCL device (chosen explicitly: on a GPU machine device 0 may be CUDA).
 fn opencl_index() -> Option<usize> {
-    let found = list_devices()
-        .ok()
-        .and_then(|l| l.into_iter().find(|d| d.info.backend == BackendKind::Opencl));
+    let found = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    });
     if found.is_none() {
         eprintln!("SKIPPED: no OpenCL device");
     }
@@ -69,7 +70,8 @@ fn setup(name: &str, modes: &[i64]) -> Option<(PathBuf, PathBuf, usize)> {
 
 /// The `kw` binary: `KW_BIN` when set (packaged runs on a GPU machine), else cargo's.
 fn kw_bin() -> PathBuf {
-    std::env::var_os("KW_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kw")), PathBuf::from)
+    std::env::var_os("KW_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kw")), PathBuf::from)
 }
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
@@ -97,7 +99,8 @@ fn mode_of(r: &serde_json::Value) -> i64 {
 /// evaluations of another test into their time limits.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[test]
@@ -142,10 +145,22 @@ fn a_hang_and_a_crash_are_failed_results_and_tuning_finishes() {
     assert!(stderr.contains("worker(s) were replaced"), "{stderr}");
 
     // Resuming evaluates nothing again: the hang and the crash are in the log.
-    let mut args = vec!["tune", capture, "--eval-timeout", "3s", "--resume", "--budget", "10"];
+    let mut args = vec![
+        "tune",
+        capture,
+        "--eval-timeout",
+        "3s",
+        "--resume",
+        "--budget",
+        "10",
+    ];
     args.extend(common);
     let out = kw(&dir, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(log_records(&dir.join("run.jsonl")).len(), 4);
 }
 
@@ -187,17 +202,36 @@ fn time_stops_a_hung_evaluation_and_resume_records_the_hang_once() {
         "the interrupted hang is not recorded: {records:?}\n{stderr}"
     );
     // Resume with a short limit: the hang is recorded as timed out...
-    let mut args = vec!["tune", capture, "--eval-timeout", "2s", "--resume", "--budget", "3"];
+    let mut args = vec![
+        "tune",
+        capture,
+        "--eval-timeout",
+        "2s",
+        "--resume",
+        "--budget",
+        "3",
+    ];
     args.extend(common);
     let out = kw(&dir, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let records = log_records(&dir.join("run.jsonl"));
     let hangs: Vec<_> = records.iter().filter(|r| mode_of(r) == 1).collect();
     assert_eq!(hangs.len(), 1, "{records:?}");
-    assert!(hangs[0]["failure"].as_str().unwrap().starts_with("timed out"));
+    assert!(hangs[0]["failure"]
+        .as_str()
+        .unwrap()
+        .starts_with("timed out"));
     // ... once: a further resume proposes it no more.
     let out = kw(&dir, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(log_records(&dir.join("run.jsonl")).len(), records.len());
 }
 
@@ -254,7 +288,10 @@ fn ctrl_c_stops_a_hung_evaluation() {
     }
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("Resume with"), "{stderr}");
-    assert!(records.iter().all(|r| r["failure"].is_null()), "{records:?}");
+    assert!(
+        records.iter().all(|r| r["failure"].is_null()),
+        "{records:?}"
+    );
 }
 
 const FAULTY_CU: &str = r#"

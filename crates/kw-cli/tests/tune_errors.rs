@@ -26,10 +26,10 @@ fn text(o: &Output) -> String {
 
 /// A directory with a vector_add capture made on the first OpenCL device, and its index.
 fn setup(name: &str) -> Option<(PathBuf, PathBuf, String)> {
-    let Some(d) = list_devices()
-        .ok()
-        .and_then(|l| l.into_iter().find(|d| d.info.backend == BackendKind::Opencl))
-    else {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
         eprintln!("SKIPPED: no OpenCL device");
         return None;
     };
@@ -63,13 +63,27 @@ fn bad_arguments_and_wisdom_directories_fail_before_tuning() {
     std::fs::write(dir.join("not-a-dir"), b"x").unwrap();
     let out = kw(
         &dir,
-        &["tune", c, "--device", &idx, "--budget", "2", "--wisdom-dir", "not-a-dir/sub", "--log", "run.jsonl"],
+        &[
+            "tune",
+            c,
+            "--device",
+            &idx,
+            "--budget",
+            "2",
+            "--wisdom-dir",
+            "not-a-dir/sub",
+            "--log",
+            "run.jsonl",
+        ],
     );
     assert!(!out.status.success());
     assert!(text(&out).contains("not-a-dir"), "{}", text(&out));
     assert!(!dir.join("run.jsonl").exists(), "nothing was tuned");
     // `kw log export` of an endless file: a bounded read and a typed error.
-    let out = kw(&dir, &["log", "export", "/dev/zero", "--kt-cache", "out.json"]);
+    let out = kw(
+        &dir,
+        &["log", "export", "/dev/zero", "--kt-cache", "out.json"],
+    );
     assert!(!out.status.success());
     assert!(text(&out).contains("longer than"), "{}", text(&out));
 }
@@ -116,11 +130,18 @@ fn a_bad_capture_does_not_stop_the_batch_and_compile_failures_stop_early() {
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
     assert!(all.contains("garbage.kwcap"), "{all}");
-    assert!(all.contains("failed to compile") && all.contains("empty"), "{all}");
+    assert!(
+        all.contains("failed to compile") && all.contains("empty"),
+        "{all}"
+    );
     assert!(all.contains("2 of 3 capture(s) failed"), "{all}");
     // The good capture after them was tuned.
     assert!(dir.join("wisdom/vector_add.json").exists(), "{all}");
     assert!(!dir.join("wisdom/empty_source.json").exists());
     let log = std::fs::read_to_string(dir.join("logs/empty.tune.jsonl")).unwrap();
-    assert_eq!(log.lines().count(), 1 + 8, "stopped after 8 compile failures");
+    assert_eq!(
+        log.lines().count(),
+        1 + 8,
+        "stopped after 8 compile failures"
+    );
 }

@@ -42,10 +42,10 @@ fn record(space: &kw_core::TuningSpace, bx: i64, ms: f64) -> WisdomRecord {
 
 #[test]
 fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
-    let Some(d) = list_devices()
-        .ok()
-        .and_then(|l| l.into_iter().find(|d| d.info.backend == BackendKind::Opencl))
-    else {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
         eprintln!("SKIPPED: no OpenCL device");
         return;
     };
@@ -70,19 +70,41 @@ fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
     add_record(&dir.join("a"), "vector_add", valid, ReplacePolicy::IfBetter).unwrap();
     let mut older = record(&space, 48, 0.5);
     older.space.hash = "older".into();
-    let p = older.space.parameters.iter_mut().find(|p| p.name == "block_size_x").unwrap();
+    let p = older
+        .space
+        .parameters
+        .iter_mut()
+        .find(|p| p.name == "block_size_x")
+        .unwrap();
     p.values.push(Value::Int(48));
     let mut f = WisdomFile::new("vector_add");
     f.records = vec![record(&space, 128, -1.0), older];
     f.save(&dir.join("b/vector_add.json")).unwrap();
     let out = kw(&dir, &["wisdom", "merge", "out", "a", "b"]);
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("3 record(s) read -> 2 record(s), 1 left out"), "{text}");
+    assert!(
+        text.contains("3 record(s) read -> 2 record(s), 1 left out"),
+        "{text}"
+    );
     assert!(text.contains("not a non-negative finite time"), "{text}");
     // Without the capture, explain chooses the (faster) older-space record; with it, that
     // record is skipped as the runtime skips it, and the valid one is chosen.
-    let q = ["wisdom", "explain", "out/vector_add.json", "--device", "Dev", "--backend", "opencl", "--problem-size", "1024"];
+    let q = [
+        "wisdom",
+        "explain",
+        "out/vector_add.json",
+        "--device",
+        "Dev",
+        "--backend",
+        "opencl",
+        "--problem-size",
+        "1024",
+    ];
     let out = kw(&dir, &q);
     let plain = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(plain.contains("block_size_x=48"), "{plain}");

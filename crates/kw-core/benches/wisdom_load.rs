@@ -108,7 +108,10 @@ fn main() {
         times.push(s);
     }
     if times.len() == 2 {
-        println!("RESULT wisdom_load_speedup: {:.2}x (old / new)", times[1] / times[0]);
+        println!(
+            "RESULT wisdom_load_speedup: {:.2}x (old / new)",
+            times[1] / times[0]
+        );
     }
     let _ = std::fs::remove_file(&path);
 }

@@ -49,7 +49,9 @@ impl std::fmt::Display for FuzzReport {
 }
 
 fn mutate(rng: &mut Rng, input: &mut Vec<u8>, other: &[u8], dict: &[&[u8]]) {
-    const INTERESTING: [u8; 12] = [0, 1, 0x7f, 0x80, 0xff, b'0', b'9', b'"', b'{', b'[', b'\n', b'\\'];
+    const INTERESTING: [u8; 12] = [
+        0, 1, 0x7f, 0x80, 0xff, b'0', b'9', b'"', b'{', b'[', b'\n', b'\\',
+    ];
     let rounds = 1 + rng.index(4);
     for _ in 0..rounds {
         let len = input.len();
@@ -160,7 +162,7 @@ pub fn fuzz_with(
         name: name.to_string(),
         ..FuzzReport::default()
     };
-    let empty = vec![Vec::new()];
+    let empty = [Vec::new()];
     let seeds = if seeds.is_empty() { &empty[..] } else { seeds };
     let mut current = seeds[0].clone();
     let done = |n: u64, t: Instant| match budget {

@@ -140,7 +140,9 @@ fn lex(text: &str) -> Result<Lexer, ParseError> {
                                         s.push(ch);
                                         i = p;
                                     }
-                                    _ => return Err(err(i, "bad \\u{...} escape in string".into())),
+                                    _ => {
+                                        return Err(err(i, "bad \\u{...} escape in string".into()))
+                                    }
                                 }
                             }
                             _ => return Err(err(i, "unknown escape in string".into())),

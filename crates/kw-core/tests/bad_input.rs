@@ -116,7 +116,11 @@ fn long_flat_chains_are_errors_not_stack_overflows() {
     assert_eq!(nodes, 2 * n - 1);
     drop(copy);
     // Deep JSON of any shape is refused by the JSON reader's own limit.
-    let deep = format!("{}{{\"lit\":1}}{}", "{\"unary\":{\"op\":\"neg\",\"arg\":".repeat(20_000), "}}".repeat(20_000));
+    let deep = format!(
+        "{}{{\"lit\":1}}{}",
+        "{\"unary\":{\"op\":\"neg\",\"arg\":".repeat(20_000),
+        "}}".repeat(20_000)
+    );
     assert!(serde_json::from_str::<Expr>(&deep).is_err());
 }
 

@@ -10,10 +10,42 @@ use kw_core::Expr;
 use std::path::PathBuf;
 
 const EXPR_DICT: &[&[u8]] = &[
-    b" and ", b" or ", b"not ", b" if ", b" else ", b"+", b"-", b"*", b"/", b"//", b"%", b"**",
-    b"==", b"!=", b"<=", b">", b"(", b")", b"[", b"]", b",", b"min(", b"max(", b"div_ceil(",
-    b"args.n", b"args[0]", b"problem_size[1]", b"device.warp_size", b"9223372036854775807",
-    b"-9223372036854775808", b"1e308", b"0.0", b"\"s\"", b"true", b"x", b" for i in range(",
+    b" and ",
+    b" or ",
+    b"not ",
+    b" if ",
+    b" else ",
+    b"+",
+    b"-",
+    b"*",
+    b"/",
+    b"//",
+    b"%",
+    b"**",
+    b"==",
+    b"!=",
+    b"<=",
+    b">",
+    b"(",
+    b")",
+    b"[",
+    b"]",
+    b",",
+    b"min(",
+    b"max(",
+    b"div_ceil(",
+    b"args.n",
+    b"args[0]",
+    b"problem_size[1]",
+    b"device.warp_size",
+    b"9223372036854775807",
+    b"-9223372036854775808",
+    b"1e308",
+    b"0.0",
+    b"\"s\"",
+    b"true",
+    b"x",
+    b" for i in range(",
 ];
 
 fn temp(name: &str) -> PathBuf {
@@ -65,8 +97,20 @@ fn wisdom_seed() -> Vec<u8> {
 fn fuzz_wisdom_reader() {
     let path = temp("wisdom.json");
     let dict: &[&[u8]] = &[
-        b"\"version\":", b"\"records\":", b"\"median_ms\":", b"-1", b"1e999", b"null", b"{", b"}",
-        b"[", b"]", b"\xEF\xBB\xBF", b"\"problem_size\":[", b"0", b"9223372036854775807",
+        b"\"version\":",
+        b"\"records\":",
+        b"\"median_ms\":",
+        b"-1",
+        b"1e999",
+        b"null",
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b"\xEF\xBB\xBF",
+        b"\"problem_size\":[",
+        b"0",
+        b"9223372036854775807",
     ];
     let query = Query {
         device_name: "G".into(),
@@ -106,8 +150,19 @@ const T1: &str = r#"{"General": {"FormatVersion": 1},
 fn fuzz_kernel_tuner_readers() {
     let path = temp("kt.json");
     let dict: &[&[u8]] = &[
-        b"\"tune_params_keys\"", b"\"tune_params\"", b"\"cache\"", b"\"time\"", b"\"Values\"",
-        b"\"Conditions\"", b"\"Expression\"", b"\"Default\"", b"range(", b",", b"}", b"]", b"null",
+        b"\"tune_params_keys\"",
+        b"\"tune_params\"",
+        b"\"cache\"",
+        b"\"time\"",
+        b"\"Values\"",
+        b"\"Conditions\"",
+        b"\"Expression\"",
+        b"\"Default\"",
+        b"range(",
+        b",",
+        b"}",
+        b"]",
+        b"null",
         b"\x1f\x8b",
     ];
     let seeds = [CACHE.as_bytes().to_vec(), T1.as_bytes().to_vec()];

@@ -258,7 +258,9 @@ fn merge_never_loses_a_valid_record_to_an_invalid_one() {
     undeclared.config.set("bx", 48); // not a value of the recorded space
     let mut older_space = record("G", "a", "cuda", &[8], 32, 0.1);
     older_space.space.hash = "older".into();
-    older_space.space.parameters[0].values.push(Value::Int(4096));
+    older_space.space.parameters[0]
+        .values
+        .push(Value::Int(4096));
     older_space.config.set("bx", 4096); // the current space no longer declares it
     let mut a = WisdomFile::new("k");
     a.records = vec![valid.clone(), negative, nan, undeclared, older_space];
@@ -290,14 +292,26 @@ fn merge_of_40000_records_keeps_one_fastest_per_slot() {
     for copy in 0..10 {
         let mut f = WisdomFile::new("big");
         f.records = (0..4000)
-            .map(|i| record(&format!("dev{}", i % 40), "a", "cuda", &[i / 40 + 1], 64, 10.0 - copy as f64))
+            .map(|i| {
+                record(
+                    &format!("dev{}", i % 40),
+                    "a",
+                    "cuda",
+                    &[i / 40 + 1],
+                    64,
+                    10.0 - copy as f64,
+                )
+            })
             .collect();
         files.push(f);
     }
     let (merged, report) = merge_files(files);
     assert_eq!(report.read, 40_000);
     assert_eq!(merged[0].records.len(), 4000);
-    assert!(merged[0].records.iter().all(|r| r.objective.median_ms == 1.0));
+    assert!(merged[0]
+        .records
+        .iter()
+        .all(|r| r.objective.median_ms == 1.0));
 }
 
 /// `merge_into` takes the writers' lock: merging beside a tune that adds records loses none.

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 /// The first OpenCL device (chosen explicitly: device 0 may be CUDA on a GPU machine).
 fn opencl() -> Option<Arc<dyn Device>> {
-    let Some(d) = list_devices()
-        .ok()
-        .and_then(|l| l.into_iter().find(|d| d.info.backend == BackendKind::Opencl))
-    else {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
         eprintln!("SKIPPED: no OpenCL device");
         return None;
     };
@@ -66,7 +66,9 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
         ("overflow", usize::MAX / 2, "overflows"),
         ("huge", 1usize << 40, "exceed the device"),
     ] {
-        let bad = rewrite(&good, stem, |m| m["args"][0]["len"] = serde_json::json!(len));
+        let bad = rewrite(&good, stem, |m| {
+            m["args"][0]["len"] = serde_json::json!(len)
+        });
         let err = match ReplaySession::load(&bad, device.clone()) {
             Err(e) => e,
             Ok(_) => panic!("{stem}: a capture with length {len} loaded"),

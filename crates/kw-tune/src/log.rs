@@ -104,10 +104,14 @@ impl LogHeader {
                 _ => None,
             }
         }
-        differs("capture checksum", &self.capture_checksum, &current.capture_checksum)
-            .or_else(|| differs("problem size", &self.problem_size, &current.problem_size))
-            .or_else(|| differs("device", &self.device_name, &current.device_name))
-            .or_else(|| differs("kernel", &self.kernel_name, &current.kernel_name))
+        differs(
+            "capture checksum",
+            &self.capture_checksum,
+            &current.capture_checksum,
+        )
+        .or_else(|| differs("problem size", &self.problem_size, &current.problem_size))
+        .or_else(|| differs("device", &self.device_name, &current.device_name))
+        .or_else(|| differs("kernel", &self.kernel_name, &current.kernel_name))
     }
 }
 
@@ -325,7 +329,10 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
         if n > MAX_LOG_LINE {
             return Err(bad(
                 line_no,
-                format!("line longer than {} MiB: not a results log", MAX_LOG_LINE >> 20),
+                format!(
+                    "line longer than {} MiB: not a results log",
+                    MAX_LOG_LINE >> 20
+                ),
             ));
         }
         if buf.last() != Some(&b'\n') {

@@ -17,17 +17,33 @@ fn fuzz_results_log_reader() {
     std::fs::create_dir_all(&dir).unwrap();
     let (path, out) = (dir.join("log.jsonl"), dir.join("cache.json"));
     let dict: &[&[u8]] = &[
-        b"\n", b"\"point\":[", b"\"values\":[", b"\"objective\":", b"null", b"-1", b"1e308",
-        b"18446744073709551615", b"\"params\":[]", b"{", b"}", b"]",
+        b"\n",
+        b"\"point\":[",
+        b"\"values\":[",
+        b"\"objective\":",
+        b"null",
+        b"-1",
+        b"1e308",
+        b"18446744073709551615",
+        b"\"params\":[]",
+        b"{",
+        b"}",
+        b"]",
     ];
-    let r = fuzz("results-log", &[LOG.as_bytes().to_vec()], dict, 2_000, |input| {
-        std::fs::write(&path, input).unwrap();
-        if let Ok(log) = read_log(&path) {
-            for rec in &log.records {
-                let _ = rec.result();
+    let r = fuzz(
+        "results-log",
+        &[LOG.as_bytes().to_vec()],
+        dict,
+        2_000,
+        |input| {
+            std::fs::write(&path, input).unwrap();
+            if let Ok(log) = read_log(&path) {
+                for rec in &log.records {
+                    let _ = rec.result();
+                }
+                let _ = kw_tune::export::export_log(&path, &out);
             }
-            let _ = kw_tune::export::export_log(&path, &out);
-        }
-    });
+        },
+    );
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
 }

@@ -56,8 +56,14 @@ fn resume_refuses_a_log_of_another_capture_size_or_device() {
     let logged = header_for("blake3:aa", &[1024, 1024], "pocl-cpu");
     drop(ResultsLog::create(&path, &logged).expect("log"));
     let cases = [
-        (header_for("blake3:bb", &[1024, 1024], "pocl-cpu"), "capture checksum"),
-        (header_for("blake3:aa", &[2048, 1024], "pocl-cpu"), "problem size"),
+        (
+            header_for("blake3:bb", &[1024, 1024], "pocl-cpu"),
+            "capture checksum",
+        ),
+        (
+            header_for("blake3:aa", &[2048, 1024], "pocl-cpu"),
+            "problem size",
+        ),
         (header_for("blake3:aa", &[1024, 1024], "H100"), "device"),
     ];
     for (current, field) in cases {

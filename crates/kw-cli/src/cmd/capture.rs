@@ -213,10 +213,7 @@ fn show(file: &Path, as_json: bool) -> Result<()> {
         c.header().writer
     );
     println!("tuning key:   {}", tuning_key(meta));
-    println!(
-        "kernel:       {}",
-        text(lookup(meta, KERNEL_NAME_PATHS))
-    );
+    println!("kernel:       {}", text(lookup(meta, KERNEL_NAME_PATHS)));
     println!("problem size: {}", problem_size(meta));
     println!("device:       {}", device(meta));
     println!("date:         {}", date(meta, file));

@@ -142,16 +142,13 @@ impl Worker {
             return false;
         };
         let line = serde_json::to_string(request).expect("requests serialise");
-        writeln!(stdin, "{line}").and_then(|()| stdin.flush()).is_ok()
+        writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .is_ok()
     }
 
     /// Waits for one reply while watching the worker, Ctrl-C, the deadline and `limit`.
-    fn wait(
-        &mut self,
-        limit: Duration,
-        cancel: &AtomicBool,
-        deadline: Option<Instant>,
-    ) -> Waited {
+    fn wait(&mut self, limit: Duration, cancel: &AtomicBool, deadline: Option<Instant>) -> Waited {
         let started = Instant::now();
         loop {
             match self.replies.recv_timeout(POLL) {

@@ -3,13 +3,13 @@
 //! evaluation, prints a summary and adds the best configuration to the kernel's wisdom file.
 //! Ctrl-C stops after the evaluation in progress and prints the command that resumes.
 
+use super::isolated::{EvalTimeout, IsolatedEvaluator};
 use super::tune_report::{objective_of, print_summary, print_timing, TimingReport};
+use super::worker::WorkerArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kernel_wisdom::{bundled, bundled_cuda, list_devices, open_device, DeviceSelector};
-use super::isolated::{EvalTimeout, IsolatedEvaluator};
-use super::worker::WorkerArgs;
 use kw_core::wisdom::{
     add_record, check_writable, Objective, Provenance, ReplacePolicy, SpaceFingerprint,
     WisdomDevice, WisdomRecord,
@@ -208,10 +208,7 @@ fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Devi
     Ok(open_indexed(backend, selector)?.0)
 }
 
-fn open_indexed(
-    backend: BackendKind,
-    selector: Option<&str>,
-) -> Result<(Arc<dyn Device>, String)> {
+fn open_indexed(backend: BackendKind, selector: Option<&str>) -> Result<(Arc<dyn Device>, String)> {
     let selector = match selector {
         Some(s) => Some(DeviceSelector::parse(s)),
         None => std::env::var(kernel_wisdom::DEVICE_ENV)
@@ -356,7 +353,9 @@ struct WithProgress<'a> {
 impl Evaluator for WithProgress<'_> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
         if self.gave_up {
-            return Err(Failure::interrupted("every configuration failed to compile"));
+            return Err(Failure::interrupted(
+                "every configuration failed to compile",
+            ));
         }
         let r = self.inner.evaluate(point);
         match &r {
@@ -369,7 +368,8 @@ impl Evaluator for WithProgress<'_> {
                 self.failures += 1;
                 if self.best.is_none() && f.reason.starts_with("compile failed") {
                     self.compile_failures += 1;
-                    self.first_compile_error.get_or_insert_with(|| f.reason.clone());
+                    self.first_compile_error
+                        .get_or_insert_with(|| f.reason.clone());
                     self.gave_up = self.compile_failures >= COMPILE_GIVE_UP;
                 } else {
                     self.compile_failures = 0;
@@ -576,7 +576,11 @@ fn tune_one(
     let deadline = wall_limit(stop).map(|t| {
         std::time::Instant::now() + t.saturating_sub(Duration::from_secs_f64(spent.max(0.0)))
     });
-    let fixed_timeout = args.eval_timeout.as_deref().map(parse_duration).transpose()?;
+    let fixed_timeout = args
+        .eval_timeout
+        .as_deref()
+        .map(parse_duration)
+        .transpose()?;
     let default_key = space.kt_key(&default);
     let default_logged_s = records
         .iter()

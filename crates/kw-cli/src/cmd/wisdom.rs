@@ -168,19 +168,18 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             capture,
         } => {
             let (path, file) = load(&key, dirs)?;
-            let space = match &capture {
-                Some(c) => {
-                    let cap = kw_capture::Capture::open(c)?;
-                    let meta: kw_core::CaptureMetadata = cap.metadata_as()?;
-                    // The space on the capture's device (restrictions may use its limits).
-                    Some(
-                        meta.kernel
-                            .space(Some(&meta.device))
-                            .with_context(|| format!("{}: the kernel's tuning space", c.display()))?,
-                    )
-                }
-                None => None,
-            };
+            let space =
+                match &capture {
+                    Some(c) => {
+                        let cap = kw_capture::Capture::open(c)?;
+                        let meta: kw_core::CaptureMetadata = cap.metadata_as()?;
+                        // The space on the capture's device (restrictions may use its limits).
+                        Some(meta.kernel.space(Some(&meta.device)).with_context(|| {
+                            format!("{}: the kernel's tuning space", c.display())
+                        })?)
+                    }
+                    None => None,
+                };
             let backend = backend.unwrap_or_else(|| {
                 if arch.starts_with("sm_") {
                     "cuda".into()

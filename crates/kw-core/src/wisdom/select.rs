@@ -84,11 +84,13 @@ pub fn select(
 ) -> Selection {
     let mut skipped = Vec::new();
     let ok: Vec<usize> = (0..records.len())
-        .filter(|&i| match usable(&records[i]).and_then(|()| records[i].defect().map_or(Ok(()), Err)) {
-            Ok(()) => true,
-            Err(why) => {
-                skipped.push((i, why));
-                false
+        .filter(|&i| {
+            match usable(&records[i]).and_then(|()| records[i].defect().map_or(Ok(()), Err)) {
+                Ok(()) => true,
+                Err(why) => {
+                    skipped.push((i, why));
+                    false
+                }
             }
         })
         .collect();
@@ -104,7 +106,9 @@ pub fn select(
             backend(r) && r.device.name == query.device_name
         }),
         (Step::ArchitectureNearestSize, &|r| {
-            backend(r) && !query.architecture.is_empty() && r.device.architecture == query.architecture
+            backend(r)
+                && !query.architecture.is_empty()
+                && r.device.architecture == query.architecture
         }),
         (Step::BackendNearestSize, &|r| backend(r)),
     ];

@@ -1,9 +1,10 @@
 //! Loading a large wisdom file: `WisdomFile::load` (records deserialised straight from the
 //! bytes) against the former way (a `serde_json::Value` tree first, then the records), in
-//! the same run. Peak memory is measured per process: run with `--mode new` and `--mode old`
-//! separately to read each one's `VmHWM`.
+//! the same run. Peak memory is measured per process: write the file once
+//! (`--mode write --file F`), then load it in separate processes (`--mode new --file F`,
+//! `--mode old --file F`) and compare their peak RSS (`VmHWM`).
 //!
-//! `cargo bench -p kw-core --bench wisdom_load -- [--records N] [--mode both|new|old]`
+//! `cargo bench -p kw-core --bench wisdom_load -- [--records N] [--mode both|new|old|write] [--file F]`
 
 use kw_core::config::Config;
 use kw_core::space::Parameter;
@@ -29,12 +30,36 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// Loads the file the new way (`WisdomFile::load`) or the old way (a JSON tree first).
+fn load(path: &std::path::Path, which: &str) -> usize {
+    if which == "new" {
+        WisdomFile::load(path).expect("load").records.len()
+    } else {
+        let text = std::fs::read(path).expect("read");
+        let value: serde_json::Value = serde_json::from_slice(&text).expect("json");
+        let f: WisdomFile = serde_json::from_value(value).expect("records");
+        f.records.len()
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--records")
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     let mode = arg(&args, "--mode").unwrap_or_else(|| "both".into());
+    let given = arg(&args, "--file").map(std::path::PathBuf::from);
+    if let (Some(path), "new" | "old") = (&given, mode.as_str()) {
+        let before = peak_rss_mib();
+        let t = Instant::now();
+        let records = load(path, &mode);
+        println!(
+            "RESULT wisdom_load_{mode}: {:.3} s, {records} records; peak RSS {:.0} MiB (before loading {before:.0} MiB)",
+            t.elapsed().as_secs_f64(),
+            peak_rss_mib()
+        );
+        return;
+    }
     let params: Vec<Parameter> = (0..8)
         .map(|i| Parameter::new(&format!("p{i}"), [1, 2, 4, 8, 16, 32, 64, 128]))
         .collect();
@@ -75,8 +100,14 @@ fn main() {
             }
         })
         .collect();
-    let path = std::env::temp_dir().join(format!("kw-wisdom-load-{}.json", std::process::id()));
+    let path = given.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("kw-wisdom-load-{}.json", std::process::id()))
+    });
     file.save(&path).expect("write the file");
+    if mode == "write" {
+        println!("wrote {} ({n} records)", path.display());
+        return;
+    }
     drop(file);
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     println!(
@@ -90,14 +121,7 @@ fn main() {
             continue;
         }
         let t = Instant::now();
-        let records = if which == "new" {
-            WisdomFile::load(&path).expect("load").records.len()
-        } else {
-            let text = std::fs::read(&path).expect("read");
-            let value: serde_json::Value = serde_json::from_slice(&text).expect("json");
-            let f: WisdomFile = serde_json::from_value(value).expect("records");
-            f.records.len()
-        };
+        let records = load(&path, which);
         let s = t.elapsed().as_secs_f64();
         assert_eq!(records, n);
         println!(
@@ -113,5 +137,7 @@ fn main() {
             times[1] / times[0]
         );
     }
-    let _ = std::fs::remove_file(&path);
+    if given.is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
 }

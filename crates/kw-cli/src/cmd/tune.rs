@@ -1,7 +1,9 @@
 //! `kw tune CAPTURE...`: replays each capture on a device under many configurations
 //! (default configuration first), verified against the captured output, logs every
 //! evaluation, prints a summary and adds the best configuration to the kernel's wisdom file.
-//! Ctrl-C stops after the evaluation in progress and prints the command that resumes.
+//! Configurations are measured in worker processes under a watchdog ([`super::isolated`]):
+//! a hang or a crash is a failed result. Ctrl-C stops at once (a hung evaluation included,
+//! which is then not recorded) and prints the command that resumes.
 
 use super::isolated::{EvalTimeout, IsolatedEvaluator};
 use super::tune_report::{objective_of, print_summary, print_timing, TimingReport};
@@ -192,7 +194,7 @@ fn cancel_flag() -> Arc<AtomicBool> {
             if f.swap(true, Ordering::SeqCst) {
                 std::process::exit(130); // a second Ctrl-C: stop now
             }
-            eprintln!("\nkw tune: interrupted, stopping after the evaluation in progress (Ctrl-C again to abort)");
+            eprintln!("\nkw tune: interrupted, stopping (Ctrl-C again to abort at once)");
         });
         if let Err(e) = installed {
             eprintln!("kw tune: warning: cannot handle Ctrl-C ({e})");

@@ -123,7 +123,7 @@ fn a_hang_and_a_crash_are_failed_results_and_tuning_finishes() {
         "--log",
         "run.jsonl",
     ];
-    let mut args = vec!["tune", capture, "--eval-timeout", "3s", "--budget", "10"];
+    let mut args = vec!["tune", capture, "--eval-timeout", "6s", "--budget", "10"];
     args.extend(common);
     let out = kw(&dir, &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -149,7 +149,7 @@ fn a_hang_and_a_crash_are_failed_results_and_tuning_finishes() {
         "tune",
         capture,
         "--eval-timeout",
-        "3s",
+        "6s",
         "--resume",
         "--budget",
         "10",
@@ -206,7 +206,7 @@ fn time_stops_a_hung_evaluation_and_resume_records_the_hang_once() {
         "tune",
         capture,
         "--eval-timeout",
-        "2s",
+        "5s",
         "--resume",
         "--budget",
         "3",

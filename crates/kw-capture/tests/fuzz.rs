@@ -50,6 +50,9 @@ fn fuzz_capture_reader() {
 }
 
 fn rehash(input: &[u8]) -> Option<Vec<u8>> {
+    if input.len() < 64 {
+        return None;
+    }
     let u64_at = |o: usize| Some(u64::from_le_bytes(input.get(o..o + 8)?.try_into().ok()?));
     let (h, l) = (u64_at(16)? as usize, u64_at(24)? as usize);
     let header = input.get(h..h.checked_add(l)?)?;

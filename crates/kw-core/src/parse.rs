@@ -225,6 +225,15 @@ pub fn parse(text: &str) -> Result<Expr, ParseError> {
         depth: 0,
     };
     let e = p.ternary()?;
+    // Chains are checked as they are built; nesting of prefix operators and conditionals
+    // (bounded by MAX_DEPTH) is checked here, so that the printed form reads back too.
+    if tree_depth(&e) > MAX_TREE_DEPTH {
+        return Err(ParseError {
+            column: 1,
+            message: format!("expression too deep: more than {MAX_TREE_DEPTH} nested operations"),
+            text: text.to_string(),
+        });
+    }
     match p.peek() {
         Tok::End => Ok(e),
         t => Err(p.error(format!("unexpected {} after the expression", describe(t)))),

@@ -142,3 +142,23 @@ fn fuzz_findings_of_the_expression_parser() {
     assert!(err.to_string().contains("too large"), "{err}");
     assert!(Expr::parse("x != -1e999").is_err());
 }
+
+/// Found by the 10-minute expression fuzz run: 60 nested `!` parsed, but printed with two
+/// parentheses per level the text nested deeper than the parser accepts. Prefix operators
+/// and conditionals now count towards the tree-depth limit, and print with one pair each.
+#[test]
+fn deep_prefix_operators_print_and_read_back() {
+    use kw_core::parse::MAX_TREE_DEPTH;
+    use kw_core::Expr;
+    for op in ["!", "not ", "-"] {
+        let ok = format!("{}x", op.repeat(MAX_TREE_DEPTH - 1));
+        let e = Expr::parse(&ok).unwrap_or_else(|err| panic!("{op}: {err}"));
+        assert_eq!(Expr::parse(&e.to_string()).unwrap(), e, "{op}");
+        let deep = format!("{}x", op.repeat(MAX_TREE_DEPTH + 5));
+        assert!(Expr::parse(&deep).is_err(), "{op}");
+    }
+    let chain = format!("{}0", "1 if c else ".repeat(MAX_TREE_DEPTH + 5));
+    assert!(Expr::parse(&chain).is_err());
+    let e = Expr::parse("-3 + -(x) - -(2 ** 2)").unwrap();
+    assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+}

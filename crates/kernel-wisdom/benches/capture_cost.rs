@@ -69,7 +69,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = base.join(format!("kw-capture-cost-{}", std::process::id()));
     let n = mib * (1 << 20) / 4;
 
-    let device = match open_default_device() {
+    // An OpenCL kernel: the first OpenCL device unless KW_DEVICE names one (on a machine
+    // with a CUDA GPU the default device is the GPU's CUDA device).
+    let opened = if std::env::var_os(kernel_wisdom::DEVICE_ENV).is_some() {
+        open_default_device()
+    } else {
+        match kernel_wisdom::list_devices().map(|l| {
+            l.into_iter()
+                .find(|d| d.info.backend == kw_core::BackendKind::Opencl)
+        }) {
+            Ok(Some(d)) => {
+                kernel_wisdom::open_device(&kernel_wisdom::DeviceSelector::Index(d.index))
+            }
+            Ok(None) => {
+                eprintln!("SKIPPED: no OpenCL device");
+                return Ok(());
+            }
+            Err(e) => Err(e),
+        }
+    };
+    let device = match opened {
         Ok(d) => d,
         Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
             eprintln!("SKIPPED: no OpenCL platform ({e})");

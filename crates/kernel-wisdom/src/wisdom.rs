@@ -3,11 +3,13 @@
 //!
 //! Search path: the directories in `KW_WISDOM_PATH` (separated like `PATH`), then the
 //! application's wisdom directory ([`crate::WisdomKernel::with_wisdom_dir`]; `./wisdom` by
-//! default). The first file found for the tuning key that loads wins; a corrupt file is
-//! reported once and skipped. `KW_DEVICE_NAME` makes the selection use another device name
+//! default). Every file found for the tuning key takes part: the selection uses the file whose
+//! best match is at the earliest step (1-4), the earlier file on the path when two tie, and
+//! falls back to the default configuration only when no file has a usable record. A corrupt
+//! file is reported once and skipped. `KW_DEVICE_NAME` makes the selection use another device name
 //! (the wisdom of a similar GPU). `KW_LOG=debug` prints every selection and its reasons.
 
-use kw_core::wisdom::{explain, find_wisdom_file, select, Query, Step, WisdomRecord};
+use kw_core::wisdom::{explain, find_wisdom_files, select, Query, Selection, Step, WisdomRecord};
 use kw_core::{Config, DeviceInfo, TuningSpace};
 use std::path::{Path, PathBuf};
 
@@ -34,13 +36,21 @@ pub struct Choice {
     pub file: Option<PathBuf>,
 }
 
-/// The wisdom of one kernel on one device, loaded once.
+/// The records of one wisdom file on the search path.
 #[derive(Debug)]
-pub struct WisdomSource {
-    file: Option<PathBuf>,
+struct SourceFile {
+    path: PathBuf,
     records: Vec<WisdomRecord>,
     /// `usable[i]`: record i's configuration is valid in the current space.
     usable: Vec<Result<(), String>>,
+}
+
+/// The wisdom of one kernel on one device, loaded once.
+#[derive(Debug)]
+pub struct WisdomSource {
+    files: Vec<SourceFile>,
+    /// Every file's records, in search-path order.
+    all_records: Vec<WisdomRecord>,
     query: Query,
     default_config: Config,
 }
@@ -75,35 +85,41 @@ impl WisdomSource {
         space: &TuningSpace,
         default_config: &Config,
     ) -> WisdomSource {
-        let (found, errors) = find_wisdom_file(tuning_key, dirs);
+        let (found, errors) = find_wisdom_files(tuning_key, dirs);
         for e in errors {
             report_once(format!("skipping a corrupt wisdom file: {e}"));
         }
-        let (file, records) = match found {
-            Some((path, f)) => (Some(path), f.records),
-            None => (None, Vec::new()),
-        };
-        let usable: Vec<Result<(), String>> = records
-            .iter()
-            .map(|r| r.check_against(space).map(|_| ()))
+        let files: Vec<SourceFile> = found
+            .into_iter()
+            .map(|(path, f)| {
+                let usable: Vec<Result<(), String>> = f
+                    .records
+                    .iter()
+                    .map(|r| r.check_against(space).map(|_| ()))
+                    .collect();
+                for (i, u) in usable.iter().enumerate() {
+                    if let Err(why) = u {
+                        report_once(format!(
+                            "{}: ignoring record #{} of `{tuning_key}` (the kernel's tuning space changed?): {why}",
+                            path.display(),
+                            i + 1
+                        ));
+                    }
+                }
+                SourceFile {
+                    path,
+                    records: f.records,
+                    usable,
+                }
+            })
             .collect();
-        for (i, u) in usable.iter().enumerate() {
-            if let (Err(why), Some(path)) = (u, &file) {
-                report_once(format!(
-                    "{}: ignoring record #{} of `{tuning_key}` (the kernel's tuning space changed?): {why}",
-                    path.display(),
-                    i + 1
-                ));
-            }
-        }
         let device_name = std::env::var(DEVICE_NAME_ENV)
             .ok()
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| device.name.clone());
         WisdomSource {
-            file,
-            records,
-            usable,
+            all_records: files.iter().flat_map(|f| f.records.clone()).collect(),
+            files,
             query: Query {
                 device_name,
                 architecture: device.architecture.clone(),
@@ -114,46 +130,83 @@ impl WisdomSource {
         }
     }
 
-    /// The wisdom file in use, if one was found.
+    /// The first wisdom file found on the search path, if any.
     pub fn file(&self) -> Option<&Path> {
-        self.file.as_deref()
+        self.files.first().map(|f| f.path.as_path())
     }
 
-    /// The records of that file.
+    /// Every wisdom file found on the search path, in order.
+    pub fn files(&self) -> Vec<&Path> {
+        self.files.iter().map(|f| f.path.as_path()).collect()
+    }
+
+    /// The records of every file found, in search-path order.
     pub fn records(&self) -> &[WisdomRecord] {
-        &self.records
+        &self.all_records
     }
 
     /// The configuration for a problem size (trailing 1s are ignored).
     pub fn choose(&self, problem_size: &[i64]) -> Choice {
         let mut query = self.query.clone();
         query.problem_size = problem_size.to_vec();
-        let mut index = 0;
-        let selection = select(&self.records, &query, |_| {
-            let r = self.usable[index].clone();
-            index += 1;
-            r
-        });
-        if debug_enabled() && !self.records.is_empty() {
-            eprint!(
-                "kernel-wisdom: selection in {}:\n{}",
-                self.file.as_deref().unwrap_or(Path::new("?")).display(),
-                explain(&self.records, &query, &selection)
-            );
+        // The file whose best match comes at the earliest step; the earlier file on ties.
+        let mut best: Option<(usize, Selection)> = None;
+        for (fi, file) in self.files.iter().enumerate() {
+            let mut index = 0;
+            let selection = select(&file.records, &query, |_| {
+                let r = file.usable[index].clone();
+                index += 1;
+                r
+            });
+            if debug_enabled() {
+                eprint!(
+                    "kernel-wisdom: selection in {}:\n{}",
+                    file.path.display(),
+                    explain(&file.records, &query, &selection)
+                );
+            }
+            if best.as_ref().is_none_or(|(_, b)| selection.step < b.step) {
+                best = Some((fi, selection));
+            }
         }
-        match selection.record {
-            Some(i) => Choice {
-                config: self.records[i].config.clone(),
-                step: selection.step,
-                record: Some(self.records[i].clone()),
-                file: self.file.clone(),
-            },
-            None => Choice {
-                config: self.default_config.clone(),
-                step: Step::Default,
-                record: None,
-                file: self.file.clone(),
-            },
+        match best {
+            Some((
+                fi,
+                Selection {
+                    step,
+                    record: Some(i),
+                    ..
+                },
+            )) => {
+                let file = &self.files[fi];
+                if debug_enabled() {
+                    eprintln!(
+                        "kernel-wisdom: using record #{} of {} ({step})",
+                        i + 1,
+                        file.path.display()
+                    );
+                }
+                Choice {
+                    config: file.records[i].config.clone(),
+                    step,
+                    record: Some(file.records[i].clone()),
+                    file: Some(file.path.clone()),
+                }
+            }
+            _ => {
+                if debug_enabled() {
+                    eprintln!(
+                        "kernel-wisdom: no usable record in {} file(s) on the search path: default configuration",
+                        self.files.len()
+                    );
+                }
+                Choice {
+                    config: self.default_config.clone(),
+                    step: Step::Default,
+                    record: None,
+                    file: None,
+                }
+            }
         }
     }
 }

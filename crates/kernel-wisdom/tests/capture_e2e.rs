@@ -29,11 +29,16 @@ fn child_app() {
     }
 }
 
-/// Runs the child with these variables (every other `KW_CAPTURE*` variable removed).
+/// Runs the child with these variables (every other `KW_CAPTURE*` variable removed), on the
+/// OpenCL device under test: the example runs OpenCL kernels on the default device, and on a
+/// machine with a CUDA GPU the default device is the GPU's CUDA device, so `KW_DEVICE` names
+/// the OpenCL one.
 fn run_child(vars: &[(&str, &str)]) -> Output {
+    let (index, _) = common::opencl_device().expect("an OpenCL device (checked by the caller)");
     let mut cmd = Command::new(std::env::current_exe().expect("test binary path"));
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1");
+        .env(CHILD_ENV, "1")
+        .env(kernel_wisdom::DEVICE_ENV, index.to_string());
     for v in [
         "KW_CAPTURE",
         "KW_CAPTURE_DIR",

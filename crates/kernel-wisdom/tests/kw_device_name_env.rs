@@ -30,7 +30,8 @@ fn device_name_override_selects_the_other_devices_records() {
         device: WisdomDevice {
             name: "Similar GPU 9000".into(),
             vendor: String::new(),
-            backend: "cuda".into(),
+            // The device's own backend: selection never crosses backends.
+            backend: device.info().backend.as_str().into(),
             architecture: "sm_00".into(),
             driver: String::new(),
         },
@@ -45,7 +46,8 @@ fn device_name_override_selects_the_other_devices_records() {
     let plain = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(&dir);
-    assert_eq!(plain.choice(&[1 << 16]).step, Step::Default);
+    // Without the override the record is only another device of the same backend (step 4).
+    assert_eq!(plain.choice(&[1 << 16]).step, Step::BackendNearestSize);
     std::env::set_var("KW_DEVICE_NAME", "Similar GPU 9000");
     let renamed = WisdomKernel::new(bundled::vector_add().unwrap(), device)
         .unwrap()

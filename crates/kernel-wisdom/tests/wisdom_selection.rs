@@ -143,3 +143,77 @@ fn stale_records_and_corrupt_files_fall_back_and_still_launch() {
     assert!(kernel.wisdom().file().is_none());
     run(&kernel, 777);
 }
+
+/// Every file on the search path takes part: a file with no record for this device
+/// (`KW_WISDOM_PATH=/other-gpu`) does not hide the application's exact record; on equal steps
+/// the earlier file wins. (`WisdomSource::load` is given the path, so that no test depends on
+/// the process environment.)
+#[test]
+fn every_file_on_the_search_path_is_considered() {
+    let Some(device) = common::device() else {
+        return;
+    };
+    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let info = device.info().clone();
+    let space = probe.space().clone();
+    let other = temp_dir("path-other");
+    let own = temp_dir("path-own");
+    let mut foreign = record(&info, "Another GPU", &space, 1000, 32, 8);
+    foreign.device.architecture = "another-arch".into();
+    add_record(&other, "vector_add", foreign, ReplacePolicy::IfBetter).unwrap();
+    add_record(
+        &own,
+        "vector_add",
+        record(&info, &info.name, &space, 1000, 64, 2),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    let source = kernel_wisdom::WisdomSource::load(
+        "vector_add",
+        &[other.clone(), own.clone()],
+        &info,
+        &space,
+        probe.default_config(),
+    );
+    assert_eq!(source.files().len(), 2);
+    let choice = source.choose(&[1000]);
+    assert_eq!(choice.step, Step::ExactDeviceExactSize);
+    assert_eq!(
+        choice.file.as_deref(),
+        Some(own.join("vector_add.json").as_path())
+    );
+    assert_eq!(choice.config.get("block_size_x"), Some(&Value::Int(64)));
+    // The same exact record in both files: the earlier file on the path wins.
+    add_record(
+        &other,
+        "vector_add",
+        record(&info, &info.name, &space, 1000, 128, 4),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    let source = kernel_wisdom::WisdomSource::load(
+        "vector_add",
+        &[other.clone(), own.clone()],
+        &info,
+        &space,
+        probe.default_config(),
+    );
+    let choice = source.choose(&[1000]);
+    assert_eq!(
+        choice.file.as_deref(),
+        Some(other.join("vector_add.json").as_path())
+    );
+    assert_eq!(choice.config.get("block_size_x"), Some(&Value::Int(128)));
+    // No usable record anywhere: the default, and no file is named.
+    let empty = temp_dir("path-empty");
+    let source = kernel_wisdom::WisdomSource::load(
+        "vector_add",
+        &[empty],
+        &info,
+        &space,
+        probe.default_config(),
+    );
+    let choice = source.choose(&[1000]);
+    assert_eq!(choice.step, Step::Default);
+    assert!(choice.file.is_none());
+}

@@ -31,6 +31,9 @@ enum Command {
     /// Results logs of tuning runs.
     #[command(subcommand)]
     Log(cmd::log::LogCmd),
+    /// The evaluation worker `kw tune` starts (not for people).
+    #[command(name = "__eval-worker", hide = true)]
+    EvalWorker(cmd::worker::WorkerArgs),
 }
 
 /// The exit status of a `kw` whose reader went away: what a shell shows for a process ended
@@ -81,20 +84,39 @@ fn main() {
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
         Command::Tune(a) => cmd::tune::run(a),
+        Command::EvalWorker(a) => cmd::worker::run(a),
     };
     if let Err(e) = result {
         if is_broken_pipe_error(&e) {
             std::process::exit(BROKEN_PIPE_EXIT);
         }
-        eprintln!("kw: error: {e:#}");
+        eprintln!("kw: error: {}", error_text(&e));
         std::process::exit(1);
     }
+}
+
+/// The error and its causes, `: `-separated, without repeats: a cause whose text its
+/// parent's message already ends with (typed errors that print their source) is left out.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    let mut last = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !last.is_empty() && last.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+        last = text;
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
     #[test]
     fn broken_pipes_are_told_apart() {
         assert!(is_broken_pipe_panic(
@@ -112,5 +134,28 @@ mod tests {
             &anyhow::Error::new(pipe).context("printing")
         ));
         assert!(!is_broken_pipe_error(&anyhow::anyhow!("bad file")));
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{path}: cannot write: {source}")]
+    struct Typed {
+        path: String,
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn error_chains_do_not_repeat_causes() {
+        let io = std::io::Error::other("Read-only file system (os error 30)");
+        let e = anyhow::Error::new(Typed {
+            path: "wisdom/k.json".into(),
+            source: io,
+        })
+        .context("tuning a.kwcap");
+        assert_eq!(
+            error_text(&e),
+            "tuning a.kwcap: wisdom/k.json: cannot write: Read-only file system (os error 30)"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&plain), "outer: inner");
     }
 }

@@ -430,14 +430,23 @@ impl fmt::Display for Expr {
             Expr::Arg(ArgRef::Name(n)) => write!(f, "args.{n}"),
             Expr::ProblemSize(i) => write!(f, "problem_size[{i}]"),
             Expr::Device(a) => write!(f, "device.{}", a.name()),
+            // One pair of parentheses per operator (the operand prints its own when it needs
+            // them), so that the printed form nests no deeper than the tree; a number gets its
+            // own, or `-3` would read back as a negative literal.
             Expr::Unary {
                 op: UnaryOp::Neg,
                 arg,
-            } => write!(f, "(-({arg}))"),
+            } if matches!(**arg, Expr::Lit(Value::Int(_) | Value::Float(_))) => {
+                write!(f, "(-({arg}))")
+            }
+            Expr::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            } => write!(f, "(-{arg})"),
             Expr::Unary {
                 op: UnaryOp::Not,
                 arg,
-            } => write!(f, "(!({arg}))"),
+            } => write!(f, "(!{arg})"),
             Expr::Binary { op, lhs, rhs } => write!(f, "({lhs} {} {rhs})", op.symbol()),
             Expr::Call { func, args } => {
                 write!(f, "{}(", func.name())?;

@@ -16,6 +16,7 @@ pub mod def_eval;
 pub mod device;
 pub mod eval;
 pub mod expr;
+pub mod fuzz;
 pub mod kernel_def;
 pub mod kernel_tuner;
 pub mod parse;

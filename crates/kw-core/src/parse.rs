@@ -85,10 +85,14 @@ fn lex(text: &str) -> Result<Lexer, ParseError> {
                 i += 1;
             }
             let tok = if is_float {
-                Tok::Float(
-                    s.parse()
-                        .map_err(|_| err(start, format!("malformed number `{s}`")))?,
-                )
+                let f: f64 = s
+                    .parse()
+                    .map_err(|_| err(start, format!("malformed number `{s}`")))?;
+                if !f.is_finite() {
+                    // JSON (captures, definitions) cannot hold it: refused here.
+                    return Err(err(start, format!("number `{s}` is too large for 64 bits")));
+                }
+                Tok::Float(f)
             } else {
                 Tok::Int(
                     s.parse()
@@ -120,6 +124,27 @@ fn lex(text: &str) -> Result<Lexer, ParseError> {
                             Some('r') => s.push('\r'),
                             Some('0') => s.push('\0'),
                             Some(&o @ ('\\' | '"' | '\'')) => s.push(o),
+                            // `\u{1f}`: how strings print (Rust's escapes), so they read back.
+                            Some('u') if chars.get(i + 1) == Some(&'{') => {
+                                let close = chars[i..]
+                                    .iter()
+                                    .position(|&ch| ch == '}')
+                                    .map(|p| i + p)
+                                    .filter(|&p| p > i + 2 && p <= i + 8);
+                                let ch = close.and_then(|p| {
+                                    let hex: String = chars[i + 2..p].iter().collect();
+                                    u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
+                                });
+                                match (ch, close) {
+                                    (Some(ch), Some(p)) => {
+                                        s.push(ch);
+                                        i = p;
+                                    }
+                                    _ => {
+                                        return Err(err(i, "bad \\u{...} escape in string".into()))
+                                    }
+                                }
+                            }
                             _ => return Err(err(i, "unknown escape in string".into())),
                         }
                     }
@@ -155,6 +180,33 @@ struct Parser<'t> {
 /// not a stack overflow).
 const MAX_DEPTH: usize = 200;
 
+/// Deepest expression tree accepted. A flat chain `a + b + ...` is parsed by a loop but
+/// builds a tree as deep as it is long, and every walk of an [`Expr`] recurses over it
+/// (evaluation, printing, serialisation, dropping). The limit keeps every accepted expression
+/// readable again from its JSON form (serde_json refuses documents nested deeper than 128
+/// levels; a node takes two) and from its printed form ([`MAX_DEPTH`] parentheses): longer
+/// chains are an error, never a stack overflow. Restrictions in practice are a few levels deep.
+pub const MAX_TREE_DEPTH: usize = 48;
+
+/// The depth of an expression tree (a leaf is 1), computed without recursion.
+pub fn tree_depth(e: &Expr) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(e, 1usize)];
+    while let Some((e, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match e {
+            Expr::Unary { arg, .. } => stack.push((arg, d + 1)),
+            Expr::Binary { lhs, rhs, .. } => {
+                stack.push((lhs, d + 1));
+                stack.push((rhs, d + 1));
+            }
+            Expr::Call { args, .. } => stack.extend(args.iter().map(|a| (a, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Parses an expression from text.
 ///
 /// ```
@@ -173,6 +225,15 @@ pub fn parse(text: &str) -> Result<Expr, ParseError> {
         depth: 0,
     };
     let e = p.ternary()?;
+    // Chains are checked as they are built; nesting of prefix operators and conditionals
+    // (bounded by MAX_DEPTH) is checked here, so that the printed form reads back too.
+    if tree_depth(&e) > MAX_TREE_DEPTH {
+        return Err(ParseError {
+            column: 1,
+            message: format!("expression too deep: more than {MAX_TREE_DEPTH} nested operations"),
+            text: text.to_string(),
+        });
+    }
     match p.peek() {
         Tok::End => Ok(e),
         t => Err(p.error(format!("unexpected {} after the expression", describe(t)))),
@@ -229,7 +290,7 @@ impl Parser<'_> {
     fn ternary(&mut self) -> Result<Expr, ParseError> {
         self.enter()?;
         let e = self.ternary_inner();
-        self.depth -= 1;
+        self.leave();
         e
     }
 
@@ -240,6 +301,29 @@ impl Parser<'_> {
             return Err(self.error(format!("expression nested deeper than {MAX_DEPTH} levels")));
         }
         Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Joins `lhs` (of depth `*lhs_depth`) and `rhs` with `op`, refusing a tree deeper than
+    /// [`MAX_TREE_DEPTH`].
+    fn join(
+        &self,
+        op: BinaryOp,
+        lhs: Expr,
+        lhs_depth: &mut usize,
+        rhs: Expr,
+    ) -> Result<Expr, ParseError> {
+        let d = (*lhs_depth).max(tree_depth(&rhs)) + 1;
+        if d > MAX_TREE_DEPTH {
+            return Err(self.error(format!(
+                "expression too deep: more than {MAX_TREE_DEPTH} nested operations (a long chain of operators?)"
+            )));
+        }
+        *lhs_depth = d;
+        Ok(Expr::binary(op, lhs, rhs))
     }
 
     fn ternary_inner(&mut self) -> Result<Expr, ParseError> {
@@ -259,18 +343,22 @@ impl Parser<'_> {
 
     fn or(&mut self) -> Result<Expr, ParseError> {
         let mut e = self.and()?;
+        let mut d = tree_depth(&e);
         while self.is_sym("||") || self.is_kw("or") {
             self.next();
-            e = Expr::binary(BinaryOp::Or, e, self.and()?);
+            let rhs = self.and()?;
+            e = self.join(BinaryOp::Or, e, &mut d, rhs)?;
         }
         Ok(e)
     }
 
     fn and(&mut self) -> Result<Expr, ParseError> {
         let mut e = self.not()?;
+        let mut d = tree_depth(&e);
         while self.is_sym("&&") || self.is_kw("and") {
             self.next();
-            e = Expr::binary(BinaryOp::And, e, self.not()?);
+            let rhs = self.not()?;
+            e = self.join(BinaryOp::And, e, &mut d, rhs)?;
         }
         Ok(e)
     }
@@ -280,7 +368,7 @@ impl Parser<'_> {
             self.next();
             self.enter()?;
             let inner = self.not();
-            self.depth -= 1;
+            self.leave();
             return Ok(Expr::unary(UnaryOp::Not, inner?));
         }
         self.comparison()
@@ -306,11 +394,16 @@ impl Parser<'_> {
         }
         // Chained comparisons mean what Python means: a < b < c  ==  (a < b) and (b < c).
         let mut result: Option<Expr> = None;
+        let mut d = 0;
         for (i, op) in ops.into_iter().enumerate() {
-            let cmp = Expr::binary(op, operands[i].clone(), operands[i + 1].clone());
+            let mut cd = tree_depth(&operands[i]);
+            let cmp = self.join(op, operands[i].clone(), &mut cd, operands[i + 1].clone())?;
             result = Some(match result {
-                None => cmp,
-                Some(r) => Expr::binary(BinaryOp::And, r, cmp),
+                None => {
+                    d = cd;
+                    cmp
+                }
+                Some(r) => self.join(BinaryOp::And, r, &mut d, cmp)?,
             });
         }
         Ok(result.unwrap_or_else(|| operands.pop().expect("one operand")))
@@ -318,6 +411,7 @@ impl Parser<'_> {
 
     fn additive(&mut self) -> Result<Expr, ParseError> {
         let mut e = self.term()?;
+        let mut d = tree_depth(&e);
         loop {
             let op = match self.peek() {
                 Tok::Sym("+") => BinaryOp::Add,
@@ -325,12 +419,14 @@ impl Parser<'_> {
                 _ => return Ok(e),
             };
             self.next();
-            e = Expr::binary(op, e, self.term()?);
+            let rhs = self.term()?;
+            e = self.join(op, e, &mut d, rhs)?;
         }
     }
 
     fn term(&mut self) -> Result<Expr, ParseError> {
         let mut e = self.unary()?;
+        let mut d = tree_depth(&e);
         loop {
             let op = match self.peek() {
                 Tok::Sym("*") => BinaryOp::Mul,
@@ -340,14 +436,15 @@ impl Parser<'_> {
                 _ => return Ok(e),
             };
             self.next();
-            e = Expr::binary(op, e, self.unary()?);
+            let rhs = self.unary()?;
+            e = self.join(op, e, &mut d, rhs)?;
         }
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
         self.enter()?;
         let e = self.unary_inner();
-        self.depth -= 1;
+        self.leave();
         e
     }
 

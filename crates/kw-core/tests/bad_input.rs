@@ -80,3 +80,85 @@ fn bad_t1_conditions_name_the_position() {
         "{e}"
     );
 }
+
+/// Flat chains of 50,000 terms are an error, not a stack overflow (in parsing, or in any walk
+/// of the tree: evaluation, printing, serialisation, dropping); chains within the limit
+/// survive every walk.
+#[test]
+fn long_flat_chains_are_errors_not_stack_overflows() {
+    use kw_core::parse::MAX_TREE_DEPTH;
+    use kw_core::Expr;
+    for sep in [" + ", " and ", " * ", " or ", " < ", " - "] {
+        let text = vec!["x"; 50_000].join(sep);
+        let err = Expr::parse(&text).expect_err(sep);
+        assert!(err.to_string().contains("too deep"), "{sep}: {err}");
+    }
+    // The same built from shorter chains in parentheses.
+    let inner = vec!["1"; 30].join(" + ");
+    let text = format!("({inner}) * ({inner}) + {}", vec!["2"; 30].join(" + "));
+    assert!(Expr::parse(&text).is_err());
+    let text = format!("({inner}) * ({inner})");
+    assert!(Expr::parse(&text).is_ok());
+    // At the limit: parsed, evaluated, printed and read back, serialised and read back,
+    // cloned, visited, dropped.
+    let n = MAX_TREE_DEPTH;
+    let text = vec!["1"; n].join(" + ");
+    let e = Expr::parse(&text).expect("within the limit");
+    let scope = kw_core::eval::EmptyScope;
+    assert_eq!(e.eval(&scope).unwrap(), kw_core::Value::Int(n as i64));
+    let printed = e.to_string();
+    assert_eq!(Expr::parse(&printed).unwrap(), e);
+    let json = serde_json::to_string(&e).unwrap();
+    assert_eq!(serde_json::from_str::<Expr>(&json).unwrap(), e);
+    let copy = e.clone();
+    let mut nodes = 0;
+    copy.visit(&mut |_| nodes += 1);
+    assert_eq!(nodes, 2 * n - 1);
+    drop(copy);
+    // Deep JSON of any shape is refused by the JSON reader's own limit.
+    let deep = format!(
+        "{}{{\"lit\":1}}{}",
+        "{\"unary\":{\"op\":\"neg\",\"arg\":".repeat(20_000),
+        "}}".repeat(20_000)
+    );
+    assert!(serde_json::from_str::<Expr>(&deep).is_err());
+}
+
+/// Found by the expression fuzz target (`tests/fuzz.rs`): strings with control characters
+/// print with `\u{..}` escapes that must read back; a float literal too large for 64 bits
+/// would be infinite, which JSON cannot hold (the capture could not be read back).
+#[test]
+fn fuzz_findings_of_the_expression_parser() {
+    use kw_core::{Expr, Value};
+    let e = Expr::Lit(Value::Str("a\u{1}b\u{7f}".into()));
+    assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+    assert_eq!(
+        Expr::parse("\"x\\u{41}\"").unwrap(),
+        Expr::Lit(Value::Str("xA".into()))
+    );
+    assert!(Expr::parse("\"\\u{110000}\"").is_err());
+    assert!(Expr::parse("\"\\u{}\"").is_err());
+    let err = Expr::parse("x != 1e999").unwrap_err();
+    assert!(err.to_string().contains("too large"), "{err}");
+    assert!(Expr::parse("x != -1e999").is_err());
+}
+
+/// Found by the 10-minute expression fuzz run: 60 nested `!` parsed, but printed with two
+/// parentheses per level the text nested deeper than the parser accepts. Prefix operators
+/// and conditionals now count towards the tree-depth limit, and print with one pair each.
+#[test]
+fn deep_prefix_operators_print_and_read_back() {
+    use kw_core::parse::MAX_TREE_DEPTH;
+    use kw_core::Expr;
+    for op in ["!", "not ", "-"] {
+        let ok = format!("{}x", op.repeat(MAX_TREE_DEPTH - 1));
+        let e = Expr::parse(&ok).unwrap_or_else(|err| panic!("{op}: {err}"));
+        assert_eq!(Expr::parse(&e.to_string()).unwrap(), e, "{op}");
+        let deep = format!("{}x", op.repeat(MAX_TREE_DEPTH + 5));
+        assert!(Expr::parse(&deep).is_err(), "{op}");
+    }
+    let chain = format!("{}0", "1 if c else ".repeat(MAX_TREE_DEPTH + 5));
+    assert!(Expr::parse(&chain).is_err());
+    let e = Expr::parse("-3 + -(x) - -(2 ** 2)").unwrap();
+    assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+}

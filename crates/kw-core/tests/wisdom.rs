@@ -239,10 +239,141 @@ fn merge_keeps_the_fastest_per_device_and_size() {
         record("G", "a", "cuda", &[8], 64, 1.0),
         record("G", "a", "cuda", &[16], 64, 1.0),
     ];
-    let merged = merge_files(vec![a, b]);
+    let (merged, report) = merge_files(vec![a, b]);
     assert_eq!(merged.len(), 1);
     assert_eq!(merged[0].records.len(), 3);
     assert_eq!(merged[0].records[0].config.get("bx"), Some(&Value::Int(64)));
+    assert_eq!(report.read, 4);
+    assert!(report.dropped.is_empty());
+}
+
+/// A faster record with a negative time or an undeclared value does not replace a valid
+/// one; a faster record of another space version keeps its own slot, so the valid one stays.
+#[test]
+fn merge_never_loses_a_valid_record_to_an_invalid_one() {
+    let valid = record("G", "a", "cuda", &[8], 64, 2.0);
+    let negative = record("G", "a", "cuda", &[8], 32, -1.0);
+    let nan = record("G", "a", "cuda", &[8], 32, f64::NAN);
+    let mut undeclared = record("G", "a", "cuda", &[8], 32, 0.5);
+    undeclared.config.set("bx", 48); // not a value of the recorded space
+    let mut older_space = record("G", "a", "cuda", &[8], 32, 0.1);
+    older_space.space.hash = "older".into();
+    older_space.space.parameters[0]
+        .values
+        .push(Value::Int(4096));
+    older_space.config.set("bx", 4096); // the current space no longer declares it
+    let mut a = WisdomFile::new("k");
+    a.records = vec![valid.clone(), negative, nan, undeclared, older_space];
+    let (merged, report) = merge_files(vec![a]);
+    assert_eq!(report.dropped.len(), 3, "{:?}", report.dropped);
+    let kept = &merged[0].records;
+    assert_eq!(kept.len(), 2);
+    assert!(kept.contains(&valid));
+    // The runtime's selection skips the stale one and chooses the valid record.
+    let s = space();
+    let sel = select(kept, &query("G", "a", "cuda", &[8]), |r| {
+        r.check_against(&s).map(|_| ())
+    });
+    assert_eq!(sel.step, Step::ExactDeviceExactSize);
+    assert_eq!(kept[sel.record.unwrap()], valid);
+    // Selection also skips a record with a negative time on its own.
+    let bad = vec![record("G", "a", "cuda", &[8], 64, -3.0), valid.clone()];
+    let sel = select(&bad, &query("G", "a", "cuda", &[8]), |_| Ok(()));
+    assert_eq!(sel.record, Some(1));
+    assert_eq!(sel.skipped.len(), 1);
+}
+
+/// 40,000 records (4,000 distinct slots, each seen 10 times) merge in one linear pass: the
+/// result is exactly one fastest record per slot. (Timing is a benchmark's business; a
+/// quadratic merge makes this test take minutes.)
+#[test]
+fn merge_of_40000_records_keeps_one_fastest_per_slot() {
+    let mut files = Vec::new();
+    for copy in 0..10 {
+        let mut f = WisdomFile::new("big");
+        f.records = (0..4000)
+            .map(|i| {
+                record(
+                    &format!("dev{}", i % 40),
+                    "a",
+                    "cuda",
+                    &[i / 40 + 1],
+                    64,
+                    10.0 - copy as f64,
+                )
+            })
+            .collect();
+        files.push(f);
+    }
+    let (merged, report) = merge_files(files);
+    assert_eq!(report.read, 40_000);
+    assert_eq!(merged[0].records.len(), 4000);
+    assert!(merged[0]
+        .records
+        .iter()
+        .all(|r| r.objective.median_ms == 1.0));
+}
+
+/// `merge_into` takes the writers' lock: merging beside a tune that adds records loses none.
+#[test]
+fn merge_into_beside_writers_loses_no_record() {
+    let dir = std::env::temp_dir().join(format!("kw-merge-lock-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let writer = {
+        let dir = dir.clone();
+        std::thread::spawn(move || {
+            for i in 0..40 {
+                let r = record("tuner", "a", "cuda", &[i + 1], 32, 1.0);
+                add_record(&dir, "k", r, ReplacePolicy::IfBetter).unwrap();
+            }
+        })
+    };
+    for i in 0..40 {
+        let mut f = WisdomFile::new("k");
+        f.records = vec![record("merged", "a", "cuda", &[i + 1], 32, 1.0)];
+        merge_into(&dir, vec![f]).unwrap();
+    }
+    writer.join().unwrap();
+    let f = WisdomFile::load(&dir.join("k.json")).unwrap();
+    assert_eq!(f.records.len(), 80);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Steps 1-3 stay within the query's backend.
+#[test]
+fn selection_steps_respect_the_backend() {
+    let recs = vec![
+        record("Same Name", "x", "cuda", &[64], 32, 1.0),
+        record("Same Name", "x", "opencl", &[1024], 64, 1.0),
+    ];
+    let sel = select(&recs, &query("Same Name", "x", "opencl", &[64]), |_| Ok(()));
+    assert_eq!(sel.step, Step::DeviceNearestSize);
+    assert_eq!(sel.record, Some(1));
+}
+
+#[test]
+fn wisdom_file_edge_cases() {
+    let dir = std::env::temp_dir().join(format!("kw-wisdom-edge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut f = WisdomFile::new("k");
+    f.records = vec![record("G", "a", "cuda", &[8], 64, 2.0)];
+    let text = serde_json::to_string(&f).unwrap();
+    // A UTF-8 byte-order mark (Windows editors) is accepted.
+    let bom = dir.join("bom.json");
+    std::fs::write(&bom, format!("\u{feff}{text}")).unwrap();
+    assert_eq!(WisdomFile::load(&bom).unwrap(), f);
+    // Version 0 is invalid, not "newer".
+    let v0 = dir.join("v0.json");
+    std::fs::write(&v0, text.replace("\"version\":1", "\"version\":0")).unwrap();
+    let err = WisdomFile::load(&v0).unwrap_err().to_string();
+    assert!(err.contains("version 0 is not a valid version"), "{err}");
+    assert!(!err.contains("newer"), "{err}");
+    let v9 = dir.join("v9.json");
+    std::fs::write(&v9, text.replace("\"version\":1", "\"version\":9")).unwrap();
+    let err = WisdomFile::load(&v9).unwrap_err().to_string();
+    assert!(err.contains("newer"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// 8 processes add 25 records each to one file at once: all 200 are there.

@@ -172,6 +172,15 @@ pub(crate) fn compile(
             String::new(),
         ));
     }
+    if req.source.text.is_empty() {
+        // OpenCL reads a length of 0 as "NUL-terminated": an empty source must never get there.
+        return Err(compile_error(
+            req,
+            "",
+            "the kernel source is empty".into(),
+            String::new(),
+        ));
+    }
     let header_dir = materialise_headers(&req.source.headers)
         .map_err(|r| compile_error(req, "", r, String::new()))?;
     let options = build_options(req, header_dir.as_deref())

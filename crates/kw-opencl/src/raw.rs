@@ -32,6 +32,16 @@ impl RawKernel {
                 message: "options contain a NUL byte".into(),
             });
         }
+        if source.is_empty() {
+            // OpenCL reads a length of 0 as "NUL-terminated".
+            return Err(BackendError::Compile {
+                kernel: name.to_string(),
+                file: "(raw)".into(),
+                options: options.to_string(),
+                reason: "the kernel source is empty".into(),
+                log: String::new(),
+            });
+        }
         let (context, _, dev) = device.raw_parts();
         let mut program = Program::create_from_source(context, source)
             .map_err(|e| api("clCreateProgramWithSource", e))?;

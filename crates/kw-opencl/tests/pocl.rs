@@ -156,6 +156,19 @@ fn a_build_failure_carries_the_build_log() {
     assert!(err.to_string().contains("fine"), "{err}");
 }
 
+/// An empty source is a typed compile error (OpenCL would read length 0 as NUL-terminated
+/// and read past the buffer).
+#[test]
+fn an_empty_source_is_a_compile_error() {
+    let Some(d) = device() else { return };
+    let src = source("");
+    let err = d.compile(&request(&src, "anything", &[])).unwrap_err();
+    assert!(
+        matches!(&err, BackendError::Compile { reason, .. } if reason.contains("empty")),
+        "{err}"
+    );
+}
+
 #[test]
 fn dynamic_local_memory_is_a_trailing_local_parameter() {
     let Some(d) = device() else { return };

@@ -20,5 +20,5 @@ pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
 pub use record::{capture_launch, HostArg};
-pub use session::{capture_checksum, ReplaySession};
+pub use session::{capture_checksum, reference_gap, ReplaySession};
 pub use verify::{Mismatch, Tolerance};

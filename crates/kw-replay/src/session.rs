@@ -58,46 +58,67 @@ fn scalar_of(ty: ScalarType, v: &Value) -> Option<ScalarValue> {
     })
 }
 
+/// Opens a capture and checks its metadata against a device of its backend: the capture, its
+/// metadata and the kernel's tuning space on that device.
+fn open_checked(
+    path: &Path,
+    info: &kw_core::DeviceInfo,
+) -> Result<(Capture, CaptureMetadata, TuningSpace), ReplayError> {
+    let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    let meta: CaptureMetadata = capture.metadata_as().map_err(|e| ReplayError::Capture {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    let bad_meta = |message: String| ReplayError::Metadata {
+        path: path.to_path_buf(),
+        message,
+    };
+    meta.check_version().map_err(bad_meta)?;
+    let def = &meta.kernel;
+    if info.backend != def.backend {
+        return Err(ReplayError::WrongBackend {
+            path: path.to_path_buf(),
+            kernel: def.kernel_name.clone(),
+            expected: def.backend,
+            found: info.backend,
+            device: info.name.clone(),
+        });
+    }
+    if meta.args.len() != def.args.len() {
+        return Err(bad_meta(format!(
+            "{} captured arguments, the definition of `{}` has {}",
+            meta.args.len(),
+            def.kernel_name,
+            def.args.len()
+        )));
+    }
+    let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    Ok((capture, meta, space))
+}
+
 impl ReplaySession {
+    /// Reads a capture's metadata and its kernel's tuning space on a device described by
+    /// `info`, with the checks of [`ReplaySession::load`] but without uploading anything (for
+    /// a process that only drives the tuning while workers replay).
+    pub fn inspect(
+        path: &Path,
+        info: &kw_core::DeviceInfo,
+    ) -> Result<(CaptureMetadata, TuningSpace), ReplayError> {
+        let (_, meta, space) = open_checked(path, info)?;
+        Ok((meta, space))
+    }
     /// Opens `path`, checks its metadata and uploads its buffers to `device` (any device of
     /// the capture's backend).
     pub fn load(path: &Path, device: Arc<dyn Device>) -> Result<ReplaySession, ReplayError> {
-        let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
-        let meta: CaptureMetadata = capture.metadata_as().map_err(|e| ReplayError::Capture {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
-        let bad_meta = |message: String| ReplayError::Metadata {
-            path: path.to_path_buf(),
-            message,
-        };
-        meta.check_version().map_err(bad_meta)?;
-        let def = &meta.kernel;
         let info = device.info();
-        if info.backend != def.backend {
-            return Err(ReplayError::WrongBackend {
-                path: path.to_path_buf(),
-                kernel: def.kernel_name.clone(),
-                expected: def.backend,
-                found: info.backend,
-                device: info.name.clone(),
-            });
-        }
-        if meta.args.len() != def.args.len() {
-            return Err(bad_meta(format!(
-                "{} captured arguments, the definition of `{}` has {}",
-                meta.args.len(),
-                def.kernel_name,
-                def.args.len()
-            )));
-        }
-        let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
+        let (capture, meta, space) = open_checked(path, info)?;
+        let def = &meta.kernel;
         let mut problem_size = [1i64; 3];
         for (axis, v) in meta.problem_size.iter().take(3).enumerate() {
             problem_size[axis] = *v;
@@ -124,7 +145,20 @@ impl ReplaySession {
                 }
                 ArgKind::Buffer => {
                     let len = a.len.ok_or_else(|| arg_err("no length".into()))?;
-                    let bytes = len * a.ty.size();
+                    // Checked before anything is allocated: a corrupt or hostile length is an
+                    // error, never an overflow or a huge allocation.
+                    let bytes = len.checked_mul(a.ty.size()).ok_or_else(|| {
+                        arg_err(format!(
+                            "length {len} x {} bytes per element overflows",
+                            a.ty.size()
+                        ))
+                    })?;
+                    let memory = info.global_memory_bytes;
+                    if memory > 0 && bytes as u64 > memory {
+                        return Err(arg_err(format!(
+                            "{bytes} bytes ({len} elements) exceed the device's {memory} bytes of memory"
+                        )));
+                    }
                     let read = |frame: &str| {
                         capture
                             .read_buffer(frame)
@@ -235,35 +269,7 @@ impl ReplaySession {
     /// kept only the outputs a launch changed), or, when none is declared written, that the
     /// capture holds no output at all.
     pub fn reference_gap(&self) -> Option<String> {
-        let missing: Vec<String> = self
-            .args
-            .iter()
-            .zip(&self.meta.kernel.args)
-            .filter_map(|(a, d)| match a {
-                ReplayArg::Buffer {
-                    name,
-                    reference: None,
-                    ..
-                } if d.access != Access::In => Some(format!("`{name}`")),
-                _ => None,
-            })
-            .collect();
-        match missing.len() {
-            0 if self.has_reference() => None,
-            0 => Some(
-                "the capture holds no reference output (no buffer is declared written, \
-                 Out/InOut, and the launch changed none)"
-                    .to_string(),
-            ),
-            1 => Some(format!(
-                "buffer {} is declared written but the capture holds no reference output for it",
-                missing[0]
-            )),
-            _ => Some(format!(
-                "buffers {} are declared written but the capture holds no reference output for them",
-                missing.join(", ")
-            )),
-        }
+        reference_gap(&self.meta)
     }
 
     /// Bytes the launch moves at least once: every buffer once, in/out buffers twice.
@@ -394,4 +400,35 @@ pub fn capture_checksum(path: &Path) -> Result<String, ReplayError> {
         source,
     })?;
     Ok(format!("blake3:{}", hasher.finalize().to_hex()))
+}
+
+/// Why a capture cannot verify a run (`None`: it can): the buffers its kernel declares
+/// written (`Out`/`InOut`) that have no reference output (captures of older versions kept
+/// only the outputs a launch changed), or, when none is declared written, that it holds no
+/// output at all. Needs only the metadata ([`ReplaySession::inspect`]).
+pub fn reference_gap(meta: &CaptureMetadata) -> Option<String> {
+    let missing: Vec<String> = meta
+        .args
+        .iter()
+        .zip(&meta.kernel.args)
+        .filter(|(a, d)| d.kind == ArgKind::Buffer && d.access != Access::In && a.output.is_none())
+        .map(|(a, _)| format!("`{}`", a.name))
+        .collect();
+    let has_reference = meta.args.iter().any(|a| a.output.is_some());
+    match missing.len() {
+        0 if has_reference => None,
+        0 => Some(
+            "the capture holds no reference output (no buffer is declared written, \
+             Out/InOut, and the launch changed none)"
+                .to_string(),
+        ),
+        1 => Some(format!(
+            "buffer {} is declared written but the capture holds no reference output for it",
+            missing[0]
+        )),
+        _ => Some(format!(
+            "buffers {} are declared written but the capture holds no reference output for them",
+            missing.join(", ")
+        )),
+    }
 }

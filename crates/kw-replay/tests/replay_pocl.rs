@@ -12,8 +12,23 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// The first OpenCL device (these are OpenCL kernels; on a machine with a CUDA GPU, device 0
+/// is the GPU's CUDA device).
 fn device() -> Option<Arc<dyn Device>> {
-    match open_device(&DeviceSelector::Index(0)) {
+    let index = match kernel_wisdom::list_devices() {
+        Ok(list) => match list
+            .iter()
+            .find(|d| d.info.backend == kw_core::BackendKind::Opencl)
+        {
+            Some(d) => d.index,
+            None => {
+                eprintln!("SKIPPED: no OpenCL device");
+                return None;
+            }
+        },
+        Err(_) => 0, // opening reports why
+    };
+    match open_device(&DeviceSelector::Index(index)) {
         Ok(d) => Some(d),
         Err(Error::Backend(e @ BackendError::Unavailable { .. })) => {
             eprintln!("SKIPPED: no OpenCL platform ({e})");

@@ -35,6 +35,24 @@ pub enum TuneError {
         /// The fingerprint in the log.
         found: String,
     },
+    /// A new log would replace an existing one (logs are never truncated).
+    #[error("{path}: a results log already exists; continue it with --resume, or move it away to start over")]
+    LogExists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A results log was written for another capture, problem size, device or kernel.
+    #[error("{path}: the log was written for another {field} ({logged}, this run: {current}); refusing to mix measurements")]
+    LogMismatch {
+        /// The file.
+        path: PathBuf,
+        /// What differs.
+        field: &'static str,
+        /// The value in the log.
+        logged: String,
+        /// The value of this run.
+        current: String,
+    },
     /// No strategy of this name.
     #[error("unknown strategy `{name}` (known: {known})")]
     UnknownStrategy {

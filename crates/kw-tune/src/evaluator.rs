@@ -11,6 +11,9 @@ pub struct Failure {
     /// A fatal failure stops the run instead of being recorded as the configuration's result
     /// (e.g. the device was lost); it says nothing about the configuration.
     pub fatal: bool,
+    /// The evaluation was abandoned (Ctrl-C, the run's time is up): no result, nothing is
+    /// logged, and the run stops.
+    pub interrupted: bool,
 }
 
 impl Failure {
@@ -19,6 +22,7 @@ impl Failure {
         Failure {
             reason: reason.into(),
             fatal: false,
+            interrupted: false,
         }
     }
 
@@ -27,6 +31,17 @@ impl Failure {
         Failure {
             reason: reason.into(),
             fatal: true,
+            interrupted: false,
+        }
+    }
+
+    /// The evaluation was abandoned before it had a result (Ctrl-C, the run's time is up, the
+    /// evaluator gave up): the run stops without recording this configuration.
+    pub fn interrupted(reason: impl Into<String>) -> Failure {
+        Failure {
+            reason: reason.into(),
+            fatal: false,
+            interrupted: true,
         }
     }
 }

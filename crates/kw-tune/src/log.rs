@@ -51,6 +51,9 @@ pub struct LogHeader {
     /// The problem size, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem_size: Option<Vec<i64>>,
+    /// The capture's checksum, when the log is a capture's (`kw tune`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_checksum: Option<String>,
     /// The objective's name (`time`: milliseconds).
     pub objective: String,
 }
@@ -75,6 +78,7 @@ impl LogHeader {
             kernel_name: None,
             device_name: None,
             problem_size: None,
+            capture_checksum: None,
             objective: "time".to_string(),
         }
     }
@@ -85,7 +89,34 @@ impl LogHeader {
         self.seed = Some(seed);
         self
     }
+
+    /// The first recorded field (capture checksum, kernel, device, problem size) that differs
+    /// between `self` (a log's header) and `current` (this run's): `(field, logged, current)`.
+    /// Fields missing on either side are not compared.
+    pub fn mismatch(&self, current: &LogHeader) -> Option<(&'static str, String, String)> {
+        fn differs<T: PartialEq + std::fmt::Debug>(
+            field: &'static str,
+            logged: &Option<T>,
+            now: &Option<T>,
+        ) -> Option<(&'static str, String, String)> {
+            match (logged, now) {
+                (Some(a), Some(b)) if a != b => Some((field, format!("{a:?}"), format!("{b:?}"))),
+                _ => None,
+            }
+        }
+        differs(
+            "capture checksum",
+            &self.capture_checksum,
+            &current.capture_checksum,
+        )
+        .or_else(|| differs("problem size", &self.problem_size, &current.problem_size))
+        .or_else(|| differs("device", &self.device_name, &current.device_name))
+        .or_else(|| differs("kernel", &self.kernel_name, &current.kernel_name))
+    }
 }
+
+/// The longest line a results log may hold (a record with many samples is a few KiB).
+pub const MAX_LOG_LINE: usize = 16 << 20;
 
 /// One evaluation in a results log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -132,9 +163,25 @@ pub struct ResultsLog {
 }
 
 impl ResultsLog {
-    /// Creates (or truncates) a log and writes its header.
+    /// Creates a log and writes its header. An existing log is never truncated: a file that
+    /// is not empty is [`TuneError::LogExists`] (see [`ResultsLog::create_keeping`]).
     pub fn create(path: &Path, header: &LogHeader) -> Result<ResultsLog, TuneError> {
-        let file = File::create(path).map_err(|e| TuneError::io(path, e))?;
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0 && m.is_file()) {
+            std::fs::remove_file(path).map_err(|e| TuneError::io(path, e))?;
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    TuneError::LogExists {
+                        path: path.to_path_buf(),
+                    }
+                } else {
+                    TuneError::io(path, e)
+                }
+            })?;
         let mut log = ResultsLog {
             path: path.to_path_buf(),
             file,
@@ -143,9 +190,31 @@ impl ResultsLog {
         Ok(log)
     }
 
+    /// Creates a log at `path`; an existing non-empty file there is first renamed to
+    /// `NAME.prevN.EXT` (the first free N), whose path is returned: nothing is lost.
+    pub fn create_keeping(
+        path: &Path,
+        header: &LogHeader,
+    ) -> Result<(ResultsLog, Option<PathBuf>), TuneError> {
+        let mut kept = None;
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            let ext = path
+                .extension()
+                .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+            let aside = (1u32..)
+                .map(|n| path.with_extension(format!("prev{n}{ext}")))
+                .find(|p| !p.exists())
+                .expect("a free name");
+            std::fs::rename(path, &aside).map_err(|e| TuneError::io(path, e))?;
+            kept = Some(aside);
+        }
+        Ok((ResultsLog::create(path, header)?, kept))
+    }
+
     /// Opens an existing log to continue it: checks that it belongs to `space`, drops a
     /// trailing partial line (an interrupted write) and returns the logged records. A missing
-    /// or empty file is created with `header`.
+    /// or empty file is created with `header`. A log whose header records another capture,
+    /// problem size, device or kernel than `header` is [`TuneError::LogMismatch`].
     pub fn resume(
         path: &Path,
         space: &TuningSpace,
@@ -163,6 +232,14 @@ impl ResultsLog {
                 path: path.to_path_buf(),
                 expected: space.fingerprint(),
                 found: contents.header.fingerprint,
+            });
+        }
+        if let Some((field, logged, current)) = contents.header.mismatch(header) {
+            return Err(TuneError::LogMismatch {
+                path: path.to_path_buf(),
+                field,
+                logged,
+                current,
             });
         }
         let file = OpenOptions::new()
@@ -239,21 +316,32 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
     let mut header = None;
     let mut records = Vec::new();
     let mut valid_bytes = 0u64;
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let mut line_no = 0usize;
     loop {
         buf.clear();
-        let n = reader
-            .read_line(&mut buf)
+        let n = read_bounded_line(&mut reader, &mut buf, MAX_LOG_LINE)
             .map_err(|e| TuneError::io(path, e))?;
         if n == 0 {
             break;
         }
         line_no += 1;
-        if !buf.ends_with('\n') {
+        if n > MAX_LOG_LINE {
+            return Err(bad(
+                line_no,
+                format!(
+                    "line longer than {} MiB: not a results log",
+                    MAX_LOG_LINE >> 20
+                ),
+            ));
+        }
+        if buf.last() != Some(&b'\n') {
             break; // interrupted write: ignore the fragment
         }
-        let text = buf.trim();
+        let Ok(text) = std::str::from_utf8(&buf) else {
+            return Err(bad(line_no, "not UTF-8 text".to_string()));
+        };
+        let text = text.trim();
         if text.is_empty() {
             valid_bytes += n as u64;
             continue;
@@ -290,4 +378,37 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
         records,
         valid_bytes,
     })
+}
+
+/// Reads one line (with its `\n`) into `buf`, at most `max` bytes of it: returns the bytes
+/// consumed, or `max + 1` when the line is longer (the rest is not read).
+fn read_bounded_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<usize> {
+    let mut total = 0usize;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(total);
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if total + take > max {
+            return Ok(max + 1);
+        }
+        buf.extend_from_slice(&chunk[..take]);
+        reader.consume(take);
+        total += take;
+        if done {
+            return Ok(total);
+        }
+    }
 }

@@ -245,7 +245,14 @@ impl<'a> Tuner<'a> {
                 stalls = 0;
                 continue;
             }
-            self.evaluate_one(&mut state, strategy, evaluator, point)?;
+            if self.evaluate_one(&mut state, strategy, evaluator, point)? {
+                // Abandoned: Ctrl-C, the run's time is up, or the evaluator gave up.
+                break if self.cancelled() {
+                    StopReason::Cancelled
+                } else {
+                    StopReason::Condition
+                };
+            }
             exhausted = false;
             stalls = 0;
         };
@@ -260,16 +267,18 @@ impl<'a> Tuner<'a> {
         })
     }
 
-    /// Evaluates one new point, records and logs it, and tells the strategy.
+    /// Evaluates one new point, records and logs it, and tells the strategy. Returns true
+    /// when the evaluation was interrupted ([`Failure::interrupted`]): nothing is recorded.
     fn evaluate_one(
         &mut self,
         state: &mut RunState<'_>,
         strategy: &mut dyn Strategy,
         evaluator: &mut dyn Evaluator,
         point: Point,
-    ) -> Result<(), TuneError> {
+    ) -> Result<bool, TuneError> {
         let started = Instant::now();
         let result = match evaluator.evaluate(&point) {
+            Err(f) if f.interrupted => return Ok(true),
             Ok(v) if v.is_finite() => Ok(v),
             Ok(v) => Err(Failure::new(format!("non-finite objective {v}"))),
             Err(f) if f.fatal => {
@@ -300,7 +309,7 @@ impl<'a> Tuner<'a> {
         }
         let result = state.last_result();
         strategy.tell(self.space, &point, &result);
-        Ok(())
+        Ok(false)
     }
 }
 

@@ -37,6 +37,9 @@ pub fn run(cmd: CaptureCmd) -> Result<()> {
     }
 }
 
+/// Where the kernel's name is in capture metadata (current form first, older forms after).
+const KERNEL_NAME_PATHS: &[&str] = &["kernel.kernel_name", "kernel.name", "kernel_name"];
+
 /// The first of `paths` (dot-separated) present in the metadata.
 fn lookup<'a>(meta: &'a Value, paths: &[&str]) -> Option<&'a Value> {
     paths.iter().find_map(|p| {
@@ -172,7 +175,7 @@ fn summary(c: &Capture) -> Value {
         "format_version": c.header().version,
         "writer": c.header().writer,
         "tuning_key": tuning_key(meta),
-        "kernel_name": lookup(meta, &["kernel.name", "kernel_name"]),
+        "kernel_name": lookup(meta, KERNEL_NAME_PATHS),
         "problem_size": lookup(meta, &["problem_size", "kernel.problem_size"]),
         "device": lookup(meta, &["device"]),
         "date": date(meta, c.path()),
@@ -199,10 +202,7 @@ fn show(file: &Path, as_json: bool) -> Result<()> {
         c.header().writer
     );
     println!("tuning key:   {}", tuning_key(meta));
-    println!(
-        "kernel:       {}",
-        text(lookup(meta, &["kernel.name", "kernel_name"]))
-    );
+    println!("kernel:       {}", text(lookup(meta, KERNEL_NAME_PATHS)));
     println!("problem size: {}", problem_size(meta));
     println!("device:       {}", device(meta));
     println!("date:         {}", date(meta, file));
@@ -283,5 +283,9 @@ mod tests {
         assert_eq!(problem_size(&m), "4x5x1");
         assert_eq!(device(&m), "H100");
         assert_eq!(tuning_key(&json!({})), "-");
+        // Captures written by this version keep the name in the definition: `kernel.kernel_name`.
+        let current = json!({"kernel": {"kernel_name": "vector_add", "tuning_key": "va"}});
+        assert_eq!(text(lookup(&current, KERNEL_NAME_PATHS)), "vector_add");
+        assert_eq!(text(lookup(&m, KERNEL_NAME_PATHS)), "mm");
     }
 }

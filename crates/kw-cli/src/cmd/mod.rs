@@ -1,7 +1,9 @@
 pub mod capture;
+pub mod isolated;
 pub mod log;
 pub mod simulate;
 pub mod space;
 pub mod tune;
 pub mod tune_report;
 pub mod wisdom;
+pub mod worker;

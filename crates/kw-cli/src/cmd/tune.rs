@@ -1,22 +1,29 @@
 //! `kw tune CAPTURE...`: replays each capture on a device under many configurations
 //! (default configuration first), verified against the captured output, logs every
 //! evaluation, prints a summary and adds the best configuration to the kernel's wisdom file.
-//! Ctrl-C stops after the evaluation in progress and prints the command that resumes.
+//! Configurations are measured in worker processes under a watchdog ([`super::isolated`]):
+//! a hang or a crash is a failed result. Ctrl-C stops at once (a hung evaluation included,
+//! which is then not recorded) and prints the command that resumes.
 
+use super::isolated::{EvalTimeout, IsolatedEvaluator};
 use super::tune_report::{objective_of, print_summary, print_timing, TimingReport};
+use super::worker::WorkerArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kernel_wisdom::{bundled, bundled_cuda, list_devices, open_device, DeviceSelector};
 use kw_core::wisdom::{
-    add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
+    add_record, check_writable, Objective, Provenance, ReplacePolicy, SpaceFingerprint,
+    WisdomDevice, WisdomRecord,
 };
 use kw_core::{BackendKind, Device, Point};
 use kw_replay::{
     capture_checksum, capture_launch, HostArg, MeasureOptions, ReplayEvaluator, ReplaySession,
-    Tolerance, VerifyMode,
+    ReplayStats, Tolerance, VerifyMode,
 };
-use kw_tune::{strategies, EvalResult, Evaluator, LogHeader, ResultsLog, Stop, StopReason, Tuner};
+use kw_tune::{
+    strategies, EvalResult, Evaluator, Failure, LogHeader, ResultsLog, Stop, StopReason, Tuner,
+};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,7 +101,20 @@ pub struct TuneArgs {
     /// Also measure the default configuration again (spread) and a device copy (bandwidth).
     #[arg(long)]
     report_timing: bool,
+    /// Time limit of one evaluation (`30s`, `2m`); past it the configuration is a failure
+    /// ("timed out"). Default: 10 times the default configuration's evaluation, at least 10 s
+    /// (120 s for the default configuration itself).
+    #[arg(long)]
+    eval_timeout: Option<String>,
+    /// Measure in this process instead of a worker process: no time limit, and a
+    /// configuration that crashes ends the run (for measuring the cost of isolation).
+    #[arg(long)]
+    no_isolation: bool,
 }
+
+/// How many configurations in a row that all fail to compile stop a run that has no success
+/// yet (the kernel or its definition is broken, not a configuration).
+const COMPILE_GIVE_UP: u64 = 8;
 
 /// Parses `90`, `90s`, `15m`, `1h`, `250ms`.
 pub fn parse_duration(text: &str) -> Result<Duration> {
@@ -142,8 +162,20 @@ fn stop_condition(args: &TuneArgs) -> Result<Stop> {
         list.push(match k.trim() {
             "evals" | "evaluations" => Stop::Evaluations(num()? as u64),
             "time" => Stop::WallTime(parse_duration(v)?),
-            "fraction" => Stop::SpaceFraction(num()?),
-            "target" => Stop::Target(num()?),
+            "fraction" => {
+                let f = num()?;
+                if !(f > 0.0 && f <= 1.0) {
+                    bail!("bad --stop item `{item}`: a fraction of the space is in (0, 1]");
+                }
+                Stop::SpaceFraction(f)
+            }
+            "target" => {
+                let t = num()?;
+                if !t.is_finite() {
+                    bail!("bad --stop item `{item}`: the target is a finite time in ms");
+                }
+                Stop::Target(t)
+            }
             "no-improvement" => Stop::NoImprovementEvaluations(num()? as u64),
             "no-improvement-time" => Stop::NoImprovementTime(parse_duration(v)?),
             other => bail!("unknown --stop condition `{other}`"),
@@ -168,7 +200,7 @@ fn cancel_flag() -> Arc<AtomicBool> {
             if f.swap(true, Ordering::SeqCst) {
                 std::process::exit(130); // a second Ctrl-C: stop now
             }
-            eprintln!("\nkw tune: interrupted, stopping after the evaluation in progress (Ctrl-C again to abort)");
+            eprintln!("\nkw tune: interrupted, stopping (Ctrl-C again to abort at once)");
         });
         if let Err(e) = installed {
             eprintln!("kw tune: warning: cannot handle Ctrl-C ({e})");
@@ -178,7 +210,13 @@ fn cancel_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
+/// Opens the device to tune on: the one `selector` (or `KW_DEVICE`) names, else the first of
+/// `backend`. Also returns its index (what evaluation workers are given).
 fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Device>> {
+    Ok(open_indexed(backend, selector)?.0)
+}
+
+fn open_indexed(backend: BackendKind, selector: Option<&str>) -> Result<(Arc<dyn Device>, String)> {
     let selector = match selector {
         Some(s) => Some(DeviceSelector::parse(s)),
         None => std::env::var(kernel_wisdom::DEVICE_ENV)
@@ -196,7 +234,11 @@ fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Devi
             DeviceSelector::Index(d.index)
         }
     };
-    Ok(open_device(&selector)?)
+    let text = match &selector {
+        DeviceSelector::Index(i) => i.to_string(),
+        DeviceSelector::Name(n) => n.clone(),
+    };
+    Ok((open_device(&selector)?, text))
 }
 
 fn backend_of(path: &Path) -> Result<BackendKind> {
@@ -303,20 +345,44 @@ fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Updates the progress bar after every evaluation.
+/// Updates the progress bar after every evaluation, and gives up when the first
+/// [`COMPILE_GIVE_UP`] configurations all fail to compile.
 struct WithProgress<'a> {
-    inner: &'a mut ReplayEvaluator,
+    inner: &'a mut dyn Evaluator,
     bar: &'a ProgressBar,
     failures: u64,
     best: Option<f64>,
+    /// Evaluations in a row, with no success yet, that failed to compile; the first error.
+    compile_failures: u64,
+    first_compile_error: Option<String>,
+    gave_up: bool,
 }
 
 impl Evaluator for WithProgress<'_> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
+        if self.gave_up {
+            return Err(Failure::interrupted(
+                "every configuration failed to compile",
+            ));
+        }
         let r = self.inner.evaluate(point);
         match &r {
-            Ok(v) => self.best = Some(self.best.map_or(*v, |b| b.min(*v))),
-            Err(_) => self.failures += 1,
+            Ok(v) => {
+                self.best = Some(self.best.map_or(*v, |b| b.min(*v)));
+                self.compile_failures = 0;
+            }
+            Err(f) if f.interrupted => return r,
+            Err(f) => {
+                self.failures += 1;
+                if self.best.is_none() && f.reason.starts_with("compile failed") {
+                    self.compile_failures += 1;
+                    self.first_compile_error
+                        .get_or_insert_with(|| f.reason.clone());
+                    self.gave_up = self.compile_failures >= COMPILE_GIVE_UP;
+                } else {
+                    self.compile_failures = 0;
+                }
+            }
         }
         self.bar.inc(1);
         let best = self.best.map_or("-".to_string(), |b| format!("{b:.4} ms"));
@@ -329,6 +395,15 @@ impl Evaluator for WithProgress<'_> {
     }
     fn take_samples(&mut self) -> Option<Vec<f64>> {
         self.inner.take_samples()
+    }
+}
+
+/// The run's wall-time limit, if its stop condition has one that alone stops it.
+fn wall_limit(stop: &Stop) -> Option<Duration> {
+    match stop {
+        Stop::WallTime(t) => Some(*t),
+        Stop::Any(list) => list.iter().filter_map(wall_limit).min(),
+        _ => None,
     }
 }
 
@@ -366,12 +441,19 @@ fn resume_command(captures: &[PathBuf]) -> String {
 }
 
 pub fn run(args: TuneArgs) -> Result<()> {
+    let stop = stop_condition(&args)?;
+    strategies::create(&args.strategy, args.seed)?;
+    if let Some(t) = &args.eval_timeout {
+        if parse_duration(t)?.is_zero() {
+            bail!("--eval-timeout must be more than 0");
+        }
+    }
+    // Found now, not after an hour of tuning.
+    check_writable(&args.wisdom_dir).context("the wisdom directory (--wisdom-dir)")?;
     let mut captures = args.captures.clone();
     if let Some(spec) = &args.bundled {
         captures.push(bundled_capture(spec, args.device.as_deref())?);
     }
-    let stop = stop_condition(&args)?;
-    strategies::create(&args.strategy, args.seed)?;
     let cancel = cancel_flag();
     let several = captures.len() > 1;
     if several {
@@ -379,11 +461,23 @@ pub fn run(args: TuneArgs) -> Result<()> {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
     }
+    let mut failed: Vec<String> = Vec::new();
     for capture in &captures {
         let log_path = log_path_for(&args, capture, several);
-        let outcome = tune_one(&args, capture, &log_path, &stop, &cancel)
-            .with_context(|| format!("tuning {}", capture.display()))?;
-        if outcome == StopReason::Cancelled {
+        let outcome = match tune_one(&args, capture, &log_path, &stop, &cancel) {
+            Ok(o) => o,
+            Err(e) => {
+                // One bad capture does not stop the batch; the exit status says it failed.
+                eprintln!(
+                    "kw tune: error: tuning {}: {}",
+                    capture.display(),
+                    crate::error_text(&e)
+                );
+                failed.push(format!("{}: {}", capture.display(), crate::error_text(&e)));
+                continue;
+            }
+        };
+        if outcome.reason == StopReason::Cancelled {
             eprintln!(
                 "kw tune: stopped; the results log {} is kept. Resume with:\n  {}",
                 log_path.display(),
@@ -391,8 +485,28 @@ pub fn run(args: TuneArgs) -> Result<()> {
             );
             std::process::exit(130);
         }
+        if !outcome.wrote_wisdom {
+            failed.push(format!(
+                "{}: no configuration succeeded, no wisdom written",
+                capture.display()
+            ));
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "{} of {} capture(s) failed:\n  {}",
+            failed.len(),
+            captures.len(),
+            failed.join("\n  ")
+        );
     }
     Ok(())
+}
+
+/// How one capture's tuning ended.
+struct Outcome {
+    reason: StopReason,
+    wrote_wisdom: bool,
 }
 
 fn tune_one(
@@ -401,31 +515,42 @@ fn tune_one(
     log_path: &Path,
     stop: &Stop,
     cancel: &Arc<AtomicBool>,
-) -> Result<StopReason> {
-    let device = open_for(backend_of(capture)?, args.device.as_deref())?;
-    let session = Arc::new(ReplaySession::load(capture, device.clone())?);
-    let unverified = unverified_reason(args, &session)?;
-    let def = session.def().clone();
-    let space = session.space();
+) -> Result<Outcome> {
+    let (device, device_text) = open_indexed(backend_of(capture)?, args.device.as_deref())?;
     let info = device.info().clone();
+    // Isolated: this process only reads the capture's metadata; workers replay it.
+    let session = if args.no_isolation {
+        Some(Arc::new(ReplaySession::load(capture, device.clone())?))
+    } else {
+        None
+    };
+    let (meta, space) = match &session {
+        Some(s) => (s.metadata().clone(), s.space().clone()),
+        None => ReplaySession::inspect(capture, &info)?,
+    };
+    let space = &space;
+    let def = meta.kernel.clone();
+    let has_reference = meta.args.iter().any(|a| a.output.is_some());
     eprintln!(
         "kw tune: {} ({} configurations) on {}",
         def.tuning_key,
         space.len(),
         info.summary()
     );
+    let unverified = unverified_reason(args, capture, &meta)?;
     if let Some(reason) = &unverified {
         eprintln!("kw tune: warning: tuning UNVERIFIED: {reason}");
     }
+    let verify = !args.no_verify && has_reference;
     let options = MeasureOptions {
         warmup: args.warmup,
         min_samples: 3.min(args.samples.max(1)),
         max_samples: args.samples.max(1),
         time_budget: Duration::from_millis(args.sample_time_ms),
-        verify: if args.no_verify || !session.has_reference() {
-            VerifyMode::Off
-        } else {
+        verify: if verify {
             VerifyMode::Last
+        } else {
+            VerifyMode::Off
         },
         tolerance: Tolerance {
             rtol: args.rtol,
@@ -435,19 +560,80 @@ fn tune_one(
     let threads = args
         .compile_threads
         .unwrap_or_else(kw_replay::CompilePool::default_threads);
-    let mut eval = ReplayEvaluator::new(session.clone(), options, threads);
     let mut header = LogHeader::new(space).with_strategy(&args.strategy, args.seed);
     header.kernel_name = Some(def.kernel_name.clone());
     header.device_name = Some(info.name.clone());
-    header.problem_size = Some(session.metadata().problem_size.clone());
+    header.problem_size = Some(meta.problem_size.clone());
+    let checksum = capture_checksum(capture)?;
+    header.capture_checksum = Some(checksum.clone());
     let (log, records) = if args.resume {
         ResultsLog::resume(log_path, space, &header)?
     } else {
-        (ResultsLog::create(log_path, &header)?, Vec::new())
+        let (log, kept) = ResultsLog::create_keeping(log_path, &header)?;
+        if let Some(old) = kept {
+            eprintln!(
+                "kw tune: {} existed; kept it as {} (use --resume to continue a log)",
+                log_path.display(),
+                old.display()
+            );
+        }
+        (log, Vec::new())
     };
     let default = space
         .point(&def.default_config())
         .map_err(anyhow::Error::msg)?;
+    // The run's wall-time limit, less what the resumed log already spent, interrupts even a
+    // hung evaluation.
+    let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);
+    let deadline = wall_limit(stop).map(|t| {
+        std::time::Instant::now() + t.saturating_sub(Duration::from_secs_f64(spent.max(0.0)))
+    });
+    let fixed_timeout = args
+        .eval_timeout
+        .as_deref()
+        .map(parse_duration)
+        .transpose()?;
+    let default_key = space.kt_key(&default);
+    let default_logged_s = records
+        .iter()
+        .find(|r| r.key == default_key && r.objective.is_some())
+        .map(|r| r.eval_s);
+    let mut in_process = session
+        .as_ref()
+        .map(|s| ReplayEvaluator::new(s.clone(), options.clone(), threads));
+    let mut isolated = if in_process.is_none() {
+        let exe = std::env::current_exe().context("finding the kw executable for the workers")?;
+        let worker_args = WorkerArgs {
+            capture: capture.to_path_buf(),
+            device: device_text,
+            warmup: options.warmup,
+            min_samples: options.min_samples,
+            max_samples: options.max_samples,
+            sample_time_ms: args.sample_time_ms,
+            verify,
+            rtol: args.rtol,
+            atol: args.atol,
+            compile_threads: threads,
+        };
+        let mut e = IsolatedEvaluator::new(
+            exe,
+            worker_args,
+            EvalTimeout::new(fixed_timeout),
+            cancel.clone(),
+            deadline,
+        );
+        if let Some(s) = default_logged_s {
+            e.learn_timeout(Duration::from_secs_f64(s.max(0.0)));
+        }
+        Some(e)
+    } else {
+        None
+    };
+    let inner: &mut dyn Evaluator = match (&mut in_process, &mut isolated) {
+        (Some(e), _) => e,
+        (None, Some(e)) => e,
+        (None, None) => unreachable!("one evaluator is made"),
+    };
     let bar = ProgressBar::with_draw_target(
         stop.remaining_evaluations(&Default::default()),
         ProgressDrawTarget::stderr(),
@@ -463,13 +649,16 @@ fn tune_one(
     );
     bar.set_prefix(def.tuning_key.clone());
     let mut strategy = strategies::create(&args.strategy, args.seed)?;
+    let mut wrapped = WithProgress {
+        inner,
+        bar: &bar,
+        failures: 0,
+        best: None,
+        compile_failures: 0,
+        first_compile_error: None,
+        gave_up: false,
+    };
     let report = {
-        let mut wrapped = WithProgress {
-            inner: &mut eval,
-            bar: &bar,
-            failures: 0,
-            best: None,
-        };
         let mut tuner = Tuner::new(space, stop.clone())
             .resume(log, records)
             .with_initial(vec![default.clone()])
@@ -477,14 +666,44 @@ fn tune_one(
             .with_cancel(cancel.clone());
         tuner.run(strategy.as_mut(), &mut wrapped)?
     };
+    let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
     bar.finish_and_clear();
-    let stats = eval.stats();
+    let stats = match (&in_process, &isolated) {
+        (Some(e), _) => e.stats(),
+        (_, Some(e)) => e.stats(),
+        _ => ReplayStats::default(),
+    };
+    if let Some(e) = &isolated {
+        if e.starts > 1 {
+            eprintln!(
+                "kw tune: {} evaluation worker(s) were replaced after a hang or crash",
+                e.starts - 1
+            );
+        }
+    }
+    drop(isolated); // its worker is stopped before anything else uses the device
     print_summary(&def.tuning_key, space, &report, &default, &stats);
     match &unverified {
         Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
         None => println!("  verification: every output checked against the captured reference"),
     }
+    if gave_up {
+        eprintln!(
+            "kw tune: stopped: the first {COMPILE_GIVE_UP} configurations all failed to compile \
+             (is the kernel or its definition broken?). The first error:\n  {}",
+            first_compile_error.as_deref().unwrap_or("?")
+        );
+    }
     if args.report_timing {
+        // In process (the workers are gone); the default configuration was measured fine.
+        let session = match session {
+            Some(s) => s,
+            None => Arc::new(ReplaySession::load(capture, device.clone())?),
+        };
+        let mut eval = match in_process {
+            Some(e) => e,
+            None => ReplayEvaluator::new(session.clone(), options, 1),
+        };
         let repeat = match (objective_of(&report, &default), eval.measure(&default)) {
             (Some(a), Ok(m)) => Some((a, m.median_ms)),
             _ => None,
@@ -501,11 +720,22 @@ fn tune_one(
         });
     }
     if report.reason == StopReason::Cancelled {
-        return Ok(report.reason);
+        return Ok(Outcome {
+            reason: report.reason,
+            wrote_wisdom: false,
+        });
     }
     let Some((best, ms)) = &report.best else {
         eprintln!("kw tune: no configuration succeeded; no wisdom written");
-        return Ok(report.reason);
+        if !gave_up {
+            if let Some(e) = first_compile_error {
+                eprintln!("kw tune: the first compile error: {e}");
+            }
+        }
+        return Ok(Outcome {
+            reason: report.reason,
+            wrote_wisdom: false,
+        });
     };
     let key = space.kt_key(best);
     let samples = kw_tune::log::read_log(log_path)?
@@ -516,7 +746,7 @@ fn tune_one(
         .unwrap_or(0);
     let record = WisdomRecord {
         config: space.config(best),
-        problem_size: session.metadata().problem_size.clone(),
+        problem_size: meta.problem_size.clone(),
         device: WisdomDevice {
             name: info.name.clone(),
             vendor: info.vendor.clone(),
@@ -538,7 +768,7 @@ fn tune_one(
             capture_file: capture
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-            capture_checksum: capture_checksum(capture)?,
+            capture_checksum: checksum,
             verified: Some(unverified.is_none()),
             unverified_reason: unverified.clone().unwrap_or_default(),
         },
@@ -550,25 +780,32 @@ fn tune_one(
         ReplacePolicy::IfBetter,
     )?;
     println!("  wisdom: {} ({outcome:?})", path.display());
-    Ok(report.reason)
+    Ok(Outcome {
+        reason: report.reason,
+        wrote_wisdom: true,
+    })
 }
 
 /// Why this run is unverified (`None`: every written buffer is checked against the
 /// capture's reference). A capture without a full reference is refused unless the user asked
 /// for an unverified run (`--allow-unverified`, or `--no-verify`, which turns checking off).
-fn unverified_reason(args: &TuneArgs, session: &ReplaySession) -> Result<Option<String>> {
+fn unverified_reason(
+    args: &TuneArgs,
+    capture: &Path,
+    meta: &kw_core::CaptureMetadata,
+) -> Result<Option<String>> {
     if args.no_verify {
         return Ok(Some(
             "--no-verify: outputs not compared with the captured reference".into(),
         ));
     }
-    match session.reference_gap() {
+    match kw_replay::reference_gap(meta) {
         Some(gap) if !args.allow_unverified => bail!(
             "{}: refusing to tune without a reference: {gap}, so a configuration that \
              computes wrong results could win. Re-capture the launch with this version (it \
              records every Out/InOut buffer), or pass --allow-unverified to tune it anyway \
              (the summary and the wisdom record then say UNVERIFIED)",
-            session.path().display()
+            capture.display()
         ),
         gap => Ok(gap),
     }

@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use kw_core::wisdom::{
-    explain, find_wisdom_file, merge_files, select, wisdom_file_name, Query, WisdomFile,
+    explain, find_wisdom_file, merge_into, select, wisdom_file_name, Query, WisdomFile,
 };
 use std::path::{Path, PathBuf};
 
@@ -42,8 +42,13 @@ pub enum WisdomCmd {
         /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
+        /// A capture of the kernel: records whose configuration its tuning space (on the
+        /// captured device) rejects are skipped, as the runtime skips them.
+        #[arg(long)]
+        capture: Option<PathBuf>,
     },
-    /// Combine wisdom files from many tuning nodes, keeping the fastest record per device and size.
+    /// Combine wisdom files from many tuning nodes, keeping the fastest usable record per
+    /// device, size and tuning space (under the lock `kw tune` takes).
     Merge {
         /// Output directory (files in it take part in the merge too).
         out: PathBuf,
@@ -165,8 +170,21 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             backend,
             problem_size,
             dirs,
+            capture,
         } => {
             let (path, file) = load(&key, dirs)?;
+            let space =
+                match &capture {
+                    Some(c) => {
+                        let cap = kw_capture::Capture::open(c)?;
+                        let meta: kw_core::CaptureMetadata = cap.metadata_as()?;
+                        // The space on the capture's device (restrictions may use its limits).
+                        Some(meta.kernel.space(Some(&meta.device)).with_context(|| {
+                            format!("{}: the kernel's tuning space", c.display())
+                        })?)
+                    }
+                    None => None,
+                };
             let backend = backend.unwrap_or_else(|| {
                 if arch.starts_with("sm_") {
                     "cuda".into()
@@ -180,7 +198,12 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 backend,
                 problem_size,
             };
-            let selection = select(&file.records, &query, |_| Ok(()));
+            // Records with a defect (negative time, undeclared value) are skipped by `select`
+            // itself; with a capture, so are those the current space rejects.
+            let selection = select(&file.records, &query, |r| match &space {
+                Some(space) => r.check_against(space).map(|_| ()),
+                None => Ok(()),
+            });
             println!(
                 "wisdom for `{}`: {} ({} records)",
                 file.tuning_key,
@@ -191,34 +214,37 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             Ok(())
         }
         WisdomCmd::Merge { out, inputs } => {
-            let mut files = Vec::new();
+            let out_canon = std::fs::canonicalize(&out).ok();
             let mut paths = Vec::new();
-            if out.is_dir() {
-                paths.extend(wisdom_files_in(&out)?);
-            }
             for input in &inputs {
                 if input.is_dir() {
+                    if std::fs::canonicalize(input).ok() == out_canon && out_canon.is_some() {
+                        continue; // the output's own files are merged under the lock
+                    }
                     paths.extend(wisdom_files_in(input)?);
                 } else {
                     paths.push(input.clone());
                 }
             }
+            let mut files = Vec::new();
             for p in &paths {
                 files.push(WisdomFile::load(p)?);
             }
-            let before: usize = files.iter().map(|f| f.records.len()).sum();
-            let merged = merge_files(files);
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("{}: cannot create", out.display()))?;
-            for f in &merged {
-                let path = out.join(wisdom_file_name(&f.tuning_key));
-                f.save(&path)?;
-                println!("{}: {} record(s)", path.display(), f.records.len());
+            let (written, report) = merge_into(&out, files)?;
+            for (key, why) in &report.dropped {
+                eprintln!("kw wisdom merge: left out a record of `{key}`: {why}");
             }
-            let after: usize = merged.iter().map(|f| f.records.len()).sum();
+            let mut after = 0;
+            for (path, n) in &written {
+                println!("{}: {n} record(s)", path.display());
+                after += n;
+            }
             println!(
-                "merged {} file(s), {before} record(s) -> {after} record(s)",
-                paths.len()
+                "merged {} file(s) into {}, {} record(s) read -> {after} record(s), {} left out",
+                paths.len(),
+                out.display(),
+                report.read,
+                report.dropped.len()
             );
             Ok(())
         }

@@ -51,6 +51,9 @@ impl KtError {
     }
 }
 
+/// The most a gzip-compressed Kernel Tuner file may unpack to (a bomb is an error).
+const MAX_UNZIPPED: u64 = 1 << 30;
+
 /// Reads a file, transparently un-gzipping it when it starts with the gzip magic bytes.
 pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
     use std::io::Read;
@@ -62,11 +65,21 @@ pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
+            .take(MAX_UNZIPPED + 1)
             .read_to_string(&mut text)
             .map_err(|e| KtError::Json {
                 path: path.to_path_buf(),
                 message: format!("bad gzip data: {e}"),
             })?;
+        if text.len() as u64 > MAX_UNZIPPED {
+            return Err(KtError::Json {
+                path: path.to_path_buf(),
+                message: format!(
+                    "gzip data unpacks to more than {} MiB: not a Kernel Tuner file",
+                    MAX_UNZIPPED >> 20
+                ),
+            });
+        }
         Ok(text)
     } else {
         String::from_utf8(bytes).map_err(|e| KtError::Json {

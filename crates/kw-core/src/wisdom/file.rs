@@ -1,5 +1,6 @@
 use super::record::WisdomRecord;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -64,32 +65,52 @@ impl WisdomFile {
         }
     }
 
-    /// Reads and validates a wisdom file.
+    /// Reads and validates a wisdom file (a UTF-8 byte-order mark is accepted). The records
+    /// are deserialised straight from the text, without an intermediate JSON tree.
     pub fn load(path: &Path) -> Result<WisdomFile, WisdomError> {
-        let text = fs::read_to_string(path).map_err(io(path, "cannot read"))?;
-        WisdomFile::parse(path, &text)
+        let bytes = fs::read(path).map_err(io(path, "cannot read"))?;
+        WisdomFile::parse(path, &bytes)
     }
 
-    fn parse(path: &Path, text: &str) -> Result<WisdomFile, WisdomError> {
+    fn parse(path: &Path, bytes: &[u8]) -> Result<WisdomFile, WisdomError> {
         let invalid = |message: String| WisdomError::Invalid {
             path: path.to_path_buf(),
             message,
         };
-        let json: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        if json.get("format").and_then(|f| f.as_str()) != Some("kernel-wisdom") {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        /// The identifying fields, read first (the records skipped without allocating) so
+        /// that a newer format is reported as such rather than as a field it does not know.
+        #[derive(Deserialize)]
+        struct Ident {
+            #[serde(default)]
+            format: Option<String>,
+            #[serde(default)]
+            version: Option<serde_json::Value>,
+        }
+        let ident: Ident = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
+        if ident.format.as_deref() != Some("kernel-wisdom") {
             return Err(invalid("missing `\"format\": \"kernel-wisdom\"`".into()));
         }
-        match json.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v >= 1 && v <= WISDOM_FORMAT_VERSION as u64 => {}
-            Some(v) => {
+        match ident.version.as_ref().map(|v| (v, v.as_u64())) {
+            Some((_, Some(v))) if v >= 1 && v <= WISDOM_FORMAT_VERSION as u64 => {}
+            Some((_, Some(0))) => {
+                return Err(invalid(
+                    "format version 0 is not a valid version (versions start at 1)".into(),
+                ))
+            }
+            Some((_, Some(v))) => {
                 return Err(invalid(format!(
                     "format version {v} is newer than this kw understands (up to {WISDOM_FORMAT_VERSION})"
                 )))
             }
+            Some((v, None)) => {
+                return Err(invalid(format!(
+                    "`version` must be a positive integer, found {v}"
+                )))
+            }
             None => return Err(invalid("missing `version`".into())),
         }
-        serde_json::from_value(json).map_err(|e| invalid(e.to_string()))
+        serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))
     }
 
     /// Writes the file atomically: a temporary file in the same directory, fsynced, then renamed.
@@ -154,18 +175,64 @@ pub fn find_wisdom_file(
     tuning_key: &str,
     dirs: &[PathBuf],
 ) -> (Option<(PathBuf, WisdomFile)>, Vec<WisdomError>) {
+    let (mut found, errors) = find_wisdom_files(tuning_key, dirs);
+    let first = if found.is_empty() {
+        None
+    } else {
+        Some(found.remove(0))
+    };
+    (first, errors)
+}
+
+/// Every wisdom file for `tuning_key` in `dirs` that loads, in search-path order (a directory
+/// named twice is read once); files that fail to load are returned in the second list.
+pub fn find_wisdom_files(
+    tuning_key: &str,
+    dirs: &[PathBuf],
+) -> (Vec<(PathBuf, WisdomFile)>, Vec<WisdomError>) {
     let mut errors = Vec::new();
+    let mut found: Vec<(PathBuf, WisdomFile)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for dir in dirs {
         let path = dir.join(wisdom_file_name(tuning_key));
         if !path.exists() {
             continue;
         }
+        let identity = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if !seen.insert(identity) {
+            continue;
+        }
         match WisdomFile::load(&path) {
-            Ok(f) => return (Some((path, f)), errors),
+            Ok(f) => found.push((path, f)),
             Err(e) => errors.push(e),
         }
     }
-    (None, errors)
+    (found, errors)
+}
+
+/// Takes the exclusive advisory lock on `KEY.json.lock` in `dir` (the one every writer of
+/// that wisdom file takes); released when the returned file is dropped.
+fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
+    let lock_path = dir.join(format!("{}.lock", wisdom_file_name(tuning_key)));
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io(&lock_path, "cannot open the lock file"))?;
+    lock.lock().map_err(io(&lock_path, "cannot lock"))?;
+    Ok(lock)
+}
+
+/// Checks that wisdom can be written to `dir` (created when missing): creates and removes a
+/// temporary file there. Run before a long tuning run so that a read-only or missing
+/// directory is found before the measurements, not after.
+pub fn check_writable(dir: &Path) -> Result<(), WisdomError> {
+    fs::create_dir_all(dir).map_err(io(dir, "cannot create the wisdom directory"))?;
+    let probe = dir.join(format!(".kw-write-check-{}", std::process::id()));
+    File::create(&probe).map_err(io(dir, "cannot write in the wisdom directory"))?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
 }
 
 /// When a new record replaces the one for the same (device, problem size).
@@ -199,14 +266,7 @@ pub fn add_record(
 ) -> Result<(PathBuf, AddOutcome), WisdomError> {
     fs::create_dir_all(dir).map_err(io(dir, "cannot create the wisdom directory"))?;
     let path = dir.join(wisdom_file_name(tuning_key));
-    let lock_path = dir.join(format!("{}.lock", wisdom_file_name(tuning_key)));
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(io(&lock_path, "cannot open the lock file"))?;
-    lock.lock().map_err(io(&lock_path, "cannot lock"))?;
+    let lock = lock_key(dir, tuning_key)?;
     let mut file = if path.exists() {
         WisdomFile::load(&path)?
     } else {
@@ -220,15 +280,29 @@ pub fn add_record(
     Ok((path, outcome))
 }
 
+/// The slot of a record: one record per (device name, backend, problem size, tuning space).
+/// Records of another version of the tuning space keep their own slot, so that a record the
+/// current space rejects never hides one it accepts.
+type Slot = (String, String, Vec<i64>, String);
+
+fn slot_of(r: &WisdomRecord) -> Slot {
+    (
+        r.device.name.clone(),
+        r.device.backend.clone(),
+        super::record::trim_ones(&r.problem_size).to_vec(),
+        r.space.hash.clone(),
+    )
+}
+
 fn merge_record(file: &mut WisdomFile, record: WisdomRecord, policy: ReplacePolicy) -> AddOutcome {
-    match file.records.iter_mut().find(|r| r.same_slot(&record)) {
+    let slot = slot_of(&record);
+    match file.records.iter_mut().find(|r| slot_of(r) == slot) {
         None => {
             file.records.push(record);
             AddOutcome::Added
         }
         Some(existing) => {
-            let better = record.objective.median_ms < existing.objective.median_ms;
-            if policy == ReplacePolicy::Always || better {
+            if policy == ReplacePolicy::Always || faster(&record, existing) {
                 *existing = record;
                 AddOutcome::Replaced
             } else {
@@ -238,21 +312,98 @@ fn merge_record(file: &mut WisdomFile, record: WisdomRecord, policy: ReplacePoli
     }
 }
 
+/// `a` is faster than `b`; a record with a defect ([`WisdomRecord::defect`]) never is.
+fn faster(a: &WisdomRecord, b: &WisdomRecord) -> bool {
+    match (a.defect(), b.defect()) {
+        (None, Some(_)) => true,
+        (Some(_), _) => false,
+        (None, None) => a.objective.median_ms < b.objective.median_ms,
+    }
+}
+
+/// What [`merge_files`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MergeReport {
+    /// Records read.
+    pub read: usize,
+    /// Records left out because they are unusable whatever the space: `(tuning key, why)`.
+    pub dropped: Vec<(String, String)>,
+}
+
 /// Combines wisdom files (from many tuning nodes) into one per tuning key, keeping the fastest
-/// record per (device, problem size). Returns the merged files, in first-seen key order.
-pub fn merge_files(inputs: Vec<WisdomFile>) -> Vec<WisdomFile> {
+/// record per (device, problem size, tuning space) and leaving out records that no space can
+/// use ([`WisdomRecord::defect`]: a negative or non-finite time, an undeclared value). Linear
+/// in the number of records. Returns the merged files, in first-seen key order.
+pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
     let mut out: Vec<WisdomFile> = Vec::new();
+    let mut keys: HashMap<String, usize> = HashMap::new();
+    let mut slots: Vec<HashMap<Slot, usize>> = Vec::new();
+    let mut report = MergeReport::default();
     for input in inputs {
-        let idx = match out.iter().position(|f| f.tuning_key == input.tuning_key) {
-            Some(i) => i,
-            None => {
-                out.push(WisdomFile::new(&input.tuning_key));
-                out.len() - 1
-            }
-        };
+        let idx = *keys.entry(input.tuning_key.clone()).or_insert_with(|| {
+            out.push(WisdomFile::new(&input.tuning_key));
+            slots.push(HashMap::new());
+            out.len() - 1
+        });
         for r in input.records {
-            merge_record(&mut out[idx], r, ReplacePolicy::IfBetter);
+            report.read += 1;
+            if let Some(why) = r.defect() {
+                report.dropped.push((input.tuning_key.clone(), why));
+                continue;
+            }
+            let file = &mut out[idx];
+            match slots[idx].entry(slot_of(&r)) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(file.records.len());
+                    file.records.push(r);
+                }
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    let existing = &mut file.records[*o.get()];
+                    if faster(&r, existing) {
+                        *existing = r;
+                    }
+                }
+            }
         }
     }
-    out
+    (out, report)
+}
+
+/// Merges `inputs` into the wisdom files of `dir`: for each tuning key, under the lock
+/// [`add_record`] takes, the file in `dir` (if any) is read, merged with the inputs
+/// ([`merge_files`]) and replaced atomically, so a merge beside a running tune loses none of
+/// the tune's records. Returns each file written with its record count, and the report.
+pub fn merge_into(
+    dir: &Path,
+    inputs: Vec<WisdomFile>,
+) -> Result<(Vec<(PathBuf, usize)>, MergeReport), WisdomError> {
+    fs::create_dir_all(dir).map_err(io(dir, "cannot create the wisdom directory"))?;
+    let mut by_key: Vec<(String, Vec<WisdomFile>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for f in inputs {
+        let i = *index.entry(f.tuning_key.clone()).or_insert_with(|| {
+            by_key.push((f.tuning_key.clone(), Vec::new()));
+            by_key.len() - 1
+        });
+        by_key[i].1.push(f);
+    }
+    let mut written = Vec::new();
+    let mut total = MergeReport::default();
+    for (key, files) in by_key {
+        let path = dir.join(wisdom_file_name(&key));
+        let lock = lock_key(dir, &key)?;
+        let mut all = Vec::with_capacity(files.len() + 1);
+        if path.exists() {
+            all.push(WisdomFile::load(&path)?);
+        }
+        all.extend(files);
+        let (mut merged, report) = merge_files(all);
+        total.read += report.read;
+        total.dropped.extend(report.dropped);
+        let file = merged.pop().unwrap_or_else(|| WisdomFile::new(&key));
+        file.save(&path)?;
+        drop(lock);
+        written.push((path, file.records.len()));
+    }
+    Ok((written, total))
 }

@@ -20,8 +20,9 @@ mod record;
 mod select;
 
 pub use file::{
-    add_record, find_wisdom_file, merge_files, wisdom_file_name, AddOutcome, ReplacePolicy,
-    WisdomError, WisdomFile, WISDOM_FORMAT_VERSION,
+    add_record, check_writable, find_wisdom_file, find_wisdom_files, merge_files, merge_into,
+    wisdom_file_name, AddOutcome, MergeReport, ReplacePolicy, WisdomError, WisdomFile,
+    WISDOM_FORMAT_VERSION,
 };
 pub use record::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
 pub use select::{explain, log_distance, select, Query, Selection, Step};

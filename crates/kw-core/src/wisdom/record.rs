@@ -108,6 +108,37 @@ impl WisdomRecord {
             && trim_ones(&self.problem_size) == trim_ones(&other.problem_size)
     }
 
+    /// What makes the record unusable whatever the current space is: an objective that is not
+    /// a non-negative finite time, or a configuration value its own recorded tuning space
+    /// does not declare. `None` for a sound record.
+    pub fn defect(&self) -> Option<String> {
+        let ms = self.objective.median_ms;
+        if !(ms.is_finite() && ms >= 0.0) {
+            return Some(format!(
+                "objective {ms} ms is not a non-negative finite time"
+            ));
+        }
+        if self.space.parameters.is_empty() {
+            return None; // no recorded space to check against
+        }
+        for (name, value) in self.config.iter() {
+            match self.space.parameters.iter().find(|p| p.name == name) {
+                None => {
+                    return Some(format!(
+                        "parameter `{name}` is not in the record's own tuning space"
+                    ))
+                }
+                Some(p) if !p.values.contains(value) => {
+                    return Some(format!(
+                        "value {value} of `{name}` is not declared in the record's own tuning space"
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        None
+    }
+
     /// Checks that the record's configuration is a valid configuration of `space` made only of
     /// declared parameter values (wisdom is data, never code). Returns why not.
     pub fn check_against(&self, space: &TuningSpace) -> Result<crate::space::Point, String> {

@@ -74,8 +74,9 @@ pub fn log_distance(a: &[i64], b: &[i64]) -> f64 {
 type Matcher<'a> = dyn Fn(&WisdomRecord) -> bool + 'a;
 
 /// Selects the record for `query` among `records`. `usable` says whether a record may be used
-/// (for the runtime: its configuration is valid in the current space); records it refuses are
-/// skipped with its reason. Ties go to the faster record, then to the earlier one in the file.
+/// (for the runtime: its configuration is valid in the current space); records it refuses, and
+/// records with a defect ([`WisdomRecord::defect`], e.g. a negative time), are skipped with the
+/// reason. Ties go to the faster record, then to the earlier one in the file.
 pub fn select(
     records: &[WisdomRecord],
     query: &Query,
@@ -83,28 +84,33 @@ pub fn select(
 ) -> Selection {
     let mut skipped = Vec::new();
     let ok: Vec<usize> = (0..records.len())
-        .filter(|&i| match usable(&records[i]) {
-            Ok(()) => true,
-            Err(why) => {
-                skipped.push((i, why));
-                false
+        .filter(|&i| {
+            match usable(&records[i]).and_then(|()| records[i].defect().map_or(Ok(()), Err)) {
+                Ok(()) => true,
+                Err(why) => {
+                    skipped.push((i, why));
+                    false
+                }
             }
         })
         .collect();
     let q_size = trim_ones(&query.problem_size);
+    // Every step stays within the query's backend (a CUDA record never configures an OpenCL
+    // launch of a device that happens to have the same name).
+    let backend = |r: &WisdomRecord| query.backend.is_empty() || r.device.backend == query.backend;
     let steps: [(Step, &Matcher); 4] = [
         (Step::ExactDeviceExactSize, &|r| {
-            r.device.name == query.device_name && trim_ones(&r.problem_size) == q_size
+            backend(r) && r.device.name == query.device_name && trim_ones(&r.problem_size) == q_size
         }),
         (Step::DeviceNearestSize, &|r| {
-            r.device.name == query.device_name
+            backend(r) && r.device.name == query.device_name
         }),
         (Step::ArchitectureNearestSize, &|r| {
-            !query.architecture.is_empty() && r.device.architecture == query.architecture
+            backend(r)
+                && !query.architecture.is_empty()
+                && r.device.architecture == query.architecture
         }),
-        (Step::BackendNearestSize, &|r| {
-            query.backend.is_empty() || r.device.backend == query.backend
-        }),
+        (Step::BackendNearestSize, &|r| backend(r)),
     ];
     let mut candidates = [0usize; 4];
     let mut chosen = None;

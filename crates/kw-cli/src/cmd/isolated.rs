@@ -1,0 +1,524 @@
+//! [`IsolatedEvaluator`]: `kw tune`'s evaluator that measures each configuration in a worker
+//! process ([`super::worker`]) under a watchdog. A configuration that runs past its time
+//! limit, or that kills the worker (segfault, abort, illegal address, lost context), is a
+//! failed result with its reason; the next evaluation starts a fresh worker. Ctrl-C and the
+//! run's `--time` are noticed within [`POLL`] even while a launch hangs.
+
+use super::worker::{Reply, Request, WireStats, WorkerArgs, REPLY_PREFIX};
+use kw_core::Point;
+use kw_replay::ReplayStats;
+use kw_tune::{EvalResult, Evaluator, Failure};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How often the watchdog looks at Ctrl-C, the run's deadline and the time limit.
+pub const POLL: Duration = Duration::from_millis(100);
+/// The least per-evaluation time limit derived from the default configuration.
+pub const TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
+/// The derived limit is this many times the default configuration's evaluation time.
+pub const TIMEOUT_FACTOR: u32 = 10;
+/// The limit before the default configuration's time is known (its own evaluation, which
+/// includes the first compile), and for a worker to load the capture.
+pub const FIRST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Lines of a dead worker's stderr kept for its failure reason.
+const STDERR_TAIL: usize = 3;
+
+/// The per-evaluation time limit: fixed (`--eval-timeout`) or derived from the default
+/// configuration's evaluation time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EvalTimeout {
+    fixed: Option<Duration>,
+    derived: Option<Duration>,
+}
+
+impl EvalTimeout {
+    /// A limit set by the user, or (None) one derived from the first successful evaluation.
+    pub fn new(fixed: Option<Duration>) -> EvalTimeout {
+        EvalTimeout {
+            fixed,
+            derived: None,
+        }
+    }
+
+    /// The limit now.
+    pub fn limit(&self) -> Duration {
+        self.fixed.or(self.derived).unwrap_or(FIRST_TIMEOUT)
+    }
+
+    /// Learns from a successful evaluation that took `took` (the first one learned is the
+    /// default configuration's: it is evaluated first).
+    pub fn learn(&mut self, took: Duration) {
+        if self.derived.is_none() {
+            self.derived = Some(derive_timeout(took));
+        }
+    }
+}
+
+/// The limit derived from the default configuration's evaluation time:
+/// [`TIMEOUT_FACTOR`] times it, at least [`TIMEOUT_FLOOR`].
+pub fn derive_timeout(default_eval: Duration) -> Duration {
+    (default_eval * TIMEOUT_FACTOR).max(TIMEOUT_FLOOR)
+}
+
+/// One running worker.
+struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    replies: Receiver<String>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stats: WireStats,
+}
+
+/// How waiting for a reply ended.
+enum Waited {
+    Reply(Reply),
+    Died(String),
+    TimedOut(Duration),
+    Cancelled,
+    Deadline,
+}
+
+impl Worker {
+    fn spawn(exe: &PathBuf, args: &WorkerArgs) -> std::io::Result<Worker> {
+        let mut cmd = Command::new(exe);
+        cmd.arg("__eval-worker")
+            .args(args.to_args())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        {
+            // Its own process group: the terminal's Ctrl-C goes to `kw tune` only, which then
+            // stops the worker itself (a worker killed by the signal would read as a crash).
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let mut child = cmd.spawn()?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, replies) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(json) = line.strip_prefix(REPLY_PREFIX) {
+                    if tx.send(json.to_string()).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = stderr_tail.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let mut t = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        Ok(Worker {
+            stdin: child.stdin.take(),
+            child,
+            replies,
+            stderr_tail,
+            stats: WireStats::default(),
+        })
+    }
+
+    fn send(&mut self, request: &Request) -> bool {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return false;
+        };
+        let line = serde_json::to_string(request).expect("requests serialise");
+        writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .is_ok()
+    }
+
+    /// Waits for one reply while watching the worker, Ctrl-C, the deadline and `limit`.
+    fn wait(&mut self, limit: Duration, cancel: &AtomicBool, deadline: Option<Instant>) -> Waited {
+        let started = Instant::now();
+        loop {
+            match self.replies.recv_timeout(POLL) {
+                Ok(line) => {
+                    return match serde_json::from_str(&line) {
+                        Ok(r) => Waited::Reply(r),
+                        Err(e) => Waited::Died(format!("sent a bad reply ({e})")),
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Waited::Died(self.death()),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if cancel.load(Ordering::SeqCst) {
+                return Waited::Cancelled;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Waited::Deadline;
+            }
+            if started.elapsed() >= limit {
+                return Waited::TimedOut(limit);
+            }
+        }
+    }
+
+    /// Why the worker ended (its exit status and the last lines it wrote to stderr).
+    fn death(&mut self) -> String {
+        let status = match self.child.wait() {
+            Ok(s) => describe_status(s),
+            Err(e) => format!("its status is unknown ({e})"),
+        };
+        // The stderr reader may still be draining the pipe.
+        std::thread::sleep(Duration::from_millis(20));
+        let tail = self
+            .stderr_tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}; its last messages: {tail}")
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Closes its stdin (it exits) and waits a moment before killing it.
+    fn shutdown(&mut self) {
+        self.stdin = None;
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+    }
+}
+
+/// An exit status in words: `killed by signal 11 (SIGSEGV)`, `exit status 134`.
+fn describe_status(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                4 => " (SIGILL)",
+                6 => " (SIGABRT)",
+                7 => " (SIGBUS)",
+                8 => " (SIGFPE)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                _ => "",
+            };
+            return format!("the worker was killed by signal {sig}{name}");
+        }
+    }
+    match status.code() {
+        Some(c) => format!("the worker exited with status {c}"),
+        None => format!("the worker ended ({status})"),
+    }
+}
+
+/// Measures configurations in worker processes under a watchdog.
+pub struct IsolatedEvaluator {
+    exe: PathBuf,
+    args: WorkerArgs,
+    worker: Option<Worker>,
+    timeout: EvalTimeout,
+    cancel: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+    last_samples: Option<Vec<f64>>,
+    /// Counters of workers that ended.
+    ended: WireStats,
+    evaluations: u64,
+    /// Workers started.
+    pub starts: u64,
+    /// False once a worker failed to start (a fatal failure then stops the run).
+    worker_can_start: bool,
+    started: Instant,
+}
+
+impl IsolatedEvaluator {
+    /// Workers run `exe __eval-worker ARGS`; `cancel` (Ctrl-C) and `deadline` (the run's
+    /// time) interrupt an evaluation within [`POLL`].
+    pub fn new(
+        exe: PathBuf,
+        args: WorkerArgs,
+        timeout: EvalTimeout,
+        cancel: Arc<AtomicBool>,
+        deadline: Option<Instant>,
+    ) -> IsolatedEvaluator {
+        IsolatedEvaluator {
+            exe,
+            args,
+            worker: None,
+            timeout,
+            cancel,
+            deadline,
+            last_samples: None,
+            ended: WireStats::default(),
+            evaluations: 0,
+            starts: 0,
+            worker_can_start: true,
+            started: Instant::now(),
+        }
+    }
+
+    /// Learns the default configuration's evaluation time from a resumed log.
+    pub fn learn_timeout(&mut self, took: Duration) {
+        self.timeout.learn(took);
+    }
+
+    /// The counters of every worker so far.
+    pub fn stats(&self) -> ReplayStats {
+        let mut s = self.ended;
+        if let Some(w) = &self.worker {
+            s.launches += w.stats.launches;
+            s.verified_runs += w.stats.verified_runs;
+            s.busy_s += w.stats.busy_s;
+            s.compile_wait_s += w.stats.compile_wait_s;
+            s.compile_cpu_s += w.stats.compile_cpu_s;
+        }
+        ReplayStats {
+            evaluations: self.evaluations,
+            launches: s.launches,
+            verified_runs: s.verified_runs,
+            busy: Duration::from_secs_f64(s.busy_s),
+            compile_wait: Duration::from_secs_f64(s.compile_wait_s),
+            wall: self.started.elapsed(),
+            compile_cpu: Duration::from_secs_f64(s.compile_cpu_s),
+        }
+    }
+
+    /// Stops the current worker (its counters are kept).
+    fn retire(&mut self, kill: bool) {
+        if let Some(mut w) = self.worker.take() {
+            if kill {
+                w.kill();
+            } else {
+                w.shutdown();
+            }
+            self.ended.launches += w.stats.launches;
+            self.ended.verified_runs += w.stats.verified_runs;
+            self.ended.busy_s += w.stats.busy_s;
+            self.ended.compile_wait_s += w.stats.compile_wait_s;
+            self.ended.compile_cpu_s += w.stats.compile_cpu_s;
+        }
+    }
+
+    /// Starts a worker when none runs: it loads the capture and says it is ready.
+    fn ensure_worker(&mut self) -> Result<(), Failure> {
+        if self.worker.is_some() {
+            return Ok(());
+        }
+        let started = self.start_worker();
+        if started.as_ref().is_err_and(|f| f.fatal) {
+            self.worker_can_start = false;
+        }
+        started
+    }
+
+    fn start_worker(&mut self) -> Result<(), Failure> {
+        let mut w = Worker::spawn(&self.exe, &self.args).map_err(|e| {
+            Failure::fatal(format!(
+                "cannot start the evaluation worker {}: {e}",
+                self.exe.display()
+            ))
+        })?;
+        self.starts += 1;
+        match w.wait(FIRST_TIMEOUT, &self.cancel, self.deadline) {
+            Waited::Reply(Reply::Ready) => {
+                self.worker = Some(w);
+                Ok(())
+            }
+            Waited::Reply(Reply::StartFailed { reason }) => {
+                w.kill();
+                Err(Failure::fatal(reason))
+            }
+            Waited::Reply(other) => {
+                w.kill();
+                Err(Failure::fatal(format!(
+                    "the evaluation worker answered {other:?} before it was ready"
+                )))
+            }
+            Waited::Died(why) => Err(Failure::fatal(format!(
+                "the evaluation worker failed to start: {why}"
+            ))),
+            Waited::TimedOut(t) => {
+                w.kill();
+                Err(Failure::fatal(format!(
+                    "the evaluation worker did not load the capture within {} s",
+                    t.as_secs()
+                )))
+            }
+            Waited::Cancelled => {
+                w.kill();
+                Err(Failure::interrupted("interrupted"))
+            }
+            Waited::Deadline => {
+                w.kill();
+                Err(Failure::interrupted("the run's time is up"))
+            }
+        }
+    }
+
+    /// One evaluation in the current (or a fresh) worker.
+    fn evaluate_once(&mut self, point: &Point) -> EvalResult {
+        self.last_samples = None;
+        self.ensure_worker()?;
+        let began = Instant::now();
+        let limit = self.timeout.limit();
+        let w = self.worker.as_mut().expect("a worker runs");
+        let waited = if w.send(&Request::Evaluate {
+            point: point.clone(),
+        }) {
+            w.wait(limit, &self.cancel, self.deadline)
+        } else {
+            Waited::Died(w.death())
+        };
+        match waited {
+            Waited::Reply(Reply::Result {
+                objective,
+                samples,
+                failure,
+                fatal,
+                stats,
+            }) => {
+                self.evaluations += 1;
+                w.stats = stats;
+                match (objective, failure) {
+                    (_, Some(reason)) if fatal => {
+                        // The device is unusable in this worker: a fresh one may do better,
+                        // but the configuration is not to blame; the run stops.
+                        self.retire(true);
+                        Err(Failure::fatal(reason))
+                    }
+                    (_, Some(reason)) => {
+                        if reason.starts_with("launch failed") {
+                            // A failed launch may leave the device unusable (a CUDA sticky
+                            // error): the next configuration gets a fresh worker.
+                            self.retire(true);
+                        }
+                        Err(Failure::new(reason))
+                    }
+                    (Some(ms), None) => {
+                        self.timeout.learn(began.elapsed());
+                        self.last_samples = samples;
+                        Ok(ms)
+                    }
+                    (None, None) => Err(Failure::new("no objective (not a finite time)")),
+                }
+            }
+            Waited::Reply(other) => {
+                self.retire(true);
+                Err(Failure::new(format!(
+                    "the evaluation worker answered {other:?} instead of a result"
+                )))
+            }
+            Waited::Died(why) => {
+                self.evaluations += 1;
+                self.retire(true);
+                if self.cancel.load(Ordering::SeqCst) {
+                    return Err(Failure::interrupted("interrupted"));
+                }
+                Err(Failure::new(format!("crashed: {why}")))
+            }
+            Waited::TimedOut(t) => {
+                self.evaluations += 1;
+                self.retire(true);
+                Err(Failure::new(format!(
+                    "timed out: no result within {:.1} s (the evaluation time limit; --eval-timeout)",
+                    t.as_secs_f64()
+                )))
+            }
+            Waited::Cancelled => {
+                self.retire(true);
+                Err(Failure::interrupted("interrupted"))
+            }
+            Waited::Deadline => {
+                self.retire(true);
+                Err(Failure::interrupted("the run's time is up"))
+            }
+        }
+    }
+}
+
+impl Evaluator for IsolatedEvaluator {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        match self.evaluate_once(point) {
+            // The worker's device failed (e.g. a CUDA context lost to the previous
+            // configuration): once more in a fresh worker. Failing so again, the
+            // configuration itself breaks the device: a failed result, the run goes on.
+            Err(f) if f.fatal && self.worker_can_start => match self.evaluate_once(point) {
+                Err(again) if again.fatal && self.worker_can_start => Err(Failure::new(format!(
+                    "crashed: the device failed in two fresh workers: {}",
+                    again.reason
+                ))),
+                other => other,
+            },
+            other => other,
+        }
+    }
+
+    fn prefetch(&mut self, points: &[Point]) {
+        if self.ensure_worker().is_err() {
+            return; // evaluate reports it
+        }
+        if let Some(w) = self.worker.as_mut() {
+            let _ = w.send(&Request::Prefetch {
+                points: points.to_vec(),
+            });
+        }
+    }
+
+    fn take_samples(&mut self) -> Option<Vec<f64>> {
+        self.last_samples.take()
+    }
+}
+
+impl Drop for IsolatedEvaluator {
+    fn drop(&mut self) {
+        self.retire(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_is_derived_from_the_default_with_a_floor() {
+        let mut t = EvalTimeout::new(None);
+        assert_eq!(t.limit(), FIRST_TIMEOUT);
+        t.learn(Duration::from_millis(50));
+        assert_eq!(t.limit(), TIMEOUT_FLOOR);
+        t.learn(Duration::from_secs(30)); // only the first (the default's) counts
+        assert_eq!(t.limit(), TIMEOUT_FLOOR);
+        let mut slow = EvalTimeout::new(None);
+        slow.learn(Duration::from_secs(3));
+        assert_eq!(slow.limit(), Duration::from_secs(30));
+        let mut fixed = EvalTimeout::new(Some(Duration::from_secs(2)));
+        fixed.learn(Duration::from_secs(3));
+        assert_eq!(fixed.limit(), Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,248 @@
+//! The evaluation worker of `kw tune` (hidden subcommand `kw __eval-worker`): one process that
+//! loads a capture and measures the configurations it is sent, so that a configuration that
+//! hangs or crashes takes down only the worker ([`super::isolated`] is the other side).
+//!
+//! Protocol: JSON lines. `kw tune` writes [`Request`]s to the worker's stdin; the worker
+//! answers on stdout with lines `@kw-worker {json}` ([`Reply`]): `ready` once the capture is
+//! loaded (or `start_failed`), then one `result` per `evaluate`. Other stdout lines (a
+//! kernel's `printf`) are ignored by the reader. The worker exits when its stdin closes, even
+//! while a launch hangs (a separate thread watches stdin).
+
+use anyhow::Result;
+use clap::Args;
+use kernel_wisdom::{open_device, DeviceSelector};
+use kw_core::Point;
+use kw_replay::{MeasureOptions, ReplayEvaluator, ReplaySession, Tolerance, VerifyMode};
+use kw_tune::Evaluator;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The prefix of every reply line on the worker's stdout.
+pub const REPLY_PREFIX: &str = "@kw-worker ";
+
+/// What `kw tune` asks of a worker.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "op")]
+pub enum Request {
+    /// Configurations that will be evaluated soon: compile them ahead.
+    Prefetch {
+        /// The points.
+        points: Vec<Point>,
+    },
+    /// Measure one configuration.
+    Evaluate {
+        /// The point.
+        point: Point,
+    },
+}
+
+/// The worker's counters so far (see [`kw_replay::ReplayStats`]).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct WireStats {
+    /// Launches.
+    pub launches: u64,
+    /// Verified launches.
+    pub verified_runs: u64,
+    /// Device-busy seconds.
+    pub busy_s: f64,
+    /// Seconds the measuring thread waited for the compiler.
+    pub compile_wait_s: f64,
+    /// CPU seconds of the compile threads.
+    pub compile_cpu_s: f64,
+}
+
+/// A worker's answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "reply")]
+pub enum Reply {
+    /// The capture is loaded; requests may come.
+    Ready,
+    /// The capture could not be loaded (not the fault of any configuration).
+    StartFailed {
+        /// Why.
+        reason: String,
+    },
+    /// The result of one `evaluate`.
+    Result {
+        /// The objective (median ms) when it succeeded.
+        objective: Option<f64>,
+        /// The timed samples.
+        samples: Option<Vec<f64>>,
+        /// The failure reason when it failed.
+        failure: Option<String>,
+        /// The failure says the device is unusable (not the configuration's fault).
+        fatal: bool,
+        /// The worker's counters after this evaluation.
+        stats: WireStats,
+    },
+}
+
+/// Arguments of `kw __eval-worker` (written by `kw tune`, not by people).
+#[derive(Args, Clone, Debug)]
+pub struct WorkerArgs {
+    /// The capture.
+    #[arg(long)]
+    pub capture: PathBuf,
+    /// The device (`kw tune` passes the index it resolved).
+    #[arg(long)]
+    pub device: String,
+    /// Warm-up launches.
+    #[arg(long)]
+    pub warmup: usize,
+    /// Least timed launches.
+    #[arg(long)]
+    pub min_samples: usize,
+    /// Most timed launches.
+    #[arg(long)]
+    pub max_samples: usize,
+    /// Time budget of the timed launches (ms).
+    #[arg(long)]
+    pub sample_time_ms: u64,
+    /// Verify the last run against the reference.
+    #[arg(long)]
+    pub verify: bool,
+    /// Relative tolerance.
+    #[arg(long)]
+    pub rtol: f64,
+    /// Absolute tolerance.
+    #[arg(long)]
+    pub atol: f64,
+    /// Compile threads.
+    #[arg(long)]
+    pub compile_threads: usize,
+}
+
+impl WorkerArgs {
+    /// The measurement options these arguments describe.
+    pub fn options(&self) -> MeasureOptions {
+        MeasureOptions {
+            warmup: self.warmup,
+            min_samples: self.min_samples,
+            max_samples: self.max_samples,
+            time_budget: Duration::from_millis(self.sample_time_ms),
+            verify: if self.verify {
+                VerifyMode::Last
+            } else {
+                VerifyMode::Off
+            },
+            tolerance: Tolerance {
+                rtol: self.rtol,
+                atol: self.atol,
+            },
+        }
+    }
+
+    /// The command-line words of these arguments (after the subcommand).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec![
+            "--capture".to_string(),
+            self.capture.display().to_string(),
+            "--device".into(),
+            self.device.clone(),
+            "--warmup".into(),
+            self.warmup.to_string(),
+            "--min-samples".into(),
+            self.min_samples.to_string(),
+            "--max-samples".into(),
+            self.max_samples.to_string(),
+            "--sample-time-ms".into(),
+            self.sample_time_ms.to_string(),
+            "--rtol".into(),
+            self.rtol.to_string(),
+            "--atol".into(),
+            self.atol.to_string(),
+            "--compile-threads".into(),
+            self.compile_threads.to_string(),
+        ];
+        if self.verify {
+            v.push("--verify".into());
+        }
+        v
+    }
+}
+
+fn reply(out: &mut impl Write, r: &Reply) -> std::io::Result<()> {
+    let text = serde_json::to_string(r).map_err(std::io::Error::other)?;
+    writeln!(out, "{REPLY_PREFIX}{text}")?;
+    out.flush()
+}
+
+/// Runs the worker until its stdin closes.
+pub fn run(args: WorkerArgs) -> Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {
+            let Ok(l) = line else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+        // `kw tune` closed the pipe or is gone: leave now, even if a launch hangs.
+        std::process::exit(0);
+    });
+    let mut out = std::io::stdout().lock();
+    let loaded = open_device(&DeviceSelector::parse(&args.device))
+        .map_err(anyhow::Error::from)
+        .and_then(|device| Ok(ReplaySession::load(&args.capture, device)?));
+    let session = match loaded {
+        Ok(s) => s,
+        Err(e) => {
+            reply(
+                &mut out,
+                &Reply::StartFailed {
+                    reason: format!("{e:#}"),
+                },
+            )?;
+            return Ok(());
+        }
+    };
+    reply(&mut out, &Reply::Ready)?;
+    let mut eval = ReplayEvaluator::new(
+        Arc::new(session),
+        args.options(),
+        args.compile_threads.max(1),
+    );
+    for line in rx {
+        let request: Request = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => anyhow::bail!("bad request `{line}`: {e}"),
+        };
+        match request {
+            Request::Prefetch { points } => eval.prefetch(&points),
+            Request::Evaluate { point } => {
+                let result = eval.evaluate(&point);
+                let samples = eval.take_samples();
+                let s = eval.stats();
+                let stats = WireStats {
+                    launches: s.launches,
+                    verified_runs: s.verified_runs,
+                    busy_s: s.busy.as_secs_f64(),
+                    compile_wait_s: s.compile_wait.as_secs_f64(),
+                    compile_cpu_s: s.compile_cpu.as_secs_f64(),
+                };
+                let r = match result {
+                    Ok(ms) => Reply::Result {
+                        objective: Some(ms),
+                        samples,
+                        failure: None,
+                        fatal: false,
+                        stats,
+                    },
+                    Err(f) => Reply::Result {
+                        objective: None,
+                        samples: None,
+                        failure: Some(f.reason),
+                        fatal: f.fatal,
+                        stats,
+                    },
+                };
+                reply(&mut out, &r)?;
+            }
+        }
+    }
+    Ok(())
+}

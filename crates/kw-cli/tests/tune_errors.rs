@@ -1,0 +1,147 @@
+//! `kw tune` and `kw log` on bad input, through the binary on PoCL: clear messages, non-zero
+//! exit statuses, and no hour of tuning before a problem that could be found at once.
+
+use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
+use kw_core::BackendKind;
+use kw_replay::{capture_launch, HostArg};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kw(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kw"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("running kw")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A directory with a vector_add capture made on the first OpenCL device, and its index.
+fn setup(name: &str) -> Option<(PathBuf, PathBuf, String)> {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
+        eprintln!("SKIPPED: no OpenCL device");
+        return None;
+    };
+    let dir = std::env::temp_dir().join(format!("kw-tune-errors-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
+    let n = 1024usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&x),
+        HostArg::buffer(&x),
+        HostArg::scalar(n as i32),
+    ];
+    let def = bundled::vector_add().unwrap();
+    let capture = capture_launch(&dir, "va", &def, None, device, &args).unwrap();
+    Some((dir, capture, d.index.to_string()))
+}
+
+#[test]
+fn bad_arguments_and_wisdom_directories_fail_before_tuning() {
+    let Some((dir, capture, idx)) = setup("args") else {
+        return;
+    };
+    let c = capture.to_str().unwrap();
+    let out = kw(&dir, &["tune", c, "--device", &idx, "--stop", "fraction=2"]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("fraction"), "{}", text(&out));
+    // A wisdom "directory" that is a file: refused before any evaluation.
+    std::fs::write(dir.join("not-a-dir"), b"x").unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            c,
+            "--device",
+            &idx,
+            "--budget",
+            "2",
+            "--wisdom-dir",
+            "not-a-dir/sub",
+            "--log",
+            "run.jsonl",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("not-a-dir"), "{}", text(&out));
+    assert!(!dir.join("run.jsonl").exists(), "nothing was tuned");
+    // `kw log export` of an endless file: a bounded read and a typed error.
+    let out = kw(
+        &dir,
+        &["log", "export", "/dev/zero", "--kt-cache", "out.json"],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("longer than"), "{}", text(&out));
+}
+
+/// A batch goes on past a capture that cannot be tuned, and exits non-zero naming it; a
+/// kernel whose source is empty stops after the first configurations all fail to compile,
+/// shows the compiler's error and writes no wisdom.
+#[test]
+fn a_bad_capture_does_not_stop_the_batch_and_compile_failures_stop_early() {
+    let Some((dir, capture, idx)) = setup("batch") else {
+        return;
+    };
+    // An empty kernel source (the definition is otherwise intact).
+    let c = Capture::open(&capture).unwrap();
+    let mut meta = c.metadata().clone();
+    meta["kernel"]["source"]["text"] = serde_json::json!("");
+    meta["kernel"]["tuning_key"] = serde_json::json!("empty_source");
+    let buffers: Vec<CaptureBuffer> = c
+        .buffers()
+        .map(|b| CaptureBuffer::new(b.name, b.elem_type, c.read_buffer(b.name).unwrap()))
+        .collect();
+    let empty = CaptureWriter::default()
+        .write(&dir, "empty", &meta, &buffers)
+        .unwrap()
+        .path;
+    std::fs::write(dir.join("garbage.kwcap"), b"not a capture").unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            "garbage.kwcap",
+            empty.to_str().unwrap(),
+            capture.to_str().unwrap(),
+            "--device",
+            &idx,
+            "--budget",
+            "20",
+            "--samples",
+            "2",
+            "--log",
+            "logs",
+        ],
+    );
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("garbage.kwcap"), "{all}");
+    assert!(
+        all.contains("failed to compile") && all.contains("empty"),
+        "{all}"
+    );
+    assert!(all.contains("2 of 3 capture(s) failed"), "{all}");
+    // The good capture after them was tuned.
+    assert!(dir.join("wisdom/vector_add.json").exists(), "{all}");
+    assert!(!dir.join("wisdom/empty_source.json").exists());
+    let log = std::fs::read_to_string(dir.join("logs/empty.tune.jsonl")).unwrap();
+    assert_eq!(
+        log.lines().count(),
+        1 + 8,
+        "stopped after 8 compile failures"
+    );
+}

@@ -1,0 +1,118 @@
+//! `kw wisdom merge` and `kw wisdom explain --capture` through the binary.
+
+use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kw_core::wisdom::*;
+use kw_core::{BackendKind, Config, Value};
+use kw_replay::{capture_launch, HostArg};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kw(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kw"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("running kw")
+}
+
+fn record(space: &kw_core::TuningSpace, bx: i64, ms: f64) -> WisdomRecord {
+    let mut config = Config::default();
+    config.set("block_size_x", bx);
+    config.set("elems_per_thread", 1);
+    config.set("strided", 0);
+    config.set("unroll", 1);
+    WisdomRecord {
+        config,
+        problem_size: vec![1024],
+        device: WisdomDevice {
+            name: "Dev".into(),
+            vendor: "V".into(),
+            backend: "opencl".into(),
+            architecture: "a".into(),
+            driver: "1".into(),
+        },
+        objective: Objective {
+            median_ms: ms,
+            samples: 3,
+        },
+        space: SpaceFingerprint::of(space),
+        provenance: Provenance::default(),
+    }
+}
+
+#[test]
+fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
+        eprintln!("SKIPPED: no OpenCL device");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("kw-wisdom-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::create_dir_all(dir.join("b")).unwrap();
+    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
+    let def = bundled::vector_add().unwrap();
+    let space = def.space(Some(device.info())).unwrap();
+    let n = 1024usize;
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&vec![1f32; n]),
+        HostArg::buffer(&vec![2f32; n]),
+        HostArg::scalar(n as i32),
+    ];
+    let capture = capture_launch(&dir, "va", &def, None, device, &args).unwrap();
+    // a: a valid record; b: a faster one with a negative time, and a faster one from an older
+    // space that declared block_size_x = 48 (the current space does not).
+    let valid = record(&space, 64, 2.0);
+    add_record(&dir.join("a"), "vector_add", valid, ReplacePolicy::IfBetter).unwrap();
+    let mut older = record(&space, 48, 0.5);
+    older.space.hash = "older".into();
+    let p = older
+        .space
+        .parameters
+        .iter_mut()
+        .find(|p| p.name == "block_size_x")
+        .unwrap();
+    p.values.push(Value::Int(48));
+    let mut f = WisdomFile::new("vector_add");
+    f.records = vec![record(&space, 128, -1.0), older];
+    f.save(&dir.join("b/vector_add.json")).unwrap();
+    let out = kw(&dir, &["wisdom", "merge", "out", "a", "b"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("3 record(s) read -> 2 record(s), 1 left out"),
+        "{text}"
+    );
+    assert!(text.contains("not a non-negative finite time"), "{text}");
+    // Without the capture, explain chooses the (faster) older-space record; with it, that
+    // record is skipped as the runtime skips it, and the valid one is chosen.
+    let q = [
+        "wisdom",
+        "explain",
+        "out/vector_add.json",
+        "--device",
+        "Dev",
+        "--backend",
+        "opencl",
+        "--problem-size",
+        "1024",
+    ];
+    let out = kw(&dir, &q);
+    let plain = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(plain.contains("block_size_x=48"), "{plain}");
+    let mut with = q.to_vec();
+    with.extend(["--capture", capture.to_str().unwrap()]);
+    let out = kw(&dir, &with);
+    let checked = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{checked}");
+    assert!(checked.contains("block_size_x=64"), "{checked}");
+    assert!(checked.contains("skipped: record #"), "{checked}");
+}

@@ -1,0 +1,80 @@
+//! Captures with hostile metadata load as typed errors, before anything is allocated: an
+//! argument length whose size in bytes overflows, or one larger than the device's memory.
+
+use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};
+use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
+use kw_core::backend::Device;
+use kw_core::BackendKind;
+use kw_replay::{capture_launch, HostArg, ReplayError, ReplaySession};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The first OpenCL device (chosen explicitly: device 0 may be CUDA on a GPU machine).
+fn opencl() -> Option<Arc<dyn Device>> {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
+        eprintln!("SKIPPED: no OpenCL device");
+        return None;
+    };
+    Some(open_device(&DeviceSelector::Index(d.index)).unwrap())
+}
+
+/// A copy of `capture` named `stem` whose metadata `edit` changed.
+fn rewrite(capture: &Path, stem: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let c = Capture::open(capture).unwrap();
+    let mut meta = c.metadata().clone();
+    edit(&mut meta);
+    let buffers: Vec<CaptureBuffer> = c
+        .buffers()
+        .map(|b| CaptureBuffer::new(b.name, b.elem_type, c.read_buffer(b.name).unwrap()))
+        .collect();
+    let dir = capture.parent().unwrap();
+    CaptureWriter::default()
+        .write(dir, stem, &meta, &buffers)
+        .unwrap()
+        .path
+}
+
+#[test]
+fn overflowing_and_absurd_lengths_are_typed_errors() {
+    let Some(device) = opencl() else { return };
+    let dir = std::env::temp_dir().join(format!("kw-replay-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "__kernel void copy(__global float* y, __global const float* x, const int n) {\n\
+               int i = get_global_id(0); if (i < n) y[i] = x[i]; }";
+    let mut b = KernelBuilder::new("copy", Source::text("copy.cl", src));
+    let bx = b.tune("block_size_x", [32, 64], 32);
+    b.problem_size([kernel_wisdom::arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx, 1, 1)
+        .output::<f32>("y")
+        .input::<f32>("x")
+        .scalar::<i32>("n");
+    let def = b.build().unwrap();
+    let n = 64usize;
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&vec![1f32; n]),
+        HostArg::scalar(n as i32),
+    ];
+    let good = capture_launch(&dir, "good", &def, None, device.clone(), &args).unwrap();
+    ReplaySession::load(&good, device.clone()).expect("the unmodified capture loads");
+    for (stem, len, needle) in [
+        ("overflow", usize::MAX / 2, "overflows"),
+        ("huge", 1usize << 40, "exceed the device"),
+    ] {
+        let bad = rewrite(&good, stem, |m| {
+            m["args"][0]["len"] = serde_json::json!(len)
+        });
+        let err = match ReplaySession::load(&bad, device.clone()) {
+            Err(e) => e,
+            Ok(_) => panic!("{stem}: a capture with length {len} loaded"),
+        };
+        assert!(matches!(err, ReplayError::Argument { .. }), "{stem}: {err}");
+        let text = err.to_string();
+        assert!(text.contains(needle) && text.contains(stem), "{text}");
+    }
+}

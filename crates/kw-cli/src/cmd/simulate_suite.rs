@@ -21,13 +21,10 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
     let names = args.names()?;
     let budgets = args.budgets()?;
     let threads = args.threads();
-    let mut entries = suite::discover(dir).with_context(|| format!("reading the suite {}", dir.display()))?;
+    let mut entries =
+        suite::discover(dir).with_context(|| format!("reading the suite {}", dir.display()))?;
     if !args.spaces.is_empty() {
-        entries.retain(|e: &SuiteEntry| {
-            args.spaces
-                .iter()
-                .any(|s| *s == e.family || *s == e.name)
-        });
+        entries.retain(|e: &SuiteEntry| args.spaces.iter().any(|s| *s == e.family || *s == e.name));
         if entries.is_empty() {
             bail!(
                 "{}: no space matches --spaces {}",
@@ -66,7 +63,12 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
     let mut means: Vec<Row> = Vec::new();
     for name in &names {
         for family in &families {
-            means.push(mean_row(&rows, name, &format!("family:{family}"), Some(family)));
+            means.push(mean_row(
+                &rows,
+                name,
+                &format!("family:{family}"),
+                Some(family),
+            ));
         }
         means.push(mean_row(&rows, name, "mean", None));
     }
@@ -102,7 +104,10 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         args.first_seed,
         args.first_seed + args.seeds - 1
     );
-    for (title, area) in [("mean final fraction", false), ("area under the best-so-far curve", true)] {
+    for (title, area) in [
+        ("mean final fraction", false),
+        ("area under the best-so-far curve", true),
+    ] {
         println!("\n{title}");
         print!("{:<32} {:<14}", "space", "strategy");
         for b in &budgets {
@@ -136,7 +141,8 @@ fn mean_row(rows: &[Row], name: &str, label: &str, family: Option<&String>) -> R
                     let avg = |get: &dyn Fn(&Cell) -> &Vec<f64>| -> Vec<f64> {
                         (0..seeds)
                             .map(|s| {
-                                of.iter().map(|r| get(&r.cells[i])[s]).sum::<f64>() / of.len() as f64
+                                of.iter().map(|r| get(&r.cells[i])[s]).sum::<f64>()
+                                    / of.len() as f64
                             })
                             .collect()
                     };

@@ -24,7 +24,7 @@ use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "hybrid3";
+pub const DEFAULT: &str = "hybrid4";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -84,7 +84,7 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid4",
-        "tabu_greywolf pack screened by hybrid3's model, interleaved with its proposals",
+        "hybrid3's model (no endgame) for 20 evaluations, then a tabu_greywolf pack seeded with the best, alternating with the model (the default)",
         |s| Box::new(hybrid4::Hybrid4::new(s)),
     ),
 ];

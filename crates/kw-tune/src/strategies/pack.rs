@@ -86,6 +86,18 @@ impl Pack {
         self.members.len() < self.params.size
     }
 
+    /// Fills the pack with evaluated configurations (e.g. the best found so far), up to its size.
+    pub fn seed(&mut self, points: impl IntoIterator<Item = Point>) {
+        for p in points {
+            if !self.filling() {
+                break;
+            }
+            if !self.members.contains(&p) {
+                self.members.push(p);
+            }
+        }
+    }
+
     /// The members (evaluated configurations).
     pub fn members(&self) -> &[Point] {
         &self.members

@@ -75,6 +75,9 @@ pub struct SurrogateParams {
     /// The model's targets are the ranks of the results (0 the best, 1 the worst; failures
     /// rank last) instead of log(objective): only the order of the times matters.
     pub rank_targets: bool,
+    /// Failed configurations are training samples at the worst value seen (otherwise the
+    /// model sees successes only).
+    pub model_failures: bool,
 }
 
 impl SurrogateParams {
@@ -102,6 +105,7 @@ impl SurrogateParams {
             endgame_elite: 1,
             endgame_thompson: false,
             rank_targets: false,
+            model_failures: true,
         }
     }
 
@@ -303,7 +307,12 @@ impl Surrogate {
         let fm = self.fmap();
         let mut x: Vec<Vec<f64>> = succ.iter().map(|(p, _)| fm.apply(p)).collect();
         let mut y = logs;
-        for p in &self.memory.failures {
+        let failures = if self.params.model_failures {
+            &self.memory.failures[..]
+        } else {
+            &[]
+        };
+        for p in failures {
             x.push(fm.apply(p));
             y.push(hi);
         }

@@ -44,7 +44,11 @@ fn objective(space: &TuningSpace, p: &Point) -> EvalResult {
     let threads = bx * by;
     let occupancy = ((threads / 256.0).log2()).powi(2);
     let work = (tx * ty).log2() - 2.5;
-    let align = if (bx as u64).is_multiple_of(32) { 0.0 } else { 0.4 };
+    let align = if (bx as u64).is_multiple_of(32) {
+        0.0
+    } else {
+        0.4
+    };
     Ok(
         1.0 + occupancy + work * work * 0.3 + align + (u - 2.0).abs() * 0.1 + s * 0.2
             - s * work * 0.1,

@@ -10,7 +10,7 @@
 //! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
 //! to 10 steps.
 //!
-//! `hybrid` (the base of `hybrid2` and of the default, `hybrid3`) adds two things measured in
+//! `hybrid` (the base of `hybrid2`, `hybrid3` and, without its endgame, of the default `hybrid4`) adds two things measured in
 //! this framework:
 //! - a model-guided descent: while some unvisited neighbour of the descent centre has an
 //!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is
@@ -128,7 +128,7 @@ impl SurrogateParams {
         }
     }
 
-    /// The settings of `hybrid3` (the default): `hybrid2` with a longer endgame (30% of the
+    /// The settings of `hybrid3`: `hybrid2` with a longer endgame (30% of the
     /// budget) over the near configurations of the two best, ranked by Thompson sampling, and
     /// 800 random candidates per global proposal.
     pub fn hybrid3() -> SurrogateParams {

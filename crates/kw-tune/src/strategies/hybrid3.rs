@@ -1,4 +1,4 @@
-//! `hybrid3` (the default before `hybrid4`): `hybrid2` ([`super::hybrid2`]) with a broader endgame,
+//! `hybrid3`, the default strategy: `hybrid2` ([`super::hybrid2`]) with a broader endgame,
 //! chosen on 400 held-out seeds (see `docs/strategies.md`):
 //! - the endgame takes the last 30% of a bounded budget (20% before), and pools the
 //!   configurations one or two Hamming steps from the *two* best configurations, not only the

@@ -1,7 +1,7 @@
-//! `hybrid4`, the default strategy: `hybrid3`'s model-based search for the first evaluations,
+//! `hybrid4` (a candidate for the default, not made it: see `docs/strategies.md`): `hybrid3`'s model-based search for the first evaluations,
 //! then a pack search ([`super::pack`], the idea of `tabu_greywolf`) seeded with the best
-//! configurations found, alternating with the model's proposals. Chosen by leave-one-family-out
-//! on the shared suite (see `docs/strategies.md`).
+//! configurations found, alternating with the model's proposals. Settings chosen by
+//! leave-one-family-out on the shared suite.
 //!
 //! - 10 random configurations, then `hybrid3`'s proposals (expected improvement over random
 //!   candidates and the neighbours of the best, and the model-guided descent; *no* endgame)

@@ -24,7 +24,7 @@ use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "hybrid4";
+pub const DEFAULT: &str = "hybrid3";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -74,7 +74,7 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid3",
-        "hybrid2 with a longer, Thompson-sampled endgame near the two best",
+        "hybrid2 with a longer, Thompson-sampled endgame near the two best (the default)",
         |s| Box::new(hybrid3::new(s)),
     ),
     (
@@ -84,7 +84,7 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid4",
-        "hybrid3's model (no endgame) for 20 evaluations, then a tabu_greywolf pack seeded with the best, alternating with the model (the default)",
+        "hybrid3's model (no endgame) for 20 evaluations, then a tabu_greywolf pack seeded with the best, alternating with the model",
         |s| Box::new(hybrid4::Hybrid4::new(s)),
     ),
 ];

@@ -10,7 +10,7 @@
 //! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
 //! to 10 steps.
 //!
-//! `hybrid` (the base of `hybrid2`, `hybrid3` and, without its endgame, of the default `hybrid4`) adds two things measured in
+//! `hybrid` (the base of `hybrid2`, `hybrid3` and, without its endgame, of `hybrid4`) adds two things measured in
 //! this framework:
 //! - a model-guided descent: while some unvisited neighbour of the descent centre has an
 //!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is

@@ -61,6 +61,20 @@ pub enum TuneError {
         /// The registered names, comma-separated.
         known: String,
     },
+    /// A strategy's settings (`name:key=value:...`) could not be read.
+    #[error("strategy `{name}`: {message}")]
+    StrategyOption {
+        /// The strategy's name with its settings.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A suite directory holds no measured space.
+    #[error("{dir}: no measured space (`<family>_<device>.json.gz` or `.json`) found")]
+    EmptySuite {
+        /// The directory.
+        dir: PathBuf,
+    },
     /// The evaluator reported a fatal failure that stops the run.
     #[error("evaluation of {config} failed fatally: {reason}")]
     Fatal {

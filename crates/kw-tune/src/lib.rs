@@ -11,6 +11,8 @@
 //!   to a [`ResultsLog`] and resumes an interrupted run from it.
 //! - [`simulate`]: the simulation evaluator over Kernel Tuner cache files and the benchmark
 //!   used to compare strategies on measured spaces.
+//! - [`suite`]: scoring strategies on a directory of measured spaces (final fraction and
+//!   area under the best-so-far curve per budget).
 //! - [`export`]: a results log as a Kernel Tuner cache file.
 
 pub mod error;
@@ -21,6 +23,7 @@ pub mod simulate;
 pub mod stop;
 pub mod strategies;
 pub mod strategy;
+pub mod suite;
 pub mod tuner;
 
 pub use error::TuneError;

@@ -51,6 +51,11 @@ impl SimulationEvaluator {
             .min_by(f64::total_cmp)
     }
 
+    /// The measured result of `point`, if the cache holds it.
+    pub fn result(&self, point: &Point) -> Option<&EvalResult> {
+        self.results.get(point)
+    }
+
     /// How many configurations the cache holds.
     pub fn len(&self) -> usize {
         self.results.len()

@@ -25,4 +25,11 @@ pub trait Strategy {
 
     /// The result of one point: its objective value (lower is better) or its failure.
     fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult);
+
+    /// True when the proposals never depend on `hint` (the budget left): a run with a budget
+    /// of `n` is then the first `n` evaluations of a run with any larger budget, which
+    /// simulation uses to score several budgets with one run.
+    fn anytime(&self) -> bool {
+        false
+    }
 }

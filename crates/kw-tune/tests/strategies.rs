@@ -100,3 +100,59 @@ fn default_beats_random_on_convolution() {
         random.mean()
     );
 }
+
+#[test]
+fn anytime_strategies_ignore_the_budget() {
+    // A strategy that says it ignores the budget makes, with a budget of n, exactly the first
+    // n evaluations of a longer run: what `kw simulate --suite` relies on.
+    let space = small_space();
+    let mut checked = 0;
+    for name in strategies::names() {
+        if !strategies::create(name, 0).expect("registered").anytime() {
+            continue;
+        }
+        checked += 1;
+        for seed in [1, 2] {
+            let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+            let short = run(&space, &mut ev, name, seed, 17);
+            let long = run(&space, &mut ev, name, seed, 40);
+            let ps: Vec<_> = short.history.iter().map(|e| &e.point).collect();
+            let pl: Vec<_> = long.history.iter().take(17).map(|e| &e.point).collect();
+            assert_eq!(ps, pl, "{name}: the budget changed the proposals");
+        }
+    }
+    assert!(checked >= 2, "tabu_greywolf and hybrid4 are anytime");
+}
+
+#[test]
+fn anytime_prefix_on_a_measured_space() {
+    let Some(dir) = shared_dir() else { return };
+    let sim = simulation(&dir, "convolution");
+    for name in ["tabu_greywolf", "hybrid4"] {
+        let mut ev = sim.evaluator.clone();
+        let short = run(&sim.space, &mut ev, name, 5, 30);
+        let mut ev = sim.evaluator.clone();
+        let long = run(&sim.space, &mut ev, name, 5, 45);
+        let ps: Vec<_> = short.history.iter().map(|e| &e.point).collect();
+        let pl: Vec<_> = long.history.iter().take(30).map(|e| &e.point).collect();
+        assert_eq!(ps, pl, "{name}: the budget changed the proposals");
+    }
+}
+
+#[test]
+fn strategy_settings_in_the_name() {
+    let space = small_space();
+    let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+    let r = run(
+        &space,
+        &mut ev,
+        "hybrid4:children=4:every=3:early=12",
+        7,
+        25,
+    );
+    check(&space, &r, "hybrid4 with settings", 25);
+    for bad in ["hybrid4:children=x", "hybrid4:nonsense=1"] {
+        let err = strategies::create(bad, 0).err().expect("refused");
+        assert!(err.to_string().contains(bad), "{err}");
+    }
+}

@@ -2,6 +2,7 @@ pub mod capture;
 pub mod isolated;
 pub mod log;
 pub mod simulate;
+pub mod simulate_suite;
 pub mod space;
 pub mod tune;
 pub mod tune_report;

@@ -1,4 +1,5 @@
-//! `kw simulate`: score search strategies on a measured space (a Kernel Tuner cache file).
+//! `kw simulate`: score search strategies on a measured space (a Kernel Tuner cache file), or
+//! on every space of a directory (`--suite DIR`, see [`super::simulate_suite`]).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -10,7 +11,16 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct SimulateArgs {
     /// A Kernel Tuner cache file (.json or .json.gz) with every configuration measured.
-    cache: PathBuf,
+    #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+    cache: Option<PathBuf>,
+    /// Score on every space of this directory (`<family>_<device>.json.gz`, restricted by
+    /// `<family>_T1.json` when present): per space and mean, the final fraction and the area
+    /// under the best-so-far curve at each budget.
+    #[arg(long)]
+    pub suite: Option<PathBuf>,
+    /// With --suite: only these spaces (comma-separated families or space names).
+    #[arg(long, value_delimiter = ',', requires = "suite")]
+    pub spaces: Vec<String>,
     /// Restrictions: a JSON array of strings, or a T1 file (its Conditions).
     #[arg(long, conflicts_with = "t1")]
     restrictions_json: Option<PathBuf>,
@@ -19,50 +29,79 @@ pub struct SimulateArgs {
     t1: Option<PathBuf>,
     /// Strategy name(s), comma-separated, or `all` (default: the default strategy).
     #[arg(long)]
-    strategy: Option<String>,
+    pub strategy: Option<String>,
     /// Evaluations per run (distinct configurations, failed ones included).
     #[arg(long, conflicts_with = "budgets")]
-    budget: Option<u64>,
+    pub budget: Option<u64>,
     /// Several budgets, comma-separated (e.g. 25,50,100,200,400): prints the full table.
     #[arg(long, value_delimiter = ',')]
-    budgets: Vec<u64>,
+    pub budgets: Vec<u64>,
     /// Seeded runs per strategy and budget (seeds 0..K).
     #[arg(long, default_value_t = 10)]
-    seeds: u64,
+    pub seeds: u64,
     /// The first seed (seeds FIRST..FIRST+K), e.g. to tune on seeds other than those reported.
     #[arg(long, default_value_t = 0)]
-    first_seed: u64,
+    pub first_seed: u64,
     /// Seeds simulated at once (threads); default: the number of CPUs.
     #[arg(long)]
-    threads: Option<usize>,
-    /// Print one JSON array, one object per strategy (and budget).
+    pub threads: Option<usize>,
+    /// Print one JSON array, one object per strategy (and budget, and space with --suite).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
+}
+
+impl SimulateArgs {
+    /// The strategies to score (each checked to exist).
+    pub fn names(&self) -> Result<Vec<String>> {
+        let names: Vec<String> = match self.strategy.as_deref() {
+            None => vec![strategies::DEFAULT.to_string()],
+            Some("all") => strategies::all().iter().map(|s| s.to_string()).collect(),
+            Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+        };
+        for n in &names {
+            strategies::create(n, 0)?;
+        }
+        Ok(names)
+    }
+
+    /// The budgets, ascending.
+    pub fn budgets(&self) -> Result<Vec<u64>> {
+        let mut budgets = match (self.budget, self.budgets.is_empty()) {
+            (Some(b), _) => vec![b],
+            (None, false) => self.budgets.clone(),
+            (None, true) => bail!("give --budget N or --budgets N,M,..."),
+        };
+        if budgets.contains(&0) {
+            bail!("budgets must be at least 1");
+        }
+        budgets.sort_unstable();
+        budgets.dedup();
+        if self.seeds == 0 {
+            bail!("--seeds must be at least 1");
+        }
+        Ok(budgets)
+    }
+
+    /// Seeds simulated at once.
+    pub fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
 }
 
 pub fn run(args: SimulateArgs) -> Result<()> {
+    if let Some(dir) = args.suite.clone() {
+        return super::simulate_suite::run(&dir, &args);
+    }
+    let Some(cache) = args.cache.clone() else {
+        bail!("give a cache file or --suite DIR");
+    };
     let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
-    let sim = Simulation::load(&args.cache, restrictions)
-        .with_context(|| format!("loading the simulation of {}", args.cache.display()))?;
-    let names: Vec<String> = match args.strategy.as_deref() {
-        None => vec![strategies::DEFAULT.to_string()],
-        Some("all") => strategies::all().iter().map(|s| s.to_string()).collect(),
-        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
-    };
-    for n in &names {
-        strategies::create(n, 0)?;
-    }
-    let budgets = match (args.budget, args.budgets.is_empty()) {
-        (Some(b), _) => vec![b],
-        (None, false) => args.budgets.clone(),
-        (None, true) => bail!("give --budget N or --budgets N,M,..."),
-    };
-    if args.seeds == 0 {
-        bail!("--seeds must be at least 1");
-    }
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let sim = Simulation::load(&cache, restrictions)
+        .with_context(|| format!("loading the simulation of {}", cache.display()))?;
+    let names = args.names()?;
+    let budgets = args.budgets()?;
+    let threads = args.threads();
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
     for name in &names {
         for &budget in &budgets {

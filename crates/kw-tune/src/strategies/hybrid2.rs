@@ -1,4 +1,4 @@
-//! `hybrid2` (the base of the default, `hybrid3`): `hybrid` ([`super::surrogate`]) with two
+//! `hybrid2` (the base of `hybrid3`): `hybrid` ([`super::surrogate`]) with two
 //! changes chosen on held-out seeds (see `docs/strategies.md`):
 //! - the trees also see log2 of every parameter whose values are three or more positive
 //!   numbers (tuning values are often powers of two, so threshold cuts on the log spread

@@ -11,10 +11,13 @@ pub mod exhaustive;
 pub mod genetic;
 pub mod hybrid2;
 pub mod hybrid3;
+pub mod hybrid4;
 pub mod ils;
+pub mod pack;
 pub mod pso;
 pub mod random;
 pub mod surrogate;
+pub mod tabu_greywolf;
 pub mod trees;
 
 use crate::error::TuneError;
@@ -74,6 +77,16 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
         "hybrid2 with a longer, Thompson-sampled endgame near the two best (the default)",
         |s| Box::new(hybrid3::new(s)),
     ),
+    (
+        "tabu_greywolf",
+        "pack of 8 led by its 3 best, rank-based annealing, tabu, restarts (Kernel Tuner's ATGW idea)",
+        |s| Box::new(tabu_greywolf::TabuGreyWolf::new(s)),
+    ),
+    (
+        "hybrid4",
+        "hybrid3's model (no endgame) for 20 evaluations, then a tabu_greywolf pack seeded with the best, alternating with the model",
+        |s| Box::new(hybrid4::Hybrid4::new(s)),
+    ),
 ];
 
 /// The registered names, in registry order.
@@ -86,8 +99,26 @@ pub fn all() -> Vec<&'static str> {
     names()
 }
 
-/// A new strategy by name, seeded with `seed`.
+/// A new strategy by name, seeded with `seed`. `hybrid4` also takes settings in its name, for
+/// experiments: `hybrid4:key=value:key=value` (see [`hybrid4::Hybrid4Params::set`]).
 pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
+    if let Some(options) = name.strip_prefix("hybrid4:") {
+        let mut params = hybrid4::Hybrid4Params::hybrid4();
+        for kv in options.split(':').filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            params
+                .set(k, v)
+                .map_err(|message| TuneError::StrategyOption {
+                    name: name.to_string(),
+                    message,
+                })?;
+        }
+        return Ok(Box::new(hybrid4::Hybrid4::with_params(
+            name.to_string(),
+            seed,
+            params,
+        )));
+    }
     REGISTRY
         .iter()
         .find(|(n, _, _)| *n == name)

@@ -10,7 +10,7 @@
 //! splits half of the time, 200 random candidates, neighbourhoods of the 5 best, 5 climbs of up
 //! to 10 steps.
 //!
-//! `hybrid` (the base of `hybrid2` and of the default, `hybrid3`) adds two things measured in
+//! `hybrid` (the base of `hybrid2`, `hybrid3` and, without its endgame, of `hybrid4`) adds two things measured in
 //! this framework:
 //! - a model-guided descent: while some unvisited neighbour of the descent centre has an
 //!   expected improvement above [`SurrogateParams::descent_threshold`], the best of them is
@@ -72,6 +72,12 @@ pub struct SurrogateParams {
     /// sampling) instead of the trees' mean, so that successive endgame picks spread over
     /// the configurations the model cannot tell apart.
     pub endgame_thompson: bool,
+    /// The model's targets are the ranks of the results (0 the best, 1 the worst; failures
+    /// rank last) instead of log(objective): only the order of the times matters.
+    pub rank_targets: bool,
+    /// Failed configurations are training samples at the worst value seen (otherwise the
+    /// model sees successes only).
+    pub model_failures: bool,
 }
 
 impl SurrogateParams {
@@ -98,6 +104,8 @@ impl SurrogateParams {
             two_step: 0,
             endgame_elite: 1,
             endgame_thompson: false,
+            rank_targets: false,
+            model_failures: true,
         }
     }
 
@@ -120,7 +128,7 @@ impl SurrogateParams {
         }
     }
 
-    /// The settings of `hybrid3` (the default): `hybrid2` with a longer endgame (30% of the
+    /// The settings of `hybrid3`: `hybrid2` with a longer endgame (30% of the
     /// budget) over the near configurations of the two best, ranked by Thompson sampling, and
     /// 800 random candidates per global proposal.
     pub fn hybrid3() -> SurrogateParams {
@@ -246,23 +254,65 @@ impl Surrogate {
         }
     }
 
-    fn fmap(&self) -> FeatureMap {
+    /// What the search knows.
+    pub(crate) fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    /// The search's random generator.
+    pub(crate) fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    /// What the search knows and its random generator, at once.
+    pub(crate) fn parts(&mut self) -> (&Memory, &mut Rng) {
+        (&self.memory, &mut self.rng)
+    }
+
+    /// The settings.
+    pub(crate) fn params(&self) -> &SurrogateParams {
+        &self.params
+    }
+
+    /// Builds the feature map at the first call.
+    pub(crate) fn prepare(&mut self, space: &TuningSpace) {
+        self.memory.begin_ask();
+        if self.fmap.is_none() {
+            self.fmap = Some(FeatureMap::new(space, self.params.features));
+        }
+    }
+
+    /// Marks `point` as proposed.
+    pub(crate) fn propose(&mut self, point: Point) -> Point {
+        self.memory.propose(point)
+    }
+
+    pub(crate) fn fmap(&self) -> FeatureMap {
         self.fmap.clone().unwrap_or_default()
     }
 
     /// The model and the best log-objective, once there are two successes.
-    fn model(&mut self) -> Option<(ExtraTrees, f64)> {
+    pub(crate) fn model(&mut self) -> Option<(ExtraTrees, f64)> {
         let succ = &self.memory.successes;
         if succ.len() < 2 {
             return None;
         }
-        let logs: Vec<f64> = succ.iter().map(|(_, v)| v.ln()).collect();
+        let logs: Vec<f64> = if self.params.rank_targets {
+            ranks(succ.iter().map(|(_, v)| *v))
+        } else {
+            succ.iter().map(|(_, v)| v.ln()).collect()
+        };
         let lo = logs.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let fm = self.fmap();
         let mut x: Vec<Vec<f64>> = succ.iter().map(|(p, _)| fm.apply(p)).collect();
         let mut y = logs;
-        for p in &self.memory.failures {
+        let failures = if self.params.model_failures {
+            &self.memory.failures[..]
+        } else {
+            &[]
+        };
+        for p in failures {
             x.push(fm.apply(p));
             y.push(hi);
         }
@@ -388,7 +438,7 @@ impl Surrogate {
     }
 
     /// The model's proposal: endgame, descent step or global pick.
-    fn propose_with_model(
+    pub(crate) fn propose_with_model(
         &mut self,
         space: &TuningSpace,
         model: &ExtraTrees,
@@ -475,6 +525,17 @@ impl Surrogate {
         }
         pick
     }
+}
+
+/// The ranks of `values` scaled to 0..1 (0 the smallest; ties share the lower rank).
+fn ranks(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let v: Vec<f64> = values.collect();
+    let mut sorted = v.clone();
+    sorted.sort_by(f64::total_cmp);
+    let n = (v.len().max(2) - 1) as f64;
+    v.iter()
+        .map(|x| sorted.partition_point(|y| y < x) as f64 / n)
+        .collect()
 }
 
 /// Expected improvement below `best` of a normal prediction (mean, sd).

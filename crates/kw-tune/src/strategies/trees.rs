@@ -67,10 +67,15 @@ impl ExtraTrees {
         if x.is_empty() {
             return ExtraTrees { trees };
         }
+        // Column-major copy: a split scans one feature over many samples.
+        let features = x[0].len();
+        let cols: Vec<Vec<f64>> = (0..features)
+            .map(|f| x.iter().map(|r| r[f]).collect())
+            .collect();
         for _ in 0..params.trees {
             let mut nodes = Vec::new();
             let mut idx: Vec<usize> = (0..x.len()).collect();
-            build(x, y, &mut idx, params, rng, &mut nodes);
+            build(&cols, y, &mut idx, params, rng, &mut nodes);
             trees.push(nodes);
         }
         ExtraTrees { trees }
@@ -137,8 +142,9 @@ fn goes_left(x: f64, threshold: f64, mask: u64) -> bool {
     }
 }
 
+/// Grows a tree over the samples `idx`; `cols[f][i]` is feature `f` of sample `i`.
 fn build(
-    x: &[Vec<f64>],
+    cols: &[Vec<f64>],
     y: &[f64],
     idx: &mut [usize],
     params: TreeParams,
@@ -160,7 +166,7 @@ fn build(
     if total < 1e-12 {
         return me;
     }
-    let features = x[idx[0]].len();
+    let features = cols.len();
     let mut order: Vec<usize> = (0..features).collect();
     rng.shuffle(&mut order);
     let mut best: Option<(f64, usize, f64, u64)> = None;
@@ -169,10 +175,11 @@ fn build(
         if tried >= params.candidates {
             break;
         }
+        let col = &cols[f];
         let (lo, hi) = idx
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &i| {
-                (lo.min(x[i][f]), hi.max(x[i][f]))
+                (lo.min(col[i]), hi.max(col[i]))
             });
         if hi - lo < 1e-12 {
             continue;
@@ -182,7 +189,7 @@ fn build(
         let threshold = lo + (hi - lo) * (0.001 + 0.998 * rng.f64());
         let mut mask = 0u64;
         if f < params.cat_features && lo >= 0.0 && hi < 64.0 && rng.chance(params.p_categorical) {
-            let present = idx.iter().fold(0u64, |m, &i| m | 1u64 << (x[i][f] as u64));
+            let present = idx.iter().fold(0u64, |m, &i| m | 1u64 << (col[i] as u64));
             for _ in 0..8 {
                 let m = present & rng.next_u64();
                 if m != 0 && m != present {
@@ -193,7 +200,7 @@ fn build(
         }
         let (mut nl, mut sl, mut ql, mut nr, mut sr, mut qr) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         for &i in idx.iter() {
-            if goes_left(x[i][f], threshold, mask) {
+            if goes_left(col[i], threshold, mask) {
                 nl += 1.0;
                 sl += y[i];
                 ql += y[i] * y[i];
@@ -217,14 +224,14 @@ fn build(
     // Partition idx in place: left part first.
     let mut split = 0;
     for k in 0..n {
-        if goes_left(x[idx[k]][f], threshold, mask) {
+        if goes_left(cols[f][idx[k]], threshold, mask) {
             idx.swap(k, split);
             split += 1;
         }
     }
     let (l, r) = idx.split_at_mut(split);
-    let left = build(x, y, l, params, rng, nodes);
-    let right = build(x, y, r, params, rng, nodes);
+    let left = build(cols, y, l, params, rng, nodes);
+    let right = build(cols, y, r, params, rng, nodes);
     nodes[me as usize] = Node::Split {
         feature: f as u32,
         threshold,

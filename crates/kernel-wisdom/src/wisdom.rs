@@ -159,10 +159,13 @@ impl WisdomSource {
                 r
             });
             if debug_enabled() {
-                eprint!(
-                    "kernel-wisdom: selection in {}:\n{}",
-                    file.path.display(),
-                    explain(&file.records, &query, &selection)
+                crate::diag::debug(
+                    format!(
+                        "selection in {}:\n{}",
+                        file.path.display(),
+                        explain(&file.records, &query, &selection)
+                    )
+                    .trim_end(),
                 );
             }
             if best.as_ref().is_none_or(|(_, b)| selection.step < b.step) {
@@ -179,13 +182,11 @@ impl WisdomSource {
                 },
             )) => {
                 let file = &self.files[fi];
-                if debug_enabled() {
-                    eprintln!(
-                        "kernel-wisdom: using record #{} of {} ({step})",
-                        i + 1,
-                        file.path.display()
-                    );
-                }
+                crate::diag::debug(&format!(
+                    "using record #{} of {} ({step})",
+                    i + 1,
+                    file.path.display()
+                ));
                 Choice {
                     config: file.records[i].config.clone(),
                     step,
@@ -194,12 +195,10 @@ impl WisdomSource {
                 }
             }
             _ => {
-                if debug_enabled() {
-                    eprintln!(
-                        "kernel-wisdom: no usable record in {} file(s) on the search path: default configuration",
-                        self.files.len()
-                    );
-                }
+                crate::diag::debug(&format!(
+                    "no usable record in {} file(s) on the search path: default configuration",
+                    self.files.len()
+                ));
                 Choice {
                     config: self.default_config.clone(),
                     step: Step::Default,

@@ -133,17 +133,6 @@ impl Device for CudaDevice {
     }
 
     #[inline]
-    fn launch(
-        &self,
-        kernel: &dyn CompiledKernel,
-        geometry: &Geometry,
-        args: &[KernelArg<'_>],
-    ) -> Result<(), BackendError> {
-        let k = self.kernel(kernel)?;
-        launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)
-    }
-
-    #[inline]
     fn launch_on(
         &self,
         queue: Queue<'_>,

@@ -172,7 +172,6 @@ pub fn benchmark_seeds(
 ) -> Result<BenchResult, TuneError> {
     strategies::create(name, 0)?;
     let seeds: Vec<u64> = seeds.collect();
-    let threads = threads.clamp(1, seeds.len().max(1));
     let run = |seed: u64| -> Result<f64, TuneError> {
         let mut strategy = strategies::create(name, seed)?;
         let mut evaluator = sim.evaluator.clone();
@@ -180,31 +179,7 @@ pub fn benchmark_seeds(
             .run(&mut *strategy, &mut evaluator)?;
         Ok(report.best.map_or(0.0, |(_, best)| sim.optimum / best))
     };
-    let mut fractions = vec![0.0; seeds.len()];
-    std::thread::scope(|scope| -> Result<(), TuneError> {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let seeds = &seeds;
-                let run = &run;
-                scope.spawn(move || {
-                    (t..seeds.len())
-                        .step_by(threads)
-                        .map(|i| run(seeds[i]).map(|f| (i, f)))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            let part = h.join().map_err(|_| TuneError::Fatal {
-                config: String::new(),
-                reason: "a simulation thread panicked".into(),
-            })??;
-            for (i, f) in part {
-                fractions[i] = f;
-            }
-        }
-        Ok(())
-    })?;
+    let fractions = crate::suite::parallel(&seeds, threads, run)?;
     Ok(BenchResult {
         strategy: name.to_string(),
         budget,

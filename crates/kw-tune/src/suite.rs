@@ -244,7 +244,7 @@ pub fn score(
 }
 
 /// `f` over `items`, `threads` at once, results in the order of `items`.
-fn parallel<T: Send>(
+pub(crate) fn parallel<T: Send>(
     items: &[u64],
     threads: usize,
     f: impl Fn(u64) -> Result<T, TuneError> + Sync,

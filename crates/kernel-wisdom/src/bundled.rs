@@ -5,6 +5,9 @@ use crate::error::Error;
 use kw_core::expr::{arg, lit, select};
 use kw_core::KernelDef;
 
+mod capture;
+pub use capture::{capture, widen_stencil, BUNDLED_SPECS};
+
 /// The source of `kernels/vector_add.cl`.
 pub const VECTOR_ADD_CL: &str = include_str!("../../../kernels/vector_add.cl");
 /// The source of `kernels/stencil2d.cl`.

@@ -105,4 +105,15 @@ pub enum Error {
         /// The available devices.
         available: String,
     },
+    /// A launch could not be recorded into a capture.
+    #[error(transparent)]
+    Capture(#[from] kw_capture::record::RecordError),
+    /// `kw tune --bundled`'s kernel and size cannot be understood.
+    #[error("bundled kernel `{spec}`: {reason}")]
+    BundledSpec {
+        /// The `NAME[:SIZE]` asked for.
+        spec: String,
+        /// What is wrong.
+        reason: String,
+    },
 }

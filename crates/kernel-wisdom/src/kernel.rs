@@ -1,14 +1,14 @@
 //! [`WisdomKernel`]: a tunable kernel bound to a device, launched by its arguments.
 
-use crate::capture::{self, record};
+use crate::capture;
 use crate::error::Error;
 use crate::wisdom::{search_path, Choice, WisdomSource};
+use kw_capture::record;
 use kw_core::backend::{
-    BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, KernelArg, Queue,
+    ArgView, BackendError, CompiledKernel, Device, DeviceEvent, KernelArg, Queue,
 };
-use kw_core::def_eval::ArgValues;
 use kw_core::wisdom::Step;
-use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace, Value};
+use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
@@ -39,17 +39,6 @@ struct Selected {
 }
 
 /// The launch arguments as expressions see them: buffers as element counts, scalars as values.
-struct ArgView<'a>(&'a [KernelArg<'a>]);
-
-impl ArgValues for ArgView<'_> {
-    fn arg_value(&self, index: usize) -> Option<Value> {
-        match self.0.get(index)? {
-            KernelArg::Buffer { len, .. } => Some(Value::Int(i64::try_from(*len).ok()?)),
-            KernelArg::Scalar(s) => Some(s.to_value()),
-        }
-    }
-}
-
 type CompileResult = Result<Arc<dyn CompiledKernel>, BackendError>;
 /// A launch's completion, where the backend gives one.
 type Event = Box<dyn DeviceEvent>;
@@ -432,12 +421,23 @@ impl WisdomKernel {
         let (fallback, event) = self.launch_or_fall_back(queue, selected, ps, args, want_event)?;
         if let Some(before) = before {
             let config = &fallback.as_deref().unwrap_or(selected).config;
-            if let Err(e) = record::after_launch(before, &self.def, device, queue, config, ps, args)
-            {
+            let job =
+                record::after_launch(before, &self.def, device, queue, config, ps, args, None);
+            if let Err(e) = job.and_then(capture::submit) {
                 capture::report(key, &e);
             }
         }
         Ok(event)
+    }
+
+    /// Compiles one configuration of the space (once: later launches of it reuse the
+    /// result) without launching it: warms a configuration up ahead of its first launch, or
+    /// reports why it does not compile.
+    pub fn compile_config(&self, config: &Config) -> Result<(), Error> {
+        self.validate(config)?;
+        self.compiled_for(config)
+            .map(drop)
+            .map_err(|source| self.config_error(config, source))
     }
 
     /// Launches one given configuration, without fallback (what a tuner or a test does).
@@ -637,30 +637,17 @@ impl WisdomKernel {
     }
 
     fn compile(&self, config: &Config) -> CompileResult {
-        let info = self.device.info();
-        let as_compile_error = |e: kw_core::DefError| BackendError::Compile {
-            kernel: self.def.kernel_name.clone(),
-            file: self.def.source.file_name.clone(),
-            options: String::new(),
-            reason: e.to_string(),
-            log: String::new(),
-        };
-        let defines = self
+        let spec = self
             .def
-            .defines_for(config, Some(info))
-            .map_err(as_compile_error)?;
-        let template_args = self
-            .def
-            .template_args_for(config, Some(info))
-            .map_err(as_compile_error)?;
-        self.device.compile(&CompileRequest {
-            source: &self.def.source,
-            kernel_name: &self.def.kernel_name,
-            defines: &defines,
-            flags: &self.def.compiler_flags,
-            include_dirs: &[],
-            template_args: &template_args,
-        })
+            .compile_spec(config, Some(self.device.info()))
+            .map_err(|e| BackendError::Compile {
+                kernel: self.def.kernel_name.clone(),
+                file: self.def.source.file_name.clone(),
+                options: String::new(),
+                reason: e.to_string(),
+                log: String::new(),
+            })?;
+        self.device.compile(&spec.request())
     }
 
     /// Checks the arguments against the declaration (count, buffer/scalar, element type).

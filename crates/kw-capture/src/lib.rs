@@ -27,6 +27,7 @@ mod hash;
 mod name;
 mod options;
 mod reader;
+pub mod record;
 mod validate;
 mod writer;
 

@@ -6,8 +6,8 @@
 //! same with `__trap()` and an illegal address, and the run's own CUDA context survives.
 
 use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};
+use kw_capture::record::{capture_launch, HostArg};
 use kw_core::{BackendKind, KernelDef};
-use kw_replay::{capture_launch, HostArg};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -64,7 +64,8 @@ fn setup(name: &str, modes: &[i64]) -> Option<(PathBuf, PathBuf, usize)> {
         HostArg::buffer(&x),
         HostArg::scalar(n as i32),
     ];
-    let capture = capture_launch(&dir, name, &faulty_def(modes), None, device, &args).unwrap();
+    let capture =
+        capture_launch(&dir, name, &faulty_def(modes), None, device.as_ref(), &args).unwrap();
     Some((dir, capture, index))
 }
 
@@ -343,7 +344,7 @@ fn cuda_trap_and_illegal_address_are_failed_results() {
         HostArg::buffer(&x),
         HostArg::scalar(n as i32),
     ];
-    let capture = capture_launch(&dir, "faulty_cuda", &def, None, device, &args).unwrap();
+    let capture = capture_launch(&dir, "faulty_cuda", &def, None, device.as_ref(), &args).unwrap();
     let idx = d.index.to_string();
     let out = kw(
         &dir,

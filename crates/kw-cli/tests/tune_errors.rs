@@ -2,9 +2,9 @@
 //! exit statuses, and no hour of tuning before a problem that could be found at once.
 
 use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
 use kw_core::BackendKind;
-use kw_replay::{capture_launch, HostArg};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -46,7 +46,7 @@ fn setup(name: &str) -> Option<(PathBuf, PathBuf, String)> {
         HostArg::scalar(n as i32),
     ];
     let def = bundled::vector_add().unwrap();
-    let capture = capture_launch(&dir, "va", &def, None, device, &args).unwrap();
+    let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
     Some((dir, capture, d.index.to_string()))
 }
 

@@ -5,9 +5,9 @@
 //! verified, and its record says so. On PoCL.
 
 use kernel_wisdom::{bundled, list_devices, open_device, BackendKind, DeviceSelector};
+use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{write_capture, Capture, CaptureBuffer};
 use kw_core::CaptureMetadata;
-use kw_replay::{capture_launch, HostArg};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -76,7 +76,7 @@ fn a_capture_without_reference_is_refused_unless_allowed() {
         "va_ref",
         &bundled::vector_add().unwrap(),
         None,
-        device,
+        device.as_ref(),
         &[
             HostArg::buffer(&vec![0f32; n]),
             HostArg::buffer(&seq),

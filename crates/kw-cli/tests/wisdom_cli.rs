@@ -1,9 +1,9 @@
 //! `kw wisdom merge` and `kw wisdom explain --capture` through the binary.
 
 use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kw_capture::record::{capture_launch, HostArg};
 use kw_core::wisdom::*;
 use kw_core::{BackendKind, Config, Value};
-use kw_replay::{capture_launch, HostArg};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -63,7 +63,7 @@ fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
         HostArg::buffer(&vec![2f32; n]),
         HostArg::scalar(n as i32),
     ];
-    let capture = capture_launch(&dir, "va", &def, None, device, &args).unwrap();
+    let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
     // a: a valid record; b: a faster one with a negative time, and a faster one from an older
     // space that declared block_size_x = 48 (the current space does not).
     let valid = record(&space, 64, 2.0);

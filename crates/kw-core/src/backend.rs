@@ -502,3 +502,21 @@ impl std::fmt::Debug for dyn DeviceMemory {
         write!(f, "DeviceMemory({} bytes)", self.len_bytes())
     }
 }
+
+/// A launch's arguments as definition expressions see them ([`ArgValues`]): a scalar's value,
+/// a buffer's element count.
+///
+/// [`ArgValues`]: crate::def_eval::ArgValues
+#[derive(Clone, Copy)]
+pub struct ArgView<'a>(pub &'a [KernelArg<'a>]);
+
+impl crate::def_eval::ArgValues for ArgView<'_> {
+    fn arg_value(&self, index: usize) -> Option<crate::value::Value> {
+        match self.0.get(index)? {
+            KernelArg::Buffer { len, .. } => {
+                Some(crate::value::Value::Int(i64::try_from(*len).ok()?))
+            }
+            KernelArg::Scalar(s) => Some(s.to_value()),
+        }
+    }
+}

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod buffer;
 pub mod capture_meta;
+pub mod compile_spec;
 pub mod config;
 pub mod def_check;
 pub mod def_eval;
@@ -17,6 +18,7 @@ pub mod device;
 pub mod eval;
 pub mod expr;
 pub mod fuzz;
+pub mod host;
 pub mod kernel_def;
 pub mod kernel_tuner;
 pub mod parse;
@@ -33,6 +35,7 @@ pub use backend::{
 };
 pub use buffer::DeviceBuffer;
 pub use capture_meta::{CaptureMetadata, CapturedArg};
+pub use compile_spec::CompileSpec;
 pub use config::Config;
 pub use def_check::DefProblem;
 pub use def_eval::{DefError, Geometry};

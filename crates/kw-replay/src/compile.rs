@@ -2,7 +2,7 @@
 //! evaluator submits the configurations the tuning loop will evaluate next
 //! ([`kw_tune::Evaluator::prefetch`]) and waits only for the one it measures now.
 
-use kw_core::backend::{CompileRequest, CompiledKernel, Device};
+use kw_core::backend::{CompiledKernel, Device};
 use kw_core::{Config, KernelDef};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -62,23 +62,10 @@ fn summarise(e: &kw_core::BackendError) -> String {
 }
 
 fn compile(device: &dyn Device, def: &KernelDef, config: &Config) -> Compiled {
-    let info = device.info();
-    let defines = def
-        .defines_for(config, Some(info))
+    let spec = def
+        .compile_spec(config, Some(device.info()))
         .map_err(|e| format!("invalid configuration: {e}"))?;
-    let template_args = def
-        .template_args_for(config, Some(info))
-        .map_err(|e| format!("invalid configuration: {e}"))?;
-    device
-        .compile(&CompileRequest {
-            source: &def.source,
-            kernel_name: &def.kernel_name,
-            defines: &defines,
-            flags: &def.compiler_flags,
-            include_dirs: &[],
-            template_args: &template_args,
-        })
-        .map_err(|e| summarise(&e))
+    device.compile(&spec.request()).map_err(|e| summarise(&e))
 }
 
 fn worker(shared: Arc<Shared>, device: Arc<dyn Device>, def: Arc<KernelDef>) {

@@ -11,7 +11,6 @@ pub mod compile;
 pub mod error;
 pub mod evaluator;
 pub mod measure;
-pub mod record;
 pub mod session;
 pub mod verify;
 
@@ -19,6 +18,5 @@ pub use compile::CompilePool;
 pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
-pub use record::{capture_launch, HostArg};
 pub use session::{capture_checksum, reference_gap, ReplaySession};
 pub use verify::{Mismatch, Tolerance};

@@ -2,10 +2,11 @@
 //! argument length whose size in bytes overflows, or one larger than the device's memory.
 
 use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};
+use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
 use kw_core::backend::Device;
 use kw_core::BackendKind;
-use kw_replay::{capture_launch, HostArg, ReplayError, ReplaySession};
+use kw_replay::{ReplayError, ReplaySession};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -60,7 +61,7 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
         HostArg::buffer(&vec![1f32; n]),
         HostArg::scalar(n as i32),
     ];
-    let good = capture_launch(&dir, "good", &def, None, device.clone(), &args).unwrap();
+    let good = capture_launch(&dir, "good", &def, None, device.as_ref(), &args).unwrap();
     ReplaySession::load(&good, device.clone()).expect("the unmodified capture loads");
     for (stem, len, needle) in [
         ("overflow", usize::MAX / 2, "overflows"),

@@ -2,11 +2,10 @@
 //! restore in-place buffers, resume interrupted runs.
 
 use kernel_wisdom::{bundled, open_device, DeviceSelector, Error, KernelBuilder, Source};
+use kw_capture::record::{capture_launch, HostArg};
 use kw_core::backend::{BackendError, Device};
 use kw_core::{KernelDef, Point};
-use kw_replay::{
-    capture_launch, HostArg, MeasureOptions, ReplayEvaluator, ReplaySession, VerifyMode,
-};
+use kw_replay::{MeasureOptions, ReplayEvaluator, ReplaySession, VerifyMode};
 use kw_tune::{strategies, EvalResult, Evaluator, ResultsLog, Stop, StopReason, Tuner};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -128,7 +127,7 @@ fn bundled_kernels_tune_to_a_correct_winner() {
         "vector_add",
         &va,
         None,
-        dev.clone(),
+        dev.as_ref(),
         &[
             HostArg::buffer(&vec![0f32; n]),
             HostArg::buffer(&a),
@@ -171,7 +170,7 @@ fn bundled_kernels_tune_to_a_correct_winner() {
         "stencil2d",
         &st,
         None,
-        dev.clone(),
+        dev.as_ref(),
         &[
             HostArg::buffer(&vec![0f32; w * h]),
             HostArg::buffer(&input),
@@ -202,7 +201,7 @@ fn a_wrong_configuration_is_rejected_by_verification() {
         "scale",
         &def,
         None,
-        dev.clone(),
+        dev.as_ref(),
         &[
             HostArg::buffer(&vec![0f32; n]),
             HostArg::buffer(&floats(n)),
@@ -241,7 +240,7 @@ fn in_place_outputs_are_restored_before_every_run() {
         "inplace",
         &def,
         None,
-        dev.clone(),
+        dev.as_ref(),
         &[HostArg::buffer(&floats(n)), HostArg::scalar(n as i32)],
     )
     .unwrap();
@@ -301,7 +300,7 @@ fn an_interrupted_run_resumes_without_re_evaluating() {
         "va",
         &va,
         None,
-        dev.clone(),
+        dev.as_ref(),
         &[
             HostArg::buffer(&vec![0f32; n]),
             HostArg::buffer(&floats(n)),

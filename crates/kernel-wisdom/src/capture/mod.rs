@@ -35,21 +35,15 @@
 //!
 //! [`WisdomKernel::launch`]: crate::WisdomKernel::launch
 
-mod error;
 mod exit_hook;
 mod glob;
-mod provenance;
-pub(crate) mod record;
 mod settings;
 mod state;
 
-pub use error::CaptureFailure;
 pub use glob::glob_match;
-pub use provenance::{host_name, TOOL_VERSION};
-pub use record::{input_frame_name, output_frame_name};
 pub use settings::{
     CaptureSettings, SettingsError, CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV,
     CAPTURE_LIMIT_ENV, CAPTURE_SKIP_ENV, DEFAULT_CAPTURE_DIR,
 };
-pub(crate) use state::{active, report, ticket};
+pub(crate) use state::{active, report, submit, ticket};
 pub use state::{capture_settings, flush_captures, set_capture_settings};

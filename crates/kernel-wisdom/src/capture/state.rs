@@ -2,10 +2,10 @@
 //! code), the per-kernel launch counters, the failures already reported, and the background
 //! writer.
 
-use super::error::CaptureFailure;
 use super::exit_hook;
 use super::settings::CaptureSettings;
 use crate::diag;
+use kw_capture::record::RecordError;
 use kw_capture::{BackgroundWriter, CaptureError, CaptureJob, WriteOptions, WrittenCapture};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -216,7 +216,7 @@ fn announce(r: &Result<WrittenCapture, CaptureError>) {
 }
 
 /// Reports a capture failure on standard error, once per tuning key.
-pub(crate) fn report(tuning_key: &str, failure: &CaptureFailure) {
+pub(crate) fn report(tuning_key: &str, failure: &RecordError) {
     if control().reported.insert(tuning_key.to_string()) {
         diag::error(&format!(
             "kernel `{tuning_key}`: launch not captured (the launch itself is unaffected; \
@@ -226,7 +226,7 @@ pub(crate) fn report(tuning_key: &str, failure: &CaptureFailure) {
 }
 
 /// Hands a capture to the background writer (started on first use).
-pub(crate) fn submit(job: CaptureJob) -> Result<(), CaptureFailure> {
+pub(crate) fn submit(job: CaptureJob) -> Result<(), RecordError> {
     let mut w = WRITER
         .get_or_init(|| Mutex::new(None))
         .lock()
@@ -235,7 +235,7 @@ pub(crate) fn submit(job: CaptureJob) -> Result<(), CaptureFailure> {
         Some(w) => w,
         None => w.insert(
             BackgroundWriter::with_notify(WriteOptions::default(), announce)
-                .map_err(CaptureFailure::Writer)?,
+                .map_err(RecordError::Writer)?,
         ),
     };
     writer.submit(job);

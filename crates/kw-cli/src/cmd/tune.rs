@@ -11,15 +11,15 @@ use super::worker::WorkerArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kernel_wisdom::{bundled, bundled_cuda, list_devices, open_device, DeviceSelector};
+use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
 use kw_core::wisdom::{
     add_record, check_writable, Objective, Provenance, ReplacePolicy, SpaceFingerprint,
     WisdomDevice, WisdomRecord,
 };
 use kw_core::{BackendKind, Device, Point};
 use kw_replay::{
-    capture_checksum, capture_launch, HostArg, MeasureOptions, ReplayEvaluator, ReplaySession,
-    ReplayStats, Tolerance, VerifyMode,
+    capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
+    VerifyMode,
 };
 use kw_tune::{
     strategies, EvalResult, Evaluator, Failure, LogHeader, ResultsLog, Stop, StopReason, Tuner,
@@ -247,26 +247,9 @@ fn backend_of(path: &Path) -> Result<BackendKind> {
     Ok(meta.kernel.backend)
 }
 
-/// Widens the bundled stencil's space to a few hundred configurations (232 valid on a
-/// device with 1024 threads per block): the measurement space of `--bundled stencil2d-wide`.
-fn widen_stencil(def: &mut kw_core::KernelDef) {
-    let widen: [(&str, &[i64]); 3] = [
-        ("block_size_x", &[8, 16, 32, 64, 128, 256]),
-        ("block_size_y", &[1, 2, 4, 8, 16, 32]),
-        ("tile_y", &[1, 2, 4, 8]),
-    ];
-    for (name, values) in widen {
-        if let Some(p) = def.parameters.iter_mut().find(|p| p.name == name) {
-            p.values = values.iter().map(|&v| kw_core::Value::Int(v)).collect();
-        }
-    }
-    def.tuning_key = "stencil2d_wide".into();
-}
-
-/// Writes the capture asked for by `--bundled`.
+/// Writes the capture asked for by `--bundled`, on the GPU when there is one (CUDA first,
+/// else OpenCL: PoCL on machines without a GPU) unless a device was named.
 fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
-    let (name, size) = spec.split_once(':').unwrap_or((spec, ""));
-    // The GPU when there is one: CUDA first, else OpenCL (PoCL on machines without a GPU).
     let has_cuda = list_devices()
         .map(|d| d.iter().any(|d| d.info.backend == BackendKind::Cuda))
         .unwrap_or(false);
@@ -279,68 +262,7 @@ fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<PathBuf> {
         BackendKind::Opencl
     };
     let device = open_for(preferred, selector)?;
-    let cuda = device.info().backend == BackendKind::Cuda;
-    let vector_add_def = if cuda {
-        bundled_cuda::vector_add()?
-    } else {
-        bundled::vector_add()?
-    };
-    let stencil_def = |wide: bool| -> Result<kw_core::KernelDef> {
-        let mut def = if cuda {
-            bundled_cuda::stencil2d()?
-        } else {
-            bundled::stencil2d()?
-        };
-        if wide {
-            widen_stencil(&mut def);
-        }
-        Ok(def)
-    };
-    let dir = PathBuf::from("captures");
-    let seq =
-        |n: usize| -> Vec<f32> { (0..n).map(|i| ((i * 7919) % 1000) as f32 / 500.0).collect() };
-    let path = match name {
-        "vector_add" => {
-            let n: usize = if size.is_empty() {
-                1 << 22
-            } else {
-                size.parse()?
-            };
-            let args = [
-                HostArg::buffer(&vec![0f32; n]),
-                HostArg::buffer(&seq(n)),
-                HostArg::buffer(&seq(n)),
-                HostArg::scalar(i32::try_from(n)?),
-            ];
-            capture_launch(
-                &dir,
-                &format!("vector_add_{n}"),
-                &vector_add_def,
-                None,
-                device,
-                &args,
-            )?
-        }
-        "stencil2d" | "stencil2d-wide" => {
-            let (w, h) = size.split_once('x').unwrap_or(("1024", "1024"));
-            let (w, h): (usize, usize) = (w.parse()?, h.parse()?);
-            let args = [
-                HostArg::buffer(&vec![0f32; w * h]),
-                HostArg::buffer(&seq(w * h)),
-                HostArg::scalar(i32::try_from(w)?),
-                HostArg::scalar(i32::try_from(h)?),
-            ];
-            capture_launch(
-                &dir,
-                &format!("{name}_{w}x{h}"),
-                &stencil_def(name == "stencil2d-wide")?,
-                None,
-                device,
-                &args,
-            )?
-        }
-        other => bail!("unknown bundled kernel `{other}` (vector_add, stencil2d, stencil2d-wide)"),
-    };
+    let path = bundled::capture(spec, device.as_ref(), Path::new("captures"))?;
     eprintln!("kw tune: captured {}", path.display());
     Ok(path)
 }
@@ -761,7 +683,7 @@ fn tune_one(
         space: SpaceFingerprint::of(space),
         provenance: Provenance {
             date: chrono::Utc::now().to_rfc3339(),
-            host: hostname(),
+            host: kw_core::host::host_name().to_string(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             strategy: args.strategy.clone(),
             evaluations: report.progress.evaluations,
@@ -809,11 +731,4 @@ fn unverified_reason(
         ),
         gap => Ok(gap),
     }
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_default()
 }

@@ -1,14 +1,13 @@
-//! [`CaptureFailure`]: why a launch was not captured (never an error of the launch itself).
+//! [`RecordError`]: why a launch was not captured (never an error of the launch itself).
 
 use kw_core::backend::BackendError;
 use std::path::PathBuf;
 
-/// Why a selected launch could not be captured. The launch itself is unaffected: these are
-/// reported on standard error (once per kernel) and, for writing, by
-/// [`flush_captures`](crate::flush_captures).
+/// Why a launch could not be recorded. In an application the launch itself is unaffected:
+/// the runtime reports these once per kernel.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum CaptureFailure {
+pub enum RecordError {
     /// Copying a buffer argument to the host failed (before or after the launch), or the
     /// device could not be synchronised.
     #[error("copying argument {index} `{name}` to the host {when} the launch failed: {source}")]
@@ -38,7 +37,7 @@ pub enum CaptureFailure {
     /// The capture directory cannot be created.
     #[error("cannot create the capture directory {dir}: {source}")]
     Directory {
-        /// The directory (`KW_CAPTURE_DIR`).
+        /// The directory.
         dir: PathBuf,
         /// The operating system's error.
         source: std::io::Error,
@@ -46,6 +45,35 @@ pub enum CaptureFailure {
     /// The metadata does not serialise (a bug).
     #[error("the capture metadata does not serialise to JSON: {0}")]
     Metadata(#[source] serde_json::Error),
+    /// A launch recorded by [`capture_launch`](super::capture_launch) failed on the device.
+    #[error("kernel `{kernel}`: {what} failed: {source}")]
+    Launch {
+        /// The kernel.
+        kernel: String,
+        /// What failed (`compiling`, `launching`, `allocating a buffer`).
+        what: &'static str,
+        /// The backend's error.
+        source: Box<BackendError>,
+    },
+    /// The arguments do not match the definition.
+    #[error("kernel `{kernel}`: bad arguments: {reason}")]
+    Arguments {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The definition cannot be evaluated for the launch (problem size, geometry, defines).
+    #[error(transparent)]
+    Definition(#[from] kw_core::DefError),
+    /// Writing the capture file failed.
+    #[error("writing the capture {path}: {source}")]
+    Write {
+        /// The file (without extension).
+        path: PathBuf,
+        /// The writer's error.
+        source: Box<crate::CaptureError>,
+    },
     /// The background writer thread cannot be started.
     #[error("cannot start the background capture writer: {0}")]
     Writer(#[source] std::io::Error),

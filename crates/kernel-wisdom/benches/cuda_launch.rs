@@ -1,6 +1,6 @@
 //! CUDA benchmarks (harness = false): launch overhead, first launch by stage, bandwidth.
 //!
-//! `cargo bench -p kw-cuda --bench cuda_launch` (prints `SKIPPED: no CUDA driver` without one).
+//! `cargo bench -p kernel-wisdom --bench cuda_launch` (prints `SKIPPED: no CUDA driver` without one).
 //! Lines starting with `RESULT` are machine-readable (`tools/gpu-check.sh` collects them).
 //!
 //! 1. Launch overhead: host time per launch of a tiny kernel (the bundled `vector_add.cu`,
@@ -74,16 +74,8 @@ fn launch_overhead(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Erro
     // once through WisdomKernel, once compiled directly with the same defines.
     let wk = WisdomKernel::new(bundled_cuda::vector_add()?, dev.clone() as Arc<dyn Device>)?;
     let config = wk.default_config().clone();
-    let defines = wk.def().defines_for(&config, Some(dev.info()))?;
-    let src = &wk.def().source;
-    let k = dev.compile_cuda(&CompileRequest {
-        source: src,
-        kernel_name: "vector_add",
-        defines: &defines,
-        flags: &[],
-        include_dirs: &[],
-        template_args: &[],
-    })?;
+    let spec = wk.def().compile_spec(&config, Some(dev.info()))?;
+    let k = dev.compile_cuda(&spec.request())?;
     let n = 256usize;
     let a = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
     a.fill(1.0)?;
@@ -268,15 +260,8 @@ fn attached_overhead() -> Result<(), Box<dyn std::error::Error>> {
         attached.clone() as Arc<dyn Device>,
     )?;
     let config = wk.default_config().clone();
-    let defines = wk.def().defines_for(&config, Some(attached.info()))?;
-    let k = attached.compile_cuda(&CompileRequest {
-        source: &wk.def().source,
-        kernel_name: "vector_add",
-        defines: &defines,
-        flags: &[],
-        include_dirs: &[],
-        template_args: &[],
-    })?;
+    let spec = wk.def().compile_spec(&config, Some(attached.info()))?;
+    let k = attached.compile_cuda(&spec.request())?;
     let func = k.function().clone();
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),

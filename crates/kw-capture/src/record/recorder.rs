@@ -1,10 +1,9 @@
-//! Recording one captured launch: host copies of the buffer arguments before and after the
-//! launch, the metadata, and the job for the background writer.
+//! Recording one launch: host copies of the buffer arguments before and after the launch,
+//! the metadata, and the [`CaptureJob`] to write.
 
-use super::error::CaptureFailure;
+use super::error::RecordError;
 use super::provenance::provenance_now;
-use super::state::submit;
-use kw_capture::{capture_file_stem, CaptureBuffer, CaptureJob};
+use crate::{capture_file_stem, CaptureBuffer, CaptureJob};
 use kw_core::backend::{Device, DeviceMemory, KernelArg, Mem, Queue};
 use kw_core::capture_meta::{CaptureMetadata, CapturedArg, CAPTURE_METADATA_VERSION};
 use kw_core::{Access, Config, KernelDef};
@@ -12,7 +11,7 @@ use std::path::PathBuf;
 
 /// The buffers' contents before a captured launch (`None` for scalars), and the number of
 /// elements captured per argument (the declared lengths).
-pub(crate) struct Before {
+pub struct Before {
     dir: PathBuf,
     contents: Vec<Option<Vec<u8>>>,
     lens: Vec<u64>,
@@ -41,26 +40,25 @@ fn to_host(
     def: &KernelDef,
     index: usize,
     when: &'static str,
-) -> Result<Vec<u8>, CaptureFailure> {
+) -> Result<Vec<u8>, RecordError> {
     // Probe first: `vec![0; n]` aborts on failure, but it asks the allocator for zeroed pages
     // (no memset), so the only page touches are the copy's own.
     let mut probe: Vec<u8> = Vec::new();
     probe
         .try_reserve_exact(bytes)
-        .map_err(|_| CaptureFailure::HostMemory {
+        .map_err(|_| RecordError::HostMemory {
             index,
             name: arg_name(def, index),
             bytes,
         })?;
     drop(probe);
     let mut out = vec![0u8; bytes];
-    mem.read(0, &mut out)
-        .map_err(|source| CaptureFailure::Copy {
-            index,
-            name: arg_name(def, index),
-            when,
-            source: Box::new(source),
-        })?;
+    mem.read(0, &mut out).map_err(|source| RecordError::Copy {
+        index,
+        name: arg_name(def, index),
+        when,
+        source: Box::new(source),
+    })?;
     Ok(out)
 }
 
@@ -72,7 +70,7 @@ fn copy_all(
     args: &[KernelArg<'_>],
     lens: &[u64],
     when: &'static str,
-) -> Result<Vec<Option<Vec<u8>>>, CaptureFailure> {
+) -> Result<Vec<Option<Vec<u8>>>, RecordError> {
     args.iter()
         .enumerate()
         .map(|(i, a)| match a {
@@ -83,7 +81,7 @@ fn copy_all(
                     .and_then(|n| n.checked_mul(elem.size()))
                     .unwrap_or(usize::MAX)
                     .min(mem.len_bytes());
-                let copy_err = |source| CaptureFailure::Copy {
+                let copy_err = |source| RecordError::Copy {
                     index: i,
                     name: arg_name(def, i),
                     when,
@@ -105,21 +103,21 @@ fn copy_all(
 /// Before the launch: makes sure the directory exists, waits for the work already on
 /// `queue` (the application may be filling the inputs there) and copies every buffer
 /// argument's first `lens[i]` elements.
-pub(crate) fn before_launch(
+pub fn before_launch(
     dir: PathBuf,
     def: &KernelDef,
     device: &dyn Device,
     queue: Queue<'_>,
     args: &[KernelArg<'_>],
     lens: &[u64],
-) -> Result<Before, CaptureFailure> {
-    std::fs::create_dir_all(&dir).map_err(|source| CaptureFailure::Directory {
+) -> Result<Before, RecordError> {
+    std::fs::create_dir_all(&dir).map_err(|source| RecordError::Directory {
         dir: dir.clone(),
         source,
     })?;
     device
         .synchronize_queue(queue)
-        .map_err(|e| CaptureFailure::Synchronize(Box::new(e)))?;
+        .map_err(|e| RecordError::Synchronize(Box::new(e)))?;
     Ok(Before {
         contents: copy_all(def, device, args, lens, "before")?,
         lens: lens.to_vec(),
@@ -130,9 +128,10 @@ pub(crate) fn before_launch(
 /// After the launch (enqueued with `config`): waits for it, copies the buffers again, keeps
 /// as the reference output every buffer the definition declares written (`Out`/`InOut`),
 /// changed or not (an idempotent launch leaves its output as it found it, and that is still
-/// the output to verify against), and any other buffer the launch changed; then hands
-/// everything to the background writer.
-pub(crate) fn after_launch(
+/// the output to verify against), and any other buffer the launch changed; returns the job
+/// that writes the capture `<dir>/<stem>.kwcap` (`stem`: by default
+/// [`capture_file_stem`] of the tuning key and problem size).
+pub fn after_launch(
     before: Before,
     def: &KernelDef,
     device: &dyn Device,
@@ -140,10 +139,11 @@ pub(crate) fn after_launch(
     config: &Config,
     problem_size: &[i64; 3],
     args: &[KernelArg<'_>],
-) -> Result<(), CaptureFailure> {
+    stem: Option<&str>,
+) -> Result<CaptureJob, RecordError> {
     device
         .synchronize_queue(queue)
-        .map_err(|e| CaptureFailure::Synchronize(Box::new(e)))?;
+        .map_err(|e| RecordError::Synchronize(Box::new(e)))?;
     let after = copy_all(def, device, args, &before.lens, "after")?;
     let mut buffers = Vec::new();
     let mut captured = Vec::with_capacity(args.len());
@@ -187,14 +187,20 @@ pub(crate) fn after_launch(
         device: info.clone(),
         provenance: provenance_now(info),
     };
-    let metadata = serde_json::to_value(&metadata).map_err(CaptureFailure::Metadata)?;
-    let size: Vec<u64> = problem_size
-        .iter()
-        .map(|&v| u64::try_from(v).unwrap_or(0))
-        .collect();
-    submit(CaptureJob {
+    let metadata = serde_json::to_value(&metadata).map_err(RecordError::Metadata)?;
+    let file_stem = match stem {
+        Some(stem) => stem.to_string(),
+        None => {
+            let size: Vec<u64> = problem_size
+                .iter()
+                .map(|&v| u64::try_from(v).unwrap_or(0))
+                .collect();
+            capture_file_stem(&def.tuning_key, &size)
+        }
+    };
+    Ok(CaptureJob {
         dir: before.dir,
-        file_stem: capture_file_stem(&def.tuning_key, &size),
+        file_stem,
         metadata,
         buffers,
     })

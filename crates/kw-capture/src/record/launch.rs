@@ -1,0 +1,146 @@
+//! [`capture_launch`]: compiles and runs one launch here and now and writes its capture at
+//! once, through the same recorder as the runtime ([`before_launch`] / [`after_launch`]).
+//! Used by `kw tune --bundled` (a self-contained measurement) and by tests; applications
+//! capture through the runtime instead.
+
+use super::error::RecordError;
+use super::recorder::{after_launch, before_launch};
+use crate::CaptureWriter;
+use kw_core::backend::{ArgView, Device, DeviceMemory, KernelArg, Queue};
+use kw_core::{BackendError, Config, KernelDef, Scalar, ScalarType, ScalarValue};
+use std::path::{Path, PathBuf};
+
+/// A launch argument on the host.
+#[derive(Clone, Debug)]
+pub enum HostArg {
+    /// A buffer: element type and raw bytes.
+    Buffer {
+        /// Element type.
+        ty: ScalarType,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+    /// A scalar.
+    Scalar(ScalarValue),
+}
+
+impl HostArg {
+    /// A buffer holding `data`.
+    pub fn buffer<T: Scalar>(data: &[T]) -> HostArg {
+        HostArg::Buffer {
+            ty: T::TYPE,
+            bytes: bytemuck::cast_slice(data).to_vec(),
+        }
+    }
+
+    /// A scalar.
+    pub fn scalar<T: Scalar>(v: T) -> HostArg {
+        HostArg::Scalar(ScalarValue::new(v))
+    }
+}
+
+/// Compiles `def` with `config` (its default when `None`) on `device` (through
+/// [`KernelDef::compile_spec`], as the runtime does), uploads `args`, launches once and writes
+/// the capture `dir/<stem>.kwcap`. Returns the file.
+pub fn capture_launch(
+    dir: &Path,
+    stem: &str,
+    def: &KernelDef,
+    config: Option<&Config>,
+    device: &dyn Device,
+    args: &[HostArg],
+) -> Result<PathBuf, RecordError> {
+    let device_err = |what: &'static str, source: BackendError| RecordError::Launch {
+        kernel: def.kernel_name.clone(),
+        what,
+        source: Box::new(source),
+    };
+    if args.len() != def.args.len() {
+        return Err(RecordError::Arguments {
+            kernel: def.kernel_name.clone(),
+            reason: format!("{} given, {} declared", args.len(), def.args.len()),
+        });
+    }
+    let mut mems: Vec<Option<Box<dyn DeviceMemory>>> = Vec::with_capacity(args.len());
+    for a in args {
+        mems.push(match a {
+            HostArg::Buffer { bytes, .. } => {
+                let m = device
+                    .alloc(bytes.len())
+                    .map_err(|e| device_err("allocating a buffer", e))?;
+                m.write(0, bytes)
+                    .map_err(|e| device_err("uploading a buffer", e))?;
+                Some(m)
+            }
+            HostArg::Scalar(_) => None,
+        });
+    }
+    let kargs: Vec<KernelArg<'_>> = args
+        .iter()
+        .zip(&mems)
+        .map(|(a, m)| match (a, m) {
+            (HostArg::Buffer { ty, bytes }, Some(m)) => {
+                KernelArg::device_buffer(m.as_ref(), *ty, bytes.len() / ty.size().max(1))
+            }
+            (HostArg::Scalar(s), _) => KernelArg::Scalar(*s),
+            (HostArg::Buffer { .. }, None) => unreachable!("every buffer was allocated"),
+        })
+        .collect();
+    let config = config.cloned().unwrap_or_else(|| def.default_config());
+    let info = Some(device.info());
+    let view = ArgView(&kargs);
+    let problem_size = def.problem_size_for(&view, info)?;
+    let lens = (0..kargs.len())
+        .map(|i| {
+            Ok(def
+                .buffer_len_for(i, &view, &problem_size, info)?
+                .unwrap_or(0))
+        })
+        .collect::<Result<Vec<u64>, RecordError>>()?;
+    for (i, (a, &want)) in kargs.iter().zip(&lens).enumerate() {
+        if let KernelArg::Buffer { len, .. } = a {
+            if (*len as u64) < want {
+                return Err(RecordError::Arguments {
+                    kernel: def.kernel_name.clone(),
+                    reason: format!(
+                        "argument {i} `{}` holds {len} elements, the launch needs {want}",
+                        def.args[i].name
+                    ),
+                });
+            }
+        }
+    }
+    let geometry = def.geometry(&config, &problem_size, Some(&view), info)?;
+    let spec = def.compile_spec(&config, info)?;
+    let kernel = device
+        .compile(&spec.request())
+        .map_err(|e| device_err("compiling", e))?;
+    let before = before_launch(
+        dir.to_path_buf(),
+        def,
+        device,
+        Queue::DEFAULT,
+        &kargs,
+        &lens,
+    )?;
+    device
+        .launch(kernel.as_ref(), &geometry, &kargs)
+        .map_err(|e| device_err("launching", e))?;
+    let job = after_launch(
+        before,
+        def,
+        device,
+        Queue::DEFAULT,
+        &config,
+        &problem_size,
+        &kargs,
+        Some(stem),
+    )?;
+    CaptureWriter::default()
+        .write(&job.dir, &job.file_stem, &job.metadata, &job.buffers)
+        .map(|w| w.path)
+        .map_err(|source| RecordError::Write {
+            path: job.dir.join(&job.file_stem),
+            source: Box::new(source),
+        })
+}

@@ -421,8 +421,7 @@ impl WisdomKernel {
         let (fallback, event) = self.launch_or_fall_back(queue, selected, ps, args, want_event)?;
         if let Some(before) = before {
             let config = &fallback.as_deref().unwrap_or(selected).config;
-            let job =
-                record::after_launch(before, &self.def, device, queue, config, ps, args, None);
+            let job = record::after_launch(before, &self.def, device, queue, config, ps, args);
             if let Err(e) = job.and_then(capture::submit) {
                 capture::report(key, &e);
             }

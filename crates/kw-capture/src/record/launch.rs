@@ -122,7 +122,8 @@ pub fn capture_launch(
         Queue::DEFAULT,
         &kargs,
         &lens,
-    )?;
+    )?
+    .named(stem);
     device
         .launch(kernel.as_ref(), &geometry, &kargs)
         .map_err(|e| device_err("launching", e))?;
@@ -134,7 +135,6 @@ pub fn capture_launch(
         &config,
         &problem_size,
         &kargs,
-        Some(stem),
     )?;
     CaptureWriter::default()
         .write(&job.dir, &job.file_stem, &job.metadata, &job.buffers)

@@ -15,6 +15,16 @@ pub struct Before {
     dir: PathBuf,
     contents: Vec<Option<Vec<u8>>>,
     lens: Vec<u64>,
+    stem: Option<String>,
+}
+
+impl Before {
+    /// Names the capture file `<stem>.kwcap` (instead of [`capture_file_stem`] of the
+    /// tuning key and problem size).
+    pub fn named(mut self, stem: &str) -> Before {
+        self.stem = Some(stem.to_string());
+        self
+    }
 }
 
 /// The name of the frame holding an argument's contents before the launch.
@@ -121,6 +131,7 @@ pub fn before_launch(
     Ok(Before {
         contents: copy_all(def, device, args, lens, "before")?,
         lens: lens.to_vec(),
+        stem: None,
         dir,
     })
 }
@@ -129,7 +140,7 @@ pub fn before_launch(
 /// as the reference output every buffer the definition declares written (`Out`/`InOut`),
 /// changed or not (an idempotent launch leaves its output as it found it, and that is still
 /// the output to verify against), and any other buffer the launch changed; returns the job
-/// that writes the capture `<dir>/<stem>.kwcap` (`stem`: by default
+/// that writes the capture `<dir>/<stem>.kwcap` (see [`Before::named`]; by default the stem is
 /// [`capture_file_stem`] of the tuning key and problem size).
 pub fn after_launch(
     before: Before,
@@ -139,7 +150,6 @@ pub fn after_launch(
     config: &Config,
     problem_size: &[i64; 3],
     args: &[KernelArg<'_>],
-    stem: Option<&str>,
 ) -> Result<CaptureJob, RecordError> {
     device
         .synchronize_queue(queue)
@@ -188,8 +198,8 @@ pub fn after_launch(
         provenance: provenance_now(info),
     };
     let metadata = serde_json::to_value(&metadata).map_err(RecordError::Metadata)?;
-    let file_stem = match stem {
-        Some(stem) => stem.to_string(),
+    let file_stem = match before.stem {
+        Some(stem) => stem,
         None => {
             let size: Vec<u64> = problem_size
                 .iter()

@@ -96,7 +96,11 @@ pub struct WisdomKernel {
     default_config: Config,
     geometry_uses_args: bool,
     selector: Option<Arc<ConfigSelector>>,
-    wisdom: Arc<WisdomSource>,
+    /// The application's wisdom directory (`None`: `./wisdom`).
+    wisdom_dir: Option<std::path::PathBuf>,
+    /// The wisdom, loaded at first use (so that `with_wisdom_dir` loads and reports only the
+    /// directories actually searched).
+    wisdom: OnceLock<WisdomSource>,
     by_size: RwLock<HashMap<[i64; 3], Arc<Selected>>>,
     /// Problem sizes being prepared right now (removed when prepared).
     preparing: Mutex<HashMap<[i64; 3], SizeSlot>>,
@@ -132,16 +136,10 @@ impl WisdomKernel {
             e.visit(&mut |n| geometry_uses_args |= matches!(n, Expr::Arg(_)));
         }
         let default_config = def.default_config();
-        let wisdom = Arc::new(WisdomSource::load(
-            &def.tuning_key,
-            &search_path(None),
-            info,
-            &space,
-            &default_config,
-        ));
         Ok(WisdomKernel {
             default_config,
-            wisdom,
+            wisdom_dir: None,
+            wisdom: OnceLock::new(),
             def: Arc::new(def),
             device,
             space,
@@ -168,24 +166,27 @@ impl WisdomKernel {
     /// Uses `dir` as the application's wisdom directory (searched after `KW_WISDOM_PATH`)
     /// instead of `./wisdom`. Problem sizes already launched keep their configuration.
     pub fn with_wisdom_dir(mut self, dir: impl AsRef<std::path::Path>) -> WisdomKernel {
-        self.wisdom = Arc::new(WisdomSource::load(
-            &self.def.tuning_key,
-            &search_path(Some(dir.as_ref())),
-            self.device.info(),
-            &self.space,
-            &self.default_config,
-        ));
+        self.wisdom_dir = Some(dir.as_ref().to_path_buf());
+        self.wisdom = OnceLock::new();
         self
     }
 
     /// The wisdom loaded for this kernel (file and records).
     pub fn wisdom(&self) -> &WisdomSource {
-        &self.wisdom
+        self.wisdom.get_or_init(|| {
+            WisdomSource::load(
+                &self.def.tuning_key,
+                &search_path(self.wisdom_dir.as_deref()),
+                self.device.info(),
+                &self.space,
+                &self.default_config,
+            )
+        })
     }
 
     /// What the wisdom selects for a problem size, and at which step (without launching).
     pub fn choice(&self, problem_size: &[i64]) -> Choice {
-        self.wisdom.choose(problem_size)
+        self.wisdom().choose(problem_size)
     }
 
     /// The definition.
@@ -249,16 +250,16 @@ impl WisdomKernel {
                 match self.validate(&config) {
                     Ok(()) => return (config, false),
                     Err(e) => {
-                        crate::diag::warn(&format!("ignoring the selected configuration: {e}"))
+                        kw_core::diag::warn(&format!("ignoring the selected configuration: {e}"))
                     }
                 }
             }
         }
-        let choice = self.wisdom.choose(problem_size);
+        let choice = self.wisdom().choose(problem_size);
         match self.validate(&choice.config) {
             Ok(()) => (choice.config, choice.step == Step::ExactDeviceExactSize),
             Err(e) => {
-                crate::diag::warn(&format!("ignoring the wisdom's configuration: {e}"));
+                kw_core::diag::warn(&format!("ignoring the wisdom's configuration: {e}"));
                 (self.default_config.clone(), false)
             }
         }
@@ -606,7 +607,7 @@ impl WisdomKernel {
     }
 
     fn record_failure(&self, config: &Config, ps: &[i64; 3], e: &Error) {
-        crate::diag::warn(&format!(
+        kw_core::diag::warn(&format!(
             "kernel `{}`: configuration {{{config}}} failed for problem size {ps:?}; using the \
              default configuration instead. {e}",
             self.def.kernel_name

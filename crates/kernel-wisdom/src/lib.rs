@@ -42,7 +42,6 @@ pub mod builder;
 pub mod bundled;
 pub mod bundled_cuda;
 pub mod capture;
-pub mod diag;
 pub mod error;
 mod includes;
 pub mod kernel;

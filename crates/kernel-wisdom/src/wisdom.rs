@@ -17,8 +17,6 @@ use std::path::{Path, PathBuf};
 pub const WISDOM_PATH_ENV: &str = "KW_WISDOM_PATH";
 /// Overrides the device name used for selection.
 pub const DEVICE_NAME_ENV: &str = "KW_DEVICE_NAME";
-/// `debug` prints each selection with its reasons (see [`crate::diag`]).
-pub const LOG_ENV: &str = crate::diag::LOG_ENV;
 
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
@@ -55,12 +53,7 @@ pub struct WisdomSource {
     default_config: Config,
 }
 
-use crate::diag::debug_enabled;
-
-/// Reports a warning once per process (keyed by the message).
-fn report_once(message: String) {
-    crate::diag::warn_once(message);
-}
+use kw_core::diag::debug_enabled;
 
 /// The search path: `KW_WISDOM_PATH`'s directories, then `app_dir` (or `./wisdom`).
 pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
@@ -87,7 +80,7 @@ impl WisdomSource {
     ) -> WisdomSource {
         let (found, errors) = find_wisdom_files(tuning_key, dirs);
         for e in errors {
-            report_once(format!("skipping a corrupt wisdom file: {e}"));
+            kw_core::diag::warn_once(&format!("skipping a corrupt wisdom file: {e}"));
         }
         let files: Vec<SourceFile> = found
             .into_iter()
@@ -99,7 +92,7 @@ impl WisdomSource {
                     .collect();
                 for (i, u) in usable.iter().enumerate() {
                     if let Err(why) = u {
-                        report_once(format!(
+                        kw_core::diag::warn_once(&format!(
                             "{}: ignoring record #{} of `{tuning_key}` (the kernel's tuning space changed?): {why}",
                             path.display(),
                             i + 1
@@ -159,7 +152,7 @@ impl WisdomSource {
                 r
             });
             if debug_enabled() {
-                crate::diag::debug(
+                kw_core::diag::debug(
                     format!(
                         "selection in {}:\n{}",
                         file.path.display(),
@@ -182,7 +175,7 @@ impl WisdomSource {
                 },
             )) => {
                 let file = &self.files[fi];
-                crate::diag::debug(&format!(
+                kw_core::diag::debug(&format!(
                     "using record #{} of {} ({step})",
                     i + 1,
                     file.path.display()
@@ -195,7 +188,7 @@ impl WisdomSource {
                 }
             }
             _ => {
-                crate::diag::debug(&format!(
+                kw_core::diag::debug(&format!(
                     "no usable record in {} file(s) on the search path: default configuration",
                     self.files.len()
                 ));

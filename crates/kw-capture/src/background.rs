@@ -146,7 +146,7 @@ impl Drop for BackgroundWriter {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         for r in &s.results {
             if let Err(e) = r {
-                eprintln!("kw-capture: capture not written: {e}");
+                kw_core::diag::error(&format!("capture not written: {e}"));
             }
         }
     }

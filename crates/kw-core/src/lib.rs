@@ -15,6 +15,7 @@ pub mod config;
 pub mod def_check;
 pub mod def_eval;
 pub mod device;
+pub mod diag;
 pub mod eval;
 pub mod expr;
 pub mod fuzz;

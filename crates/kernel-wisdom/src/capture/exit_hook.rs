@@ -25,7 +25,7 @@ pub(crate) fn install() {
         // arguments that never unwinds.
         let status = unsafe { atexit(on_exit) };
         if status != 0 {
-            crate::diag::warn(
+            kw_core::diag::warn(
                 "could not install the exit hook: call kernel_wisdom::flush_captures() before \
                  exiting, or pending captures are lost",
             );

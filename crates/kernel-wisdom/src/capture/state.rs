@@ -4,9 +4,9 @@
 
 use super::exit_hook;
 use super::settings::CaptureSettings;
-use crate::diag;
 use kw_capture::record::RecordError;
 use kw_capture::{BackgroundWriter, CaptureError, CaptureJob, WriteOptions, WrittenCapture};
+use kw_core::diag;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -31,14 +31,10 @@ struct Control {
     launches: BTreeMap<String, u64>,
     /// Captures started per tuning key and problem size.
     captured: BTreeMap<(String, [i64; 3]), u64>,
-    /// Tuning keys whose capture failure was reported already.
-    reported: BTreeSet<String>,
     /// Every tuning key launched while capture was on (for the exit report).
     keys: BTreeSet<String>,
     /// The patterns that selected at least one launched kernel.
     matched: BTreeSet<usize>,
-    /// (tuning key, problem size, reason) already explained at debug level.
-    explained: BTreeSet<(String, [i64; 3], &'static str)>,
 }
 
 impl Control {
@@ -47,10 +43,8 @@ impl Control {
             settings: None,
             launches: BTreeMap::new(),
             captured: BTreeMap::new(),
-            reported: BTreeSet::new(),
             keys: BTreeSet::new(),
             matched: BTreeSet::new(),
-            explained: BTreeSet::new(),
         }
     }
 }
@@ -93,7 +87,7 @@ pub(crate) fn active() -> bool {
 
 /// Replaces the capture settings (`None`: capture off). Takes precedence over the
 /// environment: called before the first launch, the `KW_CAPTURE*` variables are never read.
-/// Resets the SKIP and LIMIT counters and the once-per-kernel failure reports.
+/// Resets the SKIP and LIMIT counters (failures stay reported once per kernel and process).
 pub fn set_capture_settings(settings: Option<CaptureSettings>) {
     ENV_ONCE.call_once(|| {});
     install(settings);
@@ -130,7 +124,6 @@ pub(crate) fn ticket(
     c.matched.extend(matched);
     if exact_wisdom_exists && !force {
         explain(
-            &mut c,
             tuning_key,
             problem_size,
             "an exact wisdom record exists for this device and size (KW_CAPTURE_FORCE=1 captures anyway)",
@@ -141,7 +134,7 @@ pub(crate) fn ticket(
     *seen += 1;
     if *seen <= skip {
         let why = "skipped (KW_CAPTURE_SKIP)";
-        explain(&mut c, tuning_key, problem_size, why);
+        explain(tuning_key, problem_size, why);
         return None;
     }
     let n = c
@@ -150,7 +143,7 @@ pub(crate) fn ticket(
         .or_insert(0);
     if *n >= limit {
         let why = "the capture limit for this size is reached (KW_CAPTURE_LIMIT)";
-        explain(&mut c, tuning_key, problem_size, why);
+        explain(tuning_key, problem_size, why);
         return None;
     }
     *n += 1;
@@ -158,10 +151,9 @@ pub(crate) fn ticket(
 }
 
 /// At debug level: why a launch was not captured (once per kernel, size and reason).
-fn explain(c: &mut Control, tuning_key: &str, problem_size: &[i64; 3], why: &'static str) {
+fn explain(tuning_key: &str, problem_size: &[i64; 3], why: &'static str) {
     if diag::debug_enabled()
-        && c.explained
-            .insert((tuning_key.to_string(), *problem_size, why))
+        && diag::once(&format!("capture-skip {tuning_key} {problem_size:?} {why}"))
     {
         diag::debug(&format!(
             "kernel `{tuning_key}`, problem size {problem_size:?}: launch not captured: {why}"
@@ -217,12 +209,13 @@ fn announce(r: &Result<WrittenCapture, CaptureError>) {
 
 /// Reports a capture failure on standard error, once per tuning key.
 pub(crate) fn report(tuning_key: &str, failure: &RecordError) {
-    if control().reported.insert(tuning_key.to_string()) {
-        diag::error(&format!(
+    diag::error_once(
+        &format!("capture-failure {tuning_key}"),
+        &format!(
             "kernel `{tuning_key}`: launch not captured (the launch itself is unaffected; \
              further capture failures of this kernel are not reported): {failure}"
-        ));
-    }
+        ),
+    );
 }
 
 /// Hands a capture to the background writer (started on first use).

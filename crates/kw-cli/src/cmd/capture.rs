@@ -118,7 +118,7 @@ fn format_utc(secs: u64) -> String {
 }
 
 fn human(bytes: u64) -> String {
-    kernel_wisdom::diag::bytes(bytes)
+    kw_core::diag::bytes(bytes)
 }
 
 fn ls(dir: &Path) -> Result<()> {

@@ -1,6 +1,7 @@
-//! Every message the library prints goes through here: one line on standard error, prefixed
+//! Every message the libraries print goes through here: one line on standard error, prefixed
 //! `kernel-wisdom:`, filtered by `KW_LOG` (`error`, `warn`, `info` (the default), `debug`;
-//! `off` prints nothing), read once.
+//! `off` prints nothing), read once. Messages reported "once" are reported once per process,
+//! through one set ([`once`]).
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -83,16 +84,27 @@ pub fn debug(message: &str) {
     emit(Level::Debug, message);
 }
 
-/// Prints a warning once per process (keyed by the message).
-pub fn warn_once(message: String) {
+/// Whether `key` is seen for the first time in this process: the one set behind every
+/// "report once" message.
+pub fn once(key: &str) -> bool {
     static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    let seen = SEEN.get_or_init(|| Mutex::new(HashSet::new()));
-    if seen
+    SEEN.get_or_init(|| Mutex::new(HashSet::new()))
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(message.clone())
-    {
-        warn(&message);
+        .insert(key.to_string())
+}
+
+/// Prints a warning once per process (keyed by the message).
+pub fn warn_once(message: &str) {
+    if once(message) {
+        warn(message);
+    }
+}
+
+/// Prints an error once per process for `key` (e.g. one kernel's capture failures).
+pub fn error_once(key: &str, message: &str) {
+    if once(key) {
+        error(message);
     }
 }
 
@@ -124,6 +136,14 @@ mod tests {
         assert_eq!(Level::parse("verbose"), None);
         assert!(Level::Debug > Level::Info && Level::Info > Level::Warn);
         assert!(Level::Warn > Level::Error && Level::Error > Level::Off);
+    }
+
+    #[test]
+    fn once_is_once_per_key() {
+        let key = format!("diag-test-{}", std::process::id());
+        assert!(once(&key));
+        assert!(!once(&key));
+        assert!(once(&format!("{key}-other")));
     }
 
     #[test]

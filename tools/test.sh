@@ -10,7 +10,11 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== backends as features: an OpenCL-only build compiles and says 'built without CUDA'"
+cargo clippy -p kernel-wisdom -p kw-cli --no-default-features --features opencl --quiet -- -D warnings
+cargo test -p kernel-wisdom --no-default-features --features opencl --lib --quiet 2>&1 | tee target/test-features.log
 echo "== cargo test"
 cargo test --workspace 2>&1 | tee target/test.log
+cat target/test-features.log >> target/test.log
 # A summary line that CI reads: totals over every test binary.
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log

@@ -42,19 +42,20 @@ pub mod builder;
 pub mod bundled;
 pub mod bundled_cuda;
 pub mod capture;
+mod devices;
 pub mod error;
 mod includes;
 pub mod kernel;
-pub mod select;
 pub mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
 pub use capture::{flush_captures, set_capture_settings, CaptureSettings};
+pub use devices::{
+    backend_built, backends, first_device_of, list_devices, open_default_device, open_device,
+    CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
+};
 pub use error::Error;
 pub use kernel::{ConfigSelector, Failure, WisdomKernel};
-pub use select::{
-    list_devices, open_default_device, open_device, DeviceSelector, ListedDevice, DEVICE_ENV,
-};
 pub use wisdom::{Choice, WisdomSource};
 
 pub use kw_core::backend::{BackendError, DeviceEvent, KernelArg, Queue, RawMem};
@@ -66,9 +67,11 @@ pub use kw_core::{
     Access, BackendKind, Config, DefProblem, Device, DeviceBuffer, DeviceInfo, Expr, KernelDef,
     Scalar, ScalarType, Value,
 };
-/// The CUDA backend crate (attaching to a cudarc context, streams and slices).
+/// The CUDA backend crate (attaching to a cudarc context, streams and slices); with the
+/// `cuda` feature (on by default).
+#[cfg(feature = "cuda")]
 pub use kw_cuda as cuda;
-pub use kw_cuda::CudaBackend;
-/// The OpenCL backend crate (attaching to an opencl3 context, queues and buffers).
+/// The OpenCL backend crate (attaching to an opencl3 context, queues and buffers); with the
+/// `opencl` feature (on by default).
+#[cfg(feature = "opencl")]
 pub use kw_opencl as opencl;
-pub use kw_opencl::OpenClBackend;

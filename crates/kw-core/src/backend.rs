@@ -39,6 +39,14 @@ pub enum BackendError {
         /// Why (library not found, no platform, ...).
         reason: String,
     },
+    /// The backend was left out of this build (a cargo feature of `kernel-wisdom` / `kw-cli`).
+    #[error("built without {backend} support: enable the `{feature}` cargo feature")]
+    NotBuilt {
+        /// The backend.
+        backend: BackendKind,
+        /// The feature that builds it in.
+        feature: &'static str,
+    },
     /// No device matched a selection.
     #[error("no {backend} device matches {selector} (available: {available})")]
     NoSuchDevice {

@@ -226,10 +226,7 @@ fn open_indexed(backend: BackendKind, selector: Option<&str>) -> Result<(Arc<dyn
     let selector = match selector {
         Some(s) => s,
         None => {
-            let devices = list_devices()?;
-            let d = devices
-                .iter()
-                .find(|d| d.info.backend == backend)
+            let d = kernel_wisdom::first_device_of(backend)
                 .with_context(|| format!("no {backend} device to replay on"))?;
             DeviceSelector::Index(d.index)
         }

@@ -1,13 +1,23 @@
 //! Choosing a device: by index, by name substring, or by the `KW_DEVICE` environment
 //! variable. Devices are numbered over all backends: CUDA first (where a driver is present),
-//! then OpenCL.
+//! then OpenCL. A backend left out of the build (cargo features `cuda`, `opencl`) keeps its
+//! name and answers [`BackendError::NotBuilt`].
 
 use crate::error::Error;
 use kw_core::backend::{Backend, BackendError};
-use kw_core::{Device, DeviceInfo};
-use kw_cuda::CudaBackend;
-use kw_opencl::OpenClBackend;
+use kw_core::{BackendKind, Device, DeviceInfo};
 use std::sync::Arc;
+
+#[cfg(any(not(feature = "cuda"), not(feature = "opencl")))]
+mod not_built;
+#[cfg(feature = "cuda")]
+pub use kw_cuda::CudaBackend;
+#[cfg(feature = "opencl")]
+pub use kw_opencl::OpenClBackend;
+#[cfg(not(feature = "cuda"))]
+pub use not_built::CudaBackend;
+#[cfg(not(feature = "opencl"))]
+pub use not_built::OpenClBackend;
 
 /// The environment variable that selects the default device: an index or a name substring.
 pub const DEVICE_ENV: &str = "KW_DEVICE";
@@ -41,10 +51,40 @@ impl DeviceSelector {
     }
 }
 
-/// The backends compiled in, in numbering order: CUDA first, so that device 0 is a CUDA
-/// device wherever a CUDA driver is present.
+/// The backends, in numbering order: CUDA first, so that device 0 is a CUDA device wherever
+/// a CUDA driver is present. A backend left out of the build is listed too; it has no
+/// devices.
 pub fn backends() -> Vec<Box<dyn Backend>> {
     vec![Box::new(CudaBackend), Box::new(OpenClBackend)]
+}
+
+/// The first device of `kind`: [`BackendError::NotBuilt`] when this build has no such
+/// backend, [`Error::NoDevice`] when it has no device.
+pub fn first_device_of(kind: BackendKind) -> Result<ListedDevice, Error> {
+    let devices = match list_devices() {
+        Ok(d) => d,
+        Err(_) if !backend_built(kind) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    if let Some(d) = devices.into_iter().find(|d| d.info.backend == kind) {
+        return Ok(d);
+    }
+    let backend = backends().into_iter().find(|b| b.kind() == kind);
+    match backend.map(|b| b.devices()) {
+        Some(Err(e)) => Err(e.into()),
+        _ => Err(Error::NoDevice {
+            selector: format!("the first {kind} device"),
+            available: "none".into(),
+        }),
+    }
+}
+
+/// Whether this build includes the backend `kind` (cargo features `cuda`, `opencl`).
+pub fn backend_built(kind: BackendKind) -> bool {
+    match kind {
+        BackendKind::Cuda => cfg!(feature = "cuda"),
+        BackendKind::Opencl => cfg!(feature = "opencl"),
+    }
 }
 
 /// A device of some backend: its global index, its backend's index of it, its description.
@@ -76,6 +116,10 @@ pub fn list_devices() -> Result<Vec<ListedDevice>, Error> {
                         info,
                     });
                 }
+            }
+            // A backend that is not built matters only when nothing else explains it.
+            Err(e @ BackendError::NotBuilt { .. }) => {
+                last_err.get_or_insert(e);
             }
             Err(e) => last_err = Some(e),
         }
@@ -131,6 +175,35 @@ pub fn open_default_device() -> Result<Arc<dyn Device>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each backend left out of the build answers a typed "built without" error, through
+    /// the same functions a full build offers (`cargo test -p kernel-wisdom --lib
+    /// --no-default-features --features opencl` runs the CUDA half).
+    #[test]
+    fn a_backend_left_out_says_so() {
+        for kind in [BackendKind::Cuda, BackendKind::Opencl] {
+            if backend_built(kind) {
+                continue;
+            }
+            let b = backends().into_iter().find(|b| b.kind() == kind).unwrap();
+            let e = b.open(0).err().expect("no device without the backend");
+            assert!(
+                matches!(e, BackendError::NotBuilt { backend, .. } if backend == kind),
+                "{e}"
+            );
+            let text = first_device_of(kind).unwrap_err().to_string();
+            assert!(
+                text.contains(&format!("built without {kind} support")),
+                "{text}"
+            );
+            assert!(!list_devices()
+                .unwrap_or_default()
+                .iter()
+                .any(|d| d.info.backend == kind));
+        }
+        assert_eq!(backend_built(BackendKind::Cuda), cfg!(feature = "cuda"));
+        assert_eq!(backend_built(BackendKind::Opencl), cfg!(feature = "opencl"));
+    }
 
     #[test]
     fn selectors_parse_like_kw_device() {

@@ -14,8 +14,6 @@
 //! Files are written to a temporary name, synced and renamed: a crash or a full disk never leaves
 //! a file that looks valid. Every problem with a file is a [`CaptureError`] naming the file.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 mod background;
 mod buffer;
 mod decode;

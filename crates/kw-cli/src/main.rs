@@ -1,5 +1,7 @@
 //! `kw`: inspect tuning spaces, captures and wisdom; tune kernels.
 
+#![forbid(unsafe_code)]
+
 mod cmd;
 
 use clap::{Parser, Subcommand};

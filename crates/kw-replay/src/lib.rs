@@ -7,6 +7,8 @@
 //! every run, warm-ups, timed launches with device events, median objective, every sample
 //! kept) and verifies each against the captured output ([`verify`]).
 
+#![forbid(unsafe_code)]
+
 pub mod compile;
 pub mod error;
 pub mod evaluator;

@@ -15,6 +15,8 @@
 //!   area under the best-so-far curve per budget).
 //! - [`export`]: a results log as a Kernel Tuner cache file.
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod evaluator;
 pub mod export;

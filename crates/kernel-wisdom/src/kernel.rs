@@ -18,7 +18,7 @@ pub type ConfigSelector = dyn Fn(&[i64; 3]) -> Option<Config> + Send + Sync;
 
 /// A configuration that failed and was replaced by the default.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Failure {
+pub struct ConfigFailure {
     /// The configuration that failed.
     pub config: Config,
     /// The problem size it was selected for.
@@ -65,7 +65,7 @@ type SizeSlot = Arc<Mutex<()>>;
 /// size whose configuration is already compiled never waits for another configuration's
 /// compile.
 ///
-/// Failure policy: if the selected configuration fails to compile or launch, the failure is
+/// ConfigFailure policy: if the selected configuration fails to compile or launch, the failure is
 /// logged to stderr, remembered ([`WisdomKernel::failures`]) and the default configuration is
 /// used for that problem size from then on. Only a failing default is an error.
 ///
@@ -106,7 +106,7 @@ pub struct WisdomKernel {
     preparing: Mutex<HashMap<[i64; 3], SizeSlot>>,
     /// Configuration key -> its compile (running or done). The lock only guards the map.
     compiled: Mutex<HashMap<String, CompileSlot>>,
-    failures: Mutex<Vec<Failure>>,
+    failures: Mutex<Vec<ConfigFailure>>,
 }
 
 impl WisdomKernel {
@@ -210,7 +210,7 @@ impl WisdomKernel {
     }
 
     /// The configurations that failed and were replaced by the default.
-    pub fn failures(&self) -> Vec<Failure> {
+    pub fn failures(&self) -> Vec<ConfigFailure> {
         self.failures
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -615,7 +615,7 @@ impl WisdomKernel {
         self.failures
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(Failure {
+            .push(ConfigFailure {
                 config: config.clone(),
                 problem_size: *ps,
                 error: e.to_string(),

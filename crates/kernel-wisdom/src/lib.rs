@@ -55,7 +55,7 @@ pub use devices::{
     CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
-pub use kernel::{ConfigSelector, Failure, WisdomKernel};
+pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
 pub use wisdom::{Choice, WisdomSource};
 
 pub use kw_core::backend::{BackendError, DeviceEvent, KernelArg, Queue, RawMem};

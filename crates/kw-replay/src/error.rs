@@ -1,5 +1,5 @@
 //! [`ReplayError`]: why a capture cannot be replayed at all (per-configuration problems are
-//! [`kw_tune::Failure`]s instead: results, not errors).
+//! [`kw_tune::EvalFailure`]s instead: results, not errors).
 
 use kw_core::BackendKind;
 use std::path::PathBuf;

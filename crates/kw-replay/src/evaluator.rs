@@ -9,7 +9,7 @@ use crate::measure::{median, MeasureOptions, VerifyMode};
 use crate::session::ReplaySession;
 use kw_core::backend::CompiledKernel;
 use kw_core::{Config, Point};
-use kw_tune::{EvalResult, Evaluator, Failure};
+use kw_tune::{EvalFailure, EvalResult, Evaluator};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -122,21 +122,23 @@ impl ReplayEvaluator {
         kernel: &dyn CompiledKernel,
         geometry: &kw_core::Geometry,
         verify: bool,
-    ) -> Result<f64, Failure> {
+    ) -> Result<f64, EvalFailure> {
         self.session
             .restore()
-            .map_err(|e| Failure::fatal(format!("restoring the buffers: {e}")))?;
+            .map_err(|e| EvalFailure::fatal(format!("restoring the buffers: {e}")))?;
         let ms = self
             .session
             .launch_timed(kernel, geometry)
-            .map_err(|e| Failure::new(format!("launch failed: {e}")))?;
+            .map_err(|e| EvalFailure::new(format!("launch failed: {e}")))?;
         self.stats.launches += 1;
         self.stats.busy += Duration::from_secs_f64(ms.max(0.0) / 1000.0);
         if verify {
             match self.session.verify(self.options.tolerance) {
                 Ok(None) => self.stats.verified_runs += 1,
-                Ok(Some(reason)) => return Err(Failure::new(format!("wrong result: {reason}"))),
-                Err(e) => return Err(Failure::fatal(format!("reading the output: {e}"))),
+                Ok(Some(reason)) => {
+                    return Err(EvalFailure::new(format!("wrong result: {reason}")))
+                }
+                Err(e) => return Err(EvalFailure::fatal(format!("reading the output: {e}"))),
             }
         }
         Ok(ms)
@@ -144,19 +146,19 @@ impl ReplayEvaluator {
 
     /// Measures a configuration (compiled through the pool): warm-ups, timed samples,
     /// verification.
-    pub fn measure(&mut self, point: &Point) -> Result<Measurement, Failure> {
+    pub fn measure(&mut self, point: &Point) -> Result<Measurement, EvalFailure> {
         let config: Config = self.session.space().config(point);
         let key = self.key(point);
         let geometry = self
             .session
             .geometry(&config)
-            .map_err(|e| Failure::new(format!("invalid configuration: {e}")))?;
+            .map_err(|e| EvalFailure::new(format!("invalid configuration: {e}")))?;
         let kernel = match self.kernels.get(&key) {
             Some(k) => k.clone(),
             None => {
                 let (compiled, waited) = self.pool.take(key, &config);
                 self.stats.compile_wait += waited;
-                let k = compiled.map_err(Failure::new)?;
+                let k = compiled.map_err(EvalFailure::new)?;
                 self.kernels.insert(key, k.clone());
                 k
             }
@@ -180,8 +182,10 @@ impl ReplayEvaluator {
             // The loop ended on the time budget: verify the last run now.
             match self.session.verify(self.options.tolerance) {
                 Ok(None) => self.stats.verified_runs += 1,
-                Ok(Some(reason)) => return Err(Failure::new(format!("wrong result: {reason}"))),
-                Err(e) => return Err(Failure::fatal(format!("reading the output: {e}"))),
+                Ok(Some(reason)) => {
+                    return Err(EvalFailure::new(format!("wrong result: {reason}")))
+                }
+                Err(e) => return Err(EvalFailure::fatal(format!("reading the output: {e}"))),
             }
         }
         let median_ms = median(&mut samples.clone());

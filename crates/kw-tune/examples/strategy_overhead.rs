@@ -8,7 +8,7 @@
 
 use kw_core::space::Parameter;
 use kw_core::{Expr, Point, TuningSpace};
-use kw_tune::{EvalResult, Failure, Stop, Tuner};
+use kw_tune::{EvalFailure, EvalResult, Stop, Tuner};
 use std::time::Instant;
 
 fn space() -> TuningSpace {
@@ -39,7 +39,7 @@ fn objective(space: &TuningSpace, p: &Point) -> EvalResult {
         g("shared"),
     );
     if tx * ty > 32.0 && u == 4.0 {
-        return Err(Failure::new("too many registers"));
+        return Err(EvalFailure::new("too many registers"));
     }
     let threads = bx * by;
     let occupancy = ((threads / 256.0).log2()).powi(2);

@@ -5,7 +5,7 @@ use std::fmt;
 
 /// Why a configuration has no objective value.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
+pub struct EvalFailure {
     /// The reason (e.g. `CompilationFailedConfig`, `wrong result`, `not in cache`).
     pub reason: String,
     /// A fatal failure stops the run instead of being recorded as the configuration's result
@@ -16,10 +16,10 @@ pub struct Failure {
     pub interrupted: bool,
 }
 
-impl Failure {
+impl EvalFailure {
     /// The configuration fails (a result: the strategy learns from it).
-    pub fn new(reason: impl Into<String>) -> Failure {
-        Failure {
+    pub fn new(reason: impl Into<String>) -> EvalFailure {
+        EvalFailure {
             reason: reason.into(),
             fatal: false,
             interrupted: false,
@@ -27,8 +27,8 @@ impl Failure {
     }
 
     /// The evaluation could not be done at all; the run stops with an error.
-    pub fn fatal(reason: impl Into<String>) -> Failure {
-        Failure {
+    pub fn fatal(reason: impl Into<String>) -> EvalFailure {
+        EvalFailure {
             reason: reason.into(),
             fatal: true,
             interrupted: false,
@@ -37,8 +37,8 @@ impl Failure {
 
     /// The evaluation was abandoned before it had a result (Ctrl-C, the run's time is up, the
     /// evaluator gave up): the run stops without recording this configuration.
-    pub fn interrupted(reason: impl Into<String>) -> Failure {
-        Failure {
+    pub fn interrupted(reason: impl Into<String>) -> EvalFailure {
+        EvalFailure {
             reason: reason.into(),
             fatal: false,
             interrupted: true,
@@ -46,14 +46,14 @@ impl Failure {
     }
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for EvalFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.reason)
     }
 }
 
 /// The result of evaluating one configuration: its objective value or why it failed.
-pub type EvalResult = Result<f64, Failure>;
+pub type EvalResult = Result<f64, EvalFailure>;
 
 /// Evaluates configurations of one tuning space. It may be slow (compiling and running a
 /// kernel) and may fail; the tuning loop calls it at most once per configuration.

@@ -29,7 +29,7 @@ pub mod suite;
 pub mod tuner;
 
 pub use error::TuneError;
-pub use evaluator::{EvalResult, Evaluator, Failure};
+pub use evaluator::{EvalFailure, EvalResult, Evaluator};
 pub use log::{LogHeader, LogRecord, ResultsLog};
 pub use stop::{Progress, Stop};
 pub use strategy::Strategy;

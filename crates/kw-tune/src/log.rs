@@ -4,7 +4,7 @@
 //! into a Kernel Tuner cache file.
 
 use crate::error::TuneError;
-use crate::evaluator::{EvalResult, Failure};
+use crate::evaluator::{EvalFailure, EvalResult};
 use kw_core::{Config, Point, TuningSpace, Value};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -149,8 +149,8 @@ impl LogRecord {
     pub fn result(&self) -> EvalResult {
         match (self.objective, &self.failure) {
             (Some(v), None) => Ok(v),
-            (_, Some(reason)) => Err(Failure::new(reason.clone())),
-            (None, None) => Err(Failure::new("no objective recorded")),
+            (_, Some(reason)) => Err(EvalFailure::new(reason.clone())),
+            (None, None) => Err(EvalFailure::new("no objective recorded")),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! evaluated, failed ones included).
 
 use crate::error::TuneError;
-use crate::evaluator::{EvalResult, Evaluator, Failure};
+use crate::evaluator::{EvalFailure, EvalResult, Evaluator};
 use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
@@ -34,7 +34,7 @@ impl SimulationEvaluator {
             if let Ok(point) = space.point(&config) {
                 let result = match &entry.outcome {
                     Outcome::Value(v) => Ok(*v),
-                    Outcome::Failed(reason) => Err(Failure::new(reason.clone())),
+                    Outcome::Failed(reason) => Err(EvalFailure::new(reason.clone())),
                 };
                 results.insert(point, result);
             }
@@ -72,7 +72,7 @@ impl Evaluator for SimulationEvaluator {
         self.results
             .get(point)
             .cloned()
-            .unwrap_or_else(|| Err(Failure::new(NOT_IN_CACHE)))
+            .unwrap_or_else(|| Err(EvalFailure::new(NOT_IN_CACHE)))
     }
 }
 

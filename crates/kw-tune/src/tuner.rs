@@ -3,7 +3,7 @@
 //! the strategy every result, logs every evaluation and stops when the [`Stop`] condition holds.
 
 use crate::error::TuneError;
-use crate::evaluator::{EvalResult, Evaluator, Failure};
+use crate::evaluator::{EvalFailure, EvalResult, Evaluator};
 use crate::log::{LogRecord, ResultsLog};
 use crate::stop::{Progress, Stop};
 use crate::strategy::Strategy;
@@ -268,7 +268,7 @@ impl<'a> Tuner<'a> {
     }
 
     /// Evaluates one new point, records and logs it, and tells the strategy. Returns true
-    /// when the evaluation was interrupted ([`Failure::interrupted`]): nothing is recorded.
+    /// when the evaluation was interrupted ([`EvalFailure::interrupted`]): nothing is recorded.
     fn evaluate_one(
         &mut self,
         state: &mut RunState<'_>,
@@ -280,7 +280,7 @@ impl<'a> Tuner<'a> {
         let result = match evaluator.evaluate(&point) {
             Err(f) if f.interrupted => return Ok(true),
             Ok(v) if v.is_finite() => Ok(v),
-            Ok(v) => Err(Failure::new(format!("non-finite objective {v}"))),
+            Ok(v) => Err(EvalFailure::new(format!("non-finite objective {v}"))),
             Err(f) if f.fatal => {
                 return Err(TuneError::Fatal {
                     config: self.space.kt_key(&point),
@@ -423,6 +423,6 @@ impl<'s> RunState<'s> {
         self.history
             .last()
             .map(|e| e.result.clone())
-            .unwrap_or_else(|| Err(Failure::new("no evaluation")))
+            .unwrap_or_else(|| Err(EvalFailure::new("no evaluation")))
     }
 }

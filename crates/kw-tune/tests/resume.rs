@@ -6,7 +6,7 @@ use common::{shared_dir, simulation, small_objective, small_space};
 use kw_core::{Point, TuningSpace};
 use kw_tune::log::{read_log, LogHeader};
 use kw_tune::strategies;
-use kw_tune::{EvalResult, Evaluator, Failure, ResultsLog, Stop, TuneError, Tuner};
+use kw_tune::{EvalFailure, EvalResult, Evaluator, ResultsLog, Stop, TuneError, Tuner};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ struct Flaky<E> {
 impl<E: Evaluator> Evaluator for Flaky<E> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
         if self.die_after.is_some_and(|d| self.calls >= d) {
-            return Err(Failure::fatal("device lost"));
+            return Err(EvalFailure::fatal("device lost"));
         }
         self.calls += 1;
         self.inner.evaluate(point)

@@ -7,7 +7,7 @@
 use super::worker::{Reply, Request, WireStats, WorkerArgs, REPLY_PREFIX};
 use kw_core::Point;
 use kw_replay::ReplayStats;
-use kw_tune::{EvalResult, Evaluator, Failure};
+use kw_tune::{EvalFailure, EvalResult, Evaluator};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -327,7 +327,7 @@ impl IsolatedEvaluator {
     }
 
     /// Starts a worker when none runs: it loads the capture and says it is ready.
-    fn ensure_worker(&mut self) -> Result<(), Failure> {
+    fn ensure_worker(&mut self) -> Result<(), EvalFailure> {
         if self.worker.is_some() {
             return Ok(());
         }
@@ -338,9 +338,9 @@ impl IsolatedEvaluator {
         started
     }
 
-    fn start_worker(&mut self) -> Result<(), Failure> {
+    fn start_worker(&mut self) -> Result<(), EvalFailure> {
         let mut w = Worker::spawn(&self.exe, &self.args).map_err(|e| {
-            Failure::fatal(format!(
+            EvalFailure::fatal(format!(
                 "cannot start the evaluation worker {}: {e}",
                 self.exe.display()
             ))
@@ -353,31 +353,31 @@ impl IsolatedEvaluator {
             }
             Waited::Reply(Reply::StartFailed { reason }) => {
                 w.kill();
-                Err(Failure::fatal(reason))
+                Err(EvalFailure::fatal(reason))
             }
             Waited::Reply(other) => {
                 w.kill();
-                Err(Failure::fatal(format!(
+                Err(EvalFailure::fatal(format!(
                     "the evaluation worker answered {other:?} before it was ready"
                 )))
             }
-            Waited::Died(why) => Err(Failure::fatal(format!(
+            Waited::Died(why) => Err(EvalFailure::fatal(format!(
                 "the evaluation worker failed to start: {why}"
             ))),
             Waited::TimedOut(t) => {
                 w.kill();
-                Err(Failure::fatal(format!(
+                Err(EvalFailure::fatal(format!(
                     "the evaluation worker did not load the capture within {} s",
                     t.as_secs()
                 )))
             }
             Waited::Cancelled => {
                 w.kill();
-                Err(Failure::interrupted("interrupted"))
+                Err(EvalFailure::interrupted("interrupted"))
             }
             Waited::Deadline => {
                 w.kill();
-                Err(Failure::interrupted("the run's time is up"))
+                Err(EvalFailure::interrupted("the run's time is up"))
             }
         }
     }
@@ -411,7 +411,7 @@ impl IsolatedEvaluator {
                         // The device is unusable in this worker: a fresh one may do better,
                         // but the configuration is not to blame; the run stops.
                         self.retire(true);
-                        Err(Failure::fatal(reason))
+                        Err(EvalFailure::fatal(reason))
                     }
                     (_, Some(reason)) => {
                         if reason.starts_with("launch failed") {
@@ -419,19 +419,19 @@ impl IsolatedEvaluator {
                             // error): the next configuration gets a fresh worker.
                             self.retire(true);
                         }
-                        Err(Failure::new(reason))
+                        Err(EvalFailure::new(reason))
                     }
                     (Some(ms), None) => {
                         self.timeout.learn(began.elapsed());
                         self.last_samples = samples;
                         Ok(ms)
                     }
-                    (None, None) => Err(Failure::new("no objective (not a finite time)")),
+                    (None, None) => Err(EvalFailure::new("no objective (not a finite time)")),
                 }
             }
             Waited::Reply(other) => {
                 self.retire(true);
-                Err(Failure::new(format!(
+                Err(EvalFailure::new(format!(
                     "the evaluation worker answered {other:?} instead of a result"
                 )))
             }
@@ -439,25 +439,25 @@ impl IsolatedEvaluator {
                 self.evaluations += 1;
                 self.retire(true);
                 if self.cancel.load(Ordering::SeqCst) {
-                    return Err(Failure::interrupted("interrupted"));
+                    return Err(EvalFailure::interrupted("interrupted"));
                 }
-                Err(Failure::new(format!("crashed: {why}")))
+                Err(EvalFailure::new(format!("crashed: {why}")))
             }
             Waited::TimedOut(t) => {
                 self.evaluations += 1;
                 self.retire(true);
-                Err(Failure::new(format!(
+                Err(EvalFailure::new(format!(
                     "timed out: no result within {:.1} s (the evaluation time limit; --eval-timeout)",
                     t.as_secs_f64()
                 )))
             }
             Waited::Cancelled => {
                 self.retire(true);
-                Err(Failure::interrupted("interrupted"))
+                Err(EvalFailure::interrupted("interrupted"))
             }
             Waited::Deadline => {
                 self.retire(true);
-                Err(Failure::interrupted("the run's time is up"))
+                Err(EvalFailure::interrupted("the run's time is up"))
             }
         }
     }
@@ -470,10 +470,12 @@ impl Evaluator for IsolatedEvaluator {
             // configuration): once more in a fresh worker. Failing so again, the
             // configuration itself breaks the device: a failed result, the run goes on.
             Err(f) if f.fatal && self.worker_can_start => match self.evaluate_once(point) {
-                Err(again) if again.fatal && self.worker_can_start => Err(Failure::new(format!(
-                    "crashed: the device failed in two fresh workers: {}",
-                    again.reason
-                ))),
+                Err(again) if again.fatal && self.worker_can_start => {
+                    Err(EvalFailure::new(format!(
+                        "crashed: the device failed in two fresh workers: {}",
+                        again.reason
+                    )))
+                }
                 other => other,
             },
             other => other,

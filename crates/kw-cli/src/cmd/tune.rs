@@ -22,7 +22,7 @@ use kw_replay::{
     VerifyMode,
 };
 use kw_tune::{
-    strategies, EvalResult, Evaluator, Failure, LogHeader, ResultsLog, Stop, StopReason, Tuner,
+    strategies, EvalFailure, EvalResult, Evaluator, LogHeader, ResultsLog, Stop, StopReason, Tuner,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -280,7 +280,7 @@ struct WithProgress<'a> {
 impl Evaluator for WithProgress<'_> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
         if self.gave_up {
-            return Err(Failure::interrupted(
+            return Err(EvalFailure::interrupted(
                 "every configuration failed to compile",
             ));
         }

@@ -4,7 +4,7 @@
 use kw_core::space::Parameter;
 use kw_core::{Expr, TuningSpace};
 use kw_tune::simulate::Simulation;
-use kw_tune::{EvalResult, Failure};
+use kw_tune::{EvalFailure, EvalResult};
 use std::path::PathBuf;
 
 /// The shared measured spaces (`../shared` relative to the workspace root), if present.
@@ -51,7 +51,7 @@ pub fn small_objective(space: &TuningSpace, point: &[u32]) -> EvalResult {
     let get = |n: &str| c.get(n).and_then(|v| v.as_f64()).unwrap_or(0.0);
     let (bx, by, u) = (get("bx"), get("by"), get("unroll"));
     if u == 4.0 && by == 8.0 {
-        return Err(Failure::new("CompilationFailedConfig"));
+        return Err(EvalFailure::new("CompilationFailedConfig"));
     }
     Ok(1.0 + (bx.log2() - 6.0).powi(2) + (by.log2() - 1.0).powi(2) + (u - 2.0).abs() * 0.5)
 }

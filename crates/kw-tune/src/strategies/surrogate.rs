@@ -54,17 +54,15 @@ pub struct SurrogateParams {
     /// Fraction of a bounded budget, at its end, spent on the best predicted neighbours of the
     /// best configuration (0: none).
     pub endgame: f64,
-    /// Model features: 0 value indices only; 1 plus log2 of positive numeric values; 2 plus
-    /// pairwise sums of those logs (products of the values); 3 plus pairwise differences too.
-    pub features: u8,
-    /// Initial design: 0 uniform random; 1 maximin over normalised value indices.
-    pub design: u8,
+    /// The model's features.
+    pub features: Features,
+    /// The initial design.
+    pub design: Design,
     /// Every `sweep`-th model proposal is the best predicted unvisited neighbour of the best
     /// configuration (0: never).
     pub sweep: usize,
-    /// Two-step neighbourhoods: 1 in the endgame; 2 in the endgame and in the descent (after
-    /// the one-step neighbourhood has nothing above the threshold).
-    pub two_step: u8,
+    /// Where two-step neighbourhoods are searched.
+    pub two_step: TwoStep,
     /// The endgame pools the near configurations of this many best configurations (1: the
     /// best only).
     pub endgame_elite: usize,
@@ -78,6 +76,40 @@ pub struct SurrogateParams {
     /// Failed configurations are training samples at the worst value seen (otherwise the
     /// model sees successes only).
     pub model_failures: bool,
+}
+
+/// The features a surrogate model sees, each level adding to the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Features {
+    /// Value indices only.
+    Indices,
+    /// Plus log2 of positive numeric values.
+    Logs,
+    /// Plus pairwise sums of those logs (products of the values).
+    LogProducts,
+    /// Plus pairwise differences of the logs (ratios of the values).
+    LogRatios,
+}
+
+/// How the first configurations are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Design {
+    /// Uniformly at random.
+    Random,
+    /// Maximin over normalised value indices.
+    Maximin,
+}
+
+/// Where two-step neighbourhoods (two parameters changed) are searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TwoStep {
+    /// Nowhere.
+    Never,
+    /// In the endgame.
+    Endgame,
+    /// In the endgame and in the descent (after the one-step neighbourhood has nothing
+    /// above the threshold).
+    EndgameAndDescent,
 }
 
 impl SurrogateParams {
@@ -98,10 +130,10 @@ impl SurrogateParams {
             climb_steps: 10,
             descent_threshold: None,
             endgame: 0.0,
-            features: 0,
-            design: 0,
+            features: Features::Indices,
+            design: Design::Random,
             sweep: 0,
-            two_step: 0,
+            two_step: TwoStep::Never,
             endgame_elite: 1,
             endgame_thompson: false,
             rank_targets: false,
@@ -122,8 +154,8 @@ impl SurrogateParams {
     /// two-step endgame.
     pub fn hybrid2() -> SurrogateParams {
         SurrogateParams {
-            features: 1,
-            two_step: 1,
+            features: Features::Logs,
+            two_step: TwoStep::Endgame,
             ..SurrogateParams::hybrid()
         }
     }
@@ -155,13 +187,13 @@ pub struct FeatureMap {
 }
 
 impl FeatureMap {
-    /// The map for `space` at level `level` (see [`SurrogateParams::features`]).
-    pub fn new(space: &TuningSpace, level: u8) -> FeatureMap {
+    /// The map for `space` with the features `level` names.
+    pub fn new(space: &TuningSpace, level: Features) -> FeatureMap {
         let logs: Vec<Option<Vec<f64>>> = space
             .params()
             .iter()
             .map(|p| {
-                if level == 0 || p.values.len() < 3 {
+                if level == Features::Indices || p.values.len() < 3 {
                     return None;
                 }
                 let v: Option<Vec<f64>> = p
@@ -174,7 +206,7 @@ impl FeatureMap {
             .collect();
         let numeric: Vec<usize> = (0..logs.len()).filter(|&k| logs[k].is_some()).collect();
         let mut pairs = Vec::new();
-        if level >= 2 {
+        if level >= Features::LogProducts {
             for (a, &i) in numeric.iter().enumerate() {
                 for &j in &numeric[a + 1..] {
                     pairs.push((i, j));
@@ -184,8 +216,8 @@ impl FeatureMap {
         FeatureMap {
             logs,
             pairs,
-            diffs: level >= 3,
-            index_only: level == 0,
+            diffs: level >= Features::LogRatios,
+            index_only: level == Features::Indices,
         }
     }
 
@@ -317,7 +349,7 @@ impl Surrogate {
             y.push(hi);
         }
         let mut tp = self.params.trees;
-        if self.params.features > 0 {
+        if self.params.features > Features::Indices {
             tp.cat_features = self.memory.successes[0].0.len();
         }
         Some((ExtraTrees::fit(&x, &y, tp, &mut self.rng), lo))
@@ -421,7 +453,7 @@ impl Surrogate {
     fn endgame_pick(&mut self, space: &TuningSpace, model: &ExtraTrees) -> Option<Point> {
         let fm = self.fmap();
         let k = self.params.endgame_elite.max(1);
-        let (pool, _) = self.near_best(space, k, self.params.two_step >= 1);
+        let (pool, _) = self.near_best(space, k, self.params.two_step >= TwoStep::Endgame);
         let tree = (self.params.endgame_thompson && !model.is_empty())
             .then(|| self.rng.index(model.len()));
         pool.into_iter()
@@ -476,7 +508,7 @@ impl Surrogate {
                 if let Some((_, q)) = step {
                     return Some(q);
                 }
-                if self.params.two_step >= 2 {
+                if self.params.two_step >= TwoStep::EndgameAndDescent {
                     let step = self
                         .near(space, &cur, true)
                         .into_iter()
@@ -587,7 +619,7 @@ impl Strategy for Surrogate {
             Some((model, best)) => self
                 .propose_with_model(space, &model, best, hint)
                 .or_else(|| self.memory.random_unvisited(space, &mut self.rng)),
-            None if self.params.design == 1 => self.maximin(space),
+            None if self.params.design == Design::Maximin => self.maximin(space),
             None => self.memory.random_unvisited(space, &mut self.rng),
         };
         next.map(|p| vec![self.memory.propose(p)])

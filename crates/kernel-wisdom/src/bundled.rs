@@ -2,7 +2,7 @@
 
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
-use kw_core::expr::{arg, lit, select};
+use kw_core::expr::{arg, ifelse, lit};
 use kw_core::KernelDef;
 
 mod capture;
@@ -67,7 +67,7 @@ pub(crate) fn stencil2d_from(source: Source) -> KernelBuilder {
         .problem_size([arg("width"), arg("height")])
         .block_size(bx.clone(), by.clone(), 1)
         .grid_divisors(bx.clone(), by.clone() * ty.clone(), 1)
-        .shared_memory(select(local.eq_(1), (bx + 2) * (by * ty + 2) * 4, lit(0)))
+        .shared_memory(ifelse(local.eq_(1), (bx + 2) * (by * ty + 2) * 4, lit(0)))
         .output::<f32>("out")
         .input::<f32>("in")
         .scalar::<i32>("width")

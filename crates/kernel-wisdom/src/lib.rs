@@ -60,8 +60,7 @@ pub use wisdom::{Choice, WisdomSource};
 
 pub use kw_core::backend::{BackendError, DeviceEvent, KernelArg, Queue, RawMem};
 pub use kw_core::expr::{
-    arg, device, div_ceil, lit, max, min, param, problem_size, round_up, select as ifelse,
-    DeviceAttr,
+    arg, device, div_ceil, ifelse, lit, max, min, param, problem_size, round_up, DeviceAttr,
 };
 pub use kw_core::{
     Access, BackendKind, Config, DefProblem, Device, DeviceBuffer, DeviceInfo, Expr, KernelDef,

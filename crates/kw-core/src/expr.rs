@@ -306,8 +306,8 @@ pub fn device(attr: DeviceAttr) -> Expr {
     Expr::Device(attr)
 }
 
-/// `select(cond, a, b)`.
-pub fn select(cond: impl Into<Expr>, a: impl Into<Expr>, b: impl Into<Expr>) -> Expr {
+/// `ifelse(cond, a, b)` (printed `select(cond, a, b)`): `a` if `cond` else `b`.
+pub fn ifelse(cond: impl Into<Expr>, a: impl Into<Expr>, b: impl Into<Expr>) -> Expr {
     Expr::call(Func::Select, vec![cond.into(), a.into(), b.into()])
 }
 

@@ -652,7 +652,7 @@ mod tests {
         assert_eq!(p("x // 2"), param("x").floor_div(2));
         assert_eq!(
             p("a if c else b"),
-            crate::expr::select(param("c"), param("a"), param("b"))
+            crate::expr::ifelse(param("c"), param("a"), param("b"))
         );
         assert_eq!(p("problem_size.y"), Expr::ProblemSize(1));
         assert_eq!(

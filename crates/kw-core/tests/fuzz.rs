@@ -70,7 +70,7 @@ fn fuzz_expression_parser() {
         let Ok(text) = std::str::from_utf8(input) else {
             return;
         };
-        let _ = kw_core::parse::parse_value_list(text);
+        let _ = kw_core::kernel_tuner::parse_value_list(text);
         let Ok(e) = Expr::parse(text) else { return };
         // Whatever parses prints, parses back to the same tree, evaluates without a panic
         // and survives its JSON form.

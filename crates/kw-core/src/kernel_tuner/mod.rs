@@ -5,9 +5,11 @@
 
 mod cache;
 mod t1;
+mod value_list;
 
 pub use cache::{CacheEntry, CacheFile, Outcome};
 pub use t1::T1Spec;
+pub use value_list::parse_value_list;
 
 use std::path::{Path, PathBuf};
 use thiserror::Error;

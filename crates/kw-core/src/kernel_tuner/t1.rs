@@ -1,5 +1,5 @@
+use super::value_list::parse_value_list;
 use super::{json_value, parse_json, read_text, KtError};
-use crate::parse::parse_value_list;
 use crate::space::Parameter;
 use crate::{Expr, Value};
 use std::path::Path;

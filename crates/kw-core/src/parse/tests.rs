@@ -1,0 +1,64 @@
+//! Tests of the expression parser.
+
+use super::*;
+use crate::expr::{lit, param, DeviceAttr};
+
+#[test]
+fn precedence_and_python_forms() {
+    let p = |s: &str| parse(s).unwrap();
+    assert_eq!(p("1 + 2 * 3"), lit(1) + lit(2) * lit(3));
+    assert_eq!(p("-2 ** 2"), -(lit(2).pow(2)));
+    assert_eq!(p("2 ** -1"), lit(2).pow(-1));
+    assert_eq!(
+        p("a and not b or c"),
+        param("a").and(!param("b")).or(param("c"))
+    );
+    assert_eq!(p("a && !b || c"), p("a and not b or c"));
+    assert_eq!(
+        p("32 <= x * y <= 1024"),
+        lit(32)
+            .le(param("x") * param("y"))
+            .and((param("x") * param("y")).le(1024))
+    );
+    assert_eq!(p("x // 2"), param("x").floor_div(2));
+    assert_eq!(
+        p("a if c else b"),
+        crate::expr::ifelse(param("c"), param("a"), param("b"))
+    );
+    assert_eq!(p("problem_size.y"), Expr::ProblemSize(1));
+    assert_eq!(
+        p("args[2] + args.n"),
+        crate::expr::arg_at(2) + crate::expr::arg("n")
+    );
+    assert_eq!(p("device.warp_size"), Expr::Device(DeviceAttr::WarpSize));
+    assert_eq!(p(r#"'a\'b' + "c""#), lit("a'b") + lit("c"));
+}
+
+#[test]
+fn errors_name_the_position() {
+    let e = parse("a + * b").unwrap_err();
+    assert_eq!(
+        (e.column, e.message.as_str()),
+        (5, "expected a value, found `*`")
+    );
+    let e = parse("(a + b").unwrap_err();
+    assert_eq!(e.column, 7);
+    let e = parse("minn(a, b)").unwrap_err();
+    assert!(e.message.contains("did you mean `min`"), "{e}");
+    let e = parse("device.warpsize").unwrap_err();
+    assert!(e.message.contains("warp_size"), "{e}");
+    assert_eq!(parse("a $ b").unwrap_err().column, 3);
+    assert!(parse("'abc").is_err());
+    assert!(parse("99999999999999999999").is_err());
+    assert!(parse("").is_err());
+    assert!(parse("div_ceil(1)").is_err());
+    let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    assert!(parse(&deep).unwrap_err().message.contains("nested deeper"));
+    assert!(parse(&"-".repeat(100_000)).is_err());
+    assert!(parse(&"not ".repeat(100_000)).is_err());
+}
+
+#[test]
+fn min_int_literal() {
+    assert_eq!(parse("-9223372036854775808").unwrap(), lit(i64::MIN));
+}

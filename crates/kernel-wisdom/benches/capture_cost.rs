@@ -12,11 +12,11 @@
 //!   (compression, checksums, write, fsync, rename) as raw bytes per second, the writer's CPU
 //!   time and the projection to idle cores, and the file size against the raw size.
 
-use kernel_wisdom::capture::{set_capture_settings, CaptureSettings};
 use kernel_wisdom::{
     arg, flush_captures, open_default_device, BackendError, DeviceBuffer, Error, KernelBuilder,
     Source, WisdomKernel,
 };
+use kernel_wisdom::{set_capture_settings, CaptureSettings};
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -322,7 +322,7 @@ impl WisdomKernel {
     /// device's own queue or stream (asynchronous: synchronise the device or read a buffer
     /// to wait). Same as [`WisdomKernel::launch_on`] with [`Queue::DEFAULT`].
     ///
-    /// If capture selects this launch (`KW_CAPTURE`, see [`crate::capture`]), the buffer
+    /// If capture selects this launch (`KW_CAPTURE`, see the crate documentation), the buffer
     /// arguments are copied to the host before and after it (so this call waits for the
     /// launch) and the capture is written in the background; a capture failure is reported
     /// on standard error and never changes this call's result.

@@ -18,10 +18,40 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Capture (for offline tuning): set `KW_CAPTURE=*` (or call [`set_capture_settings`]) and
-//! selected launches are written to `captures/` (`KW_CAPTURE_DIR`) in the background;
-//! captures still pending at exit are written by an exit hook ([`flush_captures`] waits for
-//! them explicitly). See [`capture`].
+//! ## Capture (for offline tuning)
+//!
+//! When the `KW_CAPTURE` environment variable (read once, at the first launch) or
+//! [`set_capture_settings`] selects a kernel by its tuning key, [`WisdomKernel::launch`]
+//! records selected launches into capture files (`kw-capture` format, one `.kwcap` file per
+//! launch): the kernel definition with its source, the configuration, the argument values,
+//! every buffer (its declared length) before the launch and, for each buffer the definition
+//! declares written (`Out`/`InOut`, changed or not) or the launch changed, its contents after
+//! the launch (the reference output), the problem size, the device and provenance.
+//! The metadata schema is [`kw_core::capture_meta::CaptureMetadata`].
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `KW_CAPTURE` | glob patterns (`*`, `?`) over tuning keys, comma-separated; `*` = all | off |
+//! | `KW_CAPTURE_DIR` | where the files go | `captures` |
+//! | `KW_CAPTURE_SKIP` | launches of each selected kernel to skip first | 0 |
+//! | `KW_CAPTURE_LIMIT` | captures per kernel and problem size | 1 |
+//! | `KW_CAPTURE_FORCE` | capture even when an exact wisdom record exists | off |
+//!
+//! An invalid value is reported once on standard error and disables capture; the application
+//! keeps running. A capture failure (host memory, an unwritable directory, ...) never fails
+//! the launch: it is reported once per kernel.
+//!
+//! The application thread pays for the device-to-host copies (before and after the launch,
+//! which it waits for); compression and writing run on a background thread. Captures still
+//! pending at exit are written by an exit hook (no call needed;
+//! [`flush_captures`] waits for them explicitly). Each capture written
+//! prints one line (file, raw and compressed size); at `KW_LOG=debug`, each launch that is
+//! not captured says why (exact wisdom, skip count, limit) once per kernel and size; at exit,
+//! `KW_CAPTURE` patterns that matched no launched kernel are reported with the tuning keys
+//! that were launched. Buffers are captured to their declared length
+//! ([`KernelBuilder::buffer_len`]).
+//!
+//! When capture is off, a launch pays one relaxed atomic load for it.
 //!
 //! Joining an existing application: the library can use the application's context, streams
 //! or queues and memory instead of its own. CUDA: [`cuda::CudaDevice::from_context`] (a
@@ -38,25 +68,31 @@
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
 
-pub mod builder;
+mod builder;
 pub mod bundled;
 pub mod bundled_cuda;
-pub mod capture;
+mod capture;
 mod devices;
-pub mod error;
+mod error;
 mod includes;
-pub mod kernel;
-pub mod wisdom;
+mod kernel;
+mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
-pub use capture::{flush_captures, set_capture_settings, CaptureSettings};
+pub use capture::{
+    capture_settings, flush_captures, glob_match, set_capture_settings, CaptureSettings,
+    SettingsError, CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV, CAPTURE_LIMIT_ENV,
+    CAPTURE_SKIP_ENV, DEFAULT_CAPTURE_DIR,
+};
 pub use devices::{
     backend_built, backends, first_device_of, list_devices, open_default_device, open_device,
     CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
 pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
-pub use wisdom::{Choice, WisdomSource};
+pub use wisdom::{
+    search_path, Choice, WisdomSource, DEFAULT_WISDOM_DIR, DEVICE_NAME_ENV, WISDOM_PATH_ENV,
+};
 
 pub use kw_core::backend::{BackendError, DeviceEvent, KernelArg, Queue, RawMem};
 pub use kw_core::expr::{

@@ -5,8 +5,8 @@
 
 mod common;
 
-use kernel_wisdom::capture::{set_capture_settings, CaptureSettings};
 use kernel_wisdom::{bundled, flush_captures, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{set_capture_settings, CaptureSettings};
 use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! Capture files of kernel-wisdom: one self-describing file per captured kernel launch, holding
 //! the caller's JSON metadata (kernel definition, arguments, problem size, device, provenance)
 //! and the launch's buffers, zstd-compressed in independent chunks, deduplicated by content and
-//! protected by BLAKE3 checksums. The layout is described in [`format`] and in `FORMAT.md`.
+//! protected by BLAKE3 checksums. The layout is described in [`format`](mod@format) and in `FORMAT.md`.
 //!
 //! - Write: [`write_capture`], [`CaptureWriter`] (options: [`WriteOptions`]), or a
 //!   [`BackgroundWriter`] that writes [`CaptureJob`]s on its own thread.

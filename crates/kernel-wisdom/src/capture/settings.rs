@@ -20,7 +20,7 @@ pub const DEFAULT_CAPTURE_DIR: &str = "captures";
 /// Which launches are captured and where the files go.
 ///
 /// ```
-/// use kernel_wisdom::capture::{set_capture_settings, CaptureSettings};
+/// use kernel_wisdom::{set_capture_settings, CaptureSettings};
 /// let mut settings = CaptureSettings::new(["vector_*"]);
 /// settings.dir = std::env::temp_dir().join("my-captures");
 /// settings.skip = 10; // capture the 11th launch of each selected kernel

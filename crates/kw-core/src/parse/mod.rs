@@ -38,7 +38,7 @@ pub(crate) const MAX_DEPTH: usize = 200;
 /// builds a tree as deep as it is long, and every walk of an [`Expr`] recurses over it
 /// (evaluation, printing, serialisation, dropping). The limit keeps every accepted expression
 /// readable again from its JSON form (serde_json refuses documents nested deeper than 128
-/// levels; a node takes two) and from its printed form ([`MAX_DEPTH`] parentheses): longer
+/// levels; a node takes two) and from its printed form (200 parentheses): longer
 /// chains are an error, never a stack overflow. Restrictions in practice are a few levels deep.
 pub const MAX_TREE_DEPTH: usize = 48;
 

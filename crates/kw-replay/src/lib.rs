@@ -15,6 +15,7 @@ pub mod evaluator;
 pub mod measure;
 pub mod session;
 pub mod verify;
+pub mod wisdom;
 
 pub use compile::CompilePool;
 pub use error::ReplayError;
@@ -22,3 +23,4 @@ pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
 pub use session::{capture_checksum, reference_gap, ReplaySession};
 pub use verify::{Mismatch, Tolerance};
+pub use wisdom::{tuned_record, TuningRun};

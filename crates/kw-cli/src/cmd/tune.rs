@@ -12,10 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
-use kw_core::wisdom::{
-    add_record, check_writable, Objective, Provenance, ReplacePolicy, SpaceFingerprint,
-    WisdomDevice, WisdomRecord,
-};
+use kw_core::wisdom::{add_record, check_writable, ReplacePolicy};
 use kw_core::{BackendKind, Device, Point};
 use kw_replay::{
     capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
@@ -663,35 +660,21 @@ fn tune_one(
         .find(|r| r.key == key)
         .and_then(|r| r.samples.as_ref().map(Vec::len))
         .unwrap_or(0);
-    let record = WisdomRecord {
-        config: space.config(best),
-        problem_size: meta.problem_size.clone(),
-        device: WisdomDevice {
-            name: info.name.clone(),
-            vendor: info.vendor.clone(),
-            backend: info.backend.as_str().into(),
-            architecture: info.architecture.clone(),
-            driver: info.driver_version.clone(),
-        },
-        objective: Objective {
-            median_ms: *ms,
-            samples: u32::try_from(samples).unwrap_or(u32::MAX),
-        },
-        space: SpaceFingerprint::of(space),
-        provenance: Provenance {
-            date: chrono::Utc::now().to_rfc3339(),
-            host: kw_core::host::host_name().to_string(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            strategy: args.strategy.clone(),
+    let record = kw_replay::tuned_record(
+        &meta,
+        &info,
+        space,
+        space.config(best),
+        *ms,
+        samples,
+        kw_replay::TuningRun {
+            strategy: &args.strategy,
             evaluations: report.progress.evaluations,
-            capture_file: capture
-                .file_name()
-                .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            capture,
             capture_checksum: checksum,
-            verified: Some(unverified.is_none()),
-            unverified_reason: unverified.clone().unwrap_or_default(),
+            unverified: unverified.clone(),
         },
-    };
+    );
     let (path, outcome) = add_record(
         &args.wisdom_dir,
         &def.tuning_key,

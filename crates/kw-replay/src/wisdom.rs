@@ -1,0 +1,64 @@
+//! [`tuned_record`]: the wisdom record a tuning run writes for its best configuration.
+
+use kw_capture::record::TOOL_VERSION;
+use kw_core::wisdom::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
+use kw_core::{CaptureMetadata, Config, DeviceInfo, TuningSpace};
+use std::path::Path;
+
+/// What a tuning run adds to its record beyond the capture and the measurement.
+#[derive(Clone, Debug)]
+pub struct TuningRun<'a> {
+    /// The search strategy's name.
+    pub strategy: &'a str,
+    /// Configurations evaluated.
+    pub evaluations: u64,
+    /// The capture replayed.
+    pub capture: &'a Path,
+    /// Its checksum ([`crate::capture_checksum`]).
+    pub capture_checksum: String,
+    /// Why the run is unverified (`None`: every output was checked).
+    pub unverified: Option<String>,
+}
+
+/// The record of `best` (median `median_ms` over `samples` timed runs) for the capture's
+/// problem size on `device`, in `space`, stamped with the date, host and tool version.
+pub fn tuned_record(
+    meta: &CaptureMetadata,
+    device: &DeviceInfo,
+    space: &TuningSpace,
+    best: Config,
+    median_ms: f64,
+    samples: usize,
+    run: TuningRun<'_>,
+) -> WisdomRecord {
+    WisdomRecord {
+        config: best,
+        problem_size: meta.problem_size.clone(),
+        device: WisdomDevice {
+            name: device.name.clone(),
+            vendor: device.vendor.clone(),
+            backend: device.backend.as_str().into(),
+            architecture: device.architecture.clone(),
+            driver: device.driver_version.clone(),
+        },
+        objective: Objective {
+            median_ms,
+            samples: u32::try_from(samples).unwrap_or(u32::MAX),
+        },
+        space: SpaceFingerprint::of(space),
+        provenance: Provenance {
+            date: chrono::Utc::now().to_rfc3339(),
+            host: kw_core::host::host_name().to_string(),
+            tool_version: TOOL_VERSION.into(),
+            strategy: run.strategy.to_string(),
+            evaluations: run.evaluations,
+            capture_file: run
+                .capture
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            capture_checksum: run.capture_checksum,
+            verified: Some(run.unverified.is_none()),
+            unverified_reason: run.unverified.unwrap_or_default(),
+        },
+    }
+}

@@ -489,12 +489,7 @@ impl WisdomKernel {
             config: config.key(),
             reason,
         };
-        let point = self.space.point(config).map_err(invalid)?;
-        if !self.space.contains(&point) {
-            let broken = self.space.violations(&point).unwrap_or_default();
-            return Err(invalid(format!("it breaks {}", broken.join(", "))));
-        }
-        Ok(())
+        self.space.check_config(config).map(drop).map_err(invalid)
     }
 
     fn config_error(&self, config: &Config, source: BackendError) -> Error {

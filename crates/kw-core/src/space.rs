@@ -562,6 +562,18 @@ impl TuningSpace {
             .collect()
     }
 
+    /// Checks that `config` is a valid configuration of this space: every parameter given
+    /// with a declared value, and no restriction broken. Returns its point, or why not. The
+    /// one check behind the runtime's explicit configurations and wisdom records.
+    pub fn check_config(&self, config: &Config) -> Result<Point, String> {
+        let point = self.point(config)?;
+        if !self.contains(&point) {
+            let broken = self.violations(&point).map_err(|e| e.to_string())?;
+            return Err(format!("it breaks {}", broken.join(", ")));
+        }
+        Ok(point)
+    }
+
     /// The restrictions (as text) that a full configuration breaks, or the evaluation error.
     pub fn violations(&self, point: &[u32]) -> Result<Vec<String>, SpaceError> {
         let mut out = Vec::new();

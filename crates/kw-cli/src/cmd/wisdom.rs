@@ -58,16 +58,13 @@ pub enum WisdomCmd {
     },
 }
 
-/// The search path: explicit dirs, else `KW_WISDOM_PATH` (':'-separated) then `./wisdom`.
+/// The search path: explicit dirs, else the runtime's (`KW_WISDOM_PATH`, then `./wisdom`).
 fn search_path(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
-    if !dirs.is_empty() {
-        return dirs;
+    if dirs.is_empty() {
+        kernel_wisdom::search_path(None)
+    } else {
+        dirs
     }
-    let mut out: Vec<PathBuf> = std::env::var_os("KW_WISDOM_PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    out.push(PathBuf::from("wisdom"));
-    out
 }
 
 fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {

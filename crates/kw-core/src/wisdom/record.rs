@@ -142,12 +142,7 @@ impl WisdomRecord {
     /// Checks that the record's configuration is a valid configuration of `space` made only of
     /// declared parameter values (wisdom is data, never code). Returns why not.
     pub fn check_against(&self, space: &TuningSpace) -> Result<crate::space::Point, String> {
-        let point = space.point(&self.config)?;
-        if !space.contains(&point) {
-            let broken = space.violations(&point).map_err(|e| e.to_string())?;
-            return Err(format!("configuration breaks {}", broken.join(", ")));
-        }
-        Ok(point)
+        space.check_config(&self.config)
     }
 }
 

@@ -50,13 +50,7 @@ fn write_stale(dir: &Path, device: &kw_core::DeviceInfo, space: &kw_core::Tuning
     let record = WisdomRecord {
         config,
         problem_size: vec![1000],
-        device: WisdomDevice {
-            name: device.name.clone(),
-            vendor: device.vendor.clone(),
-            backend: device.backend.as_str().into(),
-            architecture: device.architecture.clone(),
-            driver: device.driver_version.clone(),
-        },
+        device: WisdomDevice::of(device),
         objective: Objective {
             median_ms: 1.0,
             samples: 3,

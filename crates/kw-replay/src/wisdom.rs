@@ -34,13 +34,7 @@ pub fn tuned_record(
     WisdomRecord {
         config: best,
         problem_size: meta.problem_size.clone(),
-        device: WisdomDevice {
-            name: device.name.clone(),
-            vendor: device.vendor.clone(),
-            backend: device.backend.as_str().into(),
-            architecture: device.architecture.clone(),
-            driver: device.driver_version.clone(),
-        },
+        device: WisdomDevice::of(device),
         objective: Objective {
             median_ms,
             samples: u32::try_from(samples).unwrap_or(u32::MAX),

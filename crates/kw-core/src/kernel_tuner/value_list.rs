@@ -1,7 +1,7 @@
 //! Kernel Tuner's parameter value lists: Python list expressions evaluated to values.
 
 use crate::expr::Expr;
-use crate::parse::{describe, lex, ParseError, Parser, Tok};
+use crate::parse::{describe, ParseError, Parser, Tok};
 use crate::value::Value;
 
 /// Evaluates a Python list expression as Kernel Tuner T1 files write parameter values:
@@ -14,13 +14,7 @@ use crate::value::Value;
 /// assert_eq!(v, vec![Value::Int(1), Value::Int(2), Value::Int(4), Value::Int(6)]);
 /// ```
 pub fn parse_value_list(text: &str) -> Result<Vec<Value>, ParseError> {
-    let lexer = lex(text)?;
-    let mut p = Parser {
-        toks: lexer.toks,
-        pos: 0,
-        text,
-        depth: 0,
-    };
+    let mut p = Parser::new(text)?;
     let mut out = p.list_term()?;
     while p.is_sym("+") {
         p.next();

@@ -14,7 +14,7 @@ mod parser;
 mod tests;
 
 use crate::expr::Expr;
-pub(crate) use lexer::{lex, Tok};
+pub(crate) use lexer::Tok;
 pub(crate) use parser::{describe, Parser};
 use thiserror::Error;
 
@@ -71,13 +71,7 @@ pub fn tree_depth(e: &Expr) -> usize {
 /// assert_eq!(err.column, 5);
 /// ```
 pub fn parse(text: &str) -> Result<Expr, ParseError> {
-    let lexer = lex(text)?;
-    let mut p = Parser {
-        toks: lexer.toks,
-        pos: 0,
-        text,
-        depth: 0,
-    };
+    let mut p = Parser::new(text)?;
     let e = p.ternary()?;
     // Chains are checked as they are built; nesting of prefix operators and conditionals
     // (bounded by MAX_DEPTH) is checked here, so that the printed form reads back too.

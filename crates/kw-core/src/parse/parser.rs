@@ -1,5 +1,6 @@
 //! The parser: text tokens to an [`Expr`], by precedence climbing.
 
+use super::lexer::lex;
 use super::{tree_depth, ParseError, Tok, MAX_DEPTH, MAX_TREE_DEPTH};
 use crate::expr::{ArgRef, BinaryOp, DeviceAttr, Expr, Func, UnaryOp};
 use crate::suggest::closest;
@@ -21,6 +22,18 @@ pub(crate) fn describe(t: &Tok) -> String {
         Tok::Ident(s) => format!("name `{s}`"),
         Tok::Sym(s) => format!("`{s}`"),
         Tok::End => "end of input".into(),
+    }
+}
+
+impl<'t> Parser<'t> {
+    /// A parser at the first token of `text`.
+    pub(crate) fn new(text: &'t str) -> Result<Parser<'t>, ParseError> {
+        Ok(Parser {
+            toks: lex(text)?.toks,
+            pos: 0,
+            text,
+            depth: 0,
+        })
     }
 }
 

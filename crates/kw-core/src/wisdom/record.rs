@@ -19,6 +19,19 @@ pub struct WisdomDevice {
     pub driver: String,
 }
 
+impl WisdomDevice {
+    /// The record's description of `device`.
+    pub fn of(device: &crate::device::DeviceInfo) -> WisdomDevice {
+        WisdomDevice {
+            name: device.name.clone(),
+            vendor: device.vendor.clone(),
+            backend: device.backend.as_str().into(),
+            architecture: device.architecture.clone(),
+            driver: device.driver_version.clone(),
+        }
+    }
+}
+
 /// The measured objective of a record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Objective {

@@ -14,6 +14,8 @@ echo "== cargo doc (broken links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "== backends as features: an OpenCL-only build compiles and says 'built without CUDA'"
 cargo clippy -p kernel-wisdom -p kw-cli --no-default-features --features opencl --quiet -- -D warnings
+cargo clippy -p kernel-wisdom --no-default-features --features cuda --quiet -- -D warnings
+cargo clippy -p kernel-wisdom --no-default-features --quiet -- -D warnings
 cargo test -p kernel-wisdom --no-default-features --features opencl --lib --quiet 2>&1 | tee target/test-features.log
 echo "== cargo test"
 cargo test --workspace 2>&1 | tee target/test.log

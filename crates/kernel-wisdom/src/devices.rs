@@ -105,9 +105,12 @@ pub struct ListedDevice {
 pub fn list_devices() -> Result<Vec<ListedDevice>, Error> {
     let mut out = Vec::new();
     let mut last_err: Option<BackendError> = None;
+    let mut not_built: Option<BackendError> = None;
+    let mut answered = false;
     for (b, backend) in backends().iter().enumerate() {
         match backend.devices() {
             Ok(infos) => {
+                answered = true;
                 for (i, info) in infos.into_iter().enumerate() {
                     out.push(ListedDevice {
                         index: out.len(),
@@ -117,15 +120,20 @@ pub fn list_devices() -> Result<Vec<ListedDevice>, Error> {
                     });
                 }
             }
-            // A backend that is not built matters only when nothing else explains it.
+            // A backend left out of the build explains an empty list only when no backend
+            // of the build answered.
             Err(e @ BackendError::NotBuilt { .. }) => {
-                last_err.get_or_insert(e);
+                not_built.get_or_insert(e);
             }
             Err(e) => last_err = Some(e),
         }
     }
-    match (out.is_empty(), last_err) {
-        (true, Some(e)) => Err(e.into()),
+    if !out.is_empty() {
+        return Ok(out);
+    }
+    match (last_err, not_built) {
+        (Some(e), _) => Err(e.into()),
+        (None, Some(e)) if !answered => Err(e.into()),
         _ => Ok(out),
     }
 }

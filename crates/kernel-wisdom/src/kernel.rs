@@ -65,8 +65,8 @@ type SizeSlot = Arc<Mutex<()>>;
 /// size whose configuration is already compiled never waits for another configuration's
 /// compile.
 ///
-/// ConfigFailure policy: if the selected configuration fails to compile or launch, the failure is
-/// logged to stderr, remembered ([`WisdomKernel::failures`]) and the default configuration is
+/// Failure policy: if the selected configuration fails to compile or launch, the failure is
+/// reported as a warning (`KW_LOG`), remembered ([`WisdomKernel::failures`]) and the default configuration is
 /// used for that problem size from then on. Only a failing default is an error.
 ///
 /// ```no_run
@@ -110,7 +110,10 @@ pub struct WisdomKernel {
 }
 
 impl WisdomKernel {
-    /// Binds a definition to a device, checking it against the device's limits.
+    /// Binds a definition to a device, checking it against the device's limits. The wisdom
+    /// files are read at the first selection (the first launch, or [`WisdomKernel::choice`] /
+    /// [`WisdomKernel::wisdom`]), from the directories in effect then
+    /// ([`WisdomKernel::with_wisdom_dir`]); their problems are reported at that point.
     pub fn new(def: KernelDef, device: Arc<dyn Device>) -> Result<WisdomKernel, Error> {
         let info = device.info();
         if def.backend != info.backend {

@@ -117,6 +117,13 @@ fn each_warning_once_and_only_for_searched_directories() {
     assert!(!quiet.contains("ignoring record"), "{quiet}");
     let debug = run_child(&root, Some("debug"));
     assert_eq!(debug.matches("ignoring record").count(), 1, "{debug}");
-    assert!(debug.contains("default"), "{debug}");
+    assert!(
+        debug.contains("kernel-wisdom: no usable record in 1 file(s) on the search path"),
+        "{debug}"
+    );
+    assert!(
+        !stderr.contains("no usable record"),
+        "a debug line at the default level"
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

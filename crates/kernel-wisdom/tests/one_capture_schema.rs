@@ -105,3 +105,40 @@ fn runtime_and_bundled_captures_share_one_schema() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// `capture_launch` checks what the runtime checks before anything is compiled or written: the
+/// backend, the configuration, the argument count.
+#[test]
+fn capture_launch_refuses_what_the_runtime_refuses() {
+    use kw_capture::record::{capture_launch, HostArg, RecordError};
+    let Some(dev) = common::device() else { return };
+    let dir = std::env::temp_dir().join(format!("kw-one-schema-bad-{}", std::process::id()));
+    let n = 256usize;
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&vec![1f32; n]),
+        HostArg::buffer(&vec![2f32; n]),
+        HostArg::scalar(n as i32),
+    ];
+    let refused = |def: &kernel_wisdom::KernelDef,
+                   config: Option<&kernel_wisdom::Config>,
+                   args: &[HostArg],
+                   what: &str| {
+        match capture_launch(&dir, "bad", def, config, dev.as_ref(), args) {
+            Err(e @ RecordError::Invalid { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains(what), "{text}");
+            }
+            other => panic!("expected a refusal ({what}), got {other:?}"),
+        }
+    };
+    let cuda = kernel_wisdom::bundled_cuda::vector_add().unwrap();
+    refused(&cuda, None, &args, "written for CUDA");
+    let def = bundled::vector_add().unwrap();
+    let mut config = def.default_config();
+    config.set("block_size_x", 48);
+    refused(&def, Some(&config), &args, "not a valid configuration");
+    refused(&def, None, &args[..3], "3 argument(s) given, 4 declared");
+    assert!(!dir.exists() || std::fs::read_dir(&dir).unwrap().next().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -44,6 +44,17 @@ use std::sync::Arc;
 pub struct OpenClBackend;
 
 impl OpenClBackend {
+    /// The backend.
+    pub fn new() -> OpenClBackend {
+        OpenClBackend
+    }
+
+    /// Whether an OpenCL platform with at least one device is present.
+    pub fn is_available(&self) -> bool {
+        use kw_core::backend::Backend;
+        self.devices().is_ok_and(|d| !d.is_empty())
+    }
+
     /// Opens device `index` as its concrete type.
     pub fn open_cl(&self, index: usize) -> Result<ClDevice, BackendError> {
         let devices = platform::devices()?;

@@ -1,6 +1,6 @@
 //! [`tuned_record`]: the wisdom record a tuning run writes for its best configuration.
 
-use kw_capture::record::TOOL_VERSION;
+use kw_capture::record::{now_rfc3339, TOOL_VERSION};
 use kw_core::wisdom::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
 use kw_core::{CaptureMetadata, Config, DeviceInfo, TuningSpace};
 use std::path::Path;
@@ -41,7 +41,7 @@ pub fn tuned_record(
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance {
-            date: chrono::Utc::now().to_rfc3339(),
+            date: now_rfc3339(),
             host: kw_core::host::host_name().to_string(),
             tool_version: TOOL_VERSION.into(),
             strategy: run.strategy.to_string(),

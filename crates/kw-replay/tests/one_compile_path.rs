@@ -1,14 +1,16 @@
 //! The runtime (`WisdomKernel`) and the tuner (`CompilePool`) compile exactly the same request
-//! for every configuration of every bundled kernel, CUDA and OpenCL: both go through
-//! `KernelDef::compile_spec`. A recording device hashes the full request it is asked to
-//! compile (source, headers, kernel name, defines, flags, include directories, template
-//! arguments); no GPU is needed.
+//! and launch with the same geometry for every configuration of every bundled kernel, CUDA and
+//! OpenCL. The tuner's definition is the one a capture carries (the runtime's definition
+//! written into capture metadata and read back), as in `kw tune`. A recording device hashes the
+//! full request it is asked to compile (source, headers, kernel name, defines, flags, include
+//! directories, template arguments); no GPU is needed.
 
 use kernel_wisdom::{bundled, bundled_cuda, WisdomKernel};
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Queue, RawMem,
 };
+use kw_core::capture_meta::{CaptureMetadata, CAPTURE_METADATA_VERSION};
 use kw_core::{BackendKind, Config, DeviceInfo, Geometry, KernelDef};
 use kw_replay::CompilePool;
 use std::collections::BTreeMap;
@@ -102,6 +104,24 @@ impl Device for Recorder {
     }
 }
 
+/// The definition as `kw tune` sees it: written into a capture's metadata and read back.
+fn through_capture(def: &KernelDef, device: &DeviceInfo) -> KernelDef {
+    let meta = CaptureMetadata {
+        format: "kernel-wisdom/capture".into(),
+        version: CAPTURE_METADATA_VERSION,
+        tuning_key: def.tuning_key.clone(),
+        kernel: def.clone(),
+        problem_size: vec![4096, 1, 1],
+        config: def.default_config(),
+        args: Vec::new(),
+        device: device.clone(),
+        provenance: Default::default(),
+    };
+    let text = serde_json::to_string(&meta).unwrap();
+    let back: CaptureMetadata = serde_json::from_str(&text).unwrap();
+    back.kernel
+}
+
 /// Every valid configuration's request digest, as the runtime and as the tuner compile it.
 fn requests(def: &KernelDef) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
     let recorder = Recorder::new(def.backend);
@@ -128,7 +148,20 @@ fn requests(def: &KernelDef) -> (BTreeMap<String, String>, BTreeMap<String, Stri
         );
         runtime.insert(c.key(), seen[0].clone());
     }
-    let pool = CompilePool::new(device, Arc::new(def.clone()), 2);
+    let replayed = through_capture(def, &recorder.info);
+    // The same launch geometry for every configuration (at a few problem sizes).
+    for c in &configs {
+        for ps in [[1000, 1, 1], [4096, 64, 1], [123, 77, 1]] {
+            let info = Some(&recorder.info);
+            assert_eq!(
+                def.geometry(c, &ps, None, info).ok(),
+                replayed.geometry(c, &ps, None, info).ok(),
+                "{} {{{c}}} at {ps:?}: another launch geometry",
+                def.kernel_name
+            );
+        }
+    }
+    let pool = CompilePool::new(device, Arc::new(replayed), 2);
     let mut tuner = BTreeMap::new();
     for (i, c) in configs.iter().enumerate() {
         let (result, _) = pool.take(i as u128, c);
@@ -147,9 +180,12 @@ fn requests(def: &KernelDef) -> (BTreeMap<String, String>, BTreeMap<String, Stri
 
 #[test]
 fn runtime_and_tuner_compile_identical_requests_for_every_bundled_configuration() {
+    let mut wide = bundled::stencil2d().unwrap();
+    bundled::widen_stencil(&mut wide);
     let defs = [
         bundled::vector_add().unwrap(),
         bundled::stencil2d().unwrap(),
+        wide,
         bundled_cuda::vector_add().unwrap(),
         bundled_cuda::stencil2d().unwrap(),
         bundled_cuda::scaled_add().unwrap(),

@@ -51,10 +51,14 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
         rec.insert("timestamp".into(), json!(r.elapsed_s));
         cache.insert(r.key.clone(), Json::Object(rec));
     }
-    let problem_size = match header.problem_size.as_deref() {
-        Some([one]) => json!(one),
-        Some(many) => json!(many),
-        None => json!([]),
+    // Captures record three axes; Kernel Tuner writes a 1-D size as a number.
+    let mut size = header.problem_size.clone().unwrap_or_default();
+    while size.len() > 1 && size.last() == Some(&1) {
+        size.pop();
+    }
+    let problem_size = match size.as_slice() {
+        [one] => json!(one),
+        many => json!(many),
     };
     json!({
         "device_name": header.device_name.clone().unwrap_or_default(),

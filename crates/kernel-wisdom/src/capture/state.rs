@@ -1,6 +1,6 @@
 //! The process-wide capture state: the settings (read once from the environment, or set from
-//! code), the per-kernel launch counters, the failures already reported, and the background
-//! writer.
+//! code), the per-kernel launch counters, and the background writer. Failures are reported
+//! once per kernel and process through `kw_core::diag`.
 
 use super::exit_hook;
 use super::settings::CaptureSettings;

@@ -55,9 +55,10 @@ pub enum RecordError {
         /// The backend's error.
         source: Box<BackendError>,
     },
-    /// The arguments do not match the definition.
-    #[error("kernel `{kernel}`: bad arguments: {reason}")]
-    Arguments {
+    /// The launch cannot be made: a definition for another backend or with problems, an
+    /// invalid configuration, arguments that do not match the definition.
+    #[error("kernel `{kernel}`: cannot record the launch: {reason}")]
+    Invalid {
         /// The kernel.
         kernel: String,
         /// What is wrong.

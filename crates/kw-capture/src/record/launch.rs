@@ -55,10 +55,34 @@ pub fn capture_launch(
         what,
         source: Box::new(source),
     };
-    if args.len() != def.args.len() {
-        return Err(RecordError::Arguments {
+    let info = device.info();
+    if def.backend != info.backend {
+        return Err(RecordError::Invalid {
             kernel: def.kernel_name.clone(),
-            reason: format!("{} given, {} declared", args.len(), def.args.len()),
+            reason: format!(
+                "the kernel is written for {}, the device is an {} device",
+                def.backend, info.backend
+            ),
+        });
+    }
+    let problems = def.check(Some(info));
+    if !problems.is_empty() {
+        return Err(RecordError::Invalid {
+            kernel: def.kernel_name.clone(),
+            reason: format!(
+                "invalid definition:\n{}",
+                kw_core::def_check::format_problems(&problems)
+            ),
+        });
+    }
+    if args.len() != def.args.len() {
+        return Err(RecordError::Invalid {
+            kernel: def.kernel_name.clone(),
+            reason: format!(
+                "{} argument(s) given, {} declared",
+                args.len(),
+                def.args.len()
+            ),
         });
     }
     let mut mems: Vec<Option<Box<dyn DeviceMemory>>> = Vec::with_capacity(args.len());
@@ -87,7 +111,13 @@ pub fn capture_launch(
         })
         .collect();
     let config = config.cloned().unwrap_or_else(|| def.default_config());
-    let info = Some(device.info());
+    def.space(Some(info))?
+        .check_config(&config)
+        .map_err(|reason| RecordError::Invalid {
+            kernel: def.kernel_name.clone(),
+            reason: format!("{{{config}}} is not a valid configuration: {reason}"),
+        })?;
+    let info = Some(info);
     let view = ArgView(&kargs);
     let problem_size = def.problem_size_for(&view, info)?;
     let lens = (0..kargs.len())
@@ -100,7 +130,7 @@ pub fn capture_launch(
     for (i, (a, &want)) in kargs.iter().zip(&lens).enumerate() {
         if let KernelArg::Buffer { len, .. } = a {
             if (*len as u64) < want {
-                return Err(RecordError::Arguments {
+                return Err(RecordError::Invalid {
                     kernel: def.kernel_name.clone(),
                     reason: format!(
                         "argument {i} `{}` holds {len} elements, the launch needs {want}",
@@ -140,7 +170,9 @@ pub fn capture_launch(
         .write(&job.dir, &job.file_stem, &job.metadata, &job.buffers)
         .map(|w| w.path)
         .map_err(|source| RecordError::Write {
-            path: job.dir.join(&job.file_stem),
+            path: job
+                .dir
+                .join(format!("{}.{}", job.file_stem, crate::EXTENSION)),
             source: Box::new(source),
         })
 }

@@ -15,5 +15,5 @@ mod recorder;
 
 pub use error::RecordError;
 pub use launch::{capture_launch, HostArg};
-pub use provenance::{provenance_now, TOOL_VERSION};
+pub use provenance::{now_rfc3339, provenance_now, TOOL_VERSION};
 pub use recorder::{after_launch, before_launch, input_frame_name, output_frame_name, Before};

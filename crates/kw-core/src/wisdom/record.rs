@@ -69,7 +69,7 @@ pub struct Provenance {
     /// Host name of the tuning machine.
     #[serde(default)]
     pub host: String,
-    /// `kw` version that tuned it.
+    /// The tool that tuned it (`kernel-wisdom 0.1.0`; older records: `0.1.0`).
     #[serde(default)]
     pub tool_version: String,
     /// Search strategy.

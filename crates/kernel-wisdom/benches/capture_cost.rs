@@ -76,7 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         match kernel_wisdom::list_devices().map(|l| {
             l.into_iter()
-                .find(|d| d.info.backend == kw_core::BackendKind::Opencl)
+                .find(|d| d.info.backend == kw_core::device::BackendKind::Opencl)
         }) {
             Ok(Some(d)) => {
                 kernel_wisdom::open_device(&kernel_wisdom::DeviceSelector::Index(d.index))

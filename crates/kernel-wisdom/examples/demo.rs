@@ -36,7 +36,7 @@ fn pick_device() -> Result<Arc<dyn kernel_wisdom::Device>, Error> {
 
 fn median_ms(
     kernel: &WisdomKernel,
-    config: &kw_core::Config,
+    config: &kw_core::config::Config,
     args: &[KernelArg<'_>],
 ) -> Result<f64, Error> {
     kernel.launch_timed_with_config(config, args)?; // warm-up

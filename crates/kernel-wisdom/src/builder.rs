@@ -6,8 +6,9 @@ use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
 use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
 use kw_core::{
-    Access, ArgDef, ArgKind, BackendKind, Device, DeviceInfo, Expr, Grid, KernelDef, Parameter,
-    Scalar, Value,
+    backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,
+    kernel_def::ArgDef, kernel_def::ArgKind, kernel_def::Grid, kernel_def::KernelDef,
+    scalar::Scalar, space::Parameter, value::Value,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

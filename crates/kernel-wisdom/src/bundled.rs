@@ -3,7 +3,7 @@
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
 use kw_core::expr::{arg, ifelse, lit};
-use kw_core::KernelDef;
+use kw_core::kernel_def::KernelDef;
 
 mod capture;
 pub use capture::{capture, widen_stencil, BUNDLED_SPECS};

@@ -8,7 +8,7 @@
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
 use kw_core::expr::{arg, device, lit, DeviceAttr};
-use kw_core::KernelDef;
+use kw_core::kernel_def::KernelDef;
 
 /// The source of `kernels/vector_add.cu`.
 pub const VECTOR_ADD_CU: &str = include_str!("../../../kernels/vector_add.cu");
@@ -76,7 +76,7 @@ pub fn scaled_add_reference(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
 
 #[cfg(test)]
 mod tests {
-    use kw_core::BackendKind;
+    use kw_core::device::BackendKind;
 
     #[test]
     fn bundled_cuda_definitions_build() {

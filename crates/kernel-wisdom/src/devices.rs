@@ -5,7 +5,7 @@
 
 use crate::error::Error;
 use kw_core::backend::{Backend, BackendError};
-use kw_core::{BackendKind, Device, DeviceInfo};
+use kw_core::{backend::Device, device::BackendKind, device::DeviceInfo};
 use std::sync::Arc;
 
 #[cfg(any(not(feature = "cuda"), not(feature = "opencl")))]

@@ -2,7 +2,7 @@
 
 use kw_core::backend::BackendError;
 use kw_core::def_check::{format_problems, DefProblem};
-use kw_core::{BackendKind, DefError};
+use kw_core::{def_eval::DefError, device::BackendKind};
 use thiserror::Error;
 
 /// Errors of the runtime, with the kernel (and configuration) they concern.

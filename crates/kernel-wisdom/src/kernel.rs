@@ -8,7 +8,10 @@ use kw_core::backend::{
     ArgView, BackendError, CompiledKernel, Device, DeviceEvent, KernelArg, Queue,
 };
 use kw_core::wisdom::Step;
-use kw_core::{ArgKind, Config, Expr, Geometry, KernelDef, TuningSpace};
+use kw_core::{
+    config::Config, def_eval::Geometry, expr::Expr, kernel_def::ArgKind, kernel_def::KernelDef,
+    space::TuningSpace,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
@@ -133,7 +136,9 @@ impl WisdomKernel {
         let space = def.space(Some(info))?;
         let mut geometry_uses_args = false;
         let geometry_exprs = def.block_size.iter().chain(match &def.grid {
-            kw_core::Grid::Blocks(g) | kw_core::Grid::Divisors(g) => g.iter(),
+            kw_core::kernel_def::Grid::Blocks(g) | kw_core::kernel_def::Grid::Divisors(g) => {
+                g.iter()
+            }
         });
         for e in geometry_exprs.chain(std::iter::once(&def.shared_memory)) {
             e.visit(&mut |n| geometry_uses_args |= matches!(n, Expr::Arg(_)));

@@ -99,8 +99,9 @@ pub use kw_core::expr::{
     arg, device, div_ceil, ifelse, lit, max, min, param, problem_size, round_up, DeviceAttr,
 };
 pub use kw_core::{
-    Access, BackendKind, Config, DefProblem, Device, DeviceBuffer, DeviceInfo, Expr, KernelDef,
-    Scalar, ScalarType, Value,
+    backend::Device, buffer::DeviceBuffer, config::Config, def_check::DefProblem,
+    device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access, kernel_def::KernelDef,
+    scalar::Scalar, scalar::ScalarType, value::Value,
 };
 /// The CUDA backend crate (attaching to a cudarc context, streams and slices); with the
 /// `cuda` feature (on by default).

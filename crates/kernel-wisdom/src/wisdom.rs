@@ -10,7 +10,7 @@
 //! (the wisdom of a similar GPU). `KW_LOG=debug` prints every selection and its reasons.
 
 use kw_core::wisdom::{explain, find_wisdom_files, select, Query, Selection, Step, WisdomRecord};
-use kw_core::{Config, DeviceInfo, TuningSpace};
+use kw_core::{config::Config, device::DeviceInfo, space::TuningSpace};
 use std::path::{Path, PathBuf};
 
 /// Directories searched before the application's own (`:`-separated on Unix).

@@ -10,7 +10,7 @@ mod app;
 use kernel_wisdom::{KernelArg, WisdomKernel};
 use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
-use kw_core::{ScalarType, Value};
+use kw_core::{scalar::ScalarType, value::Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -6,10 +6,10 @@
 mod common;
 
 use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kw_core::config::Config;
 use kw_core::wisdom::{
     add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
 };
-use kw_core::Config;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -41,7 +41,11 @@ fn child_app() {
 }
 
 /// A record whose configuration the kernel no longer declares (`block_size_x = 48`).
-fn write_stale(dir: &Path, device: &kw_core::DeviceInfo, space: &kw_core::TuningSpace) {
+fn write_stale(
+    dir: &Path,
+    device: &kw_core::device::DeviceInfo,
+    space: &kw_core::space::TuningSpace,
+) {
     let mut config = Config::default();
     config.set("block_size_x", 48);
     config.set("elems_per_thread", 1);

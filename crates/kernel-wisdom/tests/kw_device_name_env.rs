@@ -4,8 +4,8 @@
 mod common;
 
 use kernel_wisdom::{bundled, WisdomKernel};
+use kw_core::config::Config;
 use kw_core::wisdom::*;
-use kw_core::Config;
 
 #[test]
 fn device_name_override_selects_the_other_devices_records() {

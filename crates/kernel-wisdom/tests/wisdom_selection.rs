@@ -6,7 +6,7 @@ mod common;
 use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
 use kw_core::rng::Rng;
 use kw_core::wisdom::*;
-use kw_core::{Config, DeviceInfo, TuningSpace, Value};
+use kw_core::{config::Config, device::DeviceInfo, space::TuningSpace, value::Value};
 use std::path::PathBuf;
 
 fn temp_dir(name: &str) -> PathBuf {

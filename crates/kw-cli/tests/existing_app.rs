@@ -172,7 +172,7 @@ fn instrumented_opencl_app_capture_tune_select() {
     assert!(stderr.contains("capture written:"), "{stderr}");
     // The capture holds exactly the declared lengths (4096 elements each).
     let cap = kw_capture::Capture::open(capture).expect("the capture loads");
-    let meta: kw_core::CaptureMetadata =
+    let meta: kw_core::capture_meta::CaptureMetadata =
         serde_json::from_value(cap.metadata().clone()).expect("metadata");
     for a in meta.args.iter().filter(|a| a.input.is_some()) {
         assert_eq!(a.len, Some(4096), "{}", a.name);

@@ -7,7 +7,7 @@
 
 use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};
 use kw_capture::record::{capture_launch, HostArg};
-use kw_core::{BackendKind, KernelDef};
+use kw_core::{device::BackendKind, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

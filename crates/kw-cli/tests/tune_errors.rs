@@ -4,7 +4,7 @@
 use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
-use kw_core::BackendKind;
+use kw_core::device::BackendKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -7,7 +7,7 @@
 use kernel_wisdom::{bundled, list_devices, open_device, BackendKind, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{write_capture, Capture, CaptureBuffer};
-use kw_core::CaptureMetadata;
+use kw_core::capture_meta::CaptureMetadata;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -3,7 +3,7 @@
 use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::wisdom::*;
-use kw_core::{BackendKind, Config, Value};
+use kw_core::{config::Config, device::BackendKind, value::Value};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -15,7 +15,7 @@ fn kw(dir: &Path, args: &[&str]) -> Output {
         .expect("running kw")
 }
 
-fn record(space: &kw_core::TuningSpace, bx: i64, ms: f64) -> WisdomRecord {
+fn record(space: &kw_core::space::TuningSpace, bx: i64, ms: f64) -> WisdomRecord {
     let mut config = Config::default();
     config.set("block_size_x", bx);
     config.set("elems_per_thread", 1);

@@ -5,7 +5,7 @@
 
 use kw_core::kernel_tuner::load_space_spec;
 use kw_core::rng::Rng;
-use kw_core::TuningSpace;
+use kw_core::space::TuningSpace;
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -186,7 +186,7 @@ impl KernelDef {
     }
 
     /// The number of elements buffer argument `index` must hold for a launch with these
-    /// arguments and problem size: its declared length ([`crate::ArgDef::len`]), else the
+    /// arguments and problem size: its declared length ([`crate::kernel_def::ArgDef::len`]), else the
     /// product of the problem size's axes. `None` for scalars.
     pub fn buffer_len_for(
         &self,

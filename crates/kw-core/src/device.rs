@@ -131,7 +131,7 @@ pub(crate) fn test_device() -> DeviceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Expr;
+    use crate::expr::Expr;
 
     #[test]
     fn attributes_are_visible_to_expressions() {

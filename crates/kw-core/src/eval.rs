@@ -100,7 +100,7 @@ impl Expr {
     /// Evaluates the expression in `scope`.
     ///
     /// ```
-    /// use kw_core::{Expr, Value, eval::EmptyScope};
+    /// use kw_core::{expr::Expr, value::Value, eval::EmptyScope};
     /// let v = Expr::parse("7 // 2 + 7 % -3").unwrap().eval(&EmptyScope).unwrap();
     /// assert_eq!(v, Value::Int(3 + -2));
     /// ```

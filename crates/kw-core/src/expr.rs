@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use kw_core::expr::{param, lit};
-//! use kw_core::Expr;
+//! use kw_core::expr::Expr;
 //! let e = (param("block_size_x") * param("block_size_y")).le(1024);
 //! assert_eq!(e, Expr::parse("block_size_x * block_size_y <= 1024").unwrap());
 //! assert_eq!(e.to_string(), "((block_size_x * block_size_y) <= 1024)");

@@ -1,11 +1,15 @@
 //! # kw-core
 //!
-//! The GPU-free heart of kernel-wisdom: [`Value`]s, the [`Expr`] language (build, parse,
-//! print, evaluate, JSON), [`TuningSpace`]s built the ATF way, [`Config`]urations, readers
-//! for Kernel Tuner's files ([`kernel_tuner`]), kernel definitions ([`KernelDef`]: types in
-//! [`kernel_def`], evaluation in [`def_eval`], checks in [`def_check`]), device descriptions
-//! ([`DeviceInfo`]) and the object-safe backend traits ([`backend`]) with typed buffers
-//! ([`buffer::DeviceBuffer`]).
+//! The GPU-free heart of kernel-wisdom: [`Value`](value::Value)s, the
+//! [`Expr`](expr::Expr) language (build, parse, print, evaluate, JSON),
+//! [`TuningSpace`](space::TuningSpace)s built the ATF way, [`Config`](config::Config)urations,
+//! readers for Kernel Tuner's files ([`kernel_tuner`]), kernel definitions
+//! ([`KernelDef`](kernel_def::KernelDef): types in [`kernel_def`], evaluation in
+//! [`def_eval`], checks in [`def_check`], the compile request in [`compile_spec`]), device
+//! descriptions ([`DeviceInfo`](device::DeviceInfo)) and the object-safe backend traits
+//! ([`backend`]) with typed buffers ([`buffer::DeviceBuffer`]).
+//!
+//! Every item has one public path, its module's (`kw_core::config::Config`).
 
 pub mod backend;
 pub mod buffer;
@@ -29,22 +33,3 @@ pub mod space;
 pub mod suggest;
 pub mod value;
 pub mod wisdom;
-
-pub use backend::{
-    Backend, BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory,
-    KernelArg, Mem, Queue, RawHandle, RawMem, RawQueue,
-};
-pub use buffer::DeviceBuffer;
-pub use capture_meta::{CaptureMetadata, CapturedArg};
-pub use compile_spec::CompileSpec;
-pub use config::Config;
-pub use def_check::DefProblem;
-pub use def_eval::{DefError, Geometry};
-pub use device::{BackendKind, DeviceInfo};
-pub use eval::{EvalError, Scope};
-pub use expr::Expr;
-pub use kernel_def::{Access, ArgDef, ArgKind, Grid, KernelDef, KernelSource};
-pub use parse::ParseError;
-pub use scalar::{Scalar, ScalarType, ScalarValue};
-pub use space::{Parameter, Point, TuningSpace};
-pub use value::Value;

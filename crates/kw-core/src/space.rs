@@ -9,7 +9,7 @@
 //! between valid configurations and `0..len()`, so sampling is uniform and needs no listing.
 //!
 //! ```
-//! use kw_core::{Expr, TuningSpace, space::Parameter, rng::Rng};
+//! use kw_core::{expr::Expr, space::TuningSpace, space::Parameter, rng::Rng};
 //! let space = TuningSpace::new(
 //!     vec![
 //!         Parameter::new("bx", [16, 32, 64, 128, 256]),

@@ -29,7 +29,7 @@ fn crashed_writer_file_is_repaired() {
     let c = CacheFile::load(&path).unwrap();
     assert_eq!(c.entries.len(), 3);
     assert_eq!(c.optimum(), Some(3.5));
-    assert_eq!(c.params[1].values[1], kw_core::Value::Float(2.5));
+    assert_eq!(c.params[1].values[1], kw_core::value::Value::Float(2.5));
 }
 
 #[test]
@@ -86,8 +86,8 @@ fn bad_t1_conditions_name_the_position() {
 /// survive every walk.
 #[test]
 fn long_flat_chains_are_errors_not_stack_overflows() {
+    use kw_core::expr::Expr;
     use kw_core::parse::MAX_TREE_DEPTH;
-    use kw_core::Expr;
     for sep in [" + ", " and ", " * ", " or ", " < ", " - "] {
         let text = vec!["x"; 50_000].join(sep);
         let err = Expr::parse(&text).expect_err(sep);
@@ -105,7 +105,10 @@ fn long_flat_chains_are_errors_not_stack_overflows() {
     let text = vec!["1"; n].join(" + ");
     let e = Expr::parse(&text).expect("within the limit");
     let scope = kw_core::eval::EmptyScope;
-    assert_eq!(e.eval(&scope).unwrap(), kw_core::Value::Int(n as i64));
+    assert_eq!(
+        e.eval(&scope).unwrap(),
+        kw_core::value::Value::Int(n as i64)
+    );
     let printed = e.to_string();
     assert_eq!(Expr::parse(&printed).unwrap(), e);
     let json = serde_json::to_string(&e).unwrap();
@@ -129,7 +132,7 @@ fn long_flat_chains_are_errors_not_stack_overflows() {
 /// would be infinite, which JSON cannot hold (the capture could not be read back).
 #[test]
 fn fuzz_findings_of_the_expression_parser() {
-    use kw_core::{Expr, Value};
+    use kw_core::{expr::Expr, value::Value};
     let e = Expr::Lit(Value::Str("a\u{1}b\u{7f}".into()));
     assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
     assert_eq!(
@@ -148,8 +151,8 @@ fn fuzz_findings_of_the_expression_parser() {
 /// and conditionals now count towards the tree-depth limit, and print with one pair each.
 #[test]
 fn deep_prefix_operators_print_and_read_back() {
+    use kw_core::expr::Expr;
     use kw_core::parse::MAX_TREE_DEPTH;
-    use kw_core::Expr;
     for op in ["!", "not ", "-"] {
         let ok = format!("{}x", op.repeat(MAX_TREE_DEPTH - 1));
         let e = Expr::parse(&ok).unwrap_or_else(|err| panic!("{op}: {err}"));

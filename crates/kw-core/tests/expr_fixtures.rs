@@ -1,7 +1,7 @@
 //! The JSON form of expressions is a contract: stored fixtures must keep loading, and mean
 //! what their text means.
 
-use kw_core::Expr;
+use kw_core::expr::Expr;
 
 #[test]
 fn stored_expression_fixtures_load_and_match_their_text() {

@@ -4,9 +4,9 @@
 //! for 10 minutes. A panic (or a stack overflow, which aborts the run) is a finding; findings
 //! become regression cases in `crates/kw-core/tests/bad_input.rs`.
 
+use kw_core::expr::Expr;
 use kw_core::fuzz::fuzz;
 use kw_core::wisdom::{explain, select, Query, WisdomFile};
-use kw_core::Expr;
 use std::path::PathBuf;
 
 const EXPR_DICT: &[&[u8]] = &[

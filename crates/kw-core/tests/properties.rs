@@ -4,7 +4,7 @@ use kw_core::eval::Scope;
 use kw_core::expr::{ArgRef, BinaryOp, DeviceAttr, Func, UnaryOp};
 use kw_core::rng::Rng;
 use kw_core::space::{Neighbourhood, Parameter};
-use kw_core::{Expr, TuningSpace, Value};
+use kw_core::{expr::Expr, space::TuningSpace, value::Value};
 use proptest::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 

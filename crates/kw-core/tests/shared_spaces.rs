@@ -4,7 +4,7 @@
 mod common;
 
 use kw_core::kernel_tuner::{load_restrictions, load_space_spec, CacheFile, Outcome, T1Spec};
-use kw_core::TuningSpace;
+use kw_core::space::TuningSpace;
 use std::collections::BTreeSet;
 
 fn check(cache: &str, t1: Option<&str>, expected: usize) {
@@ -29,7 +29,7 @@ fn check(cache: &str, t1: Option<&str>, expected: usize) {
     assert_eq!(from_space, from_cache, "{cache}: same key set");
     // Every cache entry's values map to a valid point whose key is the entry's key.
     for e in &file.entries {
-        let config = kw_core::Config(
+        let config = kw_core::config::Config(
             file.params
                 .iter()
                 .map(|p| p.name.clone())
@@ -100,7 +100,7 @@ fn t1_values_and_defaults() {
     let bsx = &pn.params[1];
     assert_eq!(bsx.name, "block_size_x");
     assert_eq!(bsx.values.len(), 31);
-    assert_eq!(bsx.values[30], kw_core::Value::Int(992));
+    assert_eq!(bsx.values[30], kw_core::value::Value::Int(992));
     assert_eq!(pn.params[2].values.len(), 11);
     let chain = load_space_spec(&dir.join("synthetic_chain_T1.json")).unwrap();
     let space = TuningSpace::new(chain.params, chain.restrictions).unwrap();

@@ -3,7 +3,7 @@
 
 use kw_core::space::Parameter;
 use kw_core::wisdom::*;
-use kw_core::{Config, Expr, TuningSpace, Value};
+use kw_core::{config::Config, expr::Expr, space::TuningSpace, value::Value};
 use std::path::PathBuf;
 
 fn space() -> TuningSpace {

@@ -6,7 +6,7 @@
 //!   None of them creates a context.
 //! - [`stream_queue`] turns a cudarc `CudaStream` into a launch target, and
 //!   [`slice_arg`] a `CudaSlice` / `CudaView` into a buffer argument; raw `CUstream`s and
-//!   device pointers go through `kw_core::Queue::cuda_raw` and `kw_core::RawMem::cuda`.
+//!   device pointers go through `kw_core::backend::Queue::cuda_raw` and `kw_core::backend::RawMem::cuda`.
 
 use crate::backend::CudaBackend;
 use crate::device::CudaDevice;
@@ -15,7 +15,7 @@ use crate::probe;
 use cudarc::driver::{result, sys, CudaContext, CudaStream, DevicePtr, DeviceRepr};
 use kw_core::backend::{Backend, BackendError, KernelArg, Queue, RawMem};
 use kw_core::device::BackendKind;
-use kw_core::Scalar;
+use kw_core::scalar::Scalar;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 

@@ -2,7 +2,7 @@
 //! [`Queue`]s and buffer arguments made from `opencl3` objects.
 
 use kw_core::backend::{KernelArg, Queue, RawMem};
-use kw_core::Scalar;
+use kw_core::scalar::Scalar;
 use opencl3::command_queue::CommandQueue;
 use opencl3::event::Event;
 use opencl3::memory::{Buffer, ClMem};

@@ -7,7 +7,7 @@ use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Mem, Queue, RawHandle, RawMem, RawQueue,
 };
-use kw_core::{BackendKind, DeviceInfo, Geometry};
+use kw_core::{def_eval::Geometry, device::BackendKind, device::DeviceInfo};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDeviceId;

@@ -1,7 +1,7 @@
 //! Turning OpenCL status codes into [`BackendError`]s.
 
 use kw_core::backend::BackendError;
-use kw_core::BackendKind;
+use kw_core::device::BackendKind;
 use opencl3::error_codes::{ClError, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED};
 
 /// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.

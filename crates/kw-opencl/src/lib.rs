@@ -6,11 +6,11 @@
 //!
 //! - Devices are numbered over all platforms, in platform order then device order.
 //! - Each opened [`ClDevice`] has one context and one in-order queue with profiling enabled;
-//!   transfers block, launches are asynchronous, [`kw_core::Device::synchronize`] waits.
+//!   transfers block, launches are asynchronous, [`kw_core::backend::Device::synchronize`] waits.
 //! - Kernels are built with `clBuildProgram`; defines become `-DNAME=VALUE`, include
 //!   directories `-IDIR`, embedded headers are written once to a temporary directory named
 //!   by their hash and added with `-I`. A failed build returns
-//!   [`kw_core::BackendError::Compile`] with the full build log.
+//!   [`kw_core::backend::BackendError::Compile`] with the full build log.
 //! - A launch uses global size = grid x local size (the block size), per axis.
 //! - **Dynamic local memory convention**: a kernel that uses dynamic local (shared) memory
 //!   declares one extra, trailing `__local` pointer parameter after its declared arguments,
@@ -36,7 +36,7 @@ pub use opencl3;
 pub use program::ClKernel;
 
 use kw_core::backend::{Backend, BackendError, Device};
-use kw_core::{BackendKind, DeviceInfo};
+use kw_core::{device::BackendKind, device::DeviceInfo};
 use std::sync::Arc;
 
 /// The OpenCL backend: enumerates and opens OpenCL devices.

@@ -3,7 +3,7 @@
 use crate::device::Shared;
 use crate::error::api;
 use kw_core::backend::{check_range, BackendError, DeviceMemory};
-use kw_core::BackendKind;
+use kw_core::device::BackendKind;
 use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, enqueue_write_buffer};
 use opencl3::event::Event;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};

@@ -2,7 +2,7 @@
 
 use crate::error::{api, no_platform, unavailable};
 use kw_core::backend::BackendError;
-use kw_core::{BackendKind, DeviceInfo};
+use kw_core::{device::BackendKind, device::DeviceInfo};
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
 use opencl3::platform::get_platforms;
 use std::sync::OnceLock;

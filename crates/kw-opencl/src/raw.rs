@@ -6,7 +6,7 @@ use crate::device::ClDevice;
 use crate::error::{api, describe};
 use crate::memory::ClMemory;
 use kw_core::backend::BackendError;
-use kw_core::Scalar;
+use kw_core::scalar::Scalar;
 use opencl3::kernel::Kernel;
 use opencl3::program::Program;
 use opencl3::types::cl_mem;

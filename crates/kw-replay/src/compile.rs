@@ -3,7 +3,7 @@
 //! ([`kw_tune::Evaluator::prefetch`]) and waits only for the one it measures now.
 
 use kw_core::backend::{CompiledKernel, Device};
-use kw_core::{Config, KernelDef};
+use kw_core::{config::Config, kernel_def::KernelDef};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -33,9 +33,9 @@ pub struct CompilePool {
 }
 
 /// Shortens a compile error for a results log: the reason and the first lines of the log.
-fn summarise(e: &kw_core::BackendError) -> String {
+fn summarise(e: &kw_core::backend::BackendError) -> String {
     let text = match e {
-        kw_core::BackendError::Compile { reason, log, .. } => {
+        kw_core::backend::BackendError::Compile { reason, log, .. } => {
             let head: Vec<&str> = log
                 .lines()
                 .filter(|l| !l.trim().is_empty())

@@ -1,7 +1,7 @@
 //! [`ReplayError`]: why a capture cannot be replayed at all (per-configuration problems are
 //! [`kw_tune::EvalFailure`]s instead: results, not errors).
 
-use kw_core::BackendKind;
+use kw_core::device::BackendKind;
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -59,7 +59,7 @@ pub enum ReplayError {
         /// The capture file.
         path: PathBuf,
         /// Why.
-        source: Box<kw_core::DefError>,
+        source: Box<kw_core::def_eval::DefError>,
     },
     /// A device operation (allocation, upload, copy) failed.
     #[error("{path}: kernel `{kernel}`: {what}: {source}")]
@@ -71,7 +71,7 @@ pub enum ReplayError {
         /// What was being done.
         what: String,
         /// The backend's error.
-        source: Box<kw_core::BackendError>,
+        source: Box<kw_core::backend::BackendError>,
     },
     /// Reading the capture file for its checksum failed.
     #[error("{path}: {source}")]

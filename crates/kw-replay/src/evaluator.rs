@@ -8,7 +8,7 @@ use crate::compile::CompilePool;
 use crate::measure::{median, MeasureOptions, VerifyMode};
 use crate::session::ReplaySession;
 use kw_core::backend::CompiledKernel;
-use kw_core::{Config, Point};
+use kw_core::{config::Config, space::Point};
 use kw_tune::{EvalFailure, EvalResult, Evaluator};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -120,7 +120,7 @@ impl ReplayEvaluator {
     fn run_once(
         &mut self,
         kernel: &dyn CompiledKernel,
-        geometry: &kw_core::Geometry,
+        geometry: &kw_core::def_eval::Geometry,
         verify: bool,
     ) -> Result<f64, EvalFailure> {
         self.session

@@ -6,8 +6,9 @@ use crate::error::ReplayError;
 use kw_capture::Capture;
 use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
 use kw_core::{
-    Access, ArgKind, BackendError, CaptureMetadata, Config, DefError, Geometry, KernelDef,
-    ScalarType, ScalarValue, TuningSpace, Value,
+    backend::BackendError, capture_meta::CaptureMetadata, config::Config, def_eval::DefError,
+    def_eval::Geometry, kernel_def::Access, kernel_def::ArgKind, kernel_def::KernelDef,
+    scalar::ScalarType, scalar::ScalarValue, space::TuningSpace, value::Value,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,7 +63,7 @@ fn scalar_of(ty: ScalarType, v: &Value) -> Option<ScalarValue> {
 /// metadata and the kernel's tuning space on that device.
 fn open_checked(
     path: &Path,
-    info: &kw_core::DeviceInfo,
+    info: &kw_core::device::DeviceInfo,
 ) -> Result<(Capture, CaptureMetadata, TuningSpace), ReplayError> {
     let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
         path: path.to_path_buf(),
@@ -108,7 +109,7 @@ impl ReplaySession {
     /// a process that only drives the tuning while workers replay).
     pub fn inspect(
         path: &Path,
-        info: &kw_core::DeviceInfo,
+        info: &kw_core::device::DeviceInfo,
     ) -> Result<(CaptureMetadata, TuningSpace), ReplayError> {
         let (_, meta, space) = open_checked(path, info)?;
         Ok((meta, space))

@@ -1,7 +1,7 @@
 //! Comparing a configuration's output with the captured reference: integers exactly, floats
 //! within a relative and an absolute tolerance; NaN is never equal to anything.
 
-use kw_core::ScalarType;
+use kw_core::scalar::ScalarType;
 
 /// Tolerances for floating-point outputs: `|got - expected| <= atol + rtol * |expected|`.
 #[derive(Clone, Copy, Debug, PartialEq)]

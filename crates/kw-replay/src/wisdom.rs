@@ -2,7 +2,9 @@
 
 use kw_capture::record::{now_rfc3339, TOOL_VERSION};
 use kw_core::wisdom::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
-use kw_core::{CaptureMetadata, Config, DeviceInfo, TuningSpace};
+use kw_core::{
+    capture_meta::CaptureMetadata, config::Config, device::DeviceInfo, space::TuningSpace,
+};
 use std::path::Path;
 
 /// What a tuning run adds to its record beyond the capture and the measurement.

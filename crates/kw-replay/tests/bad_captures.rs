@@ -5,7 +5,7 @@ use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, So
 use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
 use kw_core::backend::Device;
-use kw_core::BackendKind;
+use kw_core::device::BackendKind;
 use kw_replay::{ReplayError, ReplaySession};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

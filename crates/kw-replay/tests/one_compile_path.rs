@@ -11,7 +11,10 @@ use kw_core::backend::{
     Queue, RawMem,
 };
 use kw_core::capture_meta::{CaptureMetadata, CAPTURE_METADATA_VERSION};
-use kw_core::{BackendKind, Config, DeviceInfo, Geometry, KernelDef};
+use kw_core::{
+    config::Config, def_eval::Geometry, device::BackendKind, device::DeviceInfo,
+    kernel_def::KernelDef,
+};
 use kw_replay::CompilePool;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

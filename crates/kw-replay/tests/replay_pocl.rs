@@ -4,7 +4,7 @@
 use kernel_wisdom::{bundled, open_device, DeviceSelector, Error, KernelBuilder, Source};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::backend::{BackendError, Device};
-use kw_core::{KernelDef, Point};
+use kw_core::{kernel_def::KernelDef, space::Point};
 use kw_replay::{MeasureOptions, ReplayEvaluator, ReplaySession, VerifyMode};
 use kw_tune::{strategies, EvalResult, Evaluator, ResultsLog, Stop, StopReason, Tuner};
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ fn device() -> Option<Arc<dyn Device>> {
     let index = match kernel_wisdom::list_devices() {
         Ok(list) => match list
             .iter()
-            .find(|d| d.info.backend == kw_core::BackendKind::Opencl)
+            .find(|d| d.info.backend == kw_core::device::BackendKind::Opencl)
         {
             Some(d) => d.index,
             None => {

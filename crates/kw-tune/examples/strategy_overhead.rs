@@ -7,7 +7,7 @@
 //! ```
 
 use kw_core::space::Parameter;
-use kw_core::{Expr, Point, TuningSpace};
+use kw_core::{expr::Expr, space::Point, space::TuningSpace};
 use kw_tune::{EvalFailure, EvalResult, Stop, Tuner};
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! [`Evaluator`]: turns a configuration into an objective value (lower is better) or a failure.
 
-use kw_core::Point;
+use kw_core::space::Point;
 use std::fmt;
 
 /// Why a configuration has no objective value.

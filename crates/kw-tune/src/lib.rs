@@ -2,7 +2,7 @@
 //!
 //! The tuning engine of kernel-wisdom, independent of any GPU:
 //!
-//! - [`Strategy`]: an ask/tell search strategy over a [`TuningSpace`](kw_core::TuningSpace)'s
+//! - [`Strategy`]: an ask/tell search strategy over a [`TuningSpace`](kw_core::space::TuningSpace)'s
 //!   valid configurations (it proposes points, is told each result, failures included);
 //!   [`strategies`] holds the implementations and the registry ([`strategies::create`]).
 //! - [`Evaluator`]: evaluates one configuration (objective, lower is better) or fails.

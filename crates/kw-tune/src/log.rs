@@ -5,7 +5,7 @@
 
 use crate::error::TuneError;
 use crate::evaluator::{EvalFailure, EvalResult};
-use kw_core::{Config, Point, TuningSpace, Value};
+use kw_core::{config::Config, space::Point, space::TuningSpace, value::Value};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};

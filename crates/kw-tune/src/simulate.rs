@@ -9,7 +9,7 @@ use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
 use kw_core::kernel_tuner::{load_restrictions, CacheFile, Outcome};
-use kw_core::{Config, Expr, Point, TuningSpace};
+use kw_core::{config::Config, expr::Expr, space::Point, space::TuningSpace};
 use std::collections::HashMap;
 use std::path::Path;
 

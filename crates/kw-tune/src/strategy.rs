@@ -1,7 +1,7 @@
 //! [`Strategy`]: the ask/tell interface of search strategies.
 
 use crate::evaluator::EvalResult;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 
 /// A search strategy over the valid configurations of a tuning space.
 ///

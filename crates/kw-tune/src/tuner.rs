@@ -7,7 +7,7 @@ use crate::evaluator::{EvalFailure, EvalResult, Evaluator};
 use crate::log::{LogRecord, ResultsLog};
 use crate::stop::{Progress, Stop};
 use crate::strategy::Strategy;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -4,8 +4,8 @@ mod common;
 
 use common::{shared_dir, simulation, small_objective, small_space};
 use kw_core::kernel_tuner::{CacheFile, Outcome};
-use kw_core::Point;
-use kw_core::TuningSpace;
+use kw_core::space::Point;
+use kw_core::space::TuningSpace;
 use kw_tune::log::LogHeader;
 use kw_tune::simulate::NOT_IN_CACHE;
 use kw_tune::strategies;

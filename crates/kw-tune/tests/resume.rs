@@ -3,7 +3,7 @@
 mod common;
 
 use common::{shared_dir, simulation, small_objective, small_space};
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use kw_tune::log::{read_log, LogHeader};
 use kw_tune::strategies;
 use kw_tune::{EvalFailure, EvalResult, Evaluator, ResultsLog, Stop, TuneError, Tuner};
@@ -151,9 +151,11 @@ fn resume_measured_space() {
 fn resume_refuses_another_space() {
     let space = small_space();
     let path = temp("other.jsonl");
-    let other =
-        kw_core::TuningSpace::new(vec![kw_core::space::Parameter::new("x", [1, 2, 3])], vec![])
-            .expect("space");
+    let other = kw_core::space::TuningSpace::new(
+        vec![kw_core::space::Parameter::new("x", [1, 2, 3])],
+        vec![],
+    )
+    .expect("space");
     ResultsLog::create(&path, &LogHeader::new(&other)).expect("create");
     let err = ResultsLog::resume(&path, &space, &LogHeader::new(&space)).expect_err("mismatch");
     assert!(matches!(err, TuneError::SpaceMismatch { .. }), "{err}");

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{shared_dir, simulation, small_objective, small_space};
-use kw_core::TuningSpace;
+use kw_core::space::TuningSpace;
 use kw_tune::strategies;
 use kw_tune::tuner::{StopReason, TuneReport};
 use kw_tune::{Evaluator, Stop, Tuner};
@@ -47,7 +47,7 @@ fn every_strategy_on_a_small_space() {
     let space = small_space();
     for name in strategies::names() {
         for budget in [1, 7, 25] {
-            let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+            let mut ev = |p: &kw_core::space::Point| small_objective(&space, p);
             let a = run(&space, &mut ev, name, 3, budget);
             check(&space, &a, name, budget);
             let b = run(&space, &mut ev, name, 3, budget);
@@ -56,7 +56,7 @@ fn every_strategy_on_a_small_space() {
             assert_eq!(pa, pb, "{name}: not reproducible by seed");
         }
         // A budget beyond the space: every configuration once, then the space is exhausted.
-        let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+        let mut ev = |p: &kw_core::space::Point| small_objective(&space, p);
         let all = run(&space, &mut ev, name, 1, 10_000);
         check(&space, &all, name, 10_000);
         assert_eq!(all.reason, StopReason::SpaceExhausted, "{name}");
@@ -113,7 +113,7 @@ fn anytime_strategies_ignore_the_budget() {
         }
         checked += 1;
         for seed in [1, 2] {
-            let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+            let mut ev = |p: &kw_core::space::Point| small_objective(&space, p);
             let short = run(&space, &mut ev, name, seed, 17);
             let long = run(&space, &mut ev, name, seed, 40);
             let ps: Vec<_> = short.history.iter().map(|e| &e.point).collect();
@@ -142,7 +142,7 @@ fn anytime_prefix_on_a_measured_space() {
 #[test]
 fn strategy_settings_in_the_name() {
     let space = small_space();
-    let mut ev = |p: &kw_core::Point| small_objective(&space, p);
+    let mut ev = |p: &kw_core::space::Point| small_objective(&space, p);
     let r = run(
         &space,
         &mut ev,

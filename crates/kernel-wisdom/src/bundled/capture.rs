@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use kw_capture::record::{capture_launch, HostArg};
-use kw_core::{BackendKind, Device, KernelDef, Value};
+use kw_core::{backend::Device, device::BackendKind, kernel_def::KernelDef, value::Value};
 use std::path::{Path, PathBuf};
 
 /// The bundled kernels [`capture`] knows, as `NAME[:SIZE]` forms.

@@ -3,7 +3,7 @@
 //! CUDA support ...") instead of listing or opening devices.
 
 use kw_core::backend::{Backend, BackendError, Device};
-use kw_core::{BackendKind, DeviceInfo};
+use kw_core::{device::BackendKind, device::DeviceInfo};
 use std::sync::Arc;
 
 fn not_built(backend: BackendKind) -> BackendError {

@@ -3,8 +3,8 @@
 
 use kernel_wisdom::{list_devices, open_device, DeviceSelector, Error, KernelDef, Value};
 use kw_core::backend::{BackendError, Device};
+use kw_core::device::BackendKind;
 use kw_core::rng::Rng;
-use kw_core::BackendKind;
 use std::sync::Arc;
 
 /// The first OpenCL device (these tests run `.cl` kernels; a CUDA device, where there is

@@ -7,7 +7,10 @@ use super::error::RecordError;
 use super::recorder::{after_launch, before_launch};
 use crate::CaptureWriter;
 use kw_core::backend::{ArgView, Device, DeviceMemory, KernelArg, Queue};
-use kw_core::{BackendError, Config, KernelDef, Scalar, ScalarType, ScalarValue};
+use kw_core::{
+    backend::BackendError, config::Config, kernel_def::KernelDef, scalar::Scalar,
+    scalar::ScalarType, scalar::ScalarValue,
+};
 use std::path::{Path, PathBuf};
 
 /// A launch argument on the host.

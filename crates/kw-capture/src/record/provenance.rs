@@ -1,8 +1,8 @@
 //! Where and when a capture was made: date, host, tool and driver versions.
 
 use kw_core::capture_meta::CaptureProvenance;
+use kw_core::device::DeviceInfo;
 use kw_core::host::host_name;
-use kw_core::DeviceInfo;
 
 /// The version string recorded as `tool_version`.
 pub const TOOL_VERSION: &str = concat!("kernel-wisdom ", env!("CARGO_PKG_VERSION"));

@@ -6,7 +6,7 @@ use super::provenance::provenance_now;
 use crate::{capture_file_stem, CaptureBuffer, CaptureJob};
 use kw_core::backend::{Device, DeviceMemory, KernelArg, Mem, Queue};
 use kw_core::capture_meta::{CaptureMetadata, CapturedArg, CAPTURE_METADATA_VERSION};
-use kw_core::{Access, Config, KernelDef};
+use kw_core::{config::Config, kernel_def::Access, kernel_def::KernelDef};
 use std::path::PathBuf;
 
 /// The buffers' contents before a captured launch (`None` for scalars), and the number of

@@ -5,7 +5,7 @@
 //! run's `--time` are noticed within [`POLL`] even while a launch hangs.
 
 use super::worker::{Reply, Request, WireStats, WorkerArgs, REPLY_PREFIX};
-use kw_core::Point;
+use kw_core::space::Point;
 use kw_replay::ReplayStats;
 use kw_tune::{EvalFailure, EvalResult, Evaluator};
 use std::collections::VecDeque;

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use kw_core::kernel_tuner::{load_restrictions, load_space_spec};
-use kw_core::{Expr, TuningSpace};
+use kw_core::{expr::Expr, space::TuningSpace};
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -13,7 +13,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
 use kw_core::wisdom::{add_record, check_writable, ReplacePolicy};
-use kw_core::{BackendKind, Device, Point};
+use kw_core::{backend::Device, device::BackendKind, space::Point};
 use kw_replay::{
     capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
     VerifyMode,
@@ -237,7 +237,7 @@ fn open_indexed(backend: BackendKind, selector: Option<&str>) -> Result<(Arc<dyn
 
 fn backend_of(path: &Path) -> Result<BackendKind> {
     let c = kw_capture::Capture::open(path)?;
-    let meta: kw_core::CaptureMetadata = c.metadata_as()?;
+    let meta: kw_core::capture_meta::CaptureMetadata = c.metadata_as()?;
     Ok(meta.kernel.backend)
 }
 
@@ -694,7 +694,7 @@ fn tune_one(
 fn unverified_reason(
     args: &TuneArgs,
     capture: &Path,
-    meta: &kw_core::CaptureMetadata,
+    meta: &kw_core::capture_meta::CaptureMetadata,
 ) -> Result<Option<String>> {
     if args.no_verify {
         return Ok(Some(

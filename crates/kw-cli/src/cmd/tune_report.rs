@@ -1,7 +1,7 @@
 //! The summary `kw tune` prints after each capture, and the timing report
 //! (`--report-timing`): repeat-measurement spread and bandwidth against a device copy.
 
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use kw_replay::ReplayStats;
 use kw_tune::TuneReport;
 use std::collections::BTreeMap;

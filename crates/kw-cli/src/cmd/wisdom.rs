@@ -174,7 +174,7 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 match &capture {
                     Some(c) => {
                         let cap = kw_capture::Capture::open(c)?;
-                        let meta: kw_core::CaptureMetadata = cap.metadata_as()?;
+                        let meta: kw_core::capture_meta::CaptureMetadata = cap.metadata_as()?;
                         // The space on the capture's device (restrictions may use its limits).
                         Some(meta.kernel.space(Some(&meta.device)).with_context(|| {
                             format!("{}: the kernel's tuning space", c.display())

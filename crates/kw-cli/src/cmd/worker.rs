@@ -11,7 +11,7 @@
 use anyhow::Result;
 use clap::Args;
 use kernel_wisdom::{open_device, DeviceSelector};
-use kw_core::Point;
+use kw_core::space::Point;
 use kw_replay::{MeasureOptions, ReplayEvaluator, ReplaySession, Tolerance, VerifyMode};
 use kw_tune::Evaluator;
 use serde::{Deserialize, Serialize};

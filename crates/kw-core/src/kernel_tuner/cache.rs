@@ -1,6 +1,6 @@
 use super::{json_value, parse_json, read_text, KtError};
 use crate::space::Parameter;
-use crate::Value;
+use crate::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
 

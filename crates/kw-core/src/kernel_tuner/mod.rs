@@ -113,9 +113,9 @@ pub(crate) fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value, K
     }
 }
 
-/// Converts a JSON scalar to a [`crate::Value`].
-pub(crate) fn json_value(v: &serde_json::Value) -> Option<crate::Value> {
-    use crate::Value;
+/// Converts a JSON scalar to a [`crate::value::Value`].
+pub(crate) fn json_value(v: &serde_json::Value) -> Option<crate::value::Value> {
+    use crate::value::Value;
     match v {
         serde_json::Value::Bool(b) => Some(Value::Bool(*b)),
         serde_json::Value::Number(n) => match n.as_i64() {
@@ -150,7 +150,7 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
 }
 
 /// Restrictions from a JSON file: an array of expression strings, or a T1 file (its `Conditions`).
-pub fn load_restrictions(path: &Path) -> Result<Vec<crate::Expr>, KtError> {
+pub fn load_restrictions(path: &Path) -> Result<Vec<crate::expr::Expr>, KtError> {
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
@@ -169,7 +169,7 @@ pub fn load_restrictions(path: &Path) -> Result<Vec<crate::Expr>, KtError> {
             let s = item.as_str().ok_or_else(|| {
                 KtError::format(path, format!("restriction #{i} is not a string"))
             })?;
-            crate::Expr::parse(s)
+            crate::expr::Expr::parse(s)
                 .map_err(|e| KtError::format(path, format!("restriction #{i}: {e}")))
         })
         .collect()

@@ -1,7 +1,7 @@
 use super::value_list::parse_value_list;
 use super::{json_value, parse_json, read_text, KtError};
 use crate::space::Parameter;
-use crate::{Expr, Value};
+use crate::{expr::Expr, value::Value};
 use std::path::Path;
 
 /// A tuning space from a T1 specification file (`ConfigurationSpace`).

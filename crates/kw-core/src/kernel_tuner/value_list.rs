@@ -9,7 +9,7 @@ use crate::value::Value;
 /// `list(range(1, 5))`, `range(0, 64, 8)`, comprehensions with an `if` filter.
 ///
 /// ```
-/// use kw_core::{kernel_tuner::parse_value_list, Value};
+/// use kw_core::{kernel_tuner::parse_value_list, value::Value};
 /// let v = parse_value_list("[1] + [2 * i for i in range(1, 4)]").unwrap();
 /// assert_eq!(v, vec![Value::Int(1), Value::Int(2), Value::Int(4), Value::Int(6)]);
 /// ```
@@ -172,7 +172,7 @@ impl Parser<'_> {
 #[cfg(test)]
 mod list_tests {
     use super::parse_value_list as l;
-    use crate::Value;
+    use crate::value::Value;
 
     fn ints(v: &[i64]) -> Vec<Value> {
         v.iter().map(|&i| Value::Int(i)).collect()

@@ -64,7 +64,7 @@ pub fn tree_depth(e: &Expr) -> usize {
 /// Parses an expression from text.
 ///
 /// ```
-/// use kw_core::Expr;
+/// use kw_core::expr::Expr;
 /// let e = Expr::parse("use_padding==0 or block_size_x % 32 != 0").unwrap();
 /// assert_eq!(e.params(), vec!["use_padding", "block_size_x"]);
 /// let err = Expr::parse("a + * b").unwrap_err();

@@ -6,7 +6,7 @@ use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
 use kw_core::rng::Rng;
 use kw_core::space::Neighbourhood;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 
 const T_START: f64 = 0.5;
 const T_MIN: f64 = 0.005;

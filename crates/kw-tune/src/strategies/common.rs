@@ -5,7 +5,7 @@
 use crate::evaluator::EvalResult;
 use kw_core::rng::Rng;
 use kw_core::space::Neighbourhood;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use std::collections::{HashMap, HashSet};
 
 /// Random tries before [`Memory::random_unvisited`] falls back to a scan.

@@ -2,7 +2,7 @@
 
 use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use std::collections::HashSet;
 
 /// Proposes configurations in index order, skipping those already told.

@@ -24,7 +24,7 @@ use super::surrogate::{Surrogate, SurrogateParams};
 use super::trees::ExtraTrees;
 use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use std::rc::Rc;
 
 /// Settings of `hybrid4`.

@@ -15,7 +15,7 @@
 use super::common::{repair, Memory};
 use kw_core::rng::Rng;
 use kw_core::space::Neighbourhood;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 
 /// Settings of the pack.
 #[derive(Clone, Copy, Debug)]

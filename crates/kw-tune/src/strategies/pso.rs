@@ -7,7 +7,7 @@ use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
 use kw_core::rng::Rng;
 use kw_core::space::Neighbourhood;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 
 const PARTICLES: usize = 10;
 const INERTIA: f64 = 0.5;

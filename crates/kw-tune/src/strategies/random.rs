@@ -4,7 +4,7 @@ use super::common::Memory;
 use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
 use kw_core::rng::Rng;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 
 /// Proposes uniformly random unvisited configurations.
 #[derive(Debug)]

@@ -28,7 +28,7 @@ use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
 use kw_core::rng::Rng;
 use kw_core::space::Neighbourhood;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 use std::collections::HashSet;
 
 /// Settings of the model-based search.

@@ -10,7 +10,7 @@ use super::pack::{Pack, PackParams};
 use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
 use kw_core::rng::Rng;
-use kw_core::{Point, TuningSpace};
+use kw_core::{space::Point, space::TuningSpace};
 
 /// The tabu grey-wolf pack search.
 #[derive(Debug)]

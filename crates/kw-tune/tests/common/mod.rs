@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use kw_core::space::Parameter;
-use kw_core::{Expr, TuningSpace};
+use kw_core::{expr::Expr, space::TuningSpace};
 use kw_tune::simulate::Simulation;
 use kw_tune::{EvalFailure, EvalResult};
 use std::path::PathBuf;

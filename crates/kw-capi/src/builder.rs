@@ -12,10 +12,7 @@ use std::sync::{Mutex, PoisonError};
 /// The live builders.
 pub static BUILDERS: Registry<Mutex<KernelBuilder>> = Registry::new(Kind::Builder);
 
-fn with(
-    b: *mut c_void,
-    f: impl FnOnce(&mut KernelBuilder) -> Result<(), CError>,
-) -> c_int {
+fn with(b: *mut c_void, f: impl FnOnce(&mut KernelBuilder) -> Result<(), CError>) -> c_int {
     guard(|| {
         let obj = BUILDERS.get(b)?;
         let mut builder = obj.lock().unwrap_or_else(PoisonError::into_inner);
@@ -46,7 +43,10 @@ unsafe fn axes(
             }
             Some(t) => out.push(expr(t, &location)?),
             None if axis == "x" => {
-                return Err(CError::new(Status::Null, format!("{location} is a null string")))
+                return Err(CError::new(
+                    Status::Null,
+                    format!("{location} is a null string"),
+                ))
             }
             None => match fill {
                 Some(v) => out.push(Expr::from(v)),
@@ -100,7 +100,13 @@ pub unsafe extern "C" fn kw_builder_new_from_string(
         let src = unsafe { text(source_text, "source_text") }?;
         let b = KernelBuilder::new(name, Source::text(file, src));
         // SAFETY: checked non-null above.
-        unsafe { put(out, BUILDERS.insert(Mutex::new(b)), "kw_builder_new_from_string") }
+        unsafe {
+            put(
+                out,
+                BUILDERS.insert(Mutex::new(b)),
+                "kw_builder_new_from_string",
+            )
+        }
     })
 }
 

@@ -56,6 +56,12 @@ pub unsafe extern "C" fn kw_device_attach_opencl(
 ) -> c_int {
     guard(|| {
         need_out(out, "kw_device_attach_opencl")?;
+        if context.is_null() || queue.is_null() {
+            return Err(CError::new(
+                crate::status::Status::Null,
+                "kw_device_attach_opencl: a null cl_context or cl_command_queue",
+            ));
+        }
         // SAFETY: live handles, as the header requires (null ones are refused inside).
         let device = unsafe { ClDevice::attach_raw(context.cast(), queue.cast()) }?;
         register(out, Arc::new(device), "kw_device_attach_opencl")

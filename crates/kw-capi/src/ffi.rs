@@ -11,7 +11,10 @@ use std::ffi::{c_char, CStr};
 /// `p` is null or points at a NUL-terminated string that lives for `'a`.
 pub unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, CError> {
     if p.is_null() {
-        return Err(CError::new(Status::Null, format!("{what} is a null string")));
+        return Err(CError::new(
+            Status::Null,
+            format!("{what} is a null string"),
+        ));
     }
     // SAFETY: non-null and NUL-terminated (the caller's promise).
     unsafe { CStr::from_ptr(p) }
@@ -54,7 +57,11 @@ pub unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T],
 ///
 /// # Safety
 /// As [`slice`] and [`text`].
-pub unsafe fn texts<'a>(p: *const *const c_char, n: usize, what: &str) -> Result<Vec<&'a str>, CError> {
+pub unsafe fn texts<'a>(
+    p: *const *const c_char,
+    n: usize,
+    what: &str,
+) -> Result<Vec<&'a str>, CError> {
     // SAFETY: as the caller promised.
     let ptrs = unsafe { slice(p, n, what) }?;
     ptrs.iter()
@@ -77,7 +84,10 @@ pub fn expr(text: &str, location: &str) -> Result<Expr, CError> {
 /// `buf` is null or points at `cap` writable bytes.
 pub unsafe fn copy_out(s: &str, buf: *mut c_char, cap: usize, what: &str) -> Result<(), CError> {
     if buf.is_null() {
-        return Err(CError::new(Status::Null, format!("{what}: a null output buffer")));
+        return Err(CError::new(
+            Status::Null,
+            format!("{what}: a null output buffer"),
+        ));
     }
     let needed = s.len() + 1;
     if cap < needed {
@@ -100,7 +110,10 @@ pub unsafe fn copy_out(s: &str, buf: *mut c_char, cap: usize, what: &str) -> Res
 /// `out` is null or a valid, writable pointer.
 pub unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), CError> {
     if out.is_null() {
-        return Err(CError::new(Status::Null, format!("{what}: a null output pointer")));
+        return Err(CError::new(
+            Status::Null,
+            format!("{what}: a null output pointer"),
+        ));
     }
     // SAFETY: non-null and writable (the caller's promise).
     unsafe { out.write(value) };
@@ -110,7 +123,10 @@ pub unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), CError> {
 /// Checks that an out-pointer is usable before any work is done.
 pub fn need_out<T>(out: *mut T, what: &str) -> Result<(), CError> {
     if out.is_null() {
-        Err(CError::new(Status::Null, format!("{what}: a null output pointer")))
+        Err(CError::new(
+            Status::Null,
+            format!("{what}: a null output pointer"),
+        ))
     } else {
         Ok(())
     }

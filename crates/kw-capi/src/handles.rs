@@ -86,7 +86,10 @@ impl<T> Registry<T> {
             Some(k) if k == self.kind => Ok(bits),
             Some(other) => Err(CError::new(
                 Status::Handle,
-                format!("a {} handle was given where a {name} is expected", other.c_name()),
+                format!(
+                    "a {} handle was given where a {name} is expected",
+                    other.c_name()
+                ),
             )),
             None => Err(CError::new(
                 Status::Handle,
@@ -150,10 +153,16 @@ mod tests {
         assert_eq!(*A.get(h).unwrap(), "x");
         let e = B.get(h).unwrap_err();
         assert_eq!(e.status, Status::Handle);
-        assert!(e.message.contains("kw_builder handle was given where a kw_device"));
+        assert!(e
+            .message
+            .contains("kw_builder handle was given where a kw_device"));
         A.remove(h).unwrap();
         let e = A.get(h).unwrap_err();
-        assert!(e.message.contains("stale kw_builder handle"), "{}", e.message);
+        assert!(
+            e.message.contains("stale kw_builder handle"),
+            "{}",
+            e.message
+        );
         assert_eq!(A.remove(h).unwrap_err().status, Status::Handle);
         assert_eq!(A.get(std::ptr::null()).unwrap_err().status, Status::Null);
         assert!(A.remove(std::ptr::null()).is_ok());

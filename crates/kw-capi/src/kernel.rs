@@ -82,7 +82,12 @@ unsafe fn arg(
         CError::new(status, format!("kernel `{name}`: argument {index}: {what}"))
     };
     let ty = i32::try_from(a.elem_type)
-        .map_err(|_| bad(Status::Invalid, format!("type {} is not a kw_type", a.elem_type)))
+        .map_err(|_| {
+            bad(
+                Status::Invalid,
+                format!("type {} is not a kw_type", a.elem_type),
+            )
+        })
         .and_then(|t| scalar_type(t).map_err(|e| bad(e.status, e.message)))?;
     match a.kind {
         ARG_SCALAR => Ok(KernelArg::Scalar(scalar(ty, a.value))),
@@ -99,13 +104,18 @@ unsafe fn arg(
                     }
                     _ => {
                         // SAFETY: a live cl_mem, as the header requires.
-                        return unsafe { kernel_wisdom::opencl::attach::raw_buffer_arg(a.ptr.cast(), ty) }
-                            .map_err(|e| bad(Status::Backend, e.to_string()));
+                        return unsafe {
+                            kernel_wisdom::opencl::attach::raw_buffer_arg(a.ptr.cast(), ty)
+                        }
+                        .map_err(|e| bad(Status::Backend, e.to_string()));
                     }
                 }
             } else {
                 let bytes = a.count.checked_mul(ty.size()).ok_or_else(|| {
-                    bad(Status::Invalid, format!("{} elements of {ty} overflow", a.count))
+                    bad(
+                        Status::Invalid,
+                        format!("{} elements of {ty} overflow", a.count),
+                    )
                 })?;
                 match backend {
                     // SAFETY: the caller vouches for `count` elements at `ptr`.
@@ -146,7 +156,11 @@ unsafe fn args(
 ///
 /// # Safety
 /// A non-null `stream` is a live stream / queue of the device's context; `wait` live events.
-unsafe fn queue<'a>(kernel: &WisdomKernel, stream: *mut c_void, wait: &'a [*mut c_void]) -> Queue<'a> {
+unsafe fn queue<'a>(
+    kernel: &WisdomKernel,
+    stream: *mut c_void,
+    wait: &'a [*mut c_void],
+) -> Queue<'a> {
     if stream.is_null() {
         return Queue::DEFAULT;
     }

@@ -51,11 +51,12 @@ pub extern "C" fn kw_status_name(status: c_int) -> *const c_char {
 /// `kw_version`: the library's version (`"0.1.0"`).
 #[no_mangle]
 pub extern "C" fn kw_version() -> *const c_char {
-    static VERSION: &std::ffi::CStr =
-        match std::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-            Ok(v) => v,
-            Err(_) => c"unknown",
-        };
+    static VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
+    ) {
+        Ok(v) => v,
+        Err(_) => c"unknown",
+    };
     VERSION.as_ptr()
 }
 
@@ -72,13 +73,17 @@ pub extern "C" fn kw_flush_captures() -> c_int {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::CStr;
     use status::Status;
+    use std::ffi::CStr;
 
     #[test]
     fn status_names_and_errors_reach_c() {
         // SAFETY: the library's own static strings.
-        let name = |s: c_int| unsafe { CStr::from_ptr(kw_status_name(s)) }.to_str().unwrap();
+        let name = |s: c_int| {
+            unsafe { CStr::from_ptr(kw_status_name(s)) }
+                .to_str()
+                .unwrap()
+        };
         assert_eq!(name(Status::Ok as c_int), "KW_OK");
         assert_eq!(name(Status::Expression as c_int), "KW_ERROR_EXPRESSION");
         assert_eq!(name(99), "KW_UNKNOWN");
@@ -86,6 +91,9 @@ mod tests {
         assert_eq!(status, Status::Internal as c_int);
         // SAFETY: the thread's last error, just set.
         let msg = unsafe { CStr::from_ptr(kw_last_error()) }.to_str().unwrap();
-        assert!(msg.contains("boom") && msg.contains("internal error"), "{msg}");
+        assert!(
+            msg.contains("boom") && msg.contains("internal error"),
+            "{msg}"
+        );
     }
 }

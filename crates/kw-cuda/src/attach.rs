@@ -142,15 +142,17 @@ pub fn bytes_from_pointer(ptr: u64) -> Result<usize, BackendError> {
         sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
         sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
     ];
-    let mut data: [*mut std::ffi::c_void; 2] =
-        [(&raw mut base).cast(), (&raw mut size).cast()];
+    let mut data: [*mut std::ffi::c_void; 2] = [(&raw mut base).cast(), (&raw mut size).cast()];
     // SAFETY: two attributes, two out-pointers of the attributes' types (a `CUdeviceptr` and
     // a `size_t`); the driver checks `ptr` itself.
     unsafe { sys::cuPointerGetAttributes(2, attributes.as_mut_ptr(), data.as_mut_ptr(), ptr) }
         .result()
         .map_err(|e| BackendError::Api {
             op: "cuPointerGetAttributes",
-            message: format!("cannot read the allocation of device pointer {ptr:#x}: {}", crate::error::driver_message(e)),
+            message: format!(
+                "cannot read the allocation of device pointer {ptr:#x}: {}",
+                crate::error::driver_message(e)
+            ),
         })?;
     if size == 0 || ptr < base {
         return Err(BackendError::Api {

@@ -5,6 +5,7 @@
 use crate::status::{CError, Status};
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
@@ -43,13 +44,35 @@ impl Kind {
     }
 }
 
+/// Hashes a handle (a distinct number, never chosen by an adversary) with one multiply
+/// instead of SipHash: the lookup is on every launch.
+#[derive(Default)]
+pub struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        let h = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+type Map<T> = HashMap<usize, Arc<T>, BuildHasherDefault<HandleHasher>>;
+
 /// Handle numbers, shared by every kind (so that no two live handles are equal).
 static NEXT: AtomicUsize = AtomicUsize::new(1);
 
 /// The live objects of one kind.
 pub struct Registry<T> {
     kind: Kind,
-    map: OnceLock<RwLock<HashMap<usize, Arc<T>>>>,
+    map: OnceLock<RwLock<Map<T>>>,
 }
 
 impl<T> Registry<T> {
@@ -61,7 +84,7 @@ impl<T> Registry<T> {
         }
     }
 
-    fn map(&self) -> &RwLock<HashMap<usize, Arc<T>>> {
+    fn map(&self) -> &RwLock<Map<T>> {
         self.map.get_or_init(RwLock::default)
     }
 

@@ -133,23 +133,48 @@ unsafe fn arg(
     }
 }
 
+/// Launch arguments converted from C: on the stack for up to [`INLINE_ARGS`] arguments (no
+/// allocation on the launch path), on the heap beyond.
+#[allow(clippy::large_enum_variant)] // on the stack on purpose: no allocation per launch
+enum Converted {
+    Inline([KernelArg<'static>; INLINE_ARGS], usize),
+    Heap(Vec<KernelArg<'static>>),
+}
+
+/// Arguments converted without allocating.
+const INLINE_ARGS: usize = 16;
+
+impl Converted {
+    fn as_slice(&self) -> &[KernelArg<'static>] {
+        match self {
+            Converted::Inline(a, n) => &a[..*n],
+            Converted::Heap(v) => v,
+        }
+    }
+}
+
 /// The C arguments as launch arguments.
 ///
 /// # Safety
 /// As [`arg`]; `args` holds `n` entries.
-unsafe fn args(
-    kernel: &WisdomKernel,
-    args: *const KwArg,
-    n: usize,
-) -> Result<Vec<KernelArg<'static>>, CError> {
+unsafe fn args(kernel: &WisdomKernel, args: *const KwArg, n: usize) -> Result<Converted, CError> {
     // SAFETY: `n` arguments, as the header requires.
     let given = unsafe { slice(args, n, "args") }?;
+    if given.len() <= INLINE_ARGS {
+        let mut out = [KernelArg::Scalar(ScalarValue::new(0u8)); INLINE_ARGS];
+        for (i, (slot, a)) in out.iter_mut().zip(given).enumerate() {
+            // SAFETY: as the caller promised.
+            *slot = unsafe { arg(kernel, i, a) }?;
+        }
+        return Ok(Converted::Inline(out, given.len()));
+    }
     given
         .iter()
         .enumerate()
         // SAFETY: as the caller promised.
         .map(|(i, a)| unsafe { arg(kernel, i, a) })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(Converted::Heap)
 }
 
 /// The launch target: null is the device's own queue or stream.
@@ -186,7 +211,7 @@ pub unsafe extern "C" fn kw_kernel_launch(
         // SAFETY (both): as the header requires.
         let kargs = unsafe { args(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, stream, &[]) };
-        Ok(kernel.launch_on(q, &kargs)?)
+        Ok(kernel.launch_on(q, kargs.as_slice())?)
     })
 }
 
@@ -217,7 +242,7 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
         let wait = unsafe { slice(wait_events, nwait, "wait_events") }?;
         let kargs = unsafe { args(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, queue_ptr, wait) };
-        let event = kernel.launch_on_with_event(q, &kargs)?;
+        let event = kernel.launch_on_with_event(q, kargs.as_slice())?;
         if out_event.is_null() {
             return Ok(());
         }

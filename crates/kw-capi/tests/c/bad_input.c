@@ -81,6 +81,13 @@ int main(void) {
            "not a kw_access");
     expect("no values", kw_builder_tune_int(b, "p", values, 0, 1), KW_ERROR_INVALID, "no values");
     expect("null values", kw_builder_tune_int(b, "p", NULL, 2, 1), KW_ERROR_NULL, "values");
+    expect("define", kw_builder_define(b, "SCALE_TWICE", "block_size_x * 2"), KW_OK, NULL);
+    expect("shared memory", kw_builder_shared_memory(b, "0"), KW_OK, NULL);
+    expect("tuning key", kw_builder_tuning_key(b, "scale_test"), KW_OK, NULL);
+    {
+        const char* flags[] = {"-cl-mad-enable"};
+        expect("compiler flags", kw_builder_compiler_flags(b, flags, 1), KW_OK, NULL);
+    }
     expect("builder still good", kw_builder_check(b), KW_OK, NULL);
 
     /* A definition with problems: every one is reported. */
@@ -89,6 +96,37 @@ int main(void) {
     kw_builder_buffer_len(bad, "nothing", "args.n");
     expect("bad definition", kw_builder_check(bad), KW_ERROR_DEFINITION, "unknown_param");
     expect("bad definition lists all", kw_builder_check(bad), KW_ERROR_DEFINITION, "nothing");
+    {
+        const char* targs[] = {"\"float\"", "block_size_x"};
+        expect("template args parse", kw_builder_template_args(bad, targs, 2), KW_OK, NULL);
+        expect("template args on OpenCL", kw_builder_check(bad), KW_ERROR_DEFINITION,
+               "OpenCL C kernels take no template arguments");
+        targs[1] = "block_size_x +";
+        expect("bad template arg", kw_builder_template_args(bad, targs, 2), KW_ERROR_EXPRESSION,
+               "template argument 1");
+    }
+
+    /* Device selection. */
+    {
+        size_t count = 0;
+        kw_device* opened = NULL;
+        int backend = -1;
+        expect("device count", kw_device_count(&count), KW_OK, NULL);
+        if (count < 1) {
+            printf("FAIL device count: %u\n", (unsigned)count);
+            failures++;
+        }
+        expect("no such device", kw_device_open(&opened, "no-such-device-xyz"), KW_ERROR_DEVICE,
+               "no-such-device-xyz");
+        expect("index out of range", kw_device_open(&opened, "999"), KW_ERROR_DEVICE, "index 999");
+        expect("open (KW_DEVICE)", kw_device_open(&opened, NULL), KW_OK, NULL);
+        expect("backend", kw_device_backend(opened, &backend), KW_OK, NULL);
+        if (backend != KW_BACKEND_OPENCL) {
+            printf("FAIL backend: %d\n", backend);
+            failures++;
+        }
+        expect("free opened", kw_device_free(opened), KW_OK, NULL);
+    }
 
     /* The device and the kernel. */
     expect("attach", kw_device_attach_opencl(&dev, app.context, app.queue), KW_OK, NULL);

@@ -15,6 +15,10 @@
  * Null, freed or made-up handles, wrong argument counts or types and expression text that
  * does not parse are errors with a message, never a crash.
  *
+ * Threads: every function may be called from any thread; a kernel may be launched from
+ * several threads at once (a new problem size is selected and compiled once). Freeing a
+ * handle while another thread uses it is safe: the object lives until that call returns.
+ *
  * Expressions are the project's expression language: integers, floats, strings ("float"),
  * + - * / // % ** == != < <= > >= and or not (&& || !), a if c else b, chained comparisons
  * (32 <= block_size_x * block_size_y <= 1024), min max div_ceil round_up floor ceil round

@@ -56,7 +56,15 @@ int main(int argc, char** argv) {
         kw::WisdomKernel kernel(builder, device);
         kernel.launch(app.queue, kw::buffer<float>(c), kw::buffer<float>(a),
                       kw::buffer<float>(b, n), n);
-        clFinish(app.queue);
+        // Again, returning the launch's event (waited for, then released).
+        void* done = kernel.launch_with_event(app.queue, {}, kw::buffer<float>(c),
+                                              kw::buffer<float>(a), kw::buffer<float>(b), n);
+        cl_event event = static_cast<cl_event>(done);
+        if (event == nullptr || clWaitForEvents(1, &event) != CL_SUCCESS) {
+            std::cerr << "no launch event\n";
+            return 1;
+        }
+        clReleaseEvent(event);
         clEnqueueReadBuffer(app.queue, c, CL_TRUE, 0, bytes, hc.data(), 0, nullptr, nullptr);
         int wrong = 0;
         for (int i = 0; i < n; i++)

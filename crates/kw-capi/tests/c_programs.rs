@@ -5,7 +5,8 @@
 //! and once through pkg-config. Each application creates its own OpenCL context, queue and
 //! buffers, launches the tunable `kernels/vector_add.cl` and checks it against a CPU
 //! reference; with `KW_CAPTURE` the capture exists after it exits (no flush call); `kw tune`
-//! tunes it; the next run, with `KW_LOG=debug`, selects the tuned configuration. A C program
+//! tunes it; the next run, with `KW_LOG=debug`, selects the tuned configuration (and so does
+//! one given the wisdom directory through `kw_kernel_create`). A C program
 //! feeds the API bad input (null, stale and wrong-kind handles, wrong argument count and
 //! types, bad expression text) and must get an error with a message for each.
 //!
@@ -277,6 +278,16 @@ fn capture_tune_select(program: &str) {
     assert!(
         stderr.contains("using record #1 of") && stderr.contains("vector_add.json"),
         "KW_LOG=debug does not show the selection:\n{stderr}"
+    );
+
+    // 5. The wisdom directory given to kw_kernel_create instead of KW_WISDOM_PATH.
+    let out = run(&exe, &[kernel, n, tuned.to_str().unwrap()], &dir, &[]);
+    check(&out, program);
+    assert_eq!(report(&out, "wrong"), "0");
+    assert_eq!(
+        report(&out, "config"),
+        chosen,
+        "with the wisdom directory as an argument"
     );
     println!("{program}: tuned and selected {chosen} (default {default})");
 }

@@ -2,7 +2,7 @@
  * kernels/vector_add.cl through kernel-wisdom's C API, and checks the result against a CPU
  * reference.
  *
- *   vector_add_c KERNEL_FILE N
+ *   vector_add_c KERNEL_FILE N [WISDOM_DIR]
  *
  * Prints "REPORT config=<configuration> wrong=<elements>"; exit status 0 when every element
  * is right, 77 when there is no PoCL platform. Capture, wisdom and logging come from the
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     int n, i, wrong = 0;
     size_t bytes;
     if (argc < 3) {
-        fprintf(stderr, "usage: %s KERNEL_FILE N\n", argv[0]);
+        fprintf(stderr, "usage: %s KERNEL_FILE N [WISDOM_DIR]\n", argv[0]);
         return 2;
     }
     n = atoi(argv[2]);
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
 
     CHECK(kw_device_attach_opencl(&dev, app.context, app.queue));
     CHECK(kw_device_name(dev, name, sizeof name));
-    CHECK(kw_kernel_create(&k, b, dev, NULL));
+    CHECK(kw_kernel_create(&k, b, dev, argc > 3 ? argv[3] : NULL));
     CHECK(kw_builder_free(b)); /* the kernel keeps its definition */
 
     /* c = a + b, after the writes, on the application's queue; sizes asked of the driver. */

@@ -2,7 +2,7 @@
 // context, queue and buffers; the kernel source given as a string; a chained builder; the
 // variadic launch packing buffers and scalars with their types.
 //
-//   vector_add_cpp KERNEL_FILE N
+//   vector_add_cpp KERNEL_FILE N [WISDOM_DIR]
 //
 // Prints "REPORT config=<configuration> wrong=<elements>"; exit status 0 when every element
 // is right, 77 when there is no PoCL platform.
@@ -19,7 +19,7 @@ extern "C" {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::cerr << "usage: " << argv[0] << " KERNEL_FILE N\n";
+        std::cerr << "usage: " << argv[0] << " KERNEL_FILE N [WISDOM_DIR]\n";
         return 2;
     }
     const int n = std::atoi(argv[2]);
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
             .scalar<int>("n")
             .buffer_len("b", kw::arg("n"));
         kw::Device device = kw::Device::attach_opencl(app.context, app.queue);
-        kw::WisdomKernel kernel(builder, device);
+        kw::WisdomKernel kernel(builder, device, argc > 3 ? argv[3] : "");
         kernel.launch(app.queue, kw::buffer<float>(c), kw::buffer<float>(a),
                       kw::buffer<float>(b, n), n);
         // Again, returning the launch's event (waited for, then released).

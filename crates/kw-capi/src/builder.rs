@@ -244,6 +244,25 @@ pub unsafe extern "C" fn kw_builder_problem_size(
     })
 }
 
+/// Sets three geometry axes given as text (null axes are 1).
+///
+/// # Safety
+/// Each axis is null or a string.
+unsafe fn geometry(
+    b: *mut c_void,
+    axes_text: [*const c_char; 3],
+    what: &str,
+    set: impl FnOnce(&mut KernelBuilder, Expr, Expr, Expr),
+) -> c_int {
+    with(b, |k| {
+        let [x, y, z] = axes_text;
+        // SAFETY: strings or null, as the header requires.
+        let (x, y, z) = three(unsafe { axes(x, y, z, what, Some(1)) }?);
+        set(k, x, y, z);
+        Ok(())
+    })
+}
+
 /// `kw_builder_block_size` (null axes are 1).
 #[no_mangle]
 pub unsafe extern "C" fn kw_builder_block_size(
@@ -252,12 +271,12 @@ pub unsafe extern "C" fn kw_builder_block_size(
     y: *const c_char,
     z: *const c_char,
 ) -> c_int {
-    with(b, |k| {
-        // SAFETY: strings or null, as the header requires.
-        let (x, y, z) = three(unsafe { axes(x, y, z, "block size", Some(1)) }?);
-        k.block_size(x, y, z);
-        Ok(())
-    })
+    // SAFETY: as the header requires.
+    unsafe {
+        geometry(b, [x, y, z], "block size", |k, x, y, z| {
+            k.block_size(x, y, z);
+        })
+    }
 }
 
 /// `kw_builder_grid_size`: blocks per axis (null axes are 1).
@@ -268,12 +287,12 @@ pub unsafe extern "C" fn kw_builder_grid_size(
     y: *const c_char,
     z: *const c_char,
 ) -> c_int {
-    with(b, |k| {
-        // SAFETY: strings or null, as the header requires.
-        let (x, y, z) = three(unsafe { axes(x, y, z, "grid size", Some(1)) }?);
-        k.grid_size(x, y, z);
-        Ok(())
-    })
+    // SAFETY: as the header requires.
+    unsafe {
+        geometry(b, [x, y, z], "grid size", |k, x, y, z| {
+            k.grid_size(x, y, z);
+        })
+    }
 }
 
 /// `kw_builder_grid_divisors`: blocks = div_ceil(problem size, divisor) (null axes are 1).
@@ -284,12 +303,12 @@ pub unsafe extern "C" fn kw_builder_grid_divisors(
     y: *const c_char,
     z: *const c_char,
 ) -> c_int {
-    with(b, |k| {
-        // SAFETY: strings or null, as the header requires.
-        let (x, y, z) = three(unsafe { axes(x, y, z, "grid divisors", Some(1)) }?);
-        k.grid_divisors(x, y, z);
-        Ok(())
-    })
+    // SAFETY: as the header requires.
+    unsafe {
+        geometry(b, [x, y, z], "grid divisors", |k, x, y, z| {
+            k.grid_divisors(x, y, z);
+        })
+    }
 }
 
 /// `kw_builder_shared_memory`: dynamic shared memory per block, in bytes.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kernel-wisdom's tests and demo need on a Debian/Ubuntu machine, idempotently:
-# PoCL (OpenCL on the CPU) and the OpenCL ICD loader. Does nothing when they are present.
+# PoCL (OpenCL on the CPU), the OpenCL ICD loader, and what the C API's tests need (cmake,
+# pkg-config, a C and a C++ compiler). Does nothing when they are present.
 set -euo pipefail
 
 need=()
@@ -8,6 +9,13 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for pkg in pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo; do
   have_pkg "$pkg" || need+=("$pkg")
 done
+# The C API tests (crates/kw-capi) build C and C++ programs through the installed CMake
+# package and pkg-config file. Compilers count when present on PATH, however installed.
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v c++ >/dev/null 2>&1 || need+=(g++)
+have_pkg opencl-c-headers || need+=(opencl-c-headers)
 
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then

@@ -8,7 +8,7 @@ use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
 use kw_core::{
     backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,
     kernel_def::ArgDef, kernel_def::ArgKind, kernel_def::Grid, kernel_def::KernelDef,
-    scalar::Scalar, space::Parameter, value::Value,
+    scalar::Scalar, scalar::ScalarType, space::Parameter, value::Value,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -271,9 +271,15 @@ impl KernelBuilder {
 
     /// Declares the next argument: a buffer of `T` with the given access.
     pub fn buffer<T: Scalar>(&mut self, name: &str, access: Access) -> &mut Self {
+        self.buffer_of(name, T::TYPE, access)
+    }
+
+    /// Declares the next argument: a buffer of elements of type `ty` (known at run time, as
+    /// in the C API) with the given access.
+    pub fn buffer_of(&mut self, name: &str, ty: ScalarType, access: Access) -> &mut Self {
         self.args.push(ArgDef {
             name: name.to_string(),
-            ty: T::TYPE,
+            ty,
             kind: ArgKind::Buffer,
             access,
             len: None,
@@ -298,9 +304,14 @@ impl KernelBuilder {
 
     /// Declares the next argument: a scalar of type `T`.
     pub fn scalar<T: Scalar>(&mut self, name: &str) -> &mut Self {
+        self.scalar_of(name, T::TYPE)
+    }
+
+    /// Declares the next argument: a scalar of type `ty` (known at run time).
+    pub fn scalar_of(&mut self, name: &str, ty: ScalarType) -> &mut Self {
         self.args.push(ArgDef {
             name: name.to_string(),
-            ty: T::TYPE,
+            ty,
             kind: ArgKind::Scalar,
             access: Access::In,
             len: None,
@@ -420,5 +431,33 @@ impl KernelBuilder {
                 problems,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kw_core::expr::arg;
+
+    fn declared(typed: bool) -> KernelDef {
+        let mut b = KernelBuilder::new("k", Source::text("k.cl", "__kernel void k() {}"));
+        b.problem_size([arg("n")]);
+        if typed {
+            b.output::<f32>("c").inout::<u8>("m").scalar::<i64>("n");
+        } else {
+            b.buffer_of("c", ScalarType::F32, Access::Out)
+                .buffer_of("m", ScalarType::U8, Access::InOut)
+                .scalar_of("n", ScalarType::I64);
+        }
+        b.build().expect("a valid definition")
+    }
+
+    #[test]
+    fn runtime_typed_arguments_match_the_generic_ones() {
+        let (generic, runtime) = (declared(true), declared(false));
+        assert_eq!(generic.args, runtime.args);
+        assert_eq!(runtime.args[1].ty, ScalarType::U8);
+        assert_eq!(runtime.args[1].access, Access::InOut);
+        assert_eq!(runtime.args[2].kind, ArgKind::Scalar);
     }
 }

@@ -127,3 +127,42 @@ where
     let raw = unsafe { RawMem::cuda(ptr, bytes) };
     KernelArg::raw_buffer(raw, T::TYPE)
 }
+
+/// The bytes from device pointer `ptr` to the end of the allocation holding it (made with
+/// `cuMemAlloc`, `cudaMalloc`, `cudaMallocManaged`, ...), asked of the driver
+/// (`cuPointerGetAttributes`: the range's start and size; with unified addressing no context
+/// needs to be current). What the C API uses when the caller passes a device pointer without
+/// an element count. A pointer the driver does not know is an error, never undefined
+/// behaviour.
+pub fn bytes_from_pointer(ptr: u64) -> Result<usize, BackendError> {
+    probe::driver()?;
+    let mut base: sys::CUdeviceptr = 0;
+    let mut size: usize = 0;
+    let mut attributes = [
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data: [*mut std::ffi::c_void; 2] = [(&raw mut base).cast(), (&raw mut size).cast()];
+    // SAFETY: two attributes, two out-pointers of the attributes' types (a `CUdeviceptr` and
+    // a `size_t`); the driver checks `ptr` itself.
+    unsafe { sys::cuPointerGetAttributes(2, attributes.as_mut_ptr(), data.as_mut_ptr(), ptr) }
+        .result()
+        .map_err(|e| BackendError::Api {
+            op: "cuPointerGetAttributes",
+            message: format!(
+                "cannot read the allocation of device pointer {ptr:#x}: {}",
+                crate::error::driver_message(e)
+            ),
+        })?;
+    if size == 0 || ptr < base {
+        return Err(BackendError::Api {
+            op: "cuPointerGetAttributes",
+            message: format!(
+                "{ptr:#x} is not a pointer into device memory the driver allocated; pass the \
+                 element count explicitly"
+            ),
+        });
+    }
+    let offset = usize::try_from(ptr - base).unwrap_or(usize::MAX);
+    Ok(size.saturating_sub(offset))
+}

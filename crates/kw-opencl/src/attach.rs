@@ -48,3 +48,28 @@ pub fn buffer_arg<T: Scalar>(buffer: &Buffer<T>) -> KernelArg<'_> {
     let raw = unsafe { RawMem::opencl(buffer.get(), bytes) };
     KernelArg::raw_buffer(raw, T::TYPE)
 }
+
+/// An application's `cl_mem` as a buffer argument of elements of `elem`, all of it: its size
+/// is asked of the driver (`CL_MEM_SIZE`). What the C API uses when the caller gives no count.
+///
+/// # Safety
+/// `mem` must be a live `cl_mem` buffer object of the context the launch goes to, that stays
+/// alive while launches using it run.
+pub unsafe fn raw_buffer_arg(
+    mem: opencl3::types::cl_mem,
+    elem: kw_core::scalar::ScalarType,
+) -> Result<KernelArg<'static>, kw_core::backend::BackendError> {
+    use opencl3::memory::{get_mem_object_info, CL_MEM_SIZE};
+    if mem.is_null() {
+        return Err(kw_core::backend::BackendError::Api {
+            op: "clGetMemObjectInfo",
+            message: "a null cl_mem was given".into(),
+        });
+    }
+    let bytes = get_mem_object_info(mem, CL_MEM_SIZE)
+        .map_err(|e| crate::error::api("clGetMemObjectInfo(CL_MEM_SIZE)", e.into()))?
+        .to_size();
+    // SAFETY: the caller vouches for the handle; `bytes` is its size as the driver reports it.
+    let raw = unsafe { RawMem::opencl(mem, bytes) };
+    Ok(KernelArg::raw_buffer(raw, elem))
+}

@@ -55,6 +55,9 @@ pub struct Hybrid4Params {
     /// The model is refitted when the results grew by this fraction since the last fit (at
     /// least one new result): every proposal early, every 8th at 400 results with 0.02.
     pub refit: f64,
+    /// After the early phase, every `explore`-th proposal is a uniformly random unvisited
+    /// configuration (0: never).
+    pub explore: usize,
 }
 
 impl Hybrid4Params {
@@ -75,12 +78,13 @@ impl Hybrid4Params {
             seed_elite: usize::MAX,
             fill_random: false,
             refit: 0.02,
+            explore: 0,
         }
     }
 
     /// Sets `key` to `value` (for experiments): `children`, `every`, `thompson` (0/1),
     /// `inject` (0/1), `rank` (0/1: rank targets), `size`, `leaders`, `nudge`, `t0`,
-    /// `cooling`, `stagnation`, `initial`, `candidates`.
+    /// `cooling`, `stagnation`, `initial`, `candidates`, `explore`.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let f = || {
             value
@@ -101,6 +105,7 @@ impl Hybrid4Params {
             "seedelite" => self.seed_elite = u()?.max(1),
             "fillrandom" => self.fill_random = u()? != 0,
             "refit" => self.refit = f()?,
+            "explore" => self.explore = u()?,
             "rank" => self.model.rank_targets = u()? != 0,
             "failures" => self.model.model_failures = u()? != 0,
             "size" => self.pack.size = u()?.max(2),
@@ -173,6 +178,12 @@ impl Hybrid4 {
             );
         }
         self.proposals += 1;
+        if self.params.explore > 0 && self.proposals.is_multiple_of(self.params.explore) {
+            if let Some(p) = self.random(space) {
+                self.global = Some(p.clone());
+                return Some(p);
+            }
+        }
         let every = self.params.every;
         let model_turn = every == 1 || (every > 0 && self.proposals.is_multiple_of(every));
         if self.pack.filling() {

@@ -1,0 +1,275 @@
+/*
+ * kernel_wisdom.h: the C API of kernel-wisdom (C99).
+ *
+ * GPU kernels that tune themselves: declare a tunable kernel once with a kw_builder (source,
+ * tuning parameters, restrictions, launch geometry and arguments, every expression given as
+ * text), bind it to a device (the application's own OpenCL context + queue or CUDA context,
+ * or one kernel-wisdom opens), and launch it on the application's stream or queue with its
+ * device pointers / cl_mem buffers and scalars. Each new problem size selects its
+ * configuration from wisdom files and compiles it once. Set KW_CAPTURE=<kernel> to capture
+ * launches for offline tuning with `kw tune` (written at exit: no flush call is needed);
+ * KW_LOG=debug shows every selection. See README.md, "Using it from C and C++".
+ *
+ * Errors: every function returns a kw_status (KW_OK = 0). On failure kw_last_error()
+ * returns the calling thread's message, valid until the next failing call on that thread.
+ * Null, freed or made-up handles, wrong argument counts or types and expression text that
+ * does not parse are errors with a message, never a crash.
+ *
+ * Threads: every function may be called from any thread; a kernel may be launched from
+ * several threads at once (a new problem size is selected and compiled once). Freeing a
+ * handle while another thread uses it is safe: the object lives until that call returns.
+ *
+ * Expressions are the project's expression language: integers, floats, strings ("float"),
+ * + - * / // % ** == != < <= > >= and or not (&& || !), a if c else b, chained comparisons
+ * (32 <= block_size_x * block_size_y <= 1024), min max div_ceil round_up floor ceil round
+ * abs select ifelse; tuning parameters by name, args.NAME / args[i] for arguments,
+ * problem_size.x / problem_size[0], device.max_threads_per_block (and other attributes).
+ *
+ * Link with -lkernel_wisdom (pkg-config kernel_wisdom, or CMake
+ * find_package(kernel_wisdom) and target kernel_wisdom::kernel_wisdom).
+ */
+#ifndef KERNEL_WISDOM_H
+#define KERNEL_WISDOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes ---------------------------------------------------------------- */
+
+typedef enum kw_status {
+    KW_OK = 0,
+    KW_ERROR_NULL = 1,             /* a null handle or pointer where one is required */
+    KW_ERROR_HANDLE = 2,           /* a freed, made-up or wrong-kind handle */
+    KW_ERROR_INVALID = 3,          /* an invalid value (enum value, UTF-8, buffer size, ...) */
+    KW_ERROR_EXPRESSION = 4,       /* expression text that does not parse */
+    KW_ERROR_DEFINITION = 5,       /* an invalid kernel definition (all problems listed) */
+    KW_ERROR_DEVICE = 6,           /* no such device, no driver, kernel for another backend */
+    KW_ERROR_ARGUMENTS = 7,        /* wrong argument count or type for the kernel */
+    KW_ERROR_BUFFER_TOO_SHORT = 8, /* a buffer shorter than the kernel's declared length */
+    KW_ERROR_LAUNCH = 9,           /* compiling or launching failed */
+    KW_ERROR_BACKEND = 10,         /* another driver error */
+    KW_ERROR_INTERNAL = 11         /* a bug in kernel-wisdom (a caught panic) */
+} kw_status;
+
+/* The calling thread's last error message ("" if none). */
+const char* kw_last_error(void);
+/* "KW_OK", "KW_ERROR_NULL", ...; "KW_UNKNOWN" for other values. */
+const char* kw_status_name(int status);
+/* The library version, "0.1.0". */
+const char* kw_version(void);
+/* Waits until pending captures are written (optional: they are written at exit). */
+int kw_flush_captures(void);
+
+/* ---- enums ------------------------------------------------------------------------ */
+
+typedef enum kw_type {
+    KW_I8 = 0, KW_I16 = 1, KW_I32 = 2, KW_I64 = 3,
+    KW_U8 = 4, KW_U16 = 5, KW_U32 = 6, KW_U64 = 7,
+    KW_F32 = 8, KW_F64 = 9
+} kw_type;
+
+typedef enum kw_access {
+    KW_INPUT = 0,  /* read by the kernel */
+    KW_OUTPUT = 1, /* written by the kernel */
+    KW_INOUT = 2   /* read and written */
+} kw_access;
+
+typedef enum kw_backend {
+    KW_BACKEND_AUTO = 0, /* by the source file's extension: .cu/.cuh CUDA, else OpenCL */
+    KW_BACKEND_CUDA = 1,
+    KW_BACKEND_OPENCL = 2
+} kw_backend;
+
+/* ---- handles (opaque; never dereference) ---------------------------------------- */
+
+typedef struct kw_builder kw_builder;
+typedef struct kw_device kw_device;
+typedef struct kw_kernel kw_kernel;
+
+/* ---- kernel definition ------------------------------------------------------------
+ * Every expression is parsed when given: text that does not parse returns
+ * KW_ERROR_EXPRESSION naming where it was given and the column. Whole-definition checks
+ * (unknown names, a default that breaks a restriction) run in kw_builder_check and
+ * kw_kernel_create, which list every problem. */
+
+/* A builder for kernel function `kernel_name` in source file `source_file` (read when the
+ * kernel is created; its directory is searched for #include "..." files). */
+int kw_builder_new(kw_builder** out, const char* kernel_name, const char* source_file);
+/* The same with the source text in memory; `file_name` names it in messages and picks the
+ * backend by its extension. */
+int kw_builder_new_from_string(kw_builder** out, const char* kernel_name,
+                               const char* file_name, const char* source_text);
+/* Frees a builder (NULL: nothing to do). Kernels created from it are unaffected. */
+int kw_builder_free(kw_builder* builder);
+
+int kw_builder_backend(kw_builder* builder, int backend /* kw_backend */);
+int kw_builder_include_dir(kw_builder* builder, const char* dir);
+/* A tuning parameter: its values (count >= 1) and default. Every parameter is also passed
+ * to the compiler as a define of its name unless kw_builder_params_as_defines(b, 0). */
+int kw_builder_tune_int(kw_builder* builder, const char* name, const int64_t* values,
+                        size_t count, int64_t default_value);
+int kw_builder_tune_double(kw_builder* builder, const char* name, const double* values,
+                           size_t count, double default_value);
+int kw_builder_tune_string(kw_builder* builder, const char* name,
+                           const char* const* values, size_t count,
+                           const char* default_value);
+int kw_builder_params_as_defines(kw_builder* builder, int on);
+/* A restriction every configuration must satisfy ("block_size_x * elems <= 1024"). */
+int kw_builder_restriction(kw_builder* builder, const char* expr);
+/* The problem size: x required; y and z may be NULL (1-D, 2-D). */
+int kw_builder_problem_size(kw_builder* builder, const char* x, const char* y,
+                            const char* z);
+/* Block (work-group) size; NULL axes are 1. */
+int kw_builder_block_size(kw_builder* builder, const char* x, const char* y, const char* z);
+/* The grid as blocks per axis; NULL axes are 1. */
+int kw_builder_grid_size(kw_builder* builder, const char* x, const char* y, const char* z);
+/* The grid as divisors: blocks = div_ceil(problem size, divisor); NULL axes are 1. Without
+ * a grid, the divisors are the block size. */
+int kw_builder_grid_divisors(kw_builder* builder, const char* x, const char* y,
+                             const char* z);
+/* Dynamic shared (local) memory per block in bytes. */
+int kw_builder_shared_memory(kw_builder* builder, const char* bytes);
+/* -DNAME=VALUE with VALUE an expression over tuning parameters and device attributes. */
+int kw_builder_define(kw_builder* builder, const char* name, const char* value);
+/* CUDA template arguments, each an expression; a type is a string: "\"float\"". */
+int kw_builder_template_args(kw_builder* builder, const char* const* exprs, size_t count);
+int kw_builder_compiler_flags(kw_builder* builder, const char* const* flags, size_t count);
+/* The name in captures and wisdom (default: the kernel name). */
+int kw_builder_tuning_key(kw_builder* builder, const char* key);
+/* The next kernel argument: a buffer of `type` elements the kernel reads / writes. */
+int kw_builder_arg_buffer(kw_builder* builder, const char* name, int type /* kw_type */,
+                          int access /* kw_access */);
+/* The next kernel argument: a scalar of `type`. */
+int kw_builder_arg_scalar(kw_builder* builder, const char* name, int type /* kw_type */);
+/* How many elements buffer argument `name` must hold ("args.n + 2"); by default the
+ * product of the problem size's axes. A shorter buffer is KW_ERROR_BUFFER_TOO_SHORT and
+ * nothing is launched; capture records exactly this many elements. */
+int kw_builder_buffer_len(kw_builder* builder, const char* name, const char* len);
+/* Checks the whole definition without a device; every problem is in kw_last_error(). */
+int kw_builder_check(kw_builder* builder);
+
+/* ---- devices ---------------------------------------------------------------------- */
+
+/* How many devices kernel-wisdom can open (CUDA first, then OpenCL). */
+int kw_device_count(size_t* out);
+/* Opens a device by selector: an index over all backends or a name substring; NULL means
+ * the KW_DEVICE environment variable (device 0 when unset). The device has its own
+ * context and queue / stream (the "stream" NULL in launches). */
+int kw_device_open(kw_device** out, const char* selector);
+/* The application's OpenCL context and command queue (a cl_context and a cl_command_queue
+ * created in it; retained while kernel-wisdom uses them). */
+int kw_device_attach_opencl(kw_device** out, void* cl_context, void* cl_command_queue);
+/* The calling thread's current CUDA context (cuCtxGetCurrent). */
+int kw_device_attach_cuda_current(kw_device** out);
+/* The primary context of CUDA device `ordinal`: the CUDA runtime's context. */
+int kw_device_attach_cuda_primary(kw_device** out, int ordinal);
+/* Frees a device handle (NULL: nothing to do). Kernels on it keep it alive. */
+int kw_device_free(kw_device* device);
+/* The device's name, with its NUL, into buf of cap bytes (KW_ERROR_INVALID if too small). */
+int kw_device_name(const kw_device* device, char* buf, size_t cap);
+/* KW_BACKEND_CUDA or KW_BACKEND_OPENCL. */
+int kw_device_backend(const kw_device* device, int* out);
+/* Waits for the device's own queue or stream. */
+int kw_device_synchronize(const kw_device* device);
+
+/* ---- kernels ---------------------------------------------------------------------- */
+
+/* Creates a kernel from a builder's definition on a device (the definition is checked
+ * against the device; every problem is reported). `wisdom_dir` (may be NULL: ./wisdom) is
+ * the application's wisdom directory, searched after KW_WISDOM_PATH. */
+int kw_kernel_create(kw_kernel** out, const kw_builder* builder, const kw_device* device,
+                     const char* wisdom_dir);
+/* Frees a kernel (NULL: nothing to do). */
+int kw_kernel_free(kw_kernel* kernel);
+
+/* A scalar argument's value: the member named by its type. */
+typedef union kw_value {
+    int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+    uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+    float f32; double f64;
+} kw_value;
+
+#define KW_ARG_BUFFER 0u
+#define KW_ARG_SCALAR 1u
+/* A buffer's element count asked of the driver: the whole cl_mem (CL_MEM_SIZE), or from a
+ * CUDA device pointer to the end of its allocation (cuPointerGetAttributes). */
+#define KW_COUNT_AUTO ((size_t)-1)
+
+/* One launch argument (32 bytes on 64-bit systems). Buffers: `ptr` is the cl_mem or the
+ * CUDA device pointer (a CUdeviceptr cast to void*), `count` the number of elements it
+ * holds or KW_COUNT_AUTO. Scalars: `value`. The helpers below fill it. */
+typedef struct kw_arg {
+    uint32_t kind; /* KW_ARG_BUFFER or KW_ARG_SCALAR */
+    uint32_t type; /* kw_type: the scalar's type or the buffer's element type */
+    void* ptr;
+    size_t count;
+    kw_value value;
+} kw_arg;
+
+static inline kw_arg kw_arg_buffer(void* ptr, kw_type type, size_t count) {
+    kw_arg a;
+    a.kind = KW_ARG_BUFFER; a.type = (uint32_t)type; a.ptr = ptr; a.count = count;
+    a.value.u64 = 0;
+    return a;
+}
+static inline kw_arg kw_arg_scalar_i64(kw_type type, int64_t v) {
+    kw_arg a;
+    a.kind = KW_ARG_SCALAR; a.type = (uint32_t)type; a.ptr = NULL; a.count = 0;
+    a.value.u64 = 0;
+    switch (type) {
+    case KW_I8: a.value.i8 = (int8_t)v; break;
+    case KW_I16: a.value.i16 = (int16_t)v; break;
+    case KW_I32: a.value.i32 = (int32_t)v; break;
+    case KW_U8: a.value.u8 = (uint8_t)v; break;
+    case KW_U16: a.value.u16 = (uint16_t)v; break;
+    case KW_U32: a.value.u32 = (uint32_t)v; break;
+    case KW_U64: a.value.u64 = (uint64_t)v; break;
+    case KW_F32: a.value.f32 = (float)v; break;
+    case KW_F64: a.value.f64 = (double)v; break;
+    default: a.value.i64 = v; break;
+    }
+    return a;
+}
+static inline kw_arg kw_arg_i32(int32_t v) { return kw_arg_scalar_i64(KW_I32, v); }
+static inline kw_arg kw_arg_i64(int64_t v) { return kw_arg_scalar_i64(KW_I64, v); }
+static inline kw_arg kw_arg_u32(uint32_t v) { return kw_arg_scalar_i64(KW_U32, v); }
+static inline kw_arg kw_arg_u64(uint64_t v) {
+    kw_arg a = kw_arg_scalar_i64(KW_U64, 0);
+    a.value.u64 = v;
+    return a;
+}
+static inline kw_arg kw_arg_f32(float v) {
+    kw_arg a = kw_arg_scalar_i64(KW_F32, 0);
+    a.value.f32 = v;
+    return a;
+}
+static inline kw_arg kw_arg_f64(double v) {
+    kw_arg a = kw_arg_scalar_i64(KW_F64, 0);
+    a.value.f64 = v;
+    return a;
+}
+
+/* Launches with the configuration selected for the arguments' problem size, on `stream`: a
+ * CUstream / cudaStream_t or a cl_command_queue of the device's context; NULL is the
+ * device's own queue or stream. Asynchronous, ordered on that stream / queue. A captured
+ * launch (KW_CAPTURE) waits for the launch to copy its outputs. */
+int kw_kernel_launch(const kw_kernel* kernel, void* stream, const kw_arg* args, size_t nargs);
+/* OpenCL: launches on `queue` (NULL: the device's own) after `nwait` cl_events; with a
+ * non-NULL out_event, returns the launch's cl_event (release it with clReleaseEvent). */
+int kw_kernel_launch_opencl(const kw_kernel* kernel, void* queue, void* const* wait_events,
+                            size_t nwait, void** out_event, const kw_arg* args,
+                            size_t nargs);
+/* The configuration ("name=value,...") launches of problem size (x, y, z) use, once one
+ * was launched (unused axes are 1). */
+int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, char* buf,
+                     size_t cap);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KERNEL_WISDOM_H */

@@ -1,0 +1,472 @@
+// kernel_wisdom.hpp: header-only C++17 wrapper of the kernel-wisdom C API.
+//
+//   kw::KernelBuilder builder("vector_add", "kernels/vector_add.cl");
+//   auto bx = builder.tune("block_size_x", {64, 128, 256}, 128);
+//   auto ept = builder.tune("elems_per_thread", {1, 2, 4}, 1);
+//   builder.restriction(bx * ept <= 1024)
+//       .problem_size(kw::arg("n"))
+//       .block_size(bx)
+//       .grid_divisors(bx * ept)
+//       .output<float>("c").input<float>("a").input<float>("b").scalar<int>("n");
+//   kw::WisdomKernel kernel(builder, kw::Device::attach_opencl(context, queue));
+//   kernel.launch(queue, kw::buffer<float>(c), kw::buffer<float>(a), kw::buffer<float>(b), n);
+//   // CUDA: kernel.launch(stream, d_c, d_a, d_b, n) with device pointers (float*).
+//
+// Handles are RAII (move-only); every failure throws kw::error with the status and the
+// message. Arguments are packed with their types: T* (arithmetic T) is a CUDA device
+// pointer whose allocation size the driver reports; kw::buffer<T>(cl_mem or pointer[, count])
+// names the element type of a cl_mem (and, optionally, the element count); arithmetic values
+// are scalars of their own type (an `int` is KW_I32, a `float` KW_F32: cast to the kernel's
+// declared type, a wrong type is an error naming the argument).
+#ifndef KERNEL_WISDOM_HPP
+#define KERNEL_WISDOM_HPP
+
+#include "kernel_wisdom.h"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace kw {
+
+// ---- errors -------------------------------------------------------------------------
+
+class error : public std::runtime_error {
+public:
+    error(int status, const std::string& message)
+        : std::runtime_error(std::string(kw_status_name(status)) + ": " + message),
+          status_(status) {}
+    int status() const noexcept { return status_; }
+
+private:
+    int status_;
+};
+
+namespace detail {
+inline void check(int status) {
+    if (status != KW_OK) throw error(status, kw_last_error());
+}
+inline const char* c_str_or_null(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+}  // namespace detail
+
+// ---- types --------------------------------------------------------------------------
+
+// The kw_type of an arithmetic C++ type (by size and signedness; bool has none).
+template <typename T>
+constexpr kw_type type_of() {
+    using U = std::remove_cv_t<T>;
+    static_assert(std::is_arithmetic_v<U> && !std::is_same_v<U, bool>,
+                  "kernel-wisdom arguments are integers, floats or doubles");
+    if constexpr (std::is_floating_point_v<U>) {
+        static_assert(sizeof(U) == 4 || sizeof(U) == 8, "float or double");
+        return sizeof(U) == 4 ? KW_F32 : KW_F64;
+    } else if constexpr (std::is_signed_v<U>) {
+        return sizeof(U) == 1 ? KW_I8 : sizeof(U) == 2 ? KW_I16 : sizeof(U) == 4 ? KW_I32 : KW_I64;
+    } else {
+        return sizeof(U) == 1 ? KW_U8 : sizeof(U) == 2 ? KW_U16 : sizeof(U) == 4 ? KW_U32 : KW_U64;
+    }
+}
+
+// The C name of a type, as a template argument expression ("\"float\"").
+template <typename T>
+std::string type_name() {
+    constexpr kw_type t = type_of<T>();
+    const char* names[] = {"signed char", "short", "int", "long long", "unsigned char",
+                           "unsigned short", "unsigned int", "unsigned long long", "float",
+                           "double"};
+    return std::string("\"") + names[t] + "\"";
+}
+
+// ---- expressions (text in the project's expression language) ----------------------
+
+class Expr {
+public:
+    Expr(const char* text) : text_(text ? text : "") {
+        if (!text) throw error(KW_ERROR_NULL, "a null expression text");
+    }
+    Expr(std::string text) : text_(std::move(text)) {}
+    template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+    Expr(T v) : text_(std::to_string(v)) {}
+    Expr(bool v) : text_(v ? "True" : "False") {}
+    Expr(double v) {
+        std::ostringstream s;
+        s.precision(17);
+        s << v;
+        text_ = s.str();
+        if (text_.find_first_of(".eEn") == std::string::npos) text_ += ".0";
+    }
+    const std::string& text() const noexcept { return text_; }
+    const char* c_str() const noexcept { return text_.c_str(); }
+
+private:
+    std::string text_;
+};
+
+namespace detail {
+inline Expr binary(const Expr& a, const char* op, const Expr& b) {
+    return Expr("(" + a.text() + ") " + op + " (" + b.text() + ")");
+}
+inline Expr call(const char* f, const Expr& a, const Expr& b) {
+    return Expr(std::string(f) + "(" + a.text() + ", " + b.text() + ")");
+}
+}  // namespace detail
+
+inline Expr operator+(const Expr& a, const Expr& b) { return detail::binary(a, "+", b); }
+inline Expr operator-(const Expr& a, const Expr& b) { return detail::binary(a, "-", b); }
+inline Expr operator*(const Expr& a, const Expr& b) { return detail::binary(a, "*", b); }
+inline Expr operator/(const Expr& a, const Expr& b) { return detail::binary(a, "/", b); }
+inline Expr operator%(const Expr& a, const Expr& b) { return detail::binary(a, "%", b); }
+inline Expr operator==(const Expr& a, const Expr& b) { return detail::binary(a, "==", b); }
+inline Expr operator!=(const Expr& a, const Expr& b) { return detail::binary(a, "!=", b); }
+inline Expr operator<(const Expr& a, const Expr& b) { return detail::binary(a, "<", b); }
+inline Expr operator<=(const Expr& a, const Expr& b) { return detail::binary(a, "<=", b); }
+inline Expr operator>(const Expr& a, const Expr& b) { return detail::binary(a, ">", b); }
+inline Expr operator>=(const Expr& a, const Expr& b) { return detail::binary(a, ">=", b); }
+inline Expr operator&&(const Expr& a, const Expr& b) { return detail::binary(a, "and", b); }
+inline Expr operator||(const Expr& a, const Expr& b) { return detail::binary(a, "or", b); }
+inline Expr int_div(const Expr& a, const Expr& b) { return detail::binary(a, "//", b); }
+inline Expr div_ceil(const Expr& a, const Expr& b) { return detail::call("div_ceil", a, b); }
+inline Expr round_up(const Expr& a, const Expr& b) { return detail::call("round_up", a, b); }
+inline Expr min(const Expr& a, const Expr& b) { return detail::call("min", a, b); }
+inline Expr max(const Expr& a, const Expr& b) { return detail::call("max", a, b); }
+// A kernel argument by name (args.n) or position (args[0]).
+inline Expr arg(const std::string& name) { return Expr("args." + name); }
+inline Expr arg(int index) { return Expr("args[" + std::to_string(index) + "]"); }
+// A problem-size axis (0, 1, 2).
+inline Expr problem_size(int axis) { return Expr("problem_size[" + std::to_string(axis) + "]"); }
+// A device attribute (device.max_threads_per_block, ...).
+inline Expr device_attr(const std::string& name) { return Expr("device." + name); }
+
+// ---- launch arguments ---------------------------------------------------------------
+
+// A buffer with its element type: a cl_mem or a CUDA device pointer, with its element
+// count or KW_COUNT_AUTO (asked of the driver).
+template <typename T>
+struct Buffer {
+    using element_type = T;
+    void* ptr;
+    size_t count;
+};
+template <typename T>
+Buffer<T> buffer(const void* mem, size_t count = KW_COUNT_AUTO) {
+    return Buffer<T>{const_cast<void*>(mem), count};
+}
+
+namespace detail {
+template <typename T>
+struct is_buffer : std::false_type {};
+template <typename T>
+struct is_buffer<Buffer<T>> : std::true_type {};
+template <typename T>
+inline constexpr bool dependent_false = false;
+
+template <typename A>
+kw_arg pack(const A& a) {
+    using D = std::decay_t<A>;
+    if constexpr (std::is_same_v<D, kw_arg>) {
+        return a;
+    } else if constexpr (is_buffer<D>::value) {
+        return kw_arg_buffer(a.ptr, type_of<typename D::element_type>(), a.count);
+    } else if constexpr (std::is_pointer_v<D>) {
+        using E = std::remove_cv_t<std::remove_pointer_t<D>>;
+        static_assert(std::is_arithmetic_v<E> && !std::is_same_v<E, bool>,
+                      "a pointer argument must point at integers, floats or doubles; wrap "
+                      "other handles (cl_mem) in kw::buffer<T>(...)");
+        return kw_arg_buffer(const_cast<E*>(a), type_of<E>(), KW_COUNT_AUTO);
+    } else if constexpr (std::is_arithmetic_v<D>) {
+        kw_arg r = kw_arg_scalar_i64(type_of<D>(), 0);
+        if constexpr (std::is_floating_point_v<D>) {
+            if constexpr (sizeof(D) == 4) r.value.f32 = a; else r.value.f64 = a;
+        } else if constexpr (std::is_signed_v<D>) {
+            r = kw_arg_scalar_i64(type_of<D>(), static_cast<int64_t>(a));
+        } else {
+            r = kw_arg_scalar_i64(type_of<D>(), 0);
+            r.value.u64 = 0;
+            if constexpr (sizeof(D) == 1) r.value.u8 = a;
+            else if constexpr (sizeof(D) == 2) r.value.u16 = a;
+            else if constexpr (sizeof(D) == 4) r.value.u32 = a;
+            else r.value.u64 = a;
+        }
+        return r;
+    } else {
+        static_assert(dependent_false<D>, "unsupported kernel-wisdom launch argument type");
+    }
+}
+}  // namespace detail
+
+// ---- handles ------------------------------------------------------------------------
+
+namespace detail {
+template <typename H, int (*Free)(H*)>
+class Handle {
+public:
+    Handle() = default;
+    explicit Handle(H* h) : h_(h) {}
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    Handle(Handle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Handle& operator=(Handle&& o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, nullptr);
+        }
+        return *this;
+    }
+    ~Handle() { reset(); }
+    H* get() const noexcept { return h_; }
+    explicit operator bool() const noexcept { return h_ != nullptr; }
+    void reset() noexcept {
+        if (h_) (void)Free(h_);
+        h_ = nullptr;
+    }
+
+private:
+    H* h_ = nullptr;
+};
+}  // namespace detail
+
+// A tunable kernel's definition, built in the style of Kernel Launcher's KernelBuilder.
+class KernelBuilder {
+public:
+    // Kernel `kernel_name` in source file `source_file`.
+    KernelBuilder(const std::string& kernel_name, const std::string& source_file) {
+        kw_builder* b = nullptr;
+        detail::check(kw_builder_new(&b, kernel_name.c_str(), source_file.c_str()));
+        h_ = Handle(b);
+    }
+    // Kernel `kernel_name` in source text `text` (`file_name` picks the backend: .cu, .cl).
+    static KernelBuilder from_string(const std::string& kernel_name,
+                                     const std::string& file_name, const std::string& text) {
+        kw_builder* b = nullptr;
+        detail::check(kw_builder_new_from_string(&b, kernel_name.c_str(), file_name.c_str(),
+                                                 text.c_str()));
+        return KernelBuilder(Handle(b));
+    }
+
+    Expr tune(const std::string& name, std::initializer_list<int> values,
+              long long default_value) {
+        std::vector<int64_t> v(values.begin(), values.end());
+        detail::check(kw_builder_tune_int(h_.get(), name.c_str(), v.data(), v.size(),
+                                          static_cast<int64_t>(default_value)));
+        return Expr(name);
+    }
+    Expr tune(const std::string& name, const std::vector<int64_t>& values, int64_t default_value) {
+        detail::check(kw_builder_tune_int(h_.get(), name.c_str(), values.data(), values.size(),
+                                          default_value));
+        return Expr(name);
+    }
+    Expr tune(const std::string& name, std::initializer_list<double> values, double default_value) {
+        std::vector<double> v(values.begin(), values.end());
+        detail::check(
+            kw_builder_tune_double(h_.get(), name.c_str(), v.data(), v.size(), default_value));
+        return Expr(name);
+    }
+    Expr tune(const std::string& name, const std::vector<std::string>& values,
+              const std::string& default_value) {
+        std::vector<const char*> v;
+        for (const auto& s : values) v.push_back(s.c_str());
+        detail::check(kw_builder_tune_string(h_.get(), name.c_str(), v.data(), v.size(),
+                                             default_value.c_str()));
+        return Expr(name);
+    }
+    KernelBuilder& backend(kw_backend b) {
+        detail::check(kw_builder_backend(h_.get(), b));
+        return *this;
+    }
+    KernelBuilder& include_dir(const std::string& dir) {
+        detail::check(kw_builder_include_dir(h_.get(), dir.c_str()));
+        return *this;
+    }
+    KernelBuilder& params_as_defines(bool on) {
+        detail::check(kw_builder_params_as_defines(h_.get(), on ? 1 : 0));
+        return *this;
+    }
+    KernelBuilder& restriction(const Expr& e) {
+        detail::check(kw_builder_restriction(h_.get(), e.c_str()));
+        return *this;
+    }
+    KernelBuilder& problem_size(const Expr& x) {
+        detail::check(kw_builder_problem_size(h_.get(), x.c_str(), nullptr, nullptr));
+        return *this;
+    }
+    KernelBuilder& problem_size(const Expr& x, const Expr& y) {
+        detail::check(kw_builder_problem_size(h_.get(), x.c_str(), y.c_str(), nullptr));
+        return *this;
+    }
+    KernelBuilder& problem_size(const Expr& x, const Expr& y, const Expr& z) {
+        detail::check(kw_builder_problem_size(h_.get(), x.c_str(), y.c_str(), z.c_str()));
+        return *this;
+    }
+    KernelBuilder& block_size(const Expr& x, const Expr& y = 1, const Expr& z = 1) {
+        detail::check(kw_builder_block_size(h_.get(), x.c_str(), y.c_str(), z.c_str()));
+        return *this;
+    }
+    KernelBuilder& grid_size(const Expr& x, const Expr& y = 1, const Expr& z = 1) {
+        detail::check(kw_builder_grid_size(h_.get(), x.c_str(), y.c_str(), z.c_str()));
+        return *this;
+    }
+    KernelBuilder& grid_divisors(const Expr& x, const Expr& y = 1, const Expr& z = 1) {
+        detail::check(kw_builder_grid_divisors(h_.get(), x.c_str(), y.c_str(), z.c_str()));
+        return *this;
+    }
+    KernelBuilder& shared_memory(const Expr& bytes) {
+        detail::check(kw_builder_shared_memory(h_.get(), bytes.c_str()));
+        return *this;
+    }
+    KernelBuilder& define(const std::string& name, const Expr& value) {
+        detail::check(kw_builder_define(h_.get(), name.c_str(), value.c_str()));
+        return *this;
+    }
+    template <typename... E>
+    KernelBuilder& template_args(const E&... args) {
+        std::array<Expr, sizeof...(E)> exprs{Expr(args)...};
+        std::array<const char*, sizeof...(E)> texts{};
+        for (size_t i = 0; i < exprs.size(); ++i) texts[i] = exprs[i].c_str();
+        detail::check(kw_builder_template_args(h_.get(), texts.data(), texts.size()));
+        return *this;
+    }
+    KernelBuilder& compiler_flag(const std::string& flag) {
+        const char* f = flag.c_str();
+        detail::check(kw_builder_compiler_flags(h_.get(), &f, 1));
+        return *this;
+    }
+    KernelBuilder& tuning_key(const std::string& key) {
+        detail::check(kw_builder_tuning_key(h_.get(), key.c_str()));
+        return *this;
+    }
+    template <typename T>
+    KernelBuilder& buffer(const std::string& name, kw_access access) {
+        detail::check(kw_builder_arg_buffer(h_.get(), name.c_str(), type_of<T>(), access));
+        return *this;
+    }
+    template <typename T>
+    KernelBuilder& input(const std::string& name) { return buffer<T>(name, KW_INPUT); }
+    template <typename T>
+    KernelBuilder& output(const std::string& name) { return buffer<T>(name, KW_OUTPUT); }
+    template <typename T>
+    KernelBuilder& inout(const std::string& name) { return buffer<T>(name, KW_INOUT); }
+    template <typename T>
+    KernelBuilder& scalar(const std::string& name) {
+        detail::check(kw_builder_arg_scalar(h_.get(), name.c_str(), type_of<T>()));
+        return *this;
+    }
+    KernelBuilder& buffer_len(const std::string& name, const Expr& len) {
+        detail::check(kw_builder_buffer_len(h_.get(), name.c_str(), len.c_str()));
+        return *this;
+    }
+    // Checks the whole definition (throws kw::error listing every problem).
+    void check() { detail::check(kw_builder_check(h_.get())); }
+    kw_builder* get() const noexcept { return h_.get(); }
+
+private:
+    using Handle = detail::Handle<kw_builder, kw_builder_free>;
+    explicit KernelBuilder(Handle h) : h_(std::move(h)) {}
+    Handle h_;
+};
+
+// A device: one kernel-wisdom opens, or the application's own context.
+class Device {
+public:
+    // By selector (an index or a name substring); empty: KW_DEVICE (device 0 when unset).
+    static Device open(const std::string& selector = "") {
+        kw_device* d = nullptr;
+        detail::check(kw_device_open(&d, detail::c_str_or_null(selector)));
+        return Device(d);
+    }
+    // The application's cl_context and cl_command_queue.
+    static Device attach_opencl(void* cl_context, void* cl_command_queue) {
+        kw_device* d = nullptr;
+        detail::check(kw_device_attach_opencl(&d, cl_context, cl_command_queue));
+        return Device(d);
+    }
+    // The calling thread's current CUDA context.
+    static Device attach_cuda_current() {
+        kw_device* d = nullptr;
+        detail::check(kw_device_attach_cuda_current(&d));
+        return Device(d);
+    }
+    // The CUDA runtime's (primary) context of device `ordinal`.
+    static Device attach_cuda_primary(int ordinal = 0) {
+        kw_device* d = nullptr;
+        detail::check(kw_device_attach_cuda_primary(&d, ordinal));
+        return Device(d);
+    }
+    std::string name() const {
+        char buf[512];
+        detail::check(kw_device_name(h_.get(), buf, sizeof buf));
+        return buf;
+    }
+    kw_backend backend() const {
+        int b = 0;
+        detail::check(kw_device_backend(h_.get(), &b));
+        return static_cast<kw_backend>(b);
+    }
+    void synchronize() const { detail::check(kw_device_synchronize(h_.get())); }
+    kw_device* get() const noexcept { return h_.get(); }
+
+private:
+    explicit Device(kw_device* d) : h_(d) {}
+    detail::Handle<kw_device, kw_device_free> h_;
+};
+
+// A tunable kernel on a device: selects a configuration per problem size from wisdom,
+// compiles it once, launches it on the application's stream or queue.
+class WisdomKernel {
+public:
+    WisdomKernel(const KernelBuilder& builder, const Device& device,
+                 const std::string& wisdom_dir = "") {
+        kw_kernel* k = nullptr;
+        detail::check(kw_kernel_create(&k, builder.get(), device.get(),
+                                       detail::c_str_or_null(wisdom_dir)));
+        h_ = Handle(k);
+    }
+
+    // Launches on `stream` (cudaStream_t / CUstream / cl_command_queue; nullptr: the
+    // device's own) with the arguments packed with their types.
+    template <typename... Args>
+    void launch(void* stream, const Args&... args) const {
+        std::array<kw_arg, sizeof...(Args)> packed{detail::pack(args)...};
+        detail::check(kw_kernel_launch(h_.get(), stream, packed.data(), packed.size()));
+    }
+    template <typename... Args>
+    void operator()(void* stream, const Args&... args) const {
+        launch(stream, args...);
+    }
+    // OpenCL: launches on `queue` after `wait` events and returns the launch's cl_event
+    // (release it with clReleaseEvent).
+    template <typename... Args>
+    void* launch_with_event(void* queue, const std::vector<void*>& wait,
+                            const Args&... args) const {
+        std::array<kw_arg, sizeof...(Args)> packed{detail::pack(args)...};
+        void* event = nullptr;
+        detail::check(kw_kernel_launch_opencl(h_.get(), queue, wait.data(), wait.size(), &event,
+                                              packed.data(), packed.size()));
+        return event;
+    }
+    // Launches with arguments packed by hand.
+    void launch_args(void* stream, const std::vector<kw_arg>& args) const {
+        detail::check(kw_kernel_launch(h_.get(), stream, args.data(), args.size()));
+    }
+    // The configuration launches of this problem size use ("name=value,...").
+    std::string config(int64_t x, int64_t y = 1, int64_t z = 1) const {
+        char buf[4096];
+        detail::check(kw_kernel_config(h_.get(), x, y, z, buf, sizeof buf));
+        return buf;
+    }
+    kw_kernel* get() const noexcept { return h_.get(); }
+
+private:
+    using Handle = detail::Handle<kw_kernel, kw_kernel_free>;
+    Handle h_;
+};
+
+}  // namespace kw
+
+#endif  // KERNEL_WISDOM_HPP

@@ -1,0 +1,289 @@
+//! `kw_kernel_*`: a tunable kernel on a device, launched on the application's stream or
+//! queue with its device pointers / `cl_mem`s and scalars.
+
+use crate::device::DEVICES;
+use crate::ffi::{copy_out, need_out, opt_text, put, slice};
+use crate::handles::{Kind, Registry};
+use crate::status::{guard, CError, Status};
+use crate::types::{scalar_type, KwArg, KwValue, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO};
+use kernel_wisdom::{BackendKind, KernelArg, Queue, RawMem, ScalarType, WisdomKernel};
+use kw_core::scalar::ScalarValue;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// The live kernels.
+pub static KERNELS: Registry<WisdomKernel> = Registry::new(Kind::Kernel);
+
+/// `kw_kernel_create`: builds the builder's definition for the device (every problem is
+/// reported at once) and binds it; `wisdom_dir` (may be null: `./wisdom`) is the
+/// application's wisdom directory, searched after `KW_WISDOM_PATH`.
+#[no_mangle]
+pub unsafe extern "C" fn kw_kernel_create(
+    out: *mut *mut c_void,
+    builder: *const c_void,
+    device: *const c_void,
+    wisdom_dir: *const c_char,
+) -> c_int {
+    guard(|| {
+        need_out(out, "kw_kernel_create")?;
+        let b = crate::builder::BUILDERS.get(builder)?;
+        let dev = DEVICES.get(device)?;
+        // SAFETY: null or a string, as the header requires.
+        let dir = unsafe { opt_text(wisdom_dir, "wisdom_dir") }?;
+        let def = b
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .build_for(dev.as_ref().as_ref())?;
+        let mut kernel = WisdomKernel::new(def, Arc::clone(&dev))?;
+        if let Some(dir) = dir {
+            kernel = kernel.with_wisdom_dir(dir);
+        }
+        // SAFETY: checked non-null above.
+        unsafe { put(out, KERNELS.insert(kernel), "kw_kernel_create") }
+    })
+}
+
+/// `kw_kernel_free` (null: nothing to do).
+#[no_mangle]
+pub extern "C" fn kw_kernel_free(k: *mut c_void) -> c_int {
+    guard(|| KERNELS.remove(k))
+}
+
+fn scalar(ty: ScalarType, v: KwValue) -> ScalarValue {
+    // SAFETY: every member of the union is plain data of at most 8 bytes, all initialised
+    // by C (a narrower member reads the low bytes the caller wrote through that member).
+    unsafe {
+        match ty {
+            ScalarType::I8 => ScalarValue::new(v.i8),
+            ScalarType::I16 => ScalarValue::new(v.i16),
+            ScalarType::I32 => ScalarValue::new(v.i32),
+            ScalarType::I64 => ScalarValue::new(v.i64),
+            ScalarType::U8 => ScalarValue::new(v.u8),
+            ScalarType::U16 => ScalarValue::new(v.u16),
+            ScalarType::U32 => ScalarValue::new(v.u32),
+            ScalarType::U64 => ScalarValue::new(v.u64),
+            ScalarType::F32 => ScalarValue::new(v.f32),
+            ScalarType::F64 => ScalarValue::new(v.f64),
+        }
+    }
+}
+
+/// One C argument as a launch argument.
+///
+/// # Safety
+/// A buffer's `ptr` is live memory of the kernel's device (of at least `count` elements).
+unsafe fn arg(
+    kernel: &WisdomKernel,
+    index: usize,
+    a: &KwArg,
+) -> Result<KernelArg<'static>, CError> {
+    let name = &kernel.def().kernel_name;
+    let bad = |status, what: String| {
+        CError::new(status, format!("kernel `{name}`: argument {index}: {what}"))
+    };
+    let ty = i32::try_from(a.elem_type)
+        .map_err(|_| {
+            bad(
+                Status::Invalid,
+                format!("type {} is not a kw_type", a.elem_type),
+            )
+        })
+        .and_then(|t| scalar_type(t).map_err(|e| bad(e.status, e.message)))?;
+    match a.kind {
+        ARG_SCALAR => Ok(KernelArg::Scalar(scalar(ty, a.value))),
+        ARG_BUFFER if a.ptr.is_null() => Err(bad(Status::Null, "a null buffer".into())),
+        ARG_BUFFER => {
+            let backend = kernel.device().info().backend;
+            let raw = if a.count == COUNT_AUTO {
+                match backend {
+                    BackendKind::Cuda => {
+                        let bytes = kernel_wisdom::cuda::attach::bytes_from_pointer(a.ptr as u64)
+                            .map_err(|e| bad(Status::Backend, e.to_string()))?;
+                        // SAFETY: the driver says the allocation holds `bytes` from `ptr`.
+                        unsafe { RawMem::cuda(a.ptr as u64, bytes) }
+                    }
+                    _ => {
+                        // SAFETY: a live cl_mem, as the header requires.
+                        return unsafe {
+                            kernel_wisdom::opencl::attach::raw_buffer_arg(a.ptr.cast(), ty)
+                        }
+                        .map_err(|e| bad(Status::Backend, e.to_string()));
+                    }
+                }
+            } else {
+                let bytes = a.count.checked_mul(ty.size()).ok_or_else(|| {
+                    bad(
+                        Status::Invalid,
+                        format!("{} elements of {ty} overflow", a.count),
+                    )
+                })?;
+                match backend {
+                    // SAFETY: the caller vouches for `count` elements at `ptr`.
+                    BackendKind::Cuda => unsafe { RawMem::cuda(a.ptr as u64, bytes) },
+                    // SAFETY: as above, for a cl_mem.
+                    _ => unsafe { RawMem::opencl(a.ptr, bytes) },
+                }
+            };
+            Ok(KernelArg::raw_buffer(raw, ty))
+        }
+        k => Err(bad(
+            Status::Invalid,
+            format!("kind {k} is neither KW_ARG_BUFFER (0) nor KW_ARG_SCALAR (1)"),
+        )),
+    }
+}
+
+/// Launch arguments converted from C: on the stack for up to [`INLINE_ARGS`] arguments (no
+/// allocation on the launch path), on the heap beyond.
+#[allow(clippy::large_enum_variant)] // on the stack on purpose: no allocation per launch
+enum Converted {
+    Inline([KernelArg<'static>; INLINE_ARGS], usize),
+    Heap(Vec<KernelArg<'static>>),
+}
+
+/// Arguments converted without allocating.
+const INLINE_ARGS: usize = 16;
+
+impl Converted {
+    fn as_slice(&self) -> &[KernelArg<'static>] {
+        match self {
+            Converted::Inline(a, n) => &a[..*n],
+            Converted::Heap(v) => v,
+        }
+    }
+}
+
+/// The C arguments as launch arguments.
+///
+/// # Safety
+/// As [`arg`]; `args` holds `n` entries.
+unsafe fn args(kernel: &WisdomKernel, args: *const KwArg, n: usize) -> Result<Converted, CError> {
+    // SAFETY: `n` arguments, as the header requires.
+    let given = unsafe { slice(args, n, "args") }?;
+    if given.len() <= INLINE_ARGS {
+        let mut out = [KernelArg::Scalar(ScalarValue::new(0u8)); INLINE_ARGS];
+        for (i, (slot, a)) in out.iter_mut().zip(given).enumerate() {
+            // SAFETY: as the caller promised.
+            *slot = unsafe { arg(kernel, i, a) }?;
+        }
+        return Ok(Converted::Inline(out, given.len()));
+    }
+    given
+        .iter()
+        .enumerate()
+        // SAFETY: as the caller promised.
+        .map(|(i, a)| unsafe { arg(kernel, i, a) })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Converted::Heap)
+}
+
+/// The launch target: null is the device's own queue or stream.
+///
+/// # Safety
+/// A non-null `stream` is a live stream / queue of the device's context; `wait` live events.
+unsafe fn queue<'a>(
+    kernel: &WisdomKernel,
+    stream: *mut c_void,
+    wait: &'a [*mut c_void],
+) -> Queue<'a> {
+    if stream.is_null() {
+        return Queue::DEFAULT;
+    }
+    match kernel.device().info().backend {
+        // SAFETY: as the caller promised.
+        BackendKind::Cuda => unsafe { Queue::cuda_raw(stream) },
+        // SAFETY: as the caller promised.
+        _ => unsafe { Queue::opencl_raw(stream, wait) },
+    }
+}
+
+/// `kw_kernel_launch`: launches on `stream` (a `CUstream` / `cudaStream_t` or a
+/// `cl_command_queue`; null: the device's own) with `nargs` arguments.
+#[no_mangle]
+pub unsafe extern "C" fn kw_kernel_launch(
+    k: *const c_void,
+    stream: *mut c_void,
+    args_ptr: *const KwArg,
+    nargs: usize,
+) -> c_int {
+    guard(|| {
+        let kernel = KERNELS.get(k)?;
+        // SAFETY (both): as the header requires.
+        let kargs = unsafe { args(&kernel, args_ptr, nargs) }?;
+        let q = unsafe { queue(&kernel, stream, &[]) };
+        Ok(kernel.launch_on(q, kargs.as_slice())?)
+    })
+}
+
+/// `kw_kernel_launch_opencl`: launches on `queue` after `nwait` events; with a non-null
+/// `out_event`, returns the launch's `cl_event` (the caller releases it).
+#[no_mangle]
+pub unsafe extern "C" fn kw_kernel_launch_opencl(
+    k: *const c_void,
+    queue_ptr: *mut c_void,
+    wait_events: *const *mut c_void,
+    nwait: usize,
+    out_event: *mut *mut c_void,
+    args_ptr: *const KwArg,
+    nargs: usize,
+) -> c_int {
+    guard(|| {
+        let kernel = KERNELS.get(k)?;
+        if kernel.device().info().backend != BackendKind::Opencl {
+            return Err(CError::new(
+                Status::Device,
+                format!(
+                    "kernel `{}` is on a CUDA device: use kw_kernel_launch",
+                    kernel.def().kernel_name
+                ),
+            ));
+        }
+        // SAFETY (all): as the header requires.
+        let wait = unsafe { slice(wait_events, nwait, "wait_events") }?;
+        let kargs = unsafe { args(&kernel, args_ptr, nargs) }?;
+        let q = unsafe { queue(&kernel, queue_ptr, wait) };
+        let event = kernel.launch_on_with_event(q, kargs.as_slice())?;
+        if out_event.is_null() {
+            return Ok(());
+        }
+        let raw = match event.map(|e| e.into_any().downcast::<kernel_wisdom::opencl::ClEvent>()) {
+            Some(Ok(ev)) => {
+                let kernel_wisdom::opencl::ClEvent(event) = *ev;
+                let raw = event.get();
+                // The caller owns the event now (and releases it with clReleaseEvent).
+                std::mem::forget(event);
+                raw.cast::<c_void>()
+            }
+            _ => std::ptr::null_mut(),
+        };
+        // SAFETY: checked non-null above.
+        unsafe { put(out_event, raw, "out_event") }
+    })
+}
+
+/// `kw_kernel_config`: the configuration (`name=value,...`) launches of problem size
+/// `(x, y, z)` use, once one was launched.
+#[no_mangle]
+pub unsafe extern "C" fn kw_kernel_config(
+    k: *const c_void,
+    x: i64,
+    y: i64,
+    z: i64,
+    buf: *mut c_char,
+    cap: usize,
+) -> c_int {
+    guard(|| {
+        let kernel = KERNELS.get(k)?;
+        let config = kernel.config_for(&[x, y, z]).ok_or_else(|| {
+            CError::new(
+                Status::Invalid,
+                format!(
+                    "kernel `{}`: nothing was launched at problem size ({x}, {y}, {z}) yet",
+                    kernel.def().kernel_name
+                ),
+            )
+        })?;
+        // SAFETY: `buf` has `cap` bytes, as the header requires.
+        unsafe { copy_out(&config.key(), buf, cap, "kw_kernel_config") }
+    })
+}

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod buffer;
 pub mod capture_meta;
+pub mod compile_cache;
 pub mod config;
 pub mod def_check;
 pub mod def_eval;

@@ -7,6 +7,7 @@ use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Mem, Queue, RawHandle, RawMem, RawQueue,
 };
+use kw_core::compile_cache::CompileCache;
 use kw_core::{BackendKind, DeviceInfo, Geometry};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -29,6 +30,7 @@ pub(crate) struct Shared {
 pub struct ClDevice {
     shared: Arc<Shared>,
     info: DeviceInfo,
+    cache: Arc<CompileCache>,
 }
 
 impl ClDevice {
@@ -49,6 +51,7 @@ impl ClDevice {
                 device,
             }),
             info,
+            cache: CompileCache::global(),
         })
     }
 
@@ -109,7 +112,19 @@ impl ClDevice {
                 device,
             }),
             info,
+            cache: CompileCache::global(),
         })
+    }
+
+    /// Compiles through `cache` instead of the process's cache ([`CompileCache::global`]).
+    pub fn with_compile_cache(mut self, cache: Arc<CompileCache>) -> ClDevice {
+        self.cache = cache;
+        self
+    }
+
+    /// The compile cache this device compiles through.
+    pub fn compile_cache(&self) -> &Arc<CompileCache> {
+        &self.cache
     }
 
     fn foreign(what: &str) -> BackendError {
@@ -331,7 +346,7 @@ impl Device for ClDevice {
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
-        Ok(Arc::new(compile(&self.shared, req)?))
+        Ok(Arc::new(compile(&self.shared, &self.info, &self.cache, req)?))
     }
 
     fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {

@@ -46,6 +46,9 @@ pub struct EntryHeader {
     pub options: String,
     /// When it was written (seconds since the Unix epoch).
     pub created: u64,
+    /// What else the backend needs to use the binary (e.g. OpenCL parameter address spaces).
+    #[serde(default)]
+    pub extra: String,
 }
 
 /// A compiled binary as the backend hands it to the cache, and gets it back on a hit.
@@ -157,6 +160,7 @@ mod tests {
                 symbol: "k".into(),
                 options: "-DX=1".into(),
                 created: 1,
+                extra: String::new(),
             },
             payload: payload.to_vec(),
         }

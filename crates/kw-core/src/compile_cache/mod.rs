@@ -176,6 +176,8 @@ pub struct Artifact {
     pub symbol: String,
     /// The compiler options used (for listings).
     pub options: String,
+    /// What else the backend needs to use the binary (stored in the entry's header).
+    pub extra: String,
     /// The binary.
     pub payload: Vec<u8>,
 }
@@ -350,6 +352,7 @@ impl CompileCache {
                     symbol: a.symbol,
                     options: a.options,
                     created,
+                    extra: a.extra,
                 },
                 payload: a.payload,
             };

@@ -49,6 +49,7 @@ fn fill(cache: &CompileCache, i: usize) -> Result<bool, BackendError> {
                     kind: "test".into(),
                     symbol: format!("k{i}"),
                     options: String::new(),
+                    extra: String::new(),
                     payload: payload_of(i),
                 }),
             ))

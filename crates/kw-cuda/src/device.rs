@@ -12,6 +12,7 @@ use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Queue, RawHandle, RawMem, RawQueue,
 };
+use kw_core::compile_cache::{CacheKey, CompileCache, Entry, Label};
 use kw_core::def_eval::Geometry;
 use kw_core::device::{BackendKind, DeviceInfo};
 use std::sync::{Arc, Mutex};
@@ -24,6 +25,7 @@ pub struct CudaDevice {
     /// Start and end events for [`Device::launch_timed`].
     events: Mutex<(CudaEvent, CudaEvent)>,
     driver: DriverVersion,
+    cache: Arc<CompileCache>,
 }
 
 impl CudaDevice {
@@ -59,6 +61,7 @@ impl CudaDevice {
             stream,
             events: Mutex::new(events),
             driver,
+            cache: CompileCache::global(),
         })
     }
 
@@ -90,22 +93,74 @@ impl CudaDevice {
         self.driver
     }
 
-    /// Compiles to a concrete [`CudaKernel`] (what [`Device::compile`] wraps in an `Arc`).
-    pub fn compile_cuda(&self, req: &CompileRequest<'_>) -> Result<CudaKernel, BackendError> {
-        let nvrtc =
-            nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
-                backend: BackendKind::Cuda,
-                reason: e.to_string(),
-            })?;
+    /// Compiles through `cache` instead of the process's cache ([`CompileCache::global`]).
+    pub fn with_compile_cache(mut self, cache: Arc<CompileCache>) -> CudaDevice {
+        self.cache = cache;
+        self
+    }
+
+    /// The compile cache this device compiles through.
+    pub fn compile_cache(&self) -> &Arc<CompileCache> {
+        &self.cache
+    }
+
+    /// What identifies this device's binaries in cache keys: name, architecture, compute
+    /// capability, NVRTC version and driver version.
+    fn cache_target(&self) -> Vec<(&'static str, String)> {
         let cc = self.info.compute_capability.unwrap_or((0, 0));
-        let compiled = compile::compile(nvrtc, req, cc)?;
-        CudaKernel::load(
-            &self.ctx,
-            req.kernel_name,
-            &req.source.file_name,
-            compiled,
-            self.driver.raw,
-        )
+        vec![
+            ("backend", "cuda".to_string()),
+            ("device", self.info.name.clone()),
+            ("architecture", self.info.architecture.clone()),
+            ("compute-capability", format!("{}.{}", cc.0, cc.1)),
+            ("compiler", self.info.compiler_version.clone()),
+            ("driver", self.driver.raw.to_string()),
+        ]
+    }
+
+    /// Compiles to a concrete [`CudaKernel`] (what [`Device::compile`] wraps in an `Arc`),
+    /// through the compile cache: a cached cubin or PTX is loaded without running NVRTC (its
+    /// [`crate::CompileStats::from_cache`] says so); a fresh one is stored.
+    pub fn compile_cuda(&self, req: &CompileRequest<'_>) -> Result<CudaKernel, BackendError> {
+        let target = self.cache_target();
+        let target: Vec<(&str, &str)> = target.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let key = CacheKey::for_request(&target, req);
+        let device_label = format!("{} ({})", self.info.name, self.info.architecture);
+        let label = Label {
+            backend: "cuda",
+            kernel: req.kernel_name,
+            device: &device_label,
+        };
+        let load = |entry: &Entry| {
+            let compiled = compile::Compiled::from_entry(entry)?;
+            CudaKernel::load(
+                &self.ctx,
+                req.kernel_name,
+                &req.source.file_name,
+                compiled,
+                self.driver.raw,
+            )
+            .map(CudaKernel::loaded_from_cache)
+            .map_err(|e| e.to_string())
+        };
+        self.cache.compile_through(key.as_ref(), label, load, || {
+            let nvrtc =
+                nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
+                    backend: BackendKind::Cuda,
+                    reason: e.to_string(),
+                })?;
+            let cc = self.info.compute_capability.unwrap_or((0, 0));
+            let compiled = compile::compile(nvrtc, req, cc)?;
+            let artifact = compiled.artifact();
+            let kernel = CudaKernel::load(
+                &self.ctx,
+                req.kernel_name,
+                &req.source.file_name,
+                compiled,
+                self.driver.raw,
+            )?;
+            Ok((kernel, Some(artifact)))
+        })
     }
 
     fn kernel<'k>(&self, kernel: &'k dyn CompiledKernel) -> Result<&'k CudaKernel, BackendError> {

@@ -346,7 +346,12 @@ impl Device for ClDevice {
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
-        Ok(Arc::new(compile(&self.shared, &self.info, &self.cache, req)?))
+        Ok(Arc::new(compile(
+            &self.shared,
+            &self.info,
+            &self.cache,
+            req,
+        )?))
     }
 
     fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {

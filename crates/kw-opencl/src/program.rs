@@ -260,10 +260,9 @@ fn from_binary(
     // SAFETY: the binary is one this device's driver produced (its entry passed its checksum
     // and key, which names the device, driver and platform versions); the driver checks it
     // again and reports an invalid binary as an error.
-    let mut program = unsafe {
-        Program::create_from_binary(&shared.context, &[device], &[&entry.payload])
-    }
-    .map_err(|e| format!("clCreateProgramWithBinary: {}", describe(e)))?;
+    let mut program =
+        unsafe { Program::create_from_binary(&shared.context, &[device], &[&entry.payload]) }
+            .map_err(|e| format!("clCreateProgramWithBinary: {}", describe(e)))?;
     program
         .build(&[device], options)
         .map_err(|e| format!("clBuildProgram of the binary: {}", describe(e)))?;

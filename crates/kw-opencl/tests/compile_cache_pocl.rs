@@ -76,7 +76,12 @@ fn compile_and_run(d: &ClDevice, src: &KernelSource, salt: &str) {
     d.launch(
         k.as_ref(),
         &g,
-        &[yb.arg(), xb.arg(), KernelArg::from(2.0f32), KernelArg::from(n as i32)],
+        &[
+            yb.arg(),
+            xb.arg(),
+            KernelArg::from(2.0f32),
+            KernelArg::from(n as i32),
+        ],
     )
     .expect("launch");
     let y = yb.to_vec().unwrap();
@@ -170,9 +175,16 @@ fn damaged_foreign_or_unloadable_entries_are_recompiled_and_replaced() {
         }
         let now = std::fs::read(&path).unwrap();
         let replaced = kw_core::compile_cache::entry::decode(&now, Some(&key));
-        assert!(replaced.is_ok(), "{what}: replaced by a trusted entry: {replaced:?}");
+        assert!(
+            replaced.is_ok(),
+            "{what}: replaced by a trusted entry: {replaced:?}"
+        );
         compile_and_run(&d, &src, "7");
-        assert_eq!(cache.stats().hits, after.hits + 1, "{what}: the replacement is used");
+        assert_eq!(
+            cache.stats().hits,
+            after.hits + 1,
+            "{what}: the replacement is used"
+        );
     }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -440,6 +440,11 @@ pub trait Device: Send + Sync {
     ) -> Result<f64, BackendError>;
     /// Waits until every operation enqueued so far has finished.
     fn synchronize(&self) -> Result<(), BackendError>;
+    /// The on-disk compile cache [`Device::compile`] goes through, where the backend has one
+    /// (its counters say how many compiles ran and how many were served from disk).
+    fn compile_cache(&self) -> Option<&Arc<crate::compile_cache::CompileCache>> {
+        None
+    }
 }
 
 /// A compiled kernel, ready to launch on the device that compiled it.

@@ -99,11 +99,6 @@ impl CudaDevice {
         self
     }
 
-    /// The compile cache this device compiles through.
-    pub fn compile_cache(&self) -> &Arc<CompileCache> {
-        &self.cache
-    }
-
     /// What identifies this device's binaries in cache keys: name, architecture, compute
     /// capability, NVRTC version and driver version.
     fn cache_target(&self) -> Vec<(&'static str, String)> {
@@ -177,6 +172,10 @@ impl CudaDevice {
 impl Device for CudaDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    fn compile_cache(&self) -> Option<&Arc<CompileCache>> {
+        Some(&self.cache)
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {

@@ -122,11 +122,6 @@ impl ClDevice {
         self
     }
 
-    /// The compile cache this device compiles through.
-    pub fn compile_cache(&self) -> &Arc<CompileCache> {
-        &self.cache
-    }
-
     fn foreign(what: &str) -> BackendError {
         BackendError::Foreign {
             backend: BackendKind::Opencl,
@@ -343,6 +338,10 @@ impl DeviceEvent for ClEvent {
 impl Device for ClDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    fn compile_cache(&self) -> Option<&Arc<CompileCache>> {
+        Some(&self.cache)
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {

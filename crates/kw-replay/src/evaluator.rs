@@ -8,6 +8,7 @@ use crate::compile::CompilePool;
 use crate::measure::{median, MeasureOptions, VerifyMode};
 use crate::session::ReplaySession;
 use kw_core::backend::CompiledKernel;
+use kw_core::compile_cache::{CacheStats, CompileCache};
 use kw_core::{Config, Point};
 use kw_tune::{EvalResult, Evaluator, Failure};
 use std::collections::HashMap;
@@ -29,8 +30,18 @@ pub struct ReplayStats {
     pub compile_wait: Duration,
     /// Wall time since the evaluator was created.
     pub wall: Duration,
-    /// CPU time of the compile threads.
+    /// CPU time of the compile threads (compiler runs and cache loads).
     pub compile_cpu: Duration,
+    /// Compiles that ran the compiler (configurations and the comparison kernels).
+    pub compiles: u64,
+    /// Compiles served from the on-disk compile cache.
+    pub cache_hits: u64,
+    /// Time the cache hits took to read and load.
+    pub cache_load: Duration,
+    /// Host time of verification (device comparison, or read-back and host comparison).
+    pub verify: Duration,
+    /// Host time of restoring the written buffers before each run.
+    pub restore: Duration,
 }
 
 impl ReplayStats {
@@ -42,6 +53,16 @@ impl ReplayStats {
         } else {
             0.0
         }
+    }
+
+    /// Wall time not spent waiting for the compiler, in launches, verifying or restoring:
+    /// the host's own share (scheduling, worker start-up, loading the capture, ...).
+    pub fn host_time(&self) -> Duration {
+        self.wall
+            .saturating_sub(self.compile_wait)
+            .saturating_sub(self.busy)
+            .saturating_sub(self.verify)
+            .saturating_sub(self.restore)
     }
 
     /// Evaluations per second of wall time.
@@ -73,6 +94,8 @@ pub struct ReplayEvaluator {
     last_samples: Option<Vec<f64>>,
     stats: ReplayStats,
     started: Instant,
+    /// The device's compile cache and its counters when the evaluator started.
+    cache: Option<(Arc<CompileCache>, CacheStats)>,
 }
 
 impl ReplayEvaluator {
@@ -87,6 +110,10 @@ impl ReplayEvaluator {
             Arc::new(session.def().clone()),
             compile_threads,
         );
+        let cache = session
+            .device()
+            .compile_cache()
+            .map(|c| (c.clone(), c.stats()));
         ReplayEvaluator {
             session,
             options,
@@ -95,6 +122,7 @@ impl ReplayEvaluator {
             last_samples: None,
             stats: ReplayStats::default(),
             started: Instant::now(),
+            cache,
         }
     }
 
@@ -108,6 +136,12 @@ impl ReplayEvaluator {
         let mut s = self.stats.clone();
         s.wall = self.started.elapsed();
         s.compile_cpu = self.pool.cpu_time();
+        if let Some((cache, at_start)) = &self.cache {
+            let now = cache.stats();
+            s.compiles = now.compiles - at_start.compiles;
+            s.cache_hits = now.hits - at_start.hits;
+            s.cache_load = now.load_time.saturating_sub(at_start.load_time);
+        }
         s
     }
 
@@ -123,9 +157,11 @@ impl ReplayEvaluator {
         geometry: &kw_core::Geometry,
         verify: bool,
     ) -> Result<f64, Failure> {
+        let restoring = Instant::now();
         self.session
             .restore()
             .map_err(|e| Failure::fatal(format!("restoring the buffers: {e}")))?;
+        self.stats.restore += restoring.elapsed();
         let ms = self
             .session
             .launch_timed(kernel, geometry)
@@ -133,13 +169,24 @@ impl ReplayEvaluator {
         self.stats.launches += 1;
         self.stats.busy += Duration::from_secs_f64(ms.max(0.0) / 1000.0);
         if verify {
-            match self.session.verify(self.options.tolerance) {
-                Ok(None) => self.stats.verified_runs += 1,
-                Ok(Some(reason)) => return Err(Failure::new(format!("wrong result: {reason}"))),
-                Err(e) => return Err(Failure::fatal(format!("reading the output: {e}"))),
-            }
+            self.verify()?;
         }
         Ok(ms)
+    }
+
+    /// Compares the outputs with the captured reference (timed).
+    fn verify(&mut self) -> Result<(), Failure> {
+        let started = Instant::now();
+        let verdict = self.session.verify(self.options.tolerance);
+        self.stats.verify += started.elapsed();
+        match verdict {
+            Ok(None) => {
+                self.stats.verified_runs += 1;
+                Ok(())
+            }
+            Ok(Some(reason)) => Err(Failure::new(format!("wrong result: {reason}"))),
+            Err(e) => Err(Failure::fatal(format!("reading the output: {e}"))),
+        }
     }
 
     /// Measures a configuration (compiled through the pool): warm-ups, timed samples,
@@ -178,11 +225,7 @@ impl ReplayEvaluator {
         }
         if self.options.verify == VerifyMode::Last && samples.len() < max {
             // The loop ended on the time budget: verify the last run now.
-            match self.session.verify(self.options.tolerance) {
-                Ok(None) => self.stats.verified_runs += 1,
-                Ok(Some(reason)) => return Err(Failure::new(format!("wrong result: {reason}"))),
-                Err(e) => return Err(Failure::fatal(format!("reading the output: {e}"))),
-            }
+            self.verify()?;
         }
         let median_ms = median(&mut samples.clone());
         Ok(Measurement { median_ms, samples })

@@ -82,6 +82,27 @@ pub fn print_summary(
         stats.compile_wait.as_secs_f64(),
         stats.compile_cpu.as_secs_f64(),
     );
+    println!("  {}", time_line(stats));
+}
+
+/// Where the time went: `time: compile ... | device ... | ...; N compiles, M cache hits`.
+pub fn time_line(s: &ReplayStats) -> String {
+    let sec = |d: std::time::Duration| d.as_secs_f64();
+    format!(
+        "time: compile {:.2} s CPU (waited {:.2} s), cache loads {:.3} s, device {:.3} s, \
+         verification {:.3} s, restore {:.3} s, host {:.2} s, of {:.2} s wall; \
+         {} compiles, {} cache hits",
+        sec(s.compile_cpu),
+        sec(s.compile_wait),
+        sec(s.cache_load),
+        sec(s.busy),
+        sec(s.verify),
+        sec(s.restore),
+        sec(s.host_time()),
+        sec(s.wall),
+        s.compiles,
+        s.cache_hits
+    )
 }
 
 /// What `--report-timing` measured.

@@ -110,10 +110,11 @@ impl ReplayEvaluator {
             Arc::new(session.def().clone()),
             compile_threads,
         );
+        // Counted from before the session compiled its comparison kernels.
         let cache = session
             .device()
             .compile_cache()
-            .map(|c| (c.clone(), c.stats()));
+            .map(|c| (c.clone(), session.cache_baseline().unwrap_or_default()));
         ReplayEvaluator {
             session,
             options,

@@ -8,6 +8,7 @@
 //! kept) and verifies each against the captured output ([`verify`]).
 
 pub mod compile;
+pub mod device_verify;
 pub mod error;
 pub mod evaluator;
 pub mod measure;
@@ -16,9 +17,10 @@ pub mod session;
 pub mod verify;
 
 pub use compile::CompilePool;
+pub use device_verify::DeviceComparer;
 pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
 pub use record::{capture_launch, HostArg};
-pub use session::{capture_checksum, reference_gap, ReplaySession};
-pub use verify::{Mismatch, Tolerance};
+pub use session::{capture_checksum, reference_gap, ReplaySession, VerifyWhere};
+pub use verify::{Mismatch, Summary, Tolerance};

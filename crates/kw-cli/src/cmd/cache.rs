@@ -45,18 +45,7 @@ fn resolve(w: &Where) -> Result<(PathBuf, u64)> {
 
 /// `12.3 KiB`.
 fn human(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
+    kernel_wisdom::diag::bytes(bytes)
 }
 
 fn when(t: SystemTime) -> String {

@@ -99,14 +99,23 @@ fn run_child(cache: &std::path::Path, nonce: &str, n: usize) -> Result<(f64, u64
     let line = text
         .lines()
         .find(|l| l.starts_with("FIRST_LAUNCH"))
-        .ok_or_else(|| format!("child failed: {text}{}", String::from_utf8_lossy(&out.stderr)))?;
+        .ok_or_else(|| {
+            format!(
+                "child failed: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
     let field = |name: &str| -> Result<f64, String> {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(name))
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| format!("no {name} in `{line}`"))
     };
-    Ok((field("ms=")?, field("compiles=")? as u64, field("hits=")? as u64))
+    Ok((
+        field("ms=")?,
+        field("compiles=")? as u64,
+        field("hits=")? as u64,
+    ))
 }
 
 /// Cold and warm first launches in new processes (see the module docs).
@@ -145,7 +154,10 @@ fn cold_and_warm(pairs: usize, n: usize) -> Result<(), Box<dyn std::error::Error
         counts_warm.0, counts_warm.1
     );
     println!("  ratio (warm / cold): {:.3}", w / c);
-    println!("RESULT first_launch_process_ms cold={c:.3} warm={w:.3} ratio={:.4}", w / c);
+    println!(
+        "RESULT first_launch_process_ms cold={c:.3} warm={w:.3} ratio={:.4}",
+        w / c
+    );
     Ok(())
 }
 

@@ -46,7 +46,8 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t_open = Instant::now();
-    let cache_dir = std::env::temp_dir().join(format!("kw-cuda-bench-cache-{}", std::process::id()));
+    let cache_dir =
+        std::env::temp_dir().join(format!("kw-cuda-bench-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache_dir);
     let cache = Arc::new(CompileCache::at(&cache_dir, 1 << 30));
     let dev = match CudaBackend::new().open_cuda(0) {
@@ -469,7 +470,10 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
             .expect("stats lock")
             .take()
             .expect("a compilation");
-        assert!(stats.from_cache, "the warm first launch was served by the cache");
+        assert!(
+            stats.from_cache,
+            "the warm first launch was served by the cache"
+        );
         warm.push([new_ms, stats.load_ms, first_ms]);
     }
     let wmean = |k: usize| warm.iter().map(|r| r[k]).sum::<f64>() / warm.len() as f64;
@@ -478,12 +482,18 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
     println!("first launch of the same kernels through new WisdomKernels, warm on-disk cache:");
     println!("  WisdomKernel::new (checks)     {wnew:8.3} ms");
     println!("  module load + get function     {wload:8.3} ms  (no NVRTC)");
-    println!("  total (new + first launch)     {wtotal:8.3} ms  ({:.3} of cold)", wtotal / total);
+    println!(
+        "  total (new + first launch)     {wtotal:8.3} ms  ({:.3} of cold)",
+        wtotal / total
+    );
     println!(
         "RESULT first_launch_warm_ms total={wtotal:.3} new={wnew:.3} load={wload:.3} cold_total={total:.2} ratio={:.4}",
         wtotal / total
     );
-    assert!(c.to_vec()?.iter().all(|&v| v == 3.0), "warm first launch result");
+    assert!(
+        c.to_vec()?.iter().all(|&v| v == 3.0),
+        "warm first launch result"
+    );
     Ok(())
 }
 

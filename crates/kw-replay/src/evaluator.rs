@@ -24,6 +24,8 @@ pub struct ReplayStats {
     pub launches: u64,
     /// Launches whose output was verified and matched.
     pub verified_runs: u64,
+    /// Of those, the ones compared on the device (the comparison kernel).
+    pub verified_on_device: u64,
     /// Device time of all launches, warm-ups included.
     pub busy: Duration,
     /// Time the measuring thread waited for the compiler.
@@ -183,6 +185,9 @@ impl ReplayEvaluator {
         match verdict {
             Ok(None) => {
                 self.stats.verified_runs += 1;
+                if self.session.host_verification_reason().is_none() {
+                    self.stats.verified_on_device += 1;
+                }
                 Ok(())
             }
             Ok(Some(reason)) => Err(Failure::new(format!("wrong result: {reason}"))),

@@ -300,6 +300,7 @@ impl IsolatedEvaluator {
             evaluations: self.evaluations,
             launches: s.launches,
             verified_runs: s.verified_runs,
+            verified_on_device: s.verified_on_device,
             busy: secs(s.busy_s),
             compile_wait: secs(s.compile_wait_s),
             wall: self.started.elapsed(),

@@ -90,13 +90,15 @@ pub fn time_line(s: &ReplayStats) -> String {
     let sec = |d: std::time::Duration| d.as_secs_f64();
     format!(
         "time: compile {:.2} s CPU (waited {:.2} s), cache loads {:.3} s, device {:.3} s, \
-         verification {:.3} s, restore {:.3} s, host {:.2} s, of {:.2} s wall; \
+         verification {:.3} s ({} of {} runs on the device), restore {:.3} s, host {:.2} s, of {:.2} s wall; \
          {} compiles, {} cache hits",
         sec(s.compile_cpu),
         sec(s.compile_wait),
         sec(s.cache_load),
         sec(s.busy),
         sec(s.verify),
+        s.verified_on_device,
+        s.verified_runs,
         sec(s.restore),
         sec(s.host_time()),
         sec(s.wall),

@@ -52,6 +52,9 @@ pub struct WireStats {
     pub compile_wait_s: f64,
     /// CPU seconds of the compile threads.
     pub compile_cpu_s: f64,
+    /// Verified launches compared on the device.
+    #[serde(default)]
+    pub verified_on_device: u64,
     /// Compiles that ran the compiler.
     #[serde(default)]
     pub compiles: u64,
@@ -75,6 +78,7 @@ impl WireStats {
         WireStats {
             launches: s.launches,
             verified_runs: s.verified_runs,
+            verified_on_device: s.verified_on_device,
             busy_s: s.busy.as_secs_f64(),
             compile_wait_s: s.compile_wait.as_secs_f64(),
             compile_cpu_s: s.compile_cpu.as_secs_f64(),
@@ -90,6 +94,7 @@ impl WireStats {
     pub fn add(&mut self, o: &WireStats) {
         self.launches += o.launches;
         self.verified_runs += o.verified_runs;
+        self.verified_on_device += o.verified_on_device;
         self.busy_s += o.busy_s;
         self.compile_wait_s += o.compile_wait_s;
         self.compile_cpu_s += o.compile_cpu_s;

@@ -24,6 +24,9 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     /// Start and end events for [`Device::launch_timed`].
     events: Mutex<(CudaEvent, CudaEvent)>,
+    /// Start and end events of [`Device::launch_timed_runs`], one pair per run (grown as
+    /// needed).
+    run_events: Mutex<Vec<(CudaEvent, CudaEvent)>>,
     driver: DriverVersion,
     cache: Arc<CompileCache>,
 }
@@ -60,6 +63,7 @@ impl CudaDevice {
             ctx,
             stream,
             events: Mutex::new(events),
+            run_events: Mutex::new(Vec::new()),
             driver,
             cache: CompileCache::global(),
         })
@@ -237,6 +241,54 @@ impl Device for CudaDevice {
         end.synchronize().map_err(api("cuEventSynchronize"))?;
         let ms = start.elapsed_ms(end).map_err(api("cuEventElapsedTime"))?;
         Ok(f64::from(ms))
+    }
+
+    fn launch_timed_runs(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        restore: &[(&dyn DeviceMemory, &dyn DeviceMemory)],
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let k = self.kernel(kernel)?;
+        let mut events = self.run_events.lock().unwrap_or_else(|p| p.into_inner());
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        while events.len() < runs {
+            events.push((
+                self.ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+                self.ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+            ));
+        }
+        for (start, end) in events.iter().take(runs) {
+            for (dst, src) in restore {
+                let dst = dst.as_any().downcast_ref::<CudaMemory>().ok_or_else(|| {
+                    BackendError::Foreign {
+                        backend: BackendKind::Cuda,
+                        what: "restore buffer".into(),
+                    }
+                })?;
+                // On the buffer's stream, which is this device's: ordered before the launch.
+                dst.copy_from_async(*src)?;
+            }
+            start.record(&self.stream).map_err(api("cuEventRecord"))?;
+            launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)?;
+            end.record(&self.stream).map_err(api("cuEventRecord"))?;
+        }
+        let mut times = Vec::with_capacity(runs);
+        if let Some((_, last)) = events.get(runs.wrapping_sub(1)) {
+            last.synchronize().map_err(|e| BackendError::Launch {
+                kernel: kernel.name().to_string(),
+                grid: geometry.grid,
+                block: geometry.block,
+                message: crate::error::driver_message(e),
+            })?;
+        }
+        for (start, end) in events.iter().take(runs) {
+            let ms = start.elapsed_ms(end).map_err(api("cuEventElapsedTime"))?;
+            times.push(f64::from(ms));
+        }
+        Ok(times)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {

@@ -411,6 +411,52 @@ impl Device for ClDevice {
         Ok(end.saturating_sub(start) as f64 / 1.0e6)
     }
 
+    fn launch_timed_runs(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        restore: &[(&dyn DeviceMemory, &dyn DeviceMemory)],
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let launch_err = |message: String| BackendError::Launch {
+            kernel: kernel.name().to_string(),
+            grid: geometry.grid,
+            block: geometry.block,
+            message,
+        };
+        let mut events = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            for (dst, src) in restore {
+                let dst = dst
+                    .as_any()
+                    .downcast_ref::<ClMemory>()
+                    .filter(|d| Arc::ptr_eq(&d.shared, &self.shared))
+                    .ok_or_else(|| Self::foreign("restore buffer"))?;
+                // In-order queue: the launch below runs after the copy; its event is not needed.
+                dst.enqueue_copy_from(*src)?;
+            }
+            events.push(self.enqueue(Queue::DEFAULT, kernel, geometry, args)?);
+        }
+        self.shared.queue.finish().map_err(|e| api("clFinish", e))?;
+        let mut times = Vec::with_capacity(runs);
+        for event in events {
+            let Some(event) = event else {
+                times.push(0.0);
+                continue;
+            };
+            event.wait().map_err(|e| launch_err(describe(e)))?;
+            let start = event
+                .profiling_command_start()
+                .map_err(|e| api("CL_PROFILING_COMMAND_START", e))?;
+            let end = event
+                .profiling_command_end()
+                .map_err(|e| api("CL_PROFILING_COMMAND_END", e))?;
+            times.push(end.saturating_sub(start) as f64 / 1.0e6);
+        }
+        Ok(times)
+    }
+
     fn synchronize(&self) -> Result<(), BackendError> {
         self.shared.queue.finish().map_err(|e| api("clFinish", e))
     }

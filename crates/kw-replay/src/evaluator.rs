@@ -177,6 +177,26 @@ impl ReplayEvaluator {
         Ok(ms)
     }
 
+    /// `runs` restores and timed launches, enqueued without a host wait between runs.
+    fn run_batch(
+        &mut self,
+        kernel: &dyn CompiledKernel,
+        geometry: &kw_core::Geometry,
+        runs: usize,
+    ) -> Result<Vec<f64>, Failure> {
+        if runs == 0 {
+            return Ok(Vec::new());
+        }
+        let times = self
+            .session
+            .run_timed(kernel, geometry, runs)
+            .map_err(|e| Failure::new(format!("launch failed: {e}")))?;
+        self.stats.launches += runs as u64;
+        let busy: f64 = times.iter().map(|ms| ms.max(0.0)).sum();
+        self.stats.busy += Duration::from_secs_f64(busy / 1000.0);
+        Ok(times)
+    }
+
     /// Compares the outputs with the captured reference (timed).
     fn verify(&mut self) -> Result<(), Failure> {
         let started = Instant::now();
@@ -215,23 +235,44 @@ impl ReplayEvaluator {
             }
         };
         let every = self.options.verify == VerifyMode::EveryRun;
-        for _ in 0..self.options.warmup {
-            self.run_once(kernel.as_ref(), &geometry, every)?;
-        }
-        let started = Instant::now();
-        let mut samples = Vec::new();
         let max = self.options.max_samples.max(1);
         let min = self.options.min_samples.clamp(1, max);
-        while samples.len() < max
-            && (samples.len() < min || started.elapsed() < self.options.time_budget)
-        {
-            let last = samples.len() + 1 == max;
-            let verify = every || (last && self.options.verify == VerifyMode::Last);
-            samples.push(self.run_once(kernel.as_ref(), &geometry, verify)?);
-        }
-        if self.options.verify == VerifyMode::Last && samples.len() < max {
-            // The loop ended on the time budget: verify the last run now.
-            self.verify()?;
+        let mut samples = Vec::new();
+        if every {
+            // One run at a time, each verified.
+            for _ in 0..self.options.warmup {
+                self.run_once(kernel.as_ref(), &geometry, true)?;
+            }
+            let started = Instant::now();
+            while samples.len() < max
+                && (samples.len() < min || started.elapsed() < self.options.time_budget)
+            {
+                samples.push(self.run_once(kernel.as_ref(), &geometry, true)?);
+            }
+        } else {
+            // Batches enqueued without a host wait per run: the warm-ups, then the least
+            // number of samples, then as many more as the time budget allows (estimated from
+            // the first batch).
+            self.run_batch(kernel.as_ref(), &geometry, self.options.warmup)?;
+            let started = Instant::now();
+            samples = self.run_batch(kernel.as_ref(), &geometry, min)?;
+            let per_run = started.elapsed().as_secs_f64() / min as f64;
+            let left = self
+                .options
+                .time_budget
+                .saturating_sub(started.elapsed())
+                .as_secs_f64();
+            let more = if per_run > 0.0 {
+                ((left / per_run) as usize).min(max - min)
+            } else {
+                max - min
+            };
+            if more > 0 {
+                samples.extend(self.run_batch(kernel.as_ref(), &geometry, more)?);
+            }
+            if self.options.verify == VerifyMode::Last {
+                self.verify()?;
+            }
         }
         let median_ms = median(&mut samples.clone());
         Ok(Measurement { median_ms, samples })

@@ -371,6 +371,31 @@ impl ReplaySession {
             .launch_timed(kernel, geometry, &self.kernel_args())
     }
 
+    /// Runs a compiled configuration `runs` times, each run from the captured input state
+    /// (restored device to device before it), with no host wait between runs; returns each
+    /// launch's device time in milliseconds.
+    pub fn run_timed(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let restore: Vec<(&dyn DeviceMemory, &dyn DeviceMemory)> = self
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ReplayArg::Buffer {
+                    working,
+                    pristine: Some(p),
+                    ..
+                } => Some((working.as_ref(), p.as_ref())),
+                _ => None,
+            })
+            .collect();
+        self.device
+            .launch_timed_runs(kernel, geometry, &self.kernel_args(), &restore, runs)
+    }
+
     /// Compares every buffer that has a reference with it, on the device where it can.
     /// `Ok(None)` when all match; `Ok(Some(reason))` names the first buffer that differs.
     pub fn verify(&self, tol: Tolerance) -> Result<Option<String>, BackendError> {

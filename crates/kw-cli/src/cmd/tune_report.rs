@@ -85,13 +85,20 @@ pub fn print_summary(
     println!("  {}", time_line(stats));
 }
 
-/// Where the time went: `time: compile ... | device ... | ...; N compiles, M cache hits`.
+/// Where the time went: `time: compile ... , device ..., ...; N compiles, M cache hits`.
+/// Restores are device-to-device copies enqueued with the launches; they show as host time
+/// only where runs are verified one by one (`restore`, shown when non-zero).
 pub fn time_line(s: &ReplayStats) -> String {
     let sec = |d: std::time::Duration| d.as_secs_f64();
+    let restore = if s.restore.is_zero() {
+        String::new()
+    } else {
+        format!("restore {:.3} s, ", sec(s.restore))
+    };
     format!(
         "time: compile {:.2} s CPU (waited {:.2} s), cache loads {:.3} s, device {:.3} s, \
-         verification {:.3} s ({} of {} runs on the device), restore {:.3} s, host {:.2} s, of {:.2} s wall; \
-         {} compiles, {} cache hits",
+         verification {:.3} s ({} of {} runs on the device), {restore}host {:.2} s, \
+         of {:.2} s wall; {} compiles, {} cache hits",
         sec(s.compile_cpu),
         sec(s.compile_wait),
         sec(s.cache_load),
@@ -99,7 +106,6 @@ pub fn time_line(s: &ReplayStats) -> String {
         sec(s.verify),
         s.verified_on_device,
         s.verified_runs,
-        sec(s.restore),
         sec(s.host_time()),
         sec(s.wall),
         s.compiles,

@@ -37,6 +37,9 @@ fn type_code(ty: ScalarType) -> u32 {
     }
 }
 
+/// A comparison kernel, or why it did not compile.
+type Compiled = Result<Arc<dyn CompiledKernel>, String>;
+
 /// Compares device buffers with the comparison kernels of one device.
 pub struct DeviceComparer {
     device: Arc<dyn Device>,
@@ -44,7 +47,7 @@ pub struct DeviceComparer {
     wg: u32,
     groups: u32,
     /// Element type -> its comparison kernel (or why it did not compile).
-    kernels: Mutex<HashMap<ScalarType, Result<Arc<dyn CompiledKernel>, String>>>,
+    kernels: Mutex<HashMap<ScalarType, Compiled>>,
     reduce: Arc<dyn CompiledKernel>,
     partials: Box<dyn DeviceMemory>,
     result: Box<dyn DeviceMemory>,

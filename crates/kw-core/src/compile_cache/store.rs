@@ -146,7 +146,7 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<Listed>> {
             }
         })
         .collect();
-    out.sort_by(|a, b| b.last_used.cmp(&a.last_used));
+    out.sort_by_key(|e| std::cmp::Reverse(e.last_used));
     Ok(out)
 }
 

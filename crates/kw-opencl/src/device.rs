@@ -393,22 +393,8 @@ impl Device for ClDevice {
         geometry: &Geometry,
         args: &[KernelArg<'_>],
     ) -> Result<f64, BackendError> {
-        let Some(event) = self.enqueue(Queue::DEFAULT, kernel, geometry, args)? else {
-            return Ok(0.0);
-        };
-        event.wait().map_err(|e| BackendError::Launch {
-            kernel: kernel.name().to_string(),
-            grid: geometry.grid,
-            block: geometry.block,
-            message: describe(e),
-        })?;
-        let start = event
-            .profiling_command_start()
-            .map_err(|e| api("CL_PROFILING_COMMAND_START", e))?;
-        let end = event
-            .profiling_command_end()
-            .map_err(|e| api("CL_PROFILING_COMMAND_END", e))?;
-        Ok(end.saturating_sub(start) as f64 / 1.0e6)
+        let times = self.launch_timed_runs(kernel, geometry, args, &[], 1)?;
+        Ok(times.first().copied().unwrap_or(0.0))
     }
 
     fn launch_timed_runs(

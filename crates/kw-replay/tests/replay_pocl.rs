@@ -96,6 +96,21 @@ __kernel void twice_plus_one(__global float* x, const int n) {
     b.build().unwrap()
 }
 
+/// A capture of `twice_plus_one` on `n` elements, loaded on the OpenCL device.
+fn inplace_session(tag: &str, n: usize) -> Option<Arc<ReplaySession>> {
+    let dev = device()?;
+    let path = capture_launch(
+        &tmp_dir(tag),
+        "inplace",
+        &inplace_def(),
+        None,
+        dev.clone(),
+        &[HostArg::buffer(&floats(n)), HostArg::scalar(n as i32)],
+    )
+    .unwrap();
+    Some(Arc::new(ReplaySession::load(&path, dev).unwrap()))
+}
+
 fn tune(
     session: &Arc<ReplaySession>,
     options: MeasureOptions,
@@ -232,20 +247,9 @@ fn a_wrong_configuration_is_rejected_by_verification() {
 
 #[test]
 fn in_place_outputs_are_restored_before_every_run() {
-    let Some(dev) = device() else { return };
-    let dir = tmp_dir("inplace");
-    let def = inplace_def();
-    let n = 777usize;
-    let path = capture_launch(
-        &dir,
-        "inplace",
-        &def,
-        None,
-        dev.clone(),
-        &[HostArg::buffer(&floats(n)), HostArg::scalar(n as i32)],
-    )
-    .unwrap();
-    let session = Arc::new(ReplaySession::load(&path, dev).unwrap());
+    let Some(session) = inplace_session("inplace", 777) else {
+        return;
+    };
     let options = MeasureOptions {
         warmup: 2,
         min_samples: 4,
@@ -270,20 +274,9 @@ fn batched_runs_restore_in_place_outputs_before_each_run() {
     // Runs enqueued as one batch (no host wait between them) restore on the device before
     // each: after 2 warm-ups and 5 timed runs of `x = 2x + 1`, the output still matches the
     // capture's one application (a missing restore would have applied it 7 times).
-    let Some(dev) = device() else { return };
-    let dir = tmp_dir("inplace-batch");
-    let def = inplace_def();
-    let n = 999usize;
-    let path = capture_launch(
-        &dir,
-        "inplace",
-        &def,
-        None,
-        dev.clone(),
-        &[HostArg::buffer(&floats(n)), HostArg::scalar(n as i32)],
-    )
-    .unwrap();
-    let session = Arc::new(ReplaySession::load(&path, dev).unwrap());
+    let Some(session) = inplace_session("inplace-batch", 999) else {
+        return;
+    };
     let options = MeasureOptions {
         warmup: 2,
         min_samples: 5,

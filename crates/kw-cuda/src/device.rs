@@ -142,7 +142,7 @@ impl CudaDevice {
             .map(CudaKernel::loaded_from_cache)
             .map_err(|e| e.to_string())
         };
-        self.cache.compile_through(key.as_ref(), label, load, || {
+        self.cache.compile_through(key.as_ref(), label, load, |_| {
             let nvrtc =
                 nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
                     backend: BackendKind::Cuda,

@@ -325,7 +325,7 @@ pub(crate) fn compile(
         key.as_ref(),
         label,
         |entry| from_binary(shared, req, &options, entry),
-        || {
+        |store| {
             if let Some(dir) = &header_dir {
                 materialise_headers(dir, &req.source.headers)
                     .map_err(|r| compile_error(req, "", r, String::new()))?;
@@ -339,7 +339,11 @@ pub(crate) fn compile(
                     .unwrap_or_else(|le| format!("(the build log could not be read: {le})"));
                 return Err(compile_error(req, &options, describe(e), log));
             }
-            let binary = binary_of(shared, &program);
+            let binary = if store {
+                binary_of(shared, &program)
+            } else {
+                None
+            };
             let k = finish(shared, req, &options, program)?;
             let artifact = binary.map(|payload| Artifact {
                 kind: "opencl-binary".into(),

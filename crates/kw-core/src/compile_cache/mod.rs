@@ -297,13 +297,14 @@ impl CompileCache {
     /// Compiles through the cache. With a key and a directory: a trusted entry is handed to
     /// `load` (which makes the backend's kernel from it; its `Err` means the driver refused
     /// the binary); otherwise `compile` runs and the artifact it returns is stored under the
-    /// key. Without a key (not cacheable) or without a directory, `compile` runs.
+    /// key. Without a key (not cacheable) or without a directory, `compile` runs. `compile` is
+    /// told whether an artifact will be stored (so that it fetches the binary only then).
     pub fn compile_through<T>(
         &self,
         key: Option<&CacheKey>,
         label: Label<'_>,
         load: impl FnOnce(&Entry) -> Result<T, String>,
-        compile: impl FnOnce() -> Result<(T, Option<Artifact>), BackendError>,
+        compile: impl FnOnce(bool) -> Result<(T, Option<Artifact>), BackendError>,
     ) -> Result<T, BackendError> {
         let c = &self.counters;
         let cached = match (key, self.dir.as_deref()) {
@@ -335,7 +336,7 @@ impl CompileCache {
             }
         }
         let started = Instant::now();
-        let (t, artifact) = compile()?;
+        let (t, artifact) = compile(cached.is_some())?;
         add(&c.compiles, 1);
         add(&c.compile_ns, nanos(started.elapsed()));
         if let (Some((k, dir)), Some(a)) = (cached, artifact) {

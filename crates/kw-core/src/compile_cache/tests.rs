@@ -42,7 +42,7 @@ fn fill(cache: &CompileCache, i: usize) -> Result<bool, BackendError> {
                 Err(format!("entry {i} holds another payload"))
             }
         },
-        || {
+        |_| {
             Ok((
                 false,
                 Some(Artifact {
@@ -149,7 +149,7 @@ fn damaged_and_foreign_entries_are_recompiled_and_replaced() {
             Some(&key_of(7)),
             LABEL,
             |_| Err::<bool, _>("driver says no".into()),
-            || Ok((false, None)),
+            |_| Ok((false, None)),
         )
         .unwrap();
     assert!(!refusing);

@@ -12,17 +12,15 @@
 //! median duration of the concurrent compile (what a launch that waits for it would pay).
 //!
 //! Then the first launch of a kernel in a new process, with a cold and with a warm on-disk
-//! compile cache, in one run: each round starts this binary twice as a child process
-//! (`--child-first-launch`) on one fresh cache directory and one kernel source no earlier run
-//! compiled; each child opens the device (not timed), then times `WisdomKernel::new` + the
-//! first launch + synchronize. The first child compiles (cold), the second loads the binary
-//! the first stored (warm). Reported: medians of each, their ratio, and the children's
-//! compile and cache-hit counts (`--pairs P`, default 5).
+//! compile cache, in one run (`common/process_pairs.rs`): medians of each over `--pairs P`
+//! (default 5) process pairs, their ratio, and the children's compile and cache-hit counts.
 
 mod common;
 
 #[path = "../tests/common/gated.rs"]
 mod gated;
+#[path = "common/process_pairs.rs"]
+mod process_pairs;
 
 use common::{arg_value, median};
 use gated::GatedDevice;
@@ -52,119 +50,12 @@ fn timed_launch(kernel: &WisdomKernel, dev: &dyn Device, n: usize) -> Result<f64
     Ok(s)
 }
 
-/// The child: times the first launch of `vector_add` (made unique by `KW_BENCH_NONCE`) in
-/// this new process, through the compile cache of `KW_CACHE_DIR`, and prints one
-/// `FIRST_LAUNCH ms=.. compiles=.. hits=..` line.
-fn child_first_launch(n: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let device: Arc<dyn Device> = Arc::new(OpenClBackend.open_cl(0)?);
-    let nonce = std::env::var("KW_BENCH_NONCE")?;
-    let mut def = bundled::vector_add_builder().build()?;
-    def.source
-        .text
-        .push_str(&format!("\n// first_launch bench process pair {nonce}\n"));
-    let a = DeviceBuffer::from_slice(device.as_ref(), &vec![1.0f32; n])?;
-    let b = DeviceBuffer::from_slice(device.as_ref(), &vec![2.0f32; n])?;
-    let c = DeviceBuffer::<f32>::new(device.as_ref(), n)?;
-    let args = [c.arg(), a.arg(), b.arg(), (n as i32).into()];
-    let t = Instant::now();
-    let kernel = WisdomKernel::new(def, device.clone())?;
-    kernel.launch(&args)?;
-    device.synchronize()?;
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    if c.to_vec()?.iter().any(|&v| v != 3.0) {
-        return Err("wrong result".into());
-    }
-    let stats = device
-        .compile_cache()
-        .map(|c| c.stats())
-        .unwrap_or_default();
-    println!(
-        "FIRST_LAUNCH ms={ms:.4} compiles={} hits={}",
-        stats.compiles, stats.hits
-    );
-    Ok(())
-}
-
-/// One child run: `(ms, compiles, hits)`.
-fn run_child(cache: &std::path::Path, nonce: &str, n: usize) -> Result<(f64, u64, u64), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(exe)
-        .args(["--child-first-launch", "--n", &n.to_string()])
-        .env("KW_CACHE_DIR", cache)
-        .env_remove("KW_CACHE")
-        .env("KW_BENCH_NONCE", nonce)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("FIRST_LAUNCH"))
-        .ok_or_else(|| {
-            format!(
-                "child failed: {text}{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })?;
-    let field = |name: &str| -> Result<f64, String> {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(name))
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("no {name} in `{line}`"))
-    };
-    Ok((
-        field("ms=")?,
-        field("compiles=")? as u64,
-        field("hits=")? as u64,
-    ))
-}
-
-/// Cold and warm first launches in new processes (see the module docs).
-fn cold_and_warm(pairs: usize, n: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let base = std::env::temp_dir().join(format!("kw-first-launch-cache-{}", std::process::id()));
-    let (mut cold, mut warm) = (Vec::new(), Vec::new());
-    let (mut counts_cold, mut counts_warm) = ((0, 0), (0, 0));
-    for pair in 0..pairs {
-        let dir = base.join(pair.to_string());
-        let _ = std::fs::remove_dir_all(&dir);
-        let nonce = format!(
-            "{}-{pair}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)?
-                .as_nanos()
-        );
-        let c = run_child(&dir, &nonce, n).map_err(std::io::Error::other)?;
-        let w = run_child(&dir, &nonce, n).map_err(std::io::Error::other)?;
-        cold.push(c.0);
-        warm.push(w.0);
-        counts_cold = (counts_cold.0 + c.1, counts_cold.1 + c.2);
-        counts_warm = (counts_warm.0 + w.1, counts_warm.1 + w.2);
-    }
-    let _ = std::fs::remove_dir_all(&base);
-    let (c, w) = (median(cold), median(warm));
-    println!(
-        "first launch of a kernel in a new process (WisdomKernel::new + launch + sync, \
-         vector_add n = {n}, median of {pairs} process pairs):"
-    );
-    println!(
-        "  cold compile cache:  {c:.3} ms  ({} compiles, {} cache hits in all)",
-        counts_cold.0, counts_cold.1
-    );
-    println!(
-        "  warm compile cache:  {w:.3} ms  ({} compiles, {} cache hits in all)",
-        counts_warm.0, counts_warm.1
-    );
-    println!("  ratio (warm / cold): {:.3}", w / c);
-    println!(
-        "RESULT first_launch_process_ms cold={c:.3} warm={w:.3} ratio={:.4}",
-        w / c
-    );
-    Ok(())
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--child-first-launch") {
-        return child_first_launch(arg_value(&args, "--n", 4096));
+    if args.iter().any(|a| a == process_pairs::CHILD_FLAG) {
+        let device: Arc<dyn Device> = Arc::new(OpenClBackend.open_cl(0)?);
+        let def = bundled::vector_add_builder().build()?;
+        return process_pairs::child(device, def, arg_value(&args, "--n", 4096));
     }
     let rounds = arg_value(&args, "--rounds", 15);
     let pairs = arg_value(&args, "--pairs", 5);
@@ -259,6 +150,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          it would pay, at most)",
         ms(c)
     );
-    cold_and_warm(pairs, n0)?;
+    process_pairs::cold_and_warm(pairs, n0)?;
     Ok(())
 }

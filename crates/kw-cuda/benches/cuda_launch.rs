@@ -21,8 +21,13 @@
 //!    first launches through new `WisdomKernel`s (nothing compiled in memory), served by the
 //!    on-disk compile cache the cold launches filled (warm: no NVRTC, module load only); the
 //!    cache is a fresh temporary directory.
+//!    Then the first launch in a new process, cold and warm cache: process pairs
+//!    (`kernel-wisdom/benches/common/process_pairs.rs`), `RESULT first_launch_process_ms`.
 //! 3. Bandwidth: device-to-device copy of 2^26 floats vs vector add on 2^26 floats over a
 //!    small configuration space (bytes read + written counted for both).
+
+#[path = "../../kernel-wisdom/benches/common/process_pairs.rs"]
+mod process_pairs;
 
 use kernel_wisdom::{bundled_cuda, lit, WisdomKernel};
 use kw_core::backend::{
@@ -45,6 +50,19 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == process_pairs::CHILD_FLAG) {
+        // A child of the process-pair measurement: the process's compile cache (KW_CACHE_DIR).
+        let n = args
+            .iter()
+            .position(|a| a == "--n")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1 << 20);
+        let device: Arc<dyn Device> = Arc::new(CudaBackend::new().open_cuda(0)?);
+        let def = bundled_cuda::vector_add_builder().build()?;
+        return process_pairs::child(device, def, n);
+    }
     let t_open = Instant::now();
     let cache_dir =
         std::env::temp_dir().join(format!("kw-cuda-bench-cache-{}", std::process::id()));
@@ -75,6 +93,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     first_launch(&dev)?;
     bandwidth(&dev)?;
     let _ = std::fs::remove_dir_all(&cache_dir);
+    println!();
+    process_pairs::cold_and_warm(5, 1 << 20)?;
     Ok(())
 }
 

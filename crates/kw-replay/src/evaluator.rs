@@ -24,7 +24,8 @@ pub struct ReplayStats {
     pub launches: u64,
     /// Launches whose output was verified and matched.
     pub verified_runs: u64,
-    /// Of those, the ones compared on the device (the comparison kernel).
+    /// Of those, the ones compared on the device (the comparison kernel; see
+    /// [`crate::ReplaySession::verify_at`] for when the host is chosen).
     pub verified_on_device: u64,
     /// Device time of all launches, warm-ups included.
     pub busy: Duration,
@@ -205,7 +206,7 @@ impl ReplayEvaluator {
         match verdict {
             Ok(None) => {
                 self.stats.verified_runs += 1;
-                if self.session.host_verification_reason().is_none() {
+                if self.session.verifies_on_device() {
                     self.stats.verified_on_device += 1;
                 }
                 Ok(())

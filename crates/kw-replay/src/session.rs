@@ -13,7 +13,8 @@ use kw_core::{
     ScalarType, ScalarValue, TuningSpace, Value,
 };
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 /// One argument on the device.
 enum ReplayArg {
@@ -48,12 +49,15 @@ pub struct ReplaySession {
     comparer: Result<DeviceComparer, String>,
     /// The device's compile-cache counters before the session compiled anything.
     cache_baseline: Option<CacheStats>,
+    /// Where automatic verification goes once timed: `Some(true)` on the device.
+    auto: Mutex<Option<bool>>,
 }
 
 /// Where outputs are compared with the reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VerifyWhere {
-    /// On the device where it can (the comparison kernel), else on the host.
+    /// On the device where it can (the comparison kernel) and where that is faster than on
+    /// the host (see [`ReplaySession::verify_at`]), else on the host.
     Auto,
     /// On the device only (an error where it cannot).
     Device,
@@ -242,6 +246,7 @@ impl ReplaySession {
             args,
             comparer,
             cache_baseline,
+            auto: Mutex::new(None),
         })
     }
 
@@ -404,7 +409,58 @@ impl ReplaySession {
 
     /// [`ReplaySession::verify`] at a chosen place. On the device, the host reads 24 bytes
     /// per buffer, and the whole buffer only to describe a mismatch.
+    ///
+    /// [`VerifyWhere::Auto`] decides at the first verification that passes: it compares both
+    /// ways, timed (the device twice, its first run may pay one-time costs); the faster way
+    /// serves every later verification (on a GPU the device, which reads 24 bytes where the
+    /// host reads every output; on a CPU device such as PoCL often the host), and the two
+    /// verdicts must agree.
     pub fn verify_at(
+        &self,
+        tol: Tolerance,
+        at: VerifyWhere,
+    ) -> Result<Option<String>, BackendError> {
+        if at != VerifyWhere::Auto || self.comparer.is_err() {
+            return self.compare_outputs(tol, at);
+        }
+        let decided = *self.auto.lock().unwrap_or_else(PoisonError::into_inner);
+        match decided {
+            Some(true) => return self.compare_outputs(tol, VerifyWhere::Auto),
+            Some(false) => return self.compare_outputs(tol, VerifyWhere::Host),
+            None => {}
+        }
+        let first = self.compare_outputs(tol, VerifyWhere::Auto)?;
+        if first.is_some() {
+            // A mismatch is described on the host either way: no fair timing. Decide later.
+            return Ok(first);
+        }
+        let started = Instant::now();
+        let on_device = self.compare_outputs(tol, VerifyWhere::Auto)?;
+        let device_time = started.elapsed();
+        let started = Instant::now();
+        let on_host = self.compare_outputs(tol, VerifyWhere::Host)?;
+        let host_time = started.elapsed();
+        if on_device != on_host {
+            return Ok(Some(format!(
+                "the device comparison ({}) and the host comparison ({}) disagree (a bug: \
+                 please report it)",
+                on_device.as_deref().unwrap_or("match"),
+                on_host.as_deref().unwrap_or("match")
+            )));
+        }
+        *self.auto.lock().unwrap_or_else(PoisonError::into_inner) = Some(device_time <= host_time);
+        Ok(on_host)
+    }
+
+    /// Whether [`VerifyWhere::Auto`] verification runs on the device: the device can run the
+    /// comparison kernel and, once both ways were timed, it was the faster.
+    pub fn verifies_on_device(&self) -> bool {
+        self.comparer.is_ok()
+            && *self.auto.lock().unwrap_or_else(PoisonError::into_inner) != Some(false)
+    }
+
+    /// Compares the outputs on the device where `at` allows and it can, else on the host.
+    fn compare_outputs(
         &self,
         tol: Tolerance,
         at: VerifyWhere,

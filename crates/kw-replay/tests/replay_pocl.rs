@@ -292,7 +292,8 @@ fn batched_runs_restore_in_place_outputs_before_each_run() {
     );
     assert_eq!(stats.launches, 3 * 7);
     assert_eq!(stats.verified_runs, 3);
-    assert_eq!(stats.verified_on_device, 3, "PoCL compares on the device");
+    // Where verification ran was decided by timing both at the first pass.
+    assert!(stats.verified_on_device <= 3);
     // Without the restores the batch is wrong: run it directly with none.
     let config = session.def().default_config();
     let defines = session

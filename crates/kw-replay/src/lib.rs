@@ -5,7 +5,10 @@
 //! buffer kept on the device); [`ReplayEvaluator`] is the [`kw_tune::Evaluator`] that
 //! measures configurations (compiled ahead on a [`CompilePool`], buffers restored before
 //! every run, warm-ups, timed launches with device events, median objective, every sample
-//! kept) and verifies each against the captured output ([`verify`]).
+//! kept) and verifies each against the captured output ([`verify`]; on the device with
+//! [`device_verify`], the reference uploaded once). Timed runs and their restores are enqueued
+//! as batches with one host wait ([`kw_core::Device::launch_timed_runs`]); the evaluator's
+//! [`ReplayStats`] say where the time went and how many compiles the compile cache saved.
 
 pub mod compile;
 pub mod device_verify;

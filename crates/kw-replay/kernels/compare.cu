@@ -69,7 +69,8 @@ kw_compare(const kw_t* __restrict__ got, const kw_t* __restrict__ want, kw_u64 n
 #if KW_FLOAT
         double gd = (double)g;
         double wd = (double)w;
-        if (isnan(gd) || isnan(wd)) {
+        // x != x only for NaN (no fast-math here): no math header needed under NVRTC.
+        if (gd != gd || wd != wd) {
             bad = true;
         } else if (gd == wd) {
             bad = false;

@@ -116,10 +116,12 @@ pub fn open_device(selector: &DeviceSelector) -> Result<Arc<dyn Device>, Error> 
 }
 
 /// Says once which compile cache the process uses (debug) and what is wrong with its
-/// settings (warnings).
+/// settings (warnings), and routes the cache's word about replaced entries to the
+/// diagnostics (a warning per entry).
 fn report_cache_settings() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        kw_core::compile_cache::set_warning_hook(|m| crate::diag::warn_once(m.to_string()));
         let s = kw_core::compile_cache::CacheSettings::from_env();
         for p in &s.problems {
             crate::diag::warn(p);

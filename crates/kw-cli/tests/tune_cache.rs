@@ -99,6 +99,30 @@ fn a_warm_cache_retune_compiles_nothing_and_off_compiles_everything() {
         c1 + h1,
         "every compile of the cold run is a hit now:\n{warm}"
     );
+    // Every entry damaged (truncated): recompiled, replaced, and said so.
+    let mut damaged = 0;
+    for e in std::fs::read_dir(&cache).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "kwc") {
+            let bytes = std::fs::read(e.path()).unwrap();
+            std::fs::write(e.path(), &bytes[..bytes.len() / 2]).unwrap();
+            damaged += 1;
+        }
+    }
+    let args = with(&["tune", capture], "damaged.jsonl");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let again = kw(&dir, &cache, false, &refs);
+    let (c4, h4) = counts(&again);
+    assert_eq!(
+        (c4, h4),
+        (c1 + h1, 0),
+        "damaged entries are not trusted:\n{again}"
+    );
+    assert!(
+        again.contains(&format!(
+            "({damaged} damaged or refused cache entries recompiled"
+        )),
+        "{damaged} entries damaged:\n{again}"
+    );
     let args = with(&["tune", capture], "off.jsonl");
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let off = kw(&dir, &cache, true, &refs);

@@ -41,6 +41,8 @@ pub struct ReplayStats {
     pub cache_hits: u64,
     /// Time the cache hits took to read and load.
     pub cache_load: Duration,
+    /// Cache entries found damaged, foreign or refused by the driver, recompiled and replaced.
+    pub cache_replaced: u64,
     /// Host time of verification (device comparison, or read-back and host comparison).
     pub verify: Duration,
     /// Host time of restoring the written buffers before each run.
@@ -145,6 +147,8 @@ impl ReplayEvaluator {
             s.compiles = now.compiles - at_start.compiles;
             s.cache_hits = now.hits - at_start.hits;
             s.cache_load = now.load_time.saturating_sub(at_start.load_time);
+            s.cache_replaced =
+                (now.rejected + now.load_failures) - (at_start.rejected + at_start.load_failures);
         }
         s
     }

@@ -308,6 +308,7 @@ impl IsolatedEvaluator {
             compiles: s.compiles,
             cache_hits: s.cache_hits,
             cache_load: secs(s.cache_load_s),
+            cache_replaced: s.cache_replaced,
             verify: secs(s.verify_s),
             restore: secs(s.restore_s),
         }

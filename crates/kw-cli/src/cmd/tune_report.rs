@@ -95,10 +95,14 @@ pub fn time_line(s: &ReplayStats) -> String {
     } else {
         format!("restore {:.3} s, ", sec(s.restore))
     };
+    let replaced = match s.cache_replaced {
+        0 => String::new(),
+        n => format!(" ({n} damaged or refused cache entries recompiled and replaced)"),
+    };
     format!(
         "time: compile {:.2} s CPU (waited {:.2} s), cache loads {:.3} s, device {:.3} s, \
          verification {:.3} s ({} of {} runs on the device), {restore}host {:.2} s, \
-         of {:.2} s wall; {} compiles, {} cache hits",
+         of {:.2} s wall; {} compiles, {} cache hits{replaced}",
         sec(s.compile_cpu),
         sec(s.compile_wait),
         sec(s.cache_load),

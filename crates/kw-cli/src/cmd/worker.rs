@@ -64,6 +64,9 @@ pub struct WireStats {
     /// Seconds the cache hits took.
     #[serde(default)]
     pub cache_load_s: f64,
+    /// Cache entries replaced (damaged, foreign or refused by the driver).
+    #[serde(default)]
+    pub cache_replaced: u64,
     /// Host seconds of verification.
     #[serde(default)]
     pub verify_s: f64,
@@ -85,6 +88,7 @@ impl WireStats {
             compiles: s.compiles,
             cache_hits: s.cache_hits,
             cache_load_s: s.cache_load.as_secs_f64(),
+            cache_replaced: s.cache_replaced,
             verify_s: s.verify.as_secs_f64(),
             restore_s: s.restore.as_secs_f64(),
         }
@@ -101,6 +105,7 @@ impl WireStats {
         self.compiles += o.compiles;
         self.cache_hits += o.cache_hits;
         self.cache_load_s += o.cache_load_s;
+        self.cache_replaced += o.cache_replaced;
         self.verify_s += o.verify_s;
         self.restore_s += o.restore_s;
     }

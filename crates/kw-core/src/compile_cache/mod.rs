@@ -167,6 +167,16 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// Where the cache says that it replaced an entry (set once by the runtime, e.g. to its
+/// diagnostics; without it, replacements are only counted).
+static WARN: OnceLock<fn(&str)> = OnceLock::new();
+
+/// Sets the function told, in one line, about every entry the cache did not trust or the
+/// driver refused (and that is being recompiled and replaced). The first call wins.
+pub fn set_warning_hook(hook: fn(&str)) {
+    let _ = WARN.set(hook);
+}
+
 /// A compiled binary as a backend gives it to the cache.
 #[derive(Clone, Debug)]
 pub struct Artifact {
@@ -288,6 +298,11 @@ impl CompileCache {
     fn reject(&self, counter: &AtomicU64, dir: &Path, key: &CacheKey, why: String) {
         add(counter, 1);
         store::remove(dir, key);
+        if let Some(warn) = WARN.get() {
+            warn(&format!(
+                "compile cache entry not used, recompiling and replacing it: {why}"
+            ));
+        }
         *self
             .last_rejection
             .lock()

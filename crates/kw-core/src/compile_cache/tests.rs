@@ -108,8 +108,16 @@ fn a_hit_compiles_nothing_and_off_compiles_every_time() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+static WARNINGS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_warning(message: &str) {
+    assert!(message.contains("recompiling and replacing"), "{message}");
+    WARNINGS.fetch_add(1, Ordering::SeqCst);
+}
+
 #[test]
 fn damaged_and_foreign_entries_are_recompiled_and_replaced() {
+    set_warning_hook(count_warning);
     let dir = temp_dir("damage");
     let cache = CompileCache::at(&dir, DEFAULT_MAX_BYTES);
     fill(&cache, 7).unwrap();
@@ -142,6 +150,7 @@ fn damaged_and_foreign_entries_are_recompiled_and_replaced() {
         );
         assert!(fill(&cache, 7).unwrap(), "{what}: the replacement is used");
         assert!(cache.last_rejection().is_some());
+        assert!(WARNINGS.load(Ordering::SeqCst) >= 1, "{what}: said so");
     }
     // An entry whose checksum holds but which the driver refuses: replaced too.
     let refusing = cache

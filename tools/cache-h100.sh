@@ -15,7 +15,8 @@
 #                                       run from DIR on the GPU machine; results in OUT
 #                                       (default /tmp/cache-h100), summary in OUT/summary.txt
 # Every step has a timeout so that the whole fits a 10-minute command (--sbs needs its own
-# command: about 7 minutes per pass).
+# command: about 7 minutes per pass). A dry run elsewhere (e.g. on PoCL) can shrink step 3:
+# CACHE_BARS_SPECS="vector_add:1048576 stencil2d-wide:256x256" CACHE_BARS_BUDGET=8.
 set -uo pipefail
 
 mode=""
@@ -62,7 +63,9 @@ if [ "$mode" = package ]; then
     strip --strip-debug "$f" 2>/dev/null || true
   done
   if [ -d "$root/../shared/bench/kt-side-by-side" ]; then
-    rm -rf "$dir/sbs" && cp -r "$root/../shared/bench/kt-side-by-side" "$dir/sbs" && cp "$dir/kw" "$dir/sbs/kw"
+    [ -d "$dir/sbs" ] && chmod -R u+w "$dir/sbs"
+    rm -rf "$dir/sbs" && cp -r "$root/../shared/bench/kt-side-by-side" "$dir/sbs" \
+      && chmod -R u+w "$dir/sbs" && cp "$dir/kw" "$dir/sbs/kw"
   else
     echo "note: ../shared/bench/kt-side-by-side not found: --sbs will not be available"
   fi
@@ -85,7 +88,7 @@ say "kw: $("$dir/kw" --version 2>&1)"
 say "== 1. first launch, cold and warm cache (cuda_launch bench)"
 timeout 240 "$dir/cuda_launch" --bench > "$OUT/cuda_launch.txt" 2>&1
 say "exit status $?"
-grep -E '^RESULT (first_launch|open_device)' "$OUT/cuda_launch.txt" | tee -a "$summary"
+grep -E 'SKIPPED|^RESULT (first_launch|open_device)' "$OUT/cuda_launch.txt" | tee -a "$summary"
 grep -A4 'warm on-disk cache' "$OUT/cuda_launch.txt" | tee -a "$summary"
 
 # 2. First launch in a new process (process pairs on one fresh cache directory).
@@ -101,13 +104,15 @@ rm -rf "$work" && mkdir -p "$work"
 export KW_CACHE_DIR="$work/cache"
 unset KW_CACHE
 retune_ok=1
-for spec in vector_add:67108864 stencil2d-wide:4096x4096; do
+budget=()
+[ -n "${CACHE_BARS_BUDGET:-}" ] && budget=(--budget "$CACHE_BARS_BUDGET")
+for spec in ${CACHE_BARS_SPECS:-vector_add:67108864 stencil2d-wide:4096x4096}; do
   name="${spec%%:*}"
-  ( cd "$work" && timeout 200 "$dir/kw" tune --bundled "$spec" --strategy exhaustive \
+  ( cd "$work" && timeout 200 "$dir/kw" tune --bundled "$spec" --strategy exhaustive "${budget[@]}" \
       --log "$name-cold.jsonl" --wisdom-dir w > "$name-cold.txt" 2>&1 )
   cap="$(cd "$work" && ls -t captures/*.kwcap 2>/dev/null | head -1)"
   if [ -z "$cap" ]; then say "$spec: no capture written (see $work/$name-cold.txt)"; retune_ok=0; continue; fi
-  ( cd "$work" && timeout 200 "$dir/kw" tune "$cap" --strategy exhaustive \
+  ( cd "$work" && timeout 200 "$dir/kw" tune "$cap" --strategy exhaustive "${budget[@]}" \
       --log "$name-warm.jsonl" --wisdom-dir w > "$name-warm.txt" 2>&1 )
   cold_line="$(grep -h 'time: compile' "$work/$name-cold.txt")"
   warm_line="$(grep -h 'time: compile' "$work/$name-warm.txt")"

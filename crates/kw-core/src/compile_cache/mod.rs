@@ -346,8 +346,8 @@ impl CompileCache {
                         ),
                     ),
                 },
-                Ok(None) => add(&c.misses, 1),
-                Err(why) => self.reject(&c.rejected, dir, k, why),
+                Ok(None) | Err(store::ReadError::Io(_)) => add(&c.misses, 1),
+                Err(store::ReadError::Untrusted(why)) => self.reject(&c.rejected, dir, k, why),
             }
         }
         let started = Instant::now();

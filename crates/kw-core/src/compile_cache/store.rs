@@ -38,16 +38,25 @@ pub fn entry_path(dir: &Path, key: &CacheKey) -> PathBuf {
     dir.join(format!("{}.{EXTENSION}", key.hex()))
 }
 
-/// Reads the entry of `key`: `Ok(None)` when there is none; `Err(reason)` when there is one
-/// that cannot be trusted.
-pub fn read(dir: &Path, key: &CacheKey) -> Result<Option<Entry>, String> {
+/// Why an entry could not be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// The file could not be read (permissions, not a directory, ...): treated as a miss.
+    Io(String),
+    /// The file is there but cannot be trusted (truncated, corrupted, foreign, other format).
+    Untrusted(String),
+}
+
+/// Reads the entry of `key`: `Ok(None)` when there is none.
+pub fn read(dir: &Path, key: &CacheKey) -> Result<Option<Entry>, ReadError> {
     let path = entry_path(dir, key);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(ReadError::Io(format!("{}: {e}", path.display()))),
     };
-    let e = entry::decode(&bytes, Some(key)).map_err(|r| format!("{}: {r}", path.display()))?;
+    let e = entry::decode(&bytes, Some(key))
+        .map_err(|r| ReadError::Untrusted(format!("{}: {r}", path.display())))?;
     Ok(Some(e))
 }
 

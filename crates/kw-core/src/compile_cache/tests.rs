@@ -168,6 +168,24 @@ fn damaged_and_foreign_entries_are_recompiled_and_replaced() {
 }
 
 #[test]
+fn an_unusable_directory_is_a_miss_and_compiling_goes_on() {
+    // The "directory" is a file: nothing can be read or written, every compile runs.
+    let file = temp_dir("notadir");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let cache = CompileCache::at(&file, DEFAULT_MAX_BYTES);
+    assert!(!fill(&cache, 3).unwrap());
+    assert!(!fill(&cache, 3).unwrap());
+    let s = cache.stats();
+    assert_eq!(
+        (s.compiles, s.misses, s.rejected, s.stores),
+        (2, 2, 0, 0),
+        "{s:?}"
+    );
+    assert_eq!(s.store_errors, 2);
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
 fn eviction_removes_the_least_recently_used() {
     let dir = temp_dir("lru");
     // Room for three of the entries below.

@@ -8,6 +8,7 @@
 #
 # Environment: KW_GPU_LOG_DIR (logs; default target/gpu-check), KW_CUDA_DEVICE (CUDA device
 # index for the tests), KW_NVRTC_LIBRARY (NVRTC to load), KW_GPU_SKIP_BENCH=1 (tests only),
+# KW_CACHE_DIR (compile cache; default a fresh temporary directory),
 # KW_GPU_OPENCL_DEVICE (value given to the OpenCL tests as KW_DEVICE, e.g. "NVIDIA").
 # A test binary's tests that find no driver print "SKIPPED: ..." and pass; the table counts them.
 set -uo pipefail
@@ -76,6 +77,12 @@ fi
 
 logs="${KW_GPU_LOG_DIR:-$root/target/gpu-check}"
 mkdir -p "$logs"
+# A fresh compile cache for this run (tests that count compiles make their own): nothing
+# depends on what the machine's ~/.cache/kernel-wisdom holds. KW_CACHE_DIR overrides it.
+if [ -z "${KW_CACHE_DIR:-}" ]; then
+  KW_CACHE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-gpu-check-cache.XXXXXX")"
+  export KW_CACHE_DIR
+fi
 list="$logs/list.txt"
 if [ "$mode" = bins ]; then
   : > "$list"

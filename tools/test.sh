@@ -6,6 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tools/setup.sh
+# The compile cache of the tests: a fresh directory per run, so that no result depends on
+# what ~/.cache/kernel-wisdom holds, and no test writes to the user's cache. Tests that count
+# compiles use cache directories of their own.
+KW_CACHE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-cache.XXXXXX")"
+export KW_CACHE_DIR
+trap 'rm -rf "$KW_CACHE_DIR"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

@@ -17,9 +17,17 @@
 //!    (`kw_cuda::slice_arg`, made anew for every launch as an application would).
 //! 2. First launch of a new kernel through `WisdomKernel` (definition check, configuration
 //!    selection, NVRTC, module load, launch + synchronize), each kernel made unique so no
-//!    cache can help; stages measured inside one first launch.
+//!    cache can help (cold); stages measured inside one first launch. Then the same kernels'
+//!    first launches through new `WisdomKernel`s (nothing compiled in memory), served by the
+//!    on-disk compile cache the cold launches filled (warm: no NVRTC, module load only); the
+//!    cache is a fresh temporary directory.
+//!    Then the first launch in a new process, cold and warm cache: process pairs
+//!    (`kernel-wisdom/benches/common/process_pairs.rs`), `RESULT first_launch_process_ms`.
 //! 3. Bandwidth: device-to-device copy of 2^26 floats vs vector add on 2^26 floats over a
 //!    small configuration space (bytes read + written counted for both).
+
+#[path = "../../kernel-wisdom/benches/common/process_pairs.rs"]
+mod process_pairs;
 
 use kernel_wisdom::{bundled_cuda, lit, WisdomKernel};
 use kw_core::backend::{
@@ -27,6 +35,7 @@ use kw_core::backend::{
     Queue, RawMem,
 };
 use kw_core::buffer::DeviceBuffer;
+use kw_core::compile_cache::CompileCache;
 use kw_core::def_eval::Geometry;
 use kw_core::device::DeviceInfo;
 use kw_cuda::cudarc::driver::{result, sys, LaunchConfig, PushKernelArg};
@@ -41,9 +50,26 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == process_pairs::CHILD_FLAG) {
+        // A child of the process-pair measurement: the process's compile cache (KW_CACHE_DIR).
+        let n = args
+            .iter()
+            .position(|a| a == "--n")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1 << 20);
+        let device: Arc<dyn Device> = Arc::new(CudaBackend::new().open_cuda(0)?);
+        let def = bundled_cuda::vector_add_builder().build()?;
+        return process_pairs::child(device, def, n);
+    }
     let t_open = Instant::now();
+    let cache_dir =
+        std::env::temp_dir().join(format!("kw-cuda-bench-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    let cache = Arc::new(CompileCache::at(&cache_dir, 1 << 30));
     let dev = match CudaBackend::new().open_cuda(0) {
-        Ok(d) => Arc::new(d),
+        Ok(d) => Arc::new(d.with_compile_cache(cache)),
         Err(BackendError::Unavailable { reason, .. }) => {
             println!("SKIPPED: no CUDA driver ({reason})");
             return Ok(());
@@ -66,6 +92,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     attached_overhead()?;
     first_launch(&dev)?;
     bandwidth(&dev)?;
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    println!();
+    process_pairs::cold_and_warm(5, 1 << 20)?;
     Ok(())
 }
 
@@ -351,6 +380,7 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
     let c = DeviceBuffer::<f32>::new(dev.as_ref(), n)?;
     let args = [c.arg(), a.arg(), a.arg(), KernelArg::from(n as i32)];
     let mut rows: Vec<[f64; 7]> = Vec::new();
+    let mut defs = Vec::new();
     for i in 0..KERNELS {
         // A unique define (and comment) each time: no compile cache anywhere can serve it.
         let t_def = Instant::now();
@@ -361,6 +391,7 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
         );
         let def = b.build()?;
         let def_ms = t_def.elapsed().as_secs_f64() * 1e3;
+        defs.push(def.clone());
         let t_new = Instant::now();
         let wk = WisdomKernel::new(def, rec.clone() as Arc<dyn Device>)?;
         let new_ms = t_new.elapsed().as_secs_f64() * 1e3;
@@ -401,7 +432,7 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
         mean(6),
     ];
     let total = new_ms + first;
-    println!("\nfirst launch of a new kernel through WisdomKernel (mean of {KERNELS}, no cache):");
+    println!("\nfirst launch of a new kernel through WisdomKernel (mean of {KERNELS}, cold: nothing cached):");
     println!("  (KernelBuilder::build         {def_ms:8.3} ms, application start-up, not counted)");
     println!(
         "  WisdomKernel::new (checks)     {new_ms:8.3} ms  {:5.1}%",
@@ -426,6 +457,48 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
         nvrtc / total
     );
     assert!(c.to_vec()?.iter().all(|&v| v == 3.0), "first launch result");
+
+    // The same kernels again, in new WisdomKernels: the on-disk cache serves them.
+    let mut warm: Vec<[f64; 3]> = Vec::new();
+    c.fill(0.0)?;
+    for def in defs {
+        let t_new = Instant::now();
+        let wk = WisdomKernel::new(def, rec.clone() as Arc<dyn Device>)?;
+        let new_ms = t_new.elapsed().as_secs_f64() * 1e3;
+        let t_first = Instant::now();
+        wk.launch(&args)?;
+        rec.synchronize()?;
+        let first_ms = t_first.elapsed().as_secs_f64() * 1e3;
+        let stats = rec
+            .last
+            .lock()
+            .expect("stats lock")
+            .take()
+            .expect("a compilation");
+        assert!(
+            stats.from_cache,
+            "the warm first launch was served by the cache"
+        );
+        warm.push([new_ms, stats.load_ms, first_ms]);
+    }
+    let wmean = |k: usize| warm.iter().map(|r| r[k]).sum::<f64>() / warm.len() as f64;
+    let (wnew, wload, wfirst) = (wmean(0), wmean(1), wmean(2));
+    let wtotal = wnew + wfirst;
+    println!("first launch of the same kernels through new WisdomKernels, warm on-disk cache:");
+    println!("  WisdomKernel::new (checks)     {wnew:8.3} ms");
+    println!("  module load + get function     {wload:8.3} ms  (no NVRTC)");
+    println!(
+        "  total (new + first launch)     {wtotal:8.3} ms  ({:.3} of cold)",
+        wtotal / total
+    );
+    println!(
+        "RESULT first_launch_warm_ms total={wtotal:.3} new={wnew:.3} load={wload:.3} cold_total={total:.2} ratio={:.4}",
+        wtotal / total
+    );
+    assert!(
+        c.to_vec()?.iter().all(|&v| v == 3.0),
+        "warm first launch result"
+    );
     Ok(())
 }
 

@@ -10,11 +10,17 @@
 //! size of the compiled configuration is launched and timed. Which of the two goes first alternates by round. Reported: medians,
 //! their ratio (with / without; 1 means the launch did not wait for the compile), and the
 //! median duration of the concurrent compile (what a launch that waits for it would pay).
+//!
+//! Then the first launch of a kernel in a new process, with a cold and with a warm on-disk
+//! compile cache, in one run (`common/process_pairs.rs`): medians of each over `--pairs P`
+//! (default 5) process pairs, their ratio, and the children's compile and cache-hit counts.
 
 mod common;
 
 #[path = "../tests/common/gated.rs"]
 mod gated;
+#[path = "common/process_pairs.rs"]
+mod process_pairs;
 
 use common::{arg_value, median};
 use gated::GatedDevice;
@@ -46,7 +52,13 @@ fn timed_launch(kernel: &WisdomKernel, dev: &dyn Device, n: usize) -> Result<f64
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == process_pairs::CHILD_FLAG) {
+        let device: Arc<dyn Device> = Arc::new(OpenClBackend.open_cl(0)?);
+        let def = bundled::vector_add_builder().build()?;
+        return process_pairs::child(device, def, arg_value(&args, "--n", 4096));
+    }
     let rounds = arg_value(&args, "--rounds", 15);
+    let pairs = arg_value(&args, "--pairs", 5);
     let n0 = arg_value(&args, "--n", 4096);
 
     let inner: Arc<dyn Device> = match OpenClBackend.open_cl(0) {
@@ -138,5 +150,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          it would pay, at most)",
         ms(c)
     );
+    process_pairs::cold_and_warm(pairs, n0)?;
     Ok(())
 }

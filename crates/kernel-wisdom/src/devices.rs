@@ -163,7 +163,31 @@ pub fn open_device(selector: &DeviceSelector) -> Result<Arc<dyn Device>, Error> 
             available: available.join(", "),
         });
     };
+    report_cache_settings();
     Ok(backends()[d.backend].open(d.backend_index)?)
+}
+
+/// Says once which compile cache the process uses (debug) and what is wrong with its
+/// settings (warnings).
+fn report_cache_settings() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let s = kw_core::compile_cache::CacheSettings::from_env();
+        for p in &s.problems {
+            kw_core::diag::warn(p);
+        }
+        match (&s.dir, &s.off_reason) {
+            (Some(dir), _) => kw_core::diag::debug(&format!(
+                "compile cache: {} (limit {})",
+                dir.display(),
+                kw_core::diag::bytes(s.max_bytes)
+            )),
+            (None, reason) => kw_core::diag::debug(&format!(
+                "compile cache: off ({})",
+                reason.as_deref().unwrap_or("")
+            )),
+        }
+    });
 }
 
 /// Opens the device `KW_DEVICE` selects (an index or a name substring; device 0 if unset).

@@ -30,6 +30,9 @@ enum Command {
     /// Tune captured kernels: replay each capture under many configurations, verified, and
     /// add the best to its wisdom file.
     Tune(cmd::tune::TuneArgs),
+    /// The on-disk compile cache shared by applications and `kw tune`: list, stats, clear.
+    #[command(subcommand)]
+    Cache(cmd::cache::CacheCmd),
     /// Results logs of tuning runs.
     #[command(subcommand)]
     Log(cmd::log::LogCmd),
@@ -85,6 +88,7 @@ fn main() {
         Command::Capture(c) => cmd::capture::run(c),
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
+        Command::Cache(c) => cmd::cache::run(c),
         Command::Tune(a) => cmd::tune::run(a),
         Command::EvalWorker(a) => cmd::worker::run(a),
     };

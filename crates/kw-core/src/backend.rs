@@ -448,6 +448,32 @@ pub trait Device: Send + Sync {
     ) -> Result<f64, BackendError>;
     /// Waits until every operation enqueued so far has finished.
     fn synchronize(&self) -> Result<(), BackendError>;
+    /// Runs `kernel` `runs` times, each run after copying every `(destination, source)` pair
+    /// of `restore` (device to device, whole source), and returns each launch's device time in
+    /// milliseconds. Backends enqueue everything without waiting on the host in between and
+    /// wait once at the end (the default does one run at a time with [`Device::launch_timed`]).
+    fn launch_timed_runs(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        restore: &[(&dyn DeviceMemory, &dyn DeviceMemory)],
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            for (dst, src) in restore {
+                dst.copy_from(*src)?;
+            }
+            times.push(self.launch_timed(kernel, geometry, args)?);
+        }
+        Ok(times)
+    }
+    /// The on-disk compile cache [`Device::compile`] goes through, where the backend has one
+    /// (its counters say how many compiles ran and how many were served from disk).
+    fn compile_cache(&self) -> Option<&Arc<crate::compile_cache::CompileCache>> {
+        None
+    }
 }
 
 /// A compiled kernel, ready to launch on the device that compiled it.

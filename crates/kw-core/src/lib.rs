@@ -14,6 +14,7 @@
 pub mod backend;
 pub mod buffer;
 pub mod capture_meta;
+pub mod compile_cache;
 pub mod compile_spec;
 pub mod config;
 pub mod def_check;

@@ -13,6 +13,7 @@
 use crate::nvrtc_lib::NvrtcLib;
 use cudarc::nvrtc::sys::nvrtcProgram;
 use kw_core::backend::{BackendError, CompileRequest};
+use kw_core::compile_cache::{Artifact, Entry};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::time::Instant;
 
@@ -122,6 +123,52 @@ pub struct Compiled {
     pub log: String,
     /// Milliseconds spent in NVRTC (create, compile, fetch).
     pub nvrtc_ms: f64,
+}
+
+impl ImageKind {
+    /// The name of the kind in cache entries.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ImageKind::Cubin => "cubin",
+            ImageKind::Ptx => "ptx",
+        }
+    }
+}
+
+impl Compiled {
+    /// What the compile cache keeps of it.
+    pub(crate) fn artifact(&self) -> Artifact {
+        Artifact {
+            kind: self.kind.as_str().to_string(),
+            symbol: self.lowered_name.clone(),
+            options: self.options.clone(),
+            extra: String::new(),
+            payload: self.image.clone(),
+        }
+    }
+
+    /// A cached image, ready to load; `Err` when the entry is not one this backend wrote.
+    pub(crate) fn from_entry(entry: &Entry) -> Result<Compiled, String> {
+        let kind = match entry.header.kind.as_str() {
+            "cubin" => ImageKind::Cubin,
+            "ptx" => ImageKind::Ptx,
+            other => return Err(format!("an entry of kind `{other}`, not cubin or PTX")),
+        };
+        if entry.payload.is_empty() || entry.header.symbol.is_empty() {
+            return Err("an empty image or kernel name".into());
+        }
+        if kind == ImageKind::Ptx && entry.payload.last() != Some(&0) {
+            return Err("PTX without its terminating NUL".into());
+        }
+        Ok(Compiled {
+            image: entry.payload.clone(),
+            kind,
+            lowered_name: entry.header.symbol.clone(),
+            options: entry.header.options.clone(),
+            log: String::new(),
+            nvrtc_ms: 0.0,
+        })
+    }
 }
 
 /// Runs NVRTC on a request for a device of compute capability `cc`.

@@ -12,6 +12,7 @@ use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Queue, RawHandle, RawMem, RawQueue,
 };
+use kw_core::compile_cache::{CacheKey, CompileCache, Entry, Label};
 use kw_core::def_eval::Geometry;
 use kw_core::device::{BackendKind, DeviceInfo};
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,11 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     /// Start and end events for [`Device::launch_timed`].
     events: Mutex<(CudaEvent, CudaEvent)>,
+    /// Start and end events of [`Device::launch_timed_runs`], one pair per run (grown as
+    /// needed).
+    run_events: Mutex<Vec<(CudaEvent, CudaEvent)>>,
     driver: DriverVersion,
+    cache: Arc<CompileCache>,
 }
 
 impl CudaDevice {
@@ -58,7 +63,9 @@ impl CudaDevice {
             ctx,
             stream,
             events: Mutex::new(events),
+            run_events: Mutex::new(Vec::new()),
             driver,
+            cache: CompileCache::global(),
         })
     }
 
@@ -90,22 +97,69 @@ impl CudaDevice {
         self.driver
     }
 
-    /// Compiles to a concrete [`CudaKernel`] (what [`Device::compile`] wraps in an `Arc`).
-    pub fn compile_cuda(&self, req: &CompileRequest<'_>) -> Result<CudaKernel, BackendError> {
-        let nvrtc =
-            nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
-                backend: BackendKind::Cuda,
-                reason: e.to_string(),
-            })?;
+    /// Compiles through `cache` instead of the process's cache ([`CompileCache::global`]).
+    pub fn with_compile_cache(mut self, cache: Arc<CompileCache>) -> CudaDevice {
+        self.cache = cache;
+        self
+    }
+
+    /// What identifies this device's binaries in cache keys: name, architecture, compute
+    /// capability, NVRTC version and driver version.
+    fn cache_target(&self) -> Vec<(&'static str, String)> {
         let cc = self.info.compute_capability.unwrap_or((0, 0));
-        let compiled = compile::compile(nvrtc, req, cc)?;
-        CudaKernel::load(
-            &self.ctx,
-            req.kernel_name,
-            &req.source.file_name,
-            compiled,
-            self.driver.raw,
-        )
+        vec![
+            ("backend", "cuda".to_string()),
+            ("device", self.info.name.clone()),
+            ("architecture", self.info.architecture.clone()),
+            ("compute-capability", format!("{}.{}", cc.0, cc.1)),
+            ("compiler", self.info.compiler_version.clone()),
+            ("driver", self.driver.raw.to_string()),
+        ]
+    }
+
+    /// Compiles to a concrete [`CudaKernel`] (what [`Device::compile`] wraps in an `Arc`),
+    /// through the compile cache: a cached cubin or PTX is loaded without running NVRTC (its
+    /// [`crate::CompileStats::from_cache`] says so); a fresh one is stored.
+    pub fn compile_cuda(&self, req: &CompileRequest<'_>) -> Result<CudaKernel, BackendError> {
+        let target = self.cache_target();
+        let target: Vec<(&str, &str)> = target.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let key = CacheKey::for_request(&target, req);
+        let device_label = format!("{} ({})", self.info.name, self.info.architecture);
+        let label = Label {
+            backend: "cuda",
+            kernel: req.kernel_name,
+            device: &device_label,
+        };
+        let load = |entry: &Entry| {
+            let compiled = compile::Compiled::from_entry(entry)?;
+            CudaKernel::load(
+                &self.ctx,
+                req.kernel_name,
+                &req.source.file_name,
+                compiled,
+                self.driver.raw,
+            )
+            .map(CudaKernel::loaded_from_cache)
+            .map_err(|e| e.to_string())
+        };
+        self.cache.compile_through(key.as_ref(), label, load, |_| {
+            let nvrtc =
+                nvrtc_lib::nvrtc(self.driver.major()).map_err(|e| BackendError::Unavailable {
+                    backend: BackendKind::Cuda,
+                    reason: e.to_string(),
+                })?;
+            let cc = self.info.compute_capability.unwrap_or((0, 0));
+            let compiled = compile::compile(nvrtc, req, cc)?;
+            let artifact = compiled.artifact();
+            let kernel = CudaKernel::load(
+                &self.ctx,
+                req.kernel_name,
+                &req.source.file_name,
+                compiled,
+                self.driver.raw,
+            )?;
+            Ok((kernel, Some(artifact)))
+        })
     }
 
     fn kernel<'k>(&self, kernel: &'k dyn CompiledKernel) -> Result<&'k CudaKernel, BackendError> {
@@ -122,6 +176,10 @@ impl CudaDevice {
 impl Device for CudaDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    fn compile_cache(&self) -> Option<&Arc<CompileCache>> {
+        Some(&self.cache)
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
@@ -183,6 +241,54 @@ impl Device for CudaDevice {
         end.synchronize().map_err(api("cuEventSynchronize"))?;
         let ms = start.elapsed_ms(end).map_err(api("cuEventElapsedTime"))?;
         Ok(f64::from(ms))
+    }
+
+    fn launch_timed_runs(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        restore: &[(&dyn DeviceMemory, &dyn DeviceMemory)],
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let k = self.kernel(kernel)?;
+        let mut events = self.run_events.lock().unwrap_or_else(|p| p.into_inner());
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        while events.len() < runs {
+            events.push((
+                self.ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+                self.ctx.new_event(timing).map_err(api("cuEventCreate"))?,
+            ));
+        }
+        for (start, end) in events.iter().take(runs) {
+            for (dst, src) in restore {
+                let dst = dst.as_any().downcast_ref::<CudaMemory>().ok_or_else(|| {
+                    BackendError::Foreign {
+                        backend: BackendKind::Cuda,
+                        what: "restore buffer".into(),
+                    }
+                })?;
+                // On the buffer's stream, which is this device's: ordered before the launch.
+                dst.copy_from_async(*src)?;
+            }
+            start.record(&self.stream).map_err(api("cuEventRecord"))?;
+            launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)?;
+            end.record(&self.stream).map_err(api("cuEventRecord"))?;
+        }
+        let mut times = Vec::with_capacity(runs);
+        if let Some((_, last)) = events.get(runs.wrapping_sub(1)) {
+            last.synchronize().map_err(|e| BackendError::Launch {
+                kernel: kernel.name().to_string(),
+                grid: geometry.grid,
+                block: geometry.block,
+                message: crate::error::driver_message(e),
+            })?;
+        }
+        for (start, end) in events.iter().take(runs) {
+            let ms = start.elapsed_ms(end).map_err(api("cuEventElapsedTime"))?;
+            times.push(f64::from(ms));
+        }
+        Ok(times)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {

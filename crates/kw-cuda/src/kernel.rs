@@ -22,6 +22,8 @@ pub struct CompileStats {
     pub load_ms: f64,
     /// The image's size in bytes.
     pub image_bytes: usize,
+    /// The image came from the on-disk compile cache (no NVRTC ran; `nvrtc_ms` is 0).
+    pub from_cache: bool,
 }
 
 /// A kernel compiled by NVRTC and loaded into a device's context.
@@ -87,11 +89,18 @@ impl CudaKernel {
                 nvrtc_ms: compiled.nvrtc_ms,
                 load_ms,
                 image_bytes: compiled.image.len(),
+                from_cache: false,
             },
             image: compiled.image,
             options: compiled.options,
             log: compiled.log,
         })
+    }
+
+    /// Marks a kernel loaded from a cached image.
+    pub(crate) fn loaded_from_cache(mut self) -> CudaKernel {
+        self.stats.from_cache = true;
+        self
     }
 
     /// The cudarc function (for raw launches through cudarc).

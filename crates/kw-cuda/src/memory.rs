@@ -19,6 +19,27 @@ pub struct CudaMemory {
 }
 
 impl CudaMemory {
+    /// Enqueues a copy of all of `src` (same context) to the start of this buffer on the
+    /// stream, without waiting.
+    pub(crate) fn copy_from_async(&self, src: &dyn DeviceMemory) -> Result<(), BackendError> {
+        let src = src
+            .as_any()
+            .downcast_ref::<CudaMemory>()
+            .filter(|s| Arc::ptr_eq(&s.ctx, &self.ctx))
+            .ok_or_else(|| BackendError::Foreign {
+                backend: BackendKind::Cuda,
+                what: "source buffer of copy_from".into(),
+            })?;
+        check_range("copy", 0, src.len, self.len)?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: both ranges lie inside live allocations of this context.
+        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, src.len, self.stream.cu_stream()) }
+            .map_err(api("cuMemcpyDtoDAsync"))
+    }
+
     /// Allocates `bytes` (0 is allowed: a null pointer, never dereferenced).
     pub(crate) fn alloc(
         ctx: &Arc<CudaContext>,
@@ -116,22 +137,7 @@ impl DeviceMemory for CudaMemory {
     }
 
     fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError> {
-        let src = src
-            .as_any()
-            .downcast_ref::<CudaMemory>()
-            .filter(|s| Arc::ptr_eq(&s.ctx, &self.ctx))
-            .ok_or_else(|| BackendError::Foreign {
-                backend: BackendKind::Cuda,
-                what: "source buffer of copy_from".into(),
-            })?;
-        check_range("copy", 0, src.len, self.len)?;
-        if src.len == 0 {
-            return Ok(());
-        }
-        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
-        // SAFETY: both ranges lie inside live allocations of this context.
-        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, src.len, self.stream.cu_stream()) }
-            .map_err(api("cuMemcpyDtoDAsync"))?;
+        self.copy_from_async(src)?;
         self.sync()
     }
 

@@ -7,6 +7,7 @@ use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Mem, Queue, RawHandle, RawMem, RawQueue,
 };
+use kw_core::compile_cache::CompileCache;
 use kw_core::{def_eval::Geometry, device::BackendKind, device::DeviceInfo};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -29,6 +30,7 @@ pub(crate) struct Shared {
 pub struct ClDevice {
     shared: Arc<Shared>,
     info: DeviceInfo,
+    cache: Arc<CompileCache>,
 }
 
 impl ClDevice {
@@ -49,6 +51,7 @@ impl ClDevice {
                 device,
             }),
             info,
+            cache: CompileCache::global(),
         })
     }
 
@@ -109,7 +112,14 @@ impl ClDevice {
                 device,
             }),
             info,
+            cache: CompileCache::global(),
         })
+    }
+
+    /// Compiles through `cache` instead of the process's cache ([`CompileCache::global`]).
+    pub fn with_compile_cache(mut self, cache: Arc<CompileCache>) -> ClDevice {
+        self.cache = cache;
+        self
     }
 
     fn foreign(what: &str) -> BackendError {
@@ -330,8 +340,17 @@ impl Device for ClDevice {
         &self.info
     }
 
+    fn compile_cache(&self) -> Option<&Arc<CompileCache>> {
+        Some(&self.cache)
+    }
+
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
-        Ok(Arc::new(compile(&self.shared, req)?))
+        Ok(Arc::new(compile(
+            &self.shared,
+            &self.info,
+            &self.cache,
+            req,
+        )?))
     }
 
     fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {
@@ -374,22 +393,54 @@ impl Device for ClDevice {
         geometry: &Geometry,
         args: &[KernelArg<'_>],
     ) -> Result<f64, BackendError> {
-        let Some(event) = self.enqueue(Queue::DEFAULT, kernel, geometry, args)? else {
-            return Ok(0.0);
-        };
-        event.wait().map_err(|e| BackendError::Launch {
+        let times = self.launch_timed_runs(kernel, geometry, args, &[], 1)?;
+        Ok(times.first().copied().unwrap_or(0.0))
+    }
+
+    fn launch_timed_runs(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        args: &[KernelArg<'_>],
+        restore: &[(&dyn DeviceMemory, &dyn DeviceMemory)],
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let launch_err = |message: String| BackendError::Launch {
             kernel: kernel.name().to_string(),
             grid: geometry.grid,
             block: geometry.block,
-            message: describe(e),
-        })?;
-        let start = event
-            .profiling_command_start()
-            .map_err(|e| api("CL_PROFILING_COMMAND_START", e))?;
-        let end = event
-            .profiling_command_end()
-            .map_err(|e| api("CL_PROFILING_COMMAND_END", e))?;
-        Ok(end.saturating_sub(start) as f64 / 1.0e6)
+            message,
+        };
+        let mut events = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            for (dst, src) in restore {
+                let dst = dst
+                    .as_any()
+                    .downcast_ref::<ClMemory>()
+                    .filter(|d| Arc::ptr_eq(&d.shared, &self.shared))
+                    .ok_or_else(|| Self::foreign("restore buffer"))?;
+                // In-order queue: the launch below runs after the copy; its event is not needed.
+                dst.enqueue_copy_from(*src)?;
+            }
+            events.push(self.enqueue(Queue::DEFAULT, kernel, geometry, args)?);
+        }
+        self.shared.queue.finish().map_err(|e| api("clFinish", e))?;
+        let mut times = Vec::with_capacity(runs);
+        for event in events {
+            let Some(event) = event else {
+                times.push(0.0);
+                continue;
+            };
+            event.wait().map_err(|e| launch_err(describe(e)))?;
+            let start = event
+                .profiling_command_start()
+                .map_err(|e| api("CL_PROFILING_COMMAND_START", e))?;
+            let end = event
+                .profiling_command_end()
+                .map_err(|e| api("CL_PROFILING_COMMAND_END", e))?;
+            times.push(end.saturating_sub(start) as f64 / 1.0e6);
+        }
+        Ok(times)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {

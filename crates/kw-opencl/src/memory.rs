@@ -22,6 +22,41 @@ pub struct ClMemory {
 }
 
 impl ClMemory {
+    /// Enqueues a copy of all of `src` (same context) to the start of this buffer without
+    /// waiting; `None` when there is nothing to copy.
+    pub(crate) fn enqueue_copy_from(
+        &self,
+        src: &dyn DeviceMemory,
+    ) -> Result<Option<Event>, BackendError> {
+        let src = src
+            .as_any()
+            .downcast_ref::<ClMemory>()
+            .filter(|s| Arc::ptr_eq(&s.shared, &self.shared))
+            .ok_or_else(|| BackendError::Foreign {
+                backend: BackendKind::Opencl,
+                what: "source buffer".into(),
+            })?;
+        check_range("copy", 0, src.len, self.len)?;
+        if src.len == 0 {
+            return Ok(None);
+        }
+        // SAFETY: both buffers belong to this queue's context and the range was checked.
+        let ev = unsafe {
+            enqueue_copy_buffer(
+                self.shared.queue.get(),
+                src.raw(),
+                self.raw(),
+                0,
+                0,
+                src.len,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| api("clEnqueueCopyBuffer", e.into()))?;
+        Ok(Some(Event::new(ev)))
+    }
+
     pub(crate) fn new(shared: Arc<Shared>, len: usize) -> Result<ClMemory, BackendError> {
         // SAFETY: no host pointer is passed, so OpenCL allocates the memory itself.
         let buffer = unsafe {
@@ -117,33 +152,10 @@ impl DeviceMemory for ClMemory {
     }
 
     fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError> {
-        let src = src
-            .as_any()
-            .downcast_ref::<ClMemory>()
-            .filter(|s| Arc::ptr_eq(&s.shared, &self.shared))
-            .ok_or_else(|| BackendError::Foreign {
-                backend: BackendKind::Opencl,
-                what: "source buffer".into(),
-            })?;
-        check_range("copy", 0, src.len, self.len)?;
-        if src.len == 0 {
-            return Ok(());
+        match self.enqueue_copy_from(src)? {
+            Some(ev) => ev.wait().map_err(|e| api("clWaitForEvents", e)),
+            None => Ok(()),
         }
-        // SAFETY: both buffers belong to this queue's context and the range was checked.
-        let ev = unsafe {
-            enqueue_copy_buffer(
-                self.shared.queue.get(),
-                src.raw(),
-                self.raw(),
-                0,
-                0,
-                src.len,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(|e| api("clEnqueueCopyBuffer", e.into()))?;
-        Event::new(ev).wait().map_err(|e| api("clWaitForEvents", e))
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -1,9 +1,12 @@
 //! Compiling OpenCL C: build options from defines, flags and include directories; embedded
-//! headers; the build log on failure. [`ClKernel`] is the compiled result.
+//! headers; the build log on failure; program binaries kept in the compile cache
+//! ([`kw_core::compile_cache`]). [`ClKernel`] is the compiled result.
 
 use crate::device::Shared;
 use crate::error::{api, describe};
 use kw_core::backend::{BackendError, CompileRequest, CompiledKernel};
+use kw_core::compile_cache::{Artifact, CacheKey, CompileCache, Entry, Label};
+use kw_core::device::DeviceInfo;
 use kw_core::kernel_def::Header;
 use opencl3::kernel::{
     Kernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
@@ -119,9 +122,9 @@ fn build_options(req: &CompileRequest<'_>, header_dir: Option<&Path>) -> Result<
     Ok(parts.join(" "))
 }
 
-/// Writes embedded headers under a directory named by their hash (once), so that
-/// `#include "name"` finds them; returns that directory.
-fn materialise_headers(headers: &[Header]) -> Result<Option<PathBuf>, String> {
+/// The directory embedded headers are written under (named by their hash, so that the build
+/// options of a request never change), after checking their names.
+fn header_dir(headers: &[Header]) -> Result<Option<PathBuf>, String> {
     if headers.is_empty() {
         return Ok(None);
     }
@@ -142,7 +145,13 @@ fn materialise_headers(headers: &[Header]) -> Result<Option<PathBuf>, String> {
         key.push('\0');
     }
     let hash = kw_core::config::fnv1a64(key.as_bytes());
-    let dir = std::env::temp_dir().join(format!("kw-opencl-headers-{hash:016x}"));
+    Ok(Some(
+        std::env::temp_dir().join(format!("kw-opencl-headers-{hash:016x}")),
+    ))
+}
+
+/// Writes embedded headers under `dir` (once), so that `#include "name"` finds them.
+fn materialise_headers(dir: &Path, headers: &[Header]) -> Result<(), String> {
     for h in headers {
         let path = dir.join(&h.name);
         if std::fs::read_to_string(&path).ok().as_deref() == Some(h.text.as_str()) {
@@ -156,12 +165,130 @@ fn materialise_headers(headers: &[Header]) -> Result<Option<PathBuf>, String> {
         std::fs::write(&tmp, &h.text).map_err(|e| format!("{}: {e}", tmp.display()))?;
         std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    Ok(Some(dir))
+    Ok(())
 }
 
-/// Compiles `req` for the device of `shared`.
+/// What identifies the binaries of a device in cache keys: its name, vendor, architecture,
+/// driver and OpenCL C versions, and the platform's version.
+fn cache_target(shared: &Shared, info: &DeviceInfo) -> Vec<(&'static str, String)> {
+    let platform = shared
+        .device
+        .platform()
+        .ok()
+        .and_then(|p| opencl3::platform::Platform::new(p).version().ok())
+        .unwrap_or_default();
+    vec![
+        ("backend", "opencl".to_string()),
+        ("device", info.name.clone()),
+        ("vendor", info.vendor.clone()),
+        ("architecture", info.architecture.clone()),
+        ("driver", info.driver_version.clone()),
+        ("opencl-c", info.compiler_version.clone()),
+        ("platform", platform),
+    ]
+}
+
+/// Parameter address spaces as one letter each (`M`emory, `L`ocal, `P`rivate), to keep them
+/// with a cached binary (drivers need not report them for programs built from binaries).
+fn spaces_to_text(p: &Option<Vec<ParamSpace>>) -> String {
+    p.as_ref().map_or(String::new(), |v| {
+        v.iter()
+            .map(|s| match s {
+                ParamSpace::Memory => 'M',
+                ParamSpace::Local => 'L',
+                ParamSpace::Private => 'P',
+            })
+            .collect()
+    })
+}
+
+fn spaces_from_text(t: &str, n: usize) -> Option<Vec<ParamSpace>> {
+    if t.len() != n {
+        return None;
+    }
+    t.chars()
+        .map(|c| match c {
+            'M' => Some(ParamSpace::Memory),
+            'L' => Some(ParamSpace::Local),
+            'P' => Some(ParamSpace::Private),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Finds the kernel in a built program.
+fn finish(
+    shared: &Arc<Shared>,
+    req: &CompileRequest<'_>,
+    options: &str,
+    program: Program,
+) -> Result<ClKernel, BackendError> {
+    let device = shared.device.id();
+    let kernel = Kernel::create(&program, req.kernel_name).map_err(|e| {
+        let names = program.get_kernel_names().unwrap_or_default();
+        let log = program.get_build_log(device).unwrap_or_default();
+        compile_error(
+            req,
+            options,
+            format!(
+                "kernel not found in the program ({}); it defines: {names}",
+                describe(e)
+            ),
+            log,
+        )
+    })?;
+    let num_args = kernel.num_args().map_err(|e| api("clGetKernelInfo", e))? as usize;
+    let params = param_spaces(&kernel, num_args);
+    Ok(ClKernel {
+        params,
+        shared: Arc::clone(shared),
+        kernel: Mutex::new(kernel),
+        num_args,
+        name: req.kernel_name.to_string(),
+        _program: program,
+    })
+}
+
+/// Builds the program of a cached binary; `Err` when the driver refuses it.
+fn from_binary(
+    shared: &Arc<Shared>,
+    req: &CompileRequest<'_>,
+    options: &str,
+    entry: &Entry,
+) -> Result<ClKernel, String> {
+    let device = shared.device.id();
+    // SAFETY: the binary is one this device's driver produced (its entry passed its checksum
+    // and key, which names the device, driver and platform versions); the driver checks it
+    // again and reports an invalid binary as an error.
+    let mut program =
+        unsafe { Program::create_from_binary(&shared.context, &[device], &[&entry.payload]) }
+            .map_err(|e| format!("clCreateProgramWithBinary: {}", describe(e)))?;
+    program
+        .build(&[device], options)
+        .map_err(|e| format!("clBuildProgram of the binary: {}", describe(e)))?;
+    let mut k = finish(shared, req, options, program).map_err(|e| e.to_string())?;
+    if k.params.is_none() {
+        k.params = spaces_from_text(&entry.header.extra, k.num_args);
+    }
+    Ok(k)
+}
+
+/// This device's binary of a built program.
+fn binary_of(shared: &Shared, program: &Program) -> Option<Vec<u8>> {
+    let binaries = program.get_binaries().ok()?;
+    let devices = program.get_devices().ok()?;
+    let i = devices
+        .iter()
+        .position(|d| *d as usize == shared.device.id() as usize)
+        .unwrap_or(0);
+    binaries.into_iter().nth(i).filter(|b| !b.is_empty())
+}
+
+/// Compiles `req` for the device of `shared`, through the compile cache.
 pub(crate) fn compile(
     shared: &Arc<Shared>,
+    info: &DeviceInfo,
+    cache: &CompileCache,
     req: &CompileRequest<'_>,
 ) -> Result<ClKernel, BackendError> {
     if !req.template_args.is_empty() {
@@ -181,40 +308,51 @@ pub(crate) fn compile(
             String::new(),
         ));
     }
-    let header_dir = materialise_headers(&req.source.headers)
-        .map_err(|r| compile_error(req, "", r, String::new()))?;
+    let header_dir =
+        header_dir(&req.source.headers).map_err(|r| compile_error(req, "", r, String::new()))?;
     let options = build_options(req, header_dir.as_deref())
         .map_err(|r| compile_error(req, "", r, String::new()))?;
-    let mut program = Program::create_from_source(&shared.context, &req.source.text)
-        .map_err(|e| api("clCreateProgramWithSource", e))?;
-    let device = shared.device.id();
-    if let Err(e) = program.build(&[device], &options) {
-        let log = program
-            .get_build_log(device)
-            .unwrap_or_else(|le| format!("(the build log could not be read: {le})"));
-        return Err(compile_error(req, &options, describe(e), log));
-    }
-    let kernel = Kernel::create(&program, req.kernel_name).map_err(|e| {
-        let names = program.get_kernel_names().unwrap_or_default();
-        let log = program.get_build_log(device).unwrap_or_default();
-        compile_error(
-            req,
-            &options,
-            format!(
-                "kernel not found in the program ({}); it defines: {names}",
-                describe(e)
-            ),
-            log,
-        )
-    })?;
-    let num_args = kernel.num_args().map_err(|e| api("clGetKernelInfo", e))? as usize;
-    let params = param_spaces(&kernel, num_args);
-    Ok(ClKernel {
-        params,
-        shared: Arc::clone(shared),
-        kernel: Mutex::new(kernel),
-        num_args,
-        name: req.kernel_name.to_string(),
-        _program: program,
-    })
+    let target = cache_target(shared, info);
+    let target: Vec<(&str, &str)> = target.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let device_label = format!("{} ({})", info.name, info.architecture);
+    let label = Label {
+        backend: "opencl",
+        kernel: req.kernel_name,
+        device: &device_label,
+    };
+    let key = CacheKey::for_request(&target, req);
+    cache.compile_through(
+        key.as_ref(),
+        label,
+        |entry| from_binary(shared, req, &options, entry),
+        |store| {
+            if let Some(dir) = &header_dir {
+                materialise_headers(dir, &req.source.headers)
+                    .map_err(|r| compile_error(req, "", r, String::new()))?;
+            }
+            let mut program = Program::create_from_source(&shared.context, &req.source.text)
+                .map_err(|e| api("clCreateProgramWithSource", e))?;
+            let device = shared.device.id();
+            if let Err(e) = program.build(&[device], &options) {
+                let log = program
+                    .get_build_log(device)
+                    .unwrap_or_else(|le| format!("(the build log could not be read: {le})"));
+                return Err(compile_error(req, &options, describe(e), log));
+            }
+            let binary = if store {
+                binary_of(shared, &program)
+            } else {
+                None
+            };
+            let k = finish(shared, req, &options, program)?;
+            let artifact = binary.map(|payload| Artifact {
+                kind: "opencl-binary".into(),
+                symbol: req.kernel_name.to_string(),
+                options: options.clone(),
+                extra: spaces_to_text(&k.params),
+                payload,
+            });
+            Ok((k, artifact))
+        },
+    )
 }

@@ -8,6 +8,7 @@ use crate::compile::CompilePool;
 use crate::measure::{median, MeasureOptions, VerifyMode};
 use crate::session::ReplaySession;
 use kw_core::backend::CompiledKernel;
+use kw_core::compile_cache::{CacheStats, CompileCache};
 use kw_core::{config::Config, space::Point};
 use kw_tune::{EvalFailure, EvalResult, Evaluator};
 use std::collections::HashMap;
@@ -23,14 +24,29 @@ pub struct ReplayStats {
     pub launches: u64,
     /// Launches whose output was verified and matched.
     pub verified_runs: u64,
+    /// Of those, the ones compared on the device (the comparison kernel; see
+    /// [`crate::ReplaySession::verify_at`] for when the host is chosen).
+    pub verified_on_device: u64,
     /// Device time of all launches, warm-ups included.
     pub busy: Duration,
     /// Time the measuring thread waited for the compiler.
     pub compile_wait: Duration,
     /// Wall time since the evaluator was created.
     pub wall: Duration,
-    /// CPU time of the compile threads.
+    /// CPU time of the compile threads (compiler runs and cache loads).
     pub compile_cpu: Duration,
+    /// Compiles that ran the compiler (configurations and the comparison kernels).
+    pub compiles: u64,
+    /// Compiles served from the on-disk compile cache.
+    pub cache_hits: u64,
+    /// Time the cache hits took to read and load.
+    pub cache_load: Duration,
+    /// Cache entries found damaged, foreign or refused by the driver, recompiled and replaced.
+    pub cache_replaced: u64,
+    /// Host time of verification (device comparison, or read-back and host comparison).
+    pub verify: Duration,
+    /// Host time of restoring the written buffers before each run.
+    pub restore: Duration,
 }
 
 impl ReplayStats {
@@ -42,6 +58,16 @@ impl ReplayStats {
         } else {
             0.0
         }
+    }
+
+    /// Wall time not spent waiting for the compiler, in launches, verifying or restoring:
+    /// the host's own share (scheduling, worker start-up, loading the capture, ...).
+    pub fn host_time(&self) -> Duration {
+        self.wall
+            .saturating_sub(self.compile_wait)
+            .saturating_sub(self.busy)
+            .saturating_sub(self.verify)
+            .saturating_sub(self.restore)
     }
 
     /// Evaluations per second of wall time.
@@ -73,6 +99,8 @@ pub struct ReplayEvaluator {
     last_samples: Option<Vec<f64>>,
     stats: ReplayStats,
     started: Instant,
+    /// The device's compile cache and its counters when the evaluator started.
+    cache: Option<(Arc<CompileCache>, CacheStats)>,
 }
 
 impl ReplayEvaluator {
@@ -87,6 +115,11 @@ impl ReplayEvaluator {
             Arc::new(session.def().clone()),
             compile_threads,
         );
+        // Counted from before the session compiled its comparison kernels.
+        let cache = session
+            .device()
+            .compile_cache()
+            .map(|c| (c.clone(), session.cache_baseline().unwrap_or_default()));
         ReplayEvaluator {
             session,
             options,
@@ -95,6 +128,7 @@ impl ReplayEvaluator {
             last_samples: None,
             stats: ReplayStats::default(),
             started: Instant::now(),
+            cache,
         }
     }
 
@@ -108,6 +142,14 @@ impl ReplayEvaluator {
         let mut s = self.stats.clone();
         s.wall = self.started.elapsed();
         s.compile_cpu = self.pool.cpu_time();
+        if let Some((cache, at_start)) = &self.cache {
+            let now = cache.stats();
+            s.compiles = now.compiles - at_start.compiles;
+            s.cache_hits = now.hits - at_start.hits;
+            s.cache_load = now.load_time.saturating_sub(at_start.load_time);
+            s.cache_replaced =
+                (now.rejected + now.load_failures) - (at_start.rejected + at_start.load_failures);
+        }
         s
     }
 
@@ -123,9 +165,11 @@ impl ReplayEvaluator {
         geometry: &kw_core::def_eval::Geometry,
         verify: bool,
     ) -> Result<f64, EvalFailure> {
+        let restoring = Instant::now();
         self.session
             .restore()
             .map_err(|e| EvalFailure::fatal(format!("restoring the buffers: {e}")))?;
+        self.stats.restore += restoring.elapsed();
         let ms = self
             .session
             .launch_timed(kernel, geometry)
@@ -133,15 +177,47 @@ impl ReplayEvaluator {
         self.stats.launches += 1;
         self.stats.busy += Duration::from_secs_f64(ms.max(0.0) / 1000.0);
         if verify {
-            match self.session.verify(self.options.tolerance) {
-                Ok(None) => self.stats.verified_runs += 1,
-                Ok(Some(reason)) => {
-                    return Err(EvalFailure::new(format!("wrong result: {reason}")))
-                }
-                Err(e) => return Err(EvalFailure::fatal(format!("reading the output: {e}"))),
-            }
+            self.verify()?;
         }
         Ok(ms)
+    }
+
+    /// `runs` restores and timed launches, enqueued without a host wait between runs.
+    fn run_batch(
+        &mut self,
+        kernel: &dyn CompiledKernel,
+        geometry: &kw_core::def_eval::Geometry,
+        runs: usize,
+    ) -> Result<Vec<f64>, EvalFailure> {
+        if runs == 0 {
+            return Ok(Vec::new());
+        }
+        let times = self
+            .session
+            .run_timed(kernel, geometry, runs)
+            .map_err(|e| EvalFailure::new(format!("launch failed: {e}")))?;
+        self.stats.launches += runs as u64;
+        let busy: f64 = times.iter().map(|ms| ms.max(0.0)).sum();
+        self.stats.busy += Duration::from_secs_f64(busy / 1000.0);
+        Ok(times)
+    }
+
+    /// Compares the outputs with the captured reference (timed).
+    fn verify(&mut self) -> Result<(), EvalFailure> {
+        let started = Instant::now();
+        let verdict = self.session.verify(self.options.tolerance);
+        self.stats.verify += started.elapsed();
+        match verdict {
+            Ok(None) => {
+                self.stats.verified_runs += 1;
+                if self.session.verifies_on_device() {
+                    self.stats.verified_on_device += 1;
+                }
+                Ok(())
+            }
+            Ok(Some(reason)) => Err(EvalFailure::new(format!("wrong result: {reason}"))),
+            Err(e) => Err(EvalFailure::fatal(format!("reading the output: {e}"))),
+        }
     }
 
     /// Measures a configuration (compiled through the pool): warm-ups, timed samples,
@@ -164,28 +240,43 @@ impl ReplayEvaluator {
             }
         };
         let every = self.options.verify == VerifyMode::EveryRun;
-        for _ in 0..self.options.warmup {
-            self.run_once(kernel.as_ref(), &geometry, every)?;
-        }
-        let started = Instant::now();
-        let mut samples = Vec::new();
         let max = self.options.max_samples.max(1);
         let min = self.options.min_samples.clamp(1, max);
-        while samples.len() < max
-            && (samples.len() < min || started.elapsed() < self.options.time_budget)
-        {
-            let last = samples.len() + 1 == max;
-            let verify = every || (last && self.options.verify == VerifyMode::Last);
-            samples.push(self.run_once(kernel.as_ref(), &geometry, verify)?);
-        }
-        if self.options.verify == VerifyMode::Last && samples.len() < max {
-            // The loop ended on the time budget: verify the last run now.
-            match self.session.verify(self.options.tolerance) {
-                Ok(None) => self.stats.verified_runs += 1,
-                Ok(Some(reason)) => {
-                    return Err(EvalFailure::new(format!("wrong result: {reason}")))
-                }
-                Err(e) => return Err(EvalFailure::fatal(format!("reading the output: {e}"))),
+        let mut samples = Vec::new();
+        if every {
+            // One run at a time, each verified.
+            for _ in 0..self.options.warmup {
+                self.run_once(kernel.as_ref(), &geometry, true)?;
+            }
+            let started = Instant::now();
+            while samples.len() < max
+                && (samples.len() < min || started.elapsed() < self.options.time_budget)
+            {
+                samples.push(self.run_once(kernel.as_ref(), &geometry, true)?);
+            }
+        } else {
+            // Batches enqueued without a host wait per run: the warm-ups, then the least
+            // number of samples, then as many more as the time budget allows (estimated from
+            // the first batch).
+            self.run_batch(kernel.as_ref(), &geometry, self.options.warmup)?;
+            let started = Instant::now();
+            samples = self.run_batch(kernel.as_ref(), &geometry, min)?;
+            let per_run = started.elapsed().as_secs_f64() / min as f64;
+            let left = self
+                .options
+                .time_budget
+                .saturating_sub(started.elapsed())
+                .as_secs_f64();
+            let more = if per_run > 0.0 {
+                ((left / per_run) as usize).min(max - min)
+            } else {
+                max - min
+            };
+            if more > 0 {
+                samples.extend(self.run_batch(kernel.as_ref(), &geometry, more)?);
+            }
+            if self.options.verify == VerifyMode::Last {
+                self.verify()?;
             }
         }
         let median_ms = median(&mut samples.clone());

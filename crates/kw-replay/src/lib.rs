@@ -5,11 +5,15 @@
 //! buffer kept on the device); [`ReplayEvaluator`] is the [`kw_tune::Evaluator`] that
 //! measures configurations (compiled ahead on a [`CompilePool`], buffers restored before
 //! every run, warm-ups, timed launches with device events, median objective, every sample
-//! kept) and verifies each against the captured output ([`verify`]).
+//! kept) and verifies each against the captured output ([`verify`]; on the device with
+//! [`device_verify`], the reference uploaded once). Timed runs and their restores are enqueued
+//! as batches with one host wait ([`kw_core::backend::Device::launch_timed_runs`]); the evaluator's
+//! [`ReplayStats`] say where the time went and how many compiles the compile cache saved.
 
 #![forbid(unsafe_code)]
 
 pub mod compile;
+pub mod device_verify;
 pub mod error;
 pub mod evaluator;
 pub mod measure;
@@ -18,9 +22,10 @@ pub mod verify;
 pub mod wisdom;
 
 pub use compile::CompilePool;
+pub use device_verify::DeviceComparer;
 pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
-pub use session::{capture_checksum, reference_gap, ReplaySession};
-pub use verify::{Mismatch, Tolerance};
+pub use session::{capture_checksum, reference_gap, ReplaySession, VerifyWhere};
+pub use verify::{Mismatch, Summary, Tolerance};
 pub use wisdom::{tuned_record, TuningRun};

@@ -2,16 +2,20 @@
 //! buffer the launch writes keeps a pristine device copy of its captured input state, so that
 //! [`ReplaySession::restore`] can reset it (device to device) before every run.
 
+use crate::device_verify::DeviceComparer;
 use crate::error::ReplayError;
+use crate::verify::{compare, Tolerance};
 use kw_capture::Capture;
 use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
+use kw_core::compile_cache::CacheStats;
 use kw_core::{
     backend::BackendError, capture_meta::CaptureMetadata, config::Config, def_eval::DefError,
     def_eval::Geometry, kernel_def::Access, kernel_def::ArgKind, kernel_def::KernelDef,
     scalar::ScalarType, scalar::ScalarValue, space::TuningSpace, value::Value,
 };
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 /// One argument on the device.
 enum ReplayArg {
@@ -26,6 +30,8 @@ enum ReplayArg {
         pristine: Option<Box<dyn DeviceMemory>>,
         /// The captured output, when the capture holds one.
         reference: Option<Vec<u8>>,
+        /// The captured output on the device, for device-side verification.
+        reference_dev: Option<Box<dyn DeviceMemory>>,
         /// Declared read and written (moves its bytes twice per launch).
         inout: bool,
     },
@@ -40,6 +46,24 @@ pub struct ReplaySession {
     problem_size: [i64; 3],
     arg_values: Vec<Value>,
     args: Vec<ReplayArg>,
+    /// Device-side verification, or why outputs are compared on the host.
+    comparer: Result<DeviceComparer, String>,
+    /// The device's compile-cache counters before the session compiled anything.
+    cache_baseline: Option<CacheStats>,
+    /// Where automatic verification goes once timed: `Some(true)` on the device.
+    auto: Mutex<Option<bool>>,
+}
+
+/// Where outputs are compared with the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyWhere {
+    /// On the device where it can (the comparison kernel) and where that is faster than on
+    /// the host (see [`ReplaySession::verify_at`]), else on the host.
+    Auto,
+    /// On the device only (an error where it cannot).
+    Device,
+    /// On the host: every output read back and compared there.
+    Host,
 }
 
 /// A scalar of type `ty` from a captured value.
@@ -117,6 +141,7 @@ impl ReplaySession {
     /// Opens `path`, checks its metadata and uploads its buffers to `device` (any device of
     /// the capture's backend).
     pub fn load(path: &Path, device: Arc<dyn Device>) -> Result<ReplaySession, ReplayError> {
+        let cache_baseline = device.compile_cache().map(|c| c.stats());
         let info = device.info();
         let (capture, meta, space) = open_checked(path, info)?;
         let def = &meta.kernel;
@@ -205,11 +230,13 @@ impl ReplaySession {
                         working,
                         pristine,
                         reference,
+                        reference_dev: None,
                         inout: d.access == Access::InOut,
                     });
                 }
             }
         }
+        let comparer = device_comparison(&device, &mut args);
         Ok(ReplaySession {
             path: path.to_path_buf(),
             device,
@@ -218,7 +245,21 @@ impl ReplaySession {
             problem_size,
             arg_values,
             args,
+            comparer,
+            cache_baseline,
+            auto: Mutex::new(None),
         })
+    }
+
+    /// Why outputs are verified on the host, or `None` when the device compares them.
+    pub fn host_verification_reason(&self) -> Option<&str> {
+        self.comparer.as_ref().err().map(String::as_str)
+    }
+
+    /// The device's compile-cache counters before this session compiled anything (its
+    /// comparison kernels included).
+    pub fn cache_baseline(&self) -> Option<CacheStats> {
+        self.cache_baseline
     }
 
     /// The capture file.
@@ -336,22 +377,140 @@ impl ReplaySession {
             .launch_timed(kernel, geometry, &self.kernel_args())
     }
 
-    /// Compares every buffer that has a reference with it. `Ok(None)` when all match;
-    /// `Ok(Some(reason))` names the first buffer that differs.
-    pub fn verify(&self, tol: crate::verify::Tolerance) -> Result<Option<String>, BackendError> {
+    /// Runs a compiled configuration `runs` times, each run from the captured input state
+    /// (restored device to device before it), with no host wait between runs; returns each
+    /// launch's device time in milliseconds.
+    pub fn run_timed(
+        &self,
+        kernel: &dyn CompiledKernel,
+        geometry: &Geometry,
+        runs: usize,
+    ) -> Result<Vec<f64>, BackendError> {
+        let restore: Vec<(&dyn DeviceMemory, &dyn DeviceMemory)> = self
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ReplayArg::Buffer {
+                    working,
+                    pristine: Some(p),
+                    ..
+                } => Some((working.as_ref(), p.as_ref())),
+                _ => None,
+            })
+            .collect();
+        self.device
+            .launch_timed_runs(kernel, geometry, &self.kernel_args(), &restore, runs)
+    }
+
+    /// Compares every buffer that has a reference with it, on the device where it can.
+    /// `Ok(None)` when all match; `Ok(Some(reason))` names the first buffer that differs.
+    pub fn verify(&self, tol: Tolerance) -> Result<Option<String>, BackendError> {
+        self.verify_at(tol, VerifyWhere::Auto)
+    }
+
+    /// [`ReplaySession::verify`] at a chosen place. On the device, the host reads 24 bytes
+    /// per buffer, and the whole buffer only to describe a mismatch.
+    ///
+    /// [`VerifyWhere::Auto`] decides at the first verification that passes: it compares both
+    /// ways, timed (the device twice, its first run may pay one-time costs); the faster way
+    /// serves every later verification (on a GPU the device, which reads 24 bytes where the
+    /// host reads every output; on a CPU device such as PoCL often the host), and the two
+    /// verdicts must agree.
+    pub fn verify_at(
+        &self,
+        tol: Tolerance,
+        at: VerifyWhere,
+    ) -> Result<Option<String>, BackendError> {
+        if at != VerifyWhere::Auto || self.comparer.is_err() {
+            return self.compare_outputs(tol, at);
+        }
+        let decided = *self.auto.lock().unwrap_or_else(PoisonError::into_inner);
+        match decided {
+            Some(true) => return self.compare_outputs(tol, VerifyWhere::Auto),
+            Some(false) => return self.compare_outputs(tol, VerifyWhere::Host),
+            None => {}
+        }
+        let first = self.compare_outputs(tol, VerifyWhere::Auto)?;
+        if first.is_some() {
+            // A mismatch is described on the host either way: no fair timing. Decide later.
+            return Ok(first);
+        }
+        let started = Instant::now();
+        let on_device = self.compare_outputs(tol, VerifyWhere::Auto)?;
+        let device_time = started.elapsed();
+        let started = Instant::now();
+        let on_host = self.compare_outputs(tol, VerifyWhere::Host)?;
+        let host_time = started.elapsed();
+        if on_device != on_host {
+            return Ok(Some(format!(
+                "the device comparison ({}) and the host comparison ({}) disagree (a bug: \
+                 please report it)",
+                on_device.as_deref().unwrap_or("match"),
+                on_host.as_deref().unwrap_or("match")
+            )));
+        }
+        *self.auto.lock().unwrap_or_else(PoisonError::into_inner) = Some(device_time <= host_time);
+        Ok(on_host)
+    }
+
+    /// Whether [`VerifyWhere::Auto`] verification runs on the device: the device can run the
+    /// comparison kernel and, once both ways were timed, it was the faster.
+    pub fn verifies_on_device(&self) -> bool {
+        self.comparer.is_ok()
+            && *self.auto.lock().unwrap_or_else(PoisonError::into_inner) != Some(false)
+    }
+
+    /// Compares the outputs on the device where `at` allows and it can, else on the host.
+    fn compare_outputs(
+        &self,
+        tol: Tolerance,
+        at: VerifyWhere,
+    ) -> Result<Option<String>, BackendError> {
         for a in &self.args {
             if let ReplayArg::Buffer {
                 name,
                 elem,
+                len,
                 working,
                 reference: Some(want),
+                reference_dev,
                 ..
             } = a
             {
+                let on_device = match (at, &self.comparer, reference_dev) {
+                    (VerifyWhere::Host, _, _) => None,
+                    (_, Ok(c), Some(r)) => Some((c, r)),
+                    (VerifyWhere::Device, Err(why), _) => {
+                        return Err(BackendError::Api {
+                            op: "device-side verification",
+                            message: why.clone(),
+                        })
+                    }
+                    (VerifyWhere::Device, Ok(_), None) => {
+                        return Err(BackendError::Api {
+                            op: "device-side verification",
+                            message: format!("buffer `{name}` has no reference on the device"),
+                        })
+                    }
+                    _ => None,
+                };
+                if let Some((c, r)) = on_device {
+                    let s = c.compare(*elem, working.as_ref(), r.as_ref(), *len, tol)?;
+                    if s.count == 0 {
+                        continue;
+                    }
+                }
                 let mut got = vec![0u8; working.len_bytes()];
                 working.read(0, &mut got)?;
-                if let Some(m) = crate::verify::compare(*elem, &got, want, tol) {
+                if let Some(m) = compare(*elem, &got, want, tol) {
                     return Ok(Some(format!("buffer `{name}`: {m}")));
+                }
+                if on_device.is_some() {
+                    // The device found a difference the host does not: never a pass.
+                    return Ok(Some(format!(
+                        "buffer `{name}`: the device comparison found differences that the \
+                         host comparison does not (a bug: please report it)"
+                    )));
                 }
             }
         }
@@ -386,6 +545,54 @@ impl ReplaySession {
         }
         Ok(Some((2 * bytes as u64, crate::measure::median(&mut times))))
     }
+}
+
+/// Sets up device-side verification: the comparison kernels of the referenced buffers'
+/// types and their references uploaded once. `Err(reason)` (verification on the host) when
+/// the device cannot run the kernels; a buffer whose reference does not fit is compared on
+/// the host.
+fn device_comparison(
+    device: &Arc<dyn Device>,
+    args: &mut [ReplayArg],
+) -> Result<DeviceComparer, String> {
+    let referenced = args.iter().any(|a| {
+        matches!(
+            a,
+            ReplayArg::Buffer {
+                reference: Some(_),
+                ..
+            }
+        )
+    });
+    if !referenced {
+        return Err("the capture holds no reference output".into());
+    }
+    let comparer = DeviceComparer::new(device.clone())
+        .map_err(|e| format!("the comparison kernel does not run on this device: {e}"))?;
+    for a in args.iter_mut() {
+        if let ReplayArg::Buffer {
+            elem,
+            len,
+            working,
+            reference: Some(want),
+            reference_dev,
+            ..
+        } = a
+        {
+            comparer.kernel(*elem).map_err(|e| {
+                format!("the comparison kernel for {elem} does not run on this device: {e}")
+            })?;
+            if want.len() != working.len_bytes() || want.len() != *len * elem.size() {
+                continue; // lengths differ: the host comparison reports it
+            }
+            if let Ok(m) = device.alloc(want.len()) {
+                if m.write(0, want).is_ok() {
+                    *reference_dev = Some(m);
+                }
+            }
+        }
+    }
+    Ok(comparer)
 }
 
 /// The SHA-like checksum of a capture file recorded in wisdom provenance: `blake3:HEX` of the

@@ -89,6 +89,75 @@ fn compare_as<T: bytemuck::Pod + std::fmt::Debug>(
     })
 }
 
+/// What a comparison of equal-length buffers finds: the same three numbers the device-side
+/// comparison ([`crate::device_verify`]) computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    /// Elements that differ.
+    pub count: u64,
+    /// The first element that differs.
+    pub first: Option<u64>,
+    /// The largest `|got - want|` (in `f64`) over elements where neither is NaN (0 when all
+    /// are equal).
+    pub max_error: f64,
+}
+
+fn summarise_as<T: bytemuck::Pod>(
+    got: &[u8],
+    want: &[u8],
+    same: impl Fn(T, T) -> bool,
+    as_f64: impl Fn(T) -> f64,
+) -> Summary {
+    let size = std::mem::size_of::<T>();
+    let n = got.len().min(want.len()) / size;
+    let mut out = Summary {
+        count: 0,
+        first: None,
+        max_error: 0.0,
+    };
+    for i in 0..n {
+        let g: T = bytemuck::pod_read_unaligned(&got[i * size..(i + 1) * size]);
+        let w: T = bytemuck::pod_read_unaligned(&want[i * size..(i + 1) * size]);
+        let (gd, wd) = (as_f64(g), as_f64(w));
+        if !gd.is_nan() && !wd.is_nan() && gd != wd {
+            out.max_error = out.max_error.max((gd - wd).abs());
+        }
+        if !same(g, w) {
+            out.count += 1;
+            out.first.get_or_insert(i as u64);
+        }
+    }
+    out
+}
+
+/// Counts the differing elements of `got` and `want` (raw bytes of elements of `ty`, compared
+/// over the shorter length), the first of them and the largest error, with the semantics of
+/// [`compare`].
+pub fn summarise(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Summary {
+    macro_rules! int {
+        ($t:ty) => {
+            summarise_as::<$t>(got, want, |g, w| g == w, |v| v as f64)
+        };
+    }
+    match ty {
+        ScalarType::F32 => summarise_as::<f32>(
+            got,
+            want,
+            |g, w| floats_close(g.into(), w.into(), tol),
+            f64::from,
+        ),
+        ScalarType::F64 => summarise_as::<f64>(got, want, |g, w| floats_close(g, w, tol), |v| v),
+        ScalarType::I8 => int!(i8),
+        ScalarType::U8 => int!(u8),
+        ScalarType::I16 => int!(i16),
+        ScalarType::U16 => int!(u16),
+        ScalarType::I32 => int!(i32),
+        ScalarType::U32 => int!(u32),
+        ScalarType::I64 => int!(i64),
+        ScalarType::U64 => int!(u64),
+    }
+}
+
 /// Compares `got` with `want`, both raw bytes of elements of `ty`. `None` when they match.
 pub fn compare(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Option<Mismatch> {
     match ty {

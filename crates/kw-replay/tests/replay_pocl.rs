@@ -95,6 +95,21 @@ __kernel void twice_plus_one(__global float* x, const int n) {
     b.build().unwrap()
 }
 
+/// A capture of `twice_plus_one` on `n` elements, loaded on the OpenCL device.
+fn inplace_session(tag: &str, n: usize) -> Option<Arc<ReplaySession>> {
+    let dev = device()?;
+    let path = capture_launch(
+        &tmp_dir(tag),
+        "inplace",
+        &inplace_def(),
+        None,
+        dev.as_ref(),
+        &[HostArg::buffer(&floats(n)), HostArg::scalar(n as i32)],
+    )
+    .unwrap();
+    Some(Arc::new(ReplaySession::load(&path, dev).unwrap()))
+}
+
 fn tune(
     session: &Arc<ReplaySession>,
     options: MeasureOptions,
@@ -231,20 +246,9 @@ fn a_wrong_configuration_is_rejected_by_verification() {
 
 #[test]
 fn in_place_outputs_are_restored_before_every_run() {
-    let Some(dev) = device() else { return };
-    let dir = tmp_dir("inplace");
-    let def = inplace_def();
-    let n = 777usize;
-    let path = capture_launch(
-        &dir,
-        "inplace",
-        &def,
-        None,
-        dev.as_ref(),
-        &[HostArg::buffer(&floats(n)), HostArg::scalar(n as i32)],
-    )
-    .unwrap();
-    let session = Arc::new(ReplaySession::load(&path, dev).unwrap());
+    let Some(session) = inplace_session("inplace", 777) else {
+        return;
+    };
     let options = MeasureOptions {
         warmup: 2,
         min_samples: 4,
@@ -262,6 +266,68 @@ fn in_place_outputs_are_restored_before_every_run() {
     // 2 warm-ups + 4 timed runs per configuration, every one verified.
     assert_eq!(stats.launches, 4 * 6);
     assert_eq!(stats.verified_runs, stats.launches);
+}
+
+#[test]
+fn batched_runs_restore_in_place_outputs_before_each_run() {
+    // Runs enqueued as one batch (no host wait between them) restore on the device before
+    // each: after 2 warm-ups and 5 timed runs of `x = 2x + 1`, the output still matches the
+    // capture's one application (a missing restore would have applied it 7 times).
+    let Some(session) = inplace_session("inplace-batch", 999) else {
+        return;
+    };
+    let options = MeasureOptions {
+        warmup: 2,
+        min_samples: 5,
+        max_samples: 5,
+        verify: VerifyMode::Last,
+        ..MeasureOptions::default()
+    };
+    let (report, stats) = tune(&session, options, 3);
+    assert!(
+        report.history.iter().all(|e| e.result.is_ok()),
+        "{:?}",
+        report.history
+    );
+    assert_eq!(stats.launches, 3 * 7);
+    assert_eq!(stats.verified_runs, 3);
+    // Where verification ran was decided by timing both at the first pass.
+    assert!(stats.verified_on_device <= 3);
+    // Without the restores the batch is wrong: run it directly with none.
+    let config = session.def().default_config();
+    let defines = session
+        .def()
+        .defines_for(&config, Some(session.device().info()))
+        .unwrap();
+    let k = session
+        .device()
+        .compile(&kw_core::backend::CompileRequest {
+            source: &session.def().source,
+            kernel_name: &session.def().kernel_name,
+            defines: &defines,
+            flags: &[],
+            include_dirs: &[],
+            template_args: &[],
+        })
+        .unwrap();
+    let geometry = session.geometry(&config).unwrap();
+    session.restore().unwrap();
+    let times = session
+        .device()
+        .launch_timed_runs(k.as_ref(), &geometry, &session.kernel_args(), &[], 2)
+        .unwrap();
+    assert_eq!(times.len(), 2);
+    let verdict = session.verify(kw_replay::Tolerance::default()).unwrap();
+    assert!(
+        verdict.is_some_and(|r| r.contains("differ")),
+        "two unrestored runs differ"
+    );
+    session.restore().unwrap();
+    session.run_timed(k.as_ref(), &geometry, 3).unwrap();
+    assert_eq!(
+        session.verify(kw_replay::Tolerance::default()).unwrap(),
+        None
+    );
 }
 
 /// Sets the cancel flag after `after` evaluations of the inner evaluator.

@@ -293,20 +293,24 @@ impl IsolatedEvaluator {
     pub fn stats(&self) -> ReplayStats {
         let mut s = self.ended;
         if let Some(w) = &self.worker {
-            s.launches += w.stats.launches;
-            s.verified_runs += w.stats.verified_runs;
-            s.busy_s += w.stats.busy_s;
-            s.compile_wait_s += w.stats.compile_wait_s;
-            s.compile_cpu_s += w.stats.compile_cpu_s;
+            s.add(&w.stats);
         }
+        let secs = Duration::from_secs_f64;
         ReplayStats {
             evaluations: self.evaluations,
             launches: s.launches,
             verified_runs: s.verified_runs,
-            busy: Duration::from_secs_f64(s.busy_s),
-            compile_wait: Duration::from_secs_f64(s.compile_wait_s),
+            verified_on_device: s.verified_on_device,
+            busy: secs(s.busy_s),
+            compile_wait: secs(s.compile_wait_s),
             wall: self.started.elapsed(),
-            compile_cpu: Duration::from_secs_f64(s.compile_cpu_s),
+            compile_cpu: secs(s.compile_cpu_s),
+            compiles: s.compiles,
+            cache_hits: s.cache_hits,
+            cache_load: secs(s.cache_load_s),
+            cache_replaced: s.cache_replaced,
+            verify: secs(s.verify_s),
+            restore: secs(s.restore_s),
         }
     }
 
@@ -318,11 +322,7 @@ impl IsolatedEvaluator {
             } else {
                 w.shutdown();
             }
-            self.ended.launches += w.stats.launches;
-            self.ended.verified_runs += w.stats.verified_runs;
-            self.ended.busy_s += w.stats.busy_s;
-            self.ended.compile_wait_s += w.stats.compile_wait_s;
-            self.ended.compile_cpu_s += w.stats.compile_cpu_s;
+            self.ended.add(&w.stats);
         }
     }
 

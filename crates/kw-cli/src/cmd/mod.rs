@@ -1,3 +1,4 @@
+pub mod cache;
 pub mod capture;
 pub mod isolated;
 pub mod log;

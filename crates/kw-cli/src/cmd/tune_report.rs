@@ -82,6 +82,39 @@ pub fn print_summary(
         stats.compile_wait.as_secs_f64(),
         stats.compile_cpu.as_secs_f64(),
     );
+    println!("  {}", time_line(stats));
+}
+
+/// Where the time went: `time: compile ... , device ..., ...; N compiles, M cache hits`.
+/// Restores are device-to-device copies enqueued with the launches; they show as host time
+/// only where runs are verified one by one (`restore`, shown when non-zero).
+pub fn time_line(s: &ReplayStats) -> String {
+    let sec = |d: std::time::Duration| d.as_secs_f64();
+    let restore = if s.restore.is_zero() {
+        String::new()
+    } else {
+        format!("restore {:.3} s, ", sec(s.restore))
+    };
+    let replaced = match s.cache_replaced {
+        0 => String::new(),
+        n => format!(" ({n} damaged or refused cache entries recompiled and replaced)"),
+    };
+    format!(
+        "time: compile {:.2} s CPU (waited {:.2} s), cache loads {:.3} s, device {:.3} s, \
+         verification {:.3} s ({} of {} runs on the device), {restore}host {:.2} s, \
+         of {:.2} s wall; {} compiles, {} cache hits{replaced}",
+        sec(s.compile_cpu),
+        sec(s.compile_wait),
+        sec(s.cache_load),
+        sec(s.busy),
+        sec(s.verify),
+        s.verified_on_device,
+        s.verified_runs,
+        sec(s.host_time()),
+        sec(s.wall),
+        s.compiles,
+        s.cache_hits
+    )
 }
 
 /// What `--report-timing` measured.

@@ -52,6 +52,63 @@ pub struct WireStats {
     pub compile_wait_s: f64,
     /// CPU seconds of the compile threads.
     pub compile_cpu_s: f64,
+    /// Verified launches compared on the device.
+    #[serde(default)]
+    pub verified_on_device: u64,
+    /// Compiles that ran the compiler.
+    #[serde(default)]
+    pub compiles: u64,
+    /// Compiles served from the on-disk compile cache.
+    #[serde(default)]
+    pub cache_hits: u64,
+    /// Seconds the cache hits took.
+    #[serde(default)]
+    pub cache_load_s: f64,
+    /// Cache entries replaced (damaged, foreign or refused by the driver).
+    #[serde(default)]
+    pub cache_replaced: u64,
+    /// Host seconds of verification.
+    #[serde(default)]
+    pub verify_s: f64,
+    /// Host seconds of restores.
+    #[serde(default)]
+    pub restore_s: f64,
+}
+
+impl WireStats {
+    /// The counters of a replay evaluator.
+    pub fn of(s: &kw_replay::ReplayStats) -> WireStats {
+        WireStats {
+            launches: s.launches,
+            verified_runs: s.verified_runs,
+            verified_on_device: s.verified_on_device,
+            busy_s: s.busy.as_secs_f64(),
+            compile_wait_s: s.compile_wait.as_secs_f64(),
+            compile_cpu_s: s.compile_cpu.as_secs_f64(),
+            compiles: s.compiles,
+            cache_hits: s.cache_hits,
+            cache_load_s: s.cache_load.as_secs_f64(),
+            cache_replaced: s.cache_replaced,
+            verify_s: s.verify.as_secs_f64(),
+            restore_s: s.restore.as_secs_f64(),
+        }
+    }
+
+    /// Adds another worker's counters.
+    pub fn add(&mut self, o: &WireStats) {
+        self.launches += o.launches;
+        self.verified_runs += o.verified_runs;
+        self.verified_on_device += o.verified_on_device;
+        self.busy_s += o.busy_s;
+        self.compile_wait_s += o.compile_wait_s;
+        self.compile_cpu_s += o.compile_cpu_s;
+        self.compiles += o.compiles;
+        self.cache_hits += o.cache_hits;
+        self.cache_load_s += o.cache_load_s;
+        self.cache_replaced += o.cache_replaced;
+        self.verify_s += o.verify_s;
+        self.restore_s += o.restore_s;
+    }
 }
 
 /// A worker's answer.
@@ -216,14 +273,7 @@ pub fn run(args: WorkerArgs) -> Result<()> {
             Request::Evaluate { point } => {
                 let result = eval.evaluate(&point);
                 let samples = eval.take_samples();
-                let s = eval.stats();
-                let stats = WireStats {
-                    launches: s.launches,
-                    verified_runs: s.verified_runs,
-                    busy_s: s.busy.as_secs_f64(),
-                    compile_wait_s: s.compile_wait.as_secs_f64(),
-                    compile_cpu_s: s.compile_cpu.as_secs_f64(),
-                };
+                let stats = WireStats::of(&eval.stats());
                 let r = match result {
                     Ok(ms) => Reply::Result {
                         objective: Some(ms),

@@ -12,6 +12,18 @@ use opencl3::platform::get_platforms;
 use opencl3::types::{cl_float, CL_BLOCKING};
 use std::sync::Arc;
 
+/// Held by each test for its whole run: PoCL tears its devices down when the last context is
+/// released and sets them up again at the next query, and a device query racing that (one
+/// test dropping its context while another attaches) crashed inside PoCL
+/// (`clGetDeviceInfo` -> `strlen`, about 1 run in 10 with parallel tests). Applications that
+/// create and drop contexts on several threads at once meet the same driver race.
+static POCL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn pocl_turn() -> std::sync::MutexGuard<'static, ()> {
+    POCL.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The application's own PoCL context and queue (`None`: no PoCL here).
 fn app_setup() -> Option<(Context, CommandQueue)> {
     let platform = get_platforms().ok()?.into_iter().find(|p| {
@@ -46,6 +58,7 @@ fn read(queue: &CommandQueue, b: &Buffer<cl_float>, n: usize) -> Vec<f32> {
 
 #[test]
 fn declared_lengths_events_and_the_applications_buffers() {
+    let _turn = pocl_turn();
     let Some((context, queue)) = app_setup() else {
         eprintln!("SKIPPED: no PoCL OpenCL platform");
         return;
@@ -144,6 +157,7 @@ fn declared_lengths_events_and_the_applications_buffers() {
 
 #[test]
 fn bad_declarations_and_handles_are_errors() {
+    let _turn = pocl_turn();
     let mut b = KernelBuilder::new(
         "k",
         Source::text("k.cl", "__kernel void k(__global float* x, int n) {}"),
@@ -203,6 +217,7 @@ fn child_exits_abruptly() {
 
 #[test]
 fn captures_are_written_when_the_process_exits() {
+    let _turn = pocl_turn();
     if app_setup().is_none() {
         eprintln!("SKIPPED: no PoCL OpenCL platform");
         return;

@@ -73,7 +73,7 @@ fn main() {
         .get(3)
         .map(|a| a.split(',').map(str::to_string).collect())
         .unwrap_or_else(|| {
-            ["random", "tabu_greywolf", "hybrid3", "hybrid4"]
+            ["random", "tabu_greywolf", "hybrid3", "hybrid4", "hybrid5"]
                 .map(str::to_string)
                 .to_vec()
         });

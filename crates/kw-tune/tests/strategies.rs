@@ -128,7 +128,7 @@ fn anytime_strategies_ignore_the_budget() {
 fn anytime_prefix_on_a_measured_space() {
     let Some(dir) = shared_dir() else { return };
     let sim = simulation(&dir, "convolution");
-    for name in ["tabu_greywolf", "hybrid4"] {
+    for name in ["tabu_greywolf", "hybrid4", "hybrid5"] {
         let mut ev = sim.evaluator.clone();
         let short = run(&sim.space, &mut ev, name, 5, 30);
         let mut ev = sim.evaluator.clone();
@@ -151,7 +151,13 @@ fn strategy_settings_in_the_name() {
         25,
     );
     check(&space, &r, "hybrid4 with settings", 25);
-    for bad in ["hybrid4:children=x", "hybrid4:nonsense=1"] {
+    let r = run(&space, &mut ev, "hybrid5:explore=3", 7, 25);
+    check(&space, &r, "hybrid5 with settings", 25);
+    for bad in [
+        "hybrid4:children=x",
+        "hybrid4:nonsense=1",
+        "hybrid5:explore=-1",
+    ] {
         let err = strategies::create(bad, 0).err().expect("refused");
         assert!(err.to_string().contains(bad), "{err}");
     }

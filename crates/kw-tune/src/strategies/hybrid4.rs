@@ -1,7 +1,8 @@
-//! `hybrid4` (a candidate for the default, not made it: see `docs/strategies.md`): `hybrid3`'s model-based search for the first evaluations,
-//! then a pack search ([`super::pack`], the idea of `tabu_greywolf`) seeded with the best
-//! configurations found, alternating with the model's proposals. Settings chosen by
-//! leave-one-family-out on the shared suite.
+//! `hybrid4` and `hybrid5` (the default strategy, see `docs/strategies.md`): `hybrid3`'s
+//! model-based search for the first evaluations, then a pack search ([`super::pack`], the idea
+//! of `tabu_greywolf`) seeded with the best configurations found, alternating with the model's
+//! proposals; `hybrid5` makes every 5th proposal after the first 20 a uniformly random
+//! unvisited configuration. Settings chosen by leave-one-family-out on the shared suite.
 //!
 //! - 10 random configurations, then `hybrid3`'s proposals (expected improvement over random
 //!   candidates and the neighbours of the best, and the model-guided descent; *no* endgame)
@@ -26,6 +27,9 @@ use crate::evaluator::EvalResult;
 use crate::strategy::Strategy;
 use kw_core::{space::Point, space::TuningSpace};
 use std::rc::Rc;
+
+/// `hybrid5`'s exploration period: every 5th proposal after the early phase is random.
+pub const HYBRID5_EXPLORE: usize = 5;
 
 /// Settings of `hybrid4`.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +83,16 @@ impl Hybrid4Params {
             fill_random: false,
             refit: 0.02,
             explore: 0,
+        }
+    }
+
+    /// The settings of `hybrid5` (the default strategy): `hybrid4` where, after the early
+    /// phase, every [`HYBRID5_EXPLORE`]-th proposal is a uniformly random unvisited
+    /// configuration (chosen by leave-one-family-out on the shared suite, `docs/strategies.md`).
+    pub fn hybrid5() -> Hybrid4Params {
+        Hybrid4Params {
+            explore: HYBRID5_EXPLORE,
+            ..Hybrid4Params::hybrid4()
         }
     }
 
@@ -140,6 +154,11 @@ impl Hybrid4 {
     /// `hybrid4`, seeded with `seed`.
     pub fn new(seed: u64) -> Hybrid4 {
         Hybrid4::with_params("hybrid4".into(), seed, Hybrid4Params::hybrid4())
+    }
+
+    /// `hybrid5` (the default strategy), seeded with `seed`.
+    pub fn hybrid5(seed: u64) -> Hybrid4 {
+        Hybrid4::with_params("hybrid5".into(), seed, Hybrid4Params::hybrid5())
     }
 
     /// `hybrid4` with explicit settings, registered as `name`.

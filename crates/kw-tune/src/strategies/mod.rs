@@ -24,7 +24,7 @@ use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "hybrid3";
+pub const DEFAULT: &str = "hybrid5";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -74,7 +74,7 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid3",
-        "hybrid2 with a longer, Thompson-sampled endgame near the two best (the default)",
+        "hybrid2 with a longer, Thompson-sampled endgame near the two best",
         |s| Box::new(hybrid3::new(s)),
     ),
     (
@@ -86,6 +86,11 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
         "hybrid4",
         "hybrid3's model (no endgame) for 20 evaluations, then a tabu_greywolf pack seeded with the best, alternating with the model",
         |s| Box::new(hybrid4::Hybrid4::new(s)),
+    ),
+    (
+        "hybrid5",
+        "hybrid4 with every 5th proposal after the first 20 a random configuration (the default)",
+        |s| Box::new(hybrid4::Hybrid4::hybrid5(s)),
     ),
 ];
 
@@ -99,11 +104,20 @@ pub fn all() -> Vec<&'static str> {
     names()
 }
 
-/// A new strategy by name, seeded with `seed`. `hybrid4` also takes settings in its name, for
-/// experiments: `hybrid4:key=value:key=value` (see [`hybrid4::Hybrid4Params::set`]).
+/// A new strategy by name, seeded with `seed`. `hybrid4` and `hybrid5` also take settings in
+/// their name, for experiments: `hybrid5:key=value:key=value` (see
+/// [`hybrid4::Hybrid4Params::set`]).
 pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
-    if let Some(options) = name.strip_prefix("hybrid4:") {
-        let mut params = hybrid4::Hybrid4Params::hybrid4();
+    let with_settings = [
+        (
+            "hybrid4:",
+            hybrid4::Hybrid4Params::hybrid4 as fn() -> hybrid4::Hybrid4Params,
+        ),
+        ("hybrid5:", hybrid4::Hybrid4Params::hybrid5),
+    ]
+    .into_iter()
+    .find_map(|(prefix, base)| name.strip_prefix(prefix).map(|o| (o, base())));
+    if let Some((options, mut params)) = with_settings {
         for kv in options.split(':').filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             params

@@ -6,6 +6,5 @@ pub mod simulate;
 pub mod simulate_suite;
 pub mod space;
 pub mod tune;
-pub mod tune_report;
 pub mod wisdom;
 pub mod worker;

@@ -1,0 +1,165 @@
+//! `kw tune`'s command line: the arguments and the stop condition they make.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kw_replay::Tolerance;
+use kw_tune::{strategies, Stop};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct TuneArgs {
+    /// Capture files (.kwcap) to tune, one after the other.
+    #[arg(required_unless_present = "bundled")]
+    pub(super) captures: Vec<PathBuf>,
+    /// Capture a bundled kernel here first and tune it (on CUDA when a CUDA device exists):
+    /// `vector_add[:N]`, `stencil2d[:WxH]` or `stencil2d-wide[:WxH]` (its space widened to
+    /// 232 configurations): a self-contained measurement.
+    #[arg(long)]
+    pub(super) bundled: Option<String>,
+    /// Search strategy (`kw simulate --strategy all` compares them on recorded spaces).
+    #[arg(long, default_value = strategies::DEFAULT)]
+    pub(super) strategy: String,
+    /// The strategy's seed.
+    #[arg(long, default_value_t = 0)]
+    pub(super) seed: u64,
+    /// Stop after N evaluations (distinct configurations, failed ones included).
+    #[arg(long)]
+    pub(super) budget: Option<u64>,
+    /// Stop after this much wall time per kernel (`90s`, `15m`, `1h`; default 15m when no
+    /// other stop condition is given).
+    #[arg(long)]
+    pub(super) time: Option<String>,
+    /// More stop conditions, any of which stops: `fraction=0.5`, `target=MS`,
+    /// `no-improvement=N`, `no-improvement-time=5m` (comma-separated).
+    #[arg(long)]
+    pub(super) stop: Option<String>,
+    /// The device: an index or a name substring (default: KW_DEVICE, else the first device of
+    /// the capture's backend).
+    #[arg(long)]
+    pub(super) device: Option<String>,
+    /// Where wisdom files are written.
+    #[arg(long, default_value = "wisdom")]
+    pub(super) wisdom_dir: PathBuf,
+    /// The results log (JSON lines); with several captures, a directory for one log each.
+    /// Default: `<capture name>.tune.jsonl` in the current directory.
+    #[arg(long)]
+    pub(super) log: Option<PathBuf>,
+    /// Continue from the results log instead of starting over.
+    #[arg(long)]
+    pub(super) resume: bool,
+    /// Do not compare outputs with the captured reference (the summary and the wisdom record
+    /// then say UNVERIFIED).
+    #[arg(long)]
+    pub(super) no_verify: bool,
+    /// Tune a capture that lacks a reference output for a buffer the kernel writes (kw tune
+    /// refuses such a capture otherwise). Outputs that have a reference are still verified;
+    /// the summary and the wisdom record say UNVERIFIED, with the reason.
+    #[arg(long)]
+    pub(super) allow_unverified: bool,
+    /// Relative tolerance for float outputs.
+    #[arg(long, default_value_t = Tolerance::default().rtol)]
+    pub(super) rtol: f64,
+    /// Absolute tolerance for float outputs.
+    #[arg(long, default_value_t = Tolerance::default().atol)]
+    pub(super) atol: f64,
+    /// Warm-up launches per configuration.
+    #[arg(long, default_value_t = 1)]
+    pub(super) warmup: usize,
+    /// Timed launches per configuration (at most; fewer when --sample-time runs out).
+    #[arg(long, default_value_t = 15)]
+    pub(super) samples: usize,
+    /// Time budget per configuration for timed launches, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    pub(super) sample_time_ms: u64,
+    /// Compile threads (default: CPUs - 1).
+    #[arg(long)]
+    pub(super) compile_threads: Option<usize>,
+    /// Also measure the default configuration again (spread) and a device copy (bandwidth).
+    #[arg(long)]
+    pub(super) report_timing: bool,
+    /// Time limit of one evaluation (`30s`, `2m`); past it the configuration is a failure
+    /// ("timed out"). Default: 10 times the default configuration's evaluation, at least 10 s
+    /// (120 s for the default configuration itself).
+    #[arg(long)]
+    pub(super) eval_timeout: Option<String>,
+    /// Measure in this process instead of a worker process: no time limit, and a
+    /// configuration that crashes ends the run (for measuring the cost of isolation).
+    #[arg(long)]
+    pub(super) no_isolation: bool,
+}
+
+/// Parses `90`, `90s`, `15m`, `1h`, `250ms`.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("bad duration `{text}`"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => bail!("bad duration unit in `{text}` (use ms, s, m or h)"),
+    };
+    if !(secs.is_finite() && secs >= 0.0) {
+        bail!("bad duration `{text}`");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
+    let mut list = Vec::new();
+    if let Some(n) = args.budget {
+        list.push(Stop::Evaluations(n));
+    }
+    if let Some(t) = &args.time {
+        list.push(Stop::WallTime(parse_duration(t)?));
+    }
+    for item in args
+        .stop
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|s| !s.trim().is_empty())
+    {
+        let (k, v) = item
+            .split_once('=')
+            .with_context(|| format!("bad --stop item `{item}`"))?;
+        let num = || {
+            v.trim()
+                .parse::<f64>()
+                .with_context(|| format!("bad number in `{item}`"))
+        };
+        list.push(match k.trim() {
+            "evals" | "evaluations" => Stop::Evaluations(num()? as u64),
+            "time" => Stop::WallTime(parse_duration(v)?),
+            "fraction" => {
+                let f = num()?;
+                if !(f > 0.0 && f <= 1.0) {
+                    bail!("bad --stop item `{item}`: a fraction of the space is in (0, 1]");
+                }
+                Stop::SpaceFraction(f)
+            }
+            "target" => {
+                let t = num()?;
+                if !t.is_finite() {
+                    bail!("bad --stop item `{item}`: the target is a finite time in ms");
+                }
+                Stop::Target(t)
+            }
+            "no-improvement" => Stop::NoImprovementEvaluations(num()? as u64),
+            "no-improvement-time" => Stop::NoImprovementTime(parse_duration(v)?),
+            other => bail!("unknown --stop condition `{other}`"),
+        });
+    }
+    if list.is_empty() {
+        list.push(Stop::WallTime(Duration::from_secs(15 * 60)));
+    }
+    Ok(if list.len() == 1 {
+        list.remove(0)
+    } else {
+        Stop::Any(list)
+    })
+}

@@ -1,0 +1,325 @@
+//! Tuning one capture: the session, the evaluator (isolated workers or in process), the
+//! tuning loop, the summary and the wisdom record.
+
+use super::args::{parse_duration, TuneArgs};
+use super::device::{backend_of, open_indexed};
+use super::progress::{WithProgress, COMPILE_GIVE_UP};
+use super::report::{objective_of, print_summary, print_timing, TimingReport};
+use crate::cmd::isolated::{EvalTimeout, IsolatedEvaluator};
+use crate::cmd::worker::WorkerArgs;
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kw_core::wisdom::{add_record, ReplacePolicy};
+use kw_replay::{
+    capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
+    VerifyMode,
+};
+use kw_tune::{strategies, Evaluator, LogHeader, ResultsLog, Stop, StopReason, Tuner};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The run's wall-time limit, if its stop condition has one that alone stops it.
+fn wall_limit(stop: &Stop) -> Option<Duration> {
+    match stop {
+        Stop::WallTime(t) => Some(*t),
+        Stop::Any(list) => list.iter().filter_map(wall_limit).min(),
+        _ => None,
+    }
+}
+
+/// How one capture's tuning ended.
+pub(super) struct Outcome {
+    pub(super) reason: StopReason,
+    pub(super) wrote_wisdom: bool,
+}
+
+pub(super) fn tune_one(
+    args: &TuneArgs,
+    capture: &Path,
+    log_path: &Path,
+    stop: &Stop,
+    cancel: &Arc<AtomicBool>,
+) -> Result<Outcome> {
+    let (device, device_text) = open_indexed(backend_of(capture)?, args.device.as_deref())?;
+    let info = device.info().clone();
+    // Isolated: this process only reads the capture's metadata; workers replay it.
+    let session = if args.no_isolation {
+        Some(Arc::new(ReplaySession::load(capture, device.clone())?))
+    } else {
+        None
+    };
+    let (meta, space) = match &session {
+        Some(s) => (s.metadata().clone(), s.space().clone()),
+        None => ReplaySession::inspect(capture, &info)?,
+    };
+    let space = &space;
+    let def = meta.kernel.clone();
+    let has_reference = meta.args.iter().any(|a| a.output.is_some());
+    eprintln!(
+        "kw tune: {} ({} configurations) on {}",
+        def.tuning_key,
+        space.len(),
+        info.summary()
+    );
+    let unverified = unverified_reason(args, capture, &meta)?;
+    if let Some(reason) = &unverified {
+        eprintln!("kw tune: warning: tuning UNVERIFIED: {reason}");
+    }
+    let verify = !args.no_verify && has_reference;
+    let options = MeasureOptions {
+        warmup: args.warmup,
+        min_samples: 3.min(args.samples.max(1)),
+        max_samples: args.samples.max(1),
+        time_budget: Duration::from_millis(args.sample_time_ms),
+        verify: if verify {
+            VerifyMode::Last
+        } else {
+            VerifyMode::Off
+        },
+        tolerance: Tolerance {
+            rtol: args.rtol,
+            atol: args.atol,
+        },
+    };
+    let threads = args
+        .compile_threads
+        .unwrap_or_else(kw_replay::CompilePool::default_threads);
+    let mut header = LogHeader::new(space).with_strategy(&args.strategy, args.seed);
+    header.kernel_name = Some(def.kernel_name.clone());
+    header.device_name = Some(info.name.clone());
+    header.problem_size = Some(meta.problem_size.clone());
+    let checksum = capture_checksum(capture)?;
+    header.capture_checksum = Some(checksum.clone());
+    let (log, records) = if args.resume {
+        ResultsLog::resume(log_path, space, &header)?
+    } else {
+        let (log, kept) = ResultsLog::create_keeping(log_path, &header)?;
+        if let Some(old) = kept {
+            eprintln!(
+                "kw tune: {} existed; kept it as {} (use --resume to continue a log)",
+                log_path.display(),
+                old.display()
+            );
+        }
+        (log, Vec::new())
+    };
+    let default = space
+        .point(&def.default_config())
+        .map_err(anyhow::Error::msg)?;
+    // The run's wall-time limit, less what the resumed log already spent, interrupts even a
+    // hung evaluation.
+    let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);
+    let deadline = wall_limit(stop).map(|t| {
+        std::time::Instant::now() + t.saturating_sub(Duration::from_secs_f64(spent.max(0.0)))
+    });
+    let fixed_timeout = args
+        .eval_timeout
+        .as_deref()
+        .map(parse_duration)
+        .transpose()?;
+    let default_key = space.kt_key(&default);
+    let default_logged_s = records
+        .iter()
+        .find(|r| r.key == default_key && r.objective.is_some())
+        .map(|r| r.eval_s);
+    let mut in_process = session
+        .as_ref()
+        .map(|s| ReplayEvaluator::new(s.clone(), options.clone(), threads));
+    let mut isolated = if in_process.is_none() {
+        let exe = std::env::current_exe().context("finding the kw executable for the workers")?;
+        let worker_args = WorkerArgs {
+            capture: capture.to_path_buf(),
+            device: device_text,
+            warmup: options.warmup,
+            min_samples: options.min_samples,
+            max_samples: options.max_samples,
+            sample_time_ms: args.sample_time_ms,
+            verify,
+            rtol: args.rtol,
+            atol: args.atol,
+            compile_threads: threads,
+        };
+        let mut e = IsolatedEvaluator::new(
+            exe,
+            worker_args,
+            EvalTimeout::new(fixed_timeout),
+            cancel.clone(),
+            deadline,
+        );
+        if let Some(s) = default_logged_s {
+            e.learn_timeout(Duration::from_secs_f64(s.max(0.0)));
+        }
+        Some(e)
+    } else {
+        None
+    };
+    let inner: &mut dyn Evaluator = match (&mut in_process, &mut isolated) {
+        (Some(e), _) => e,
+        (None, Some(e)) => e,
+        (None, None) => unreachable!("one evaluator is made"),
+    };
+    let bar = ProgressBar::with_draw_target(
+        stop.remaining_evaluations(&Default::default()),
+        ProgressDrawTarget::stderr(),
+    );
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} evals, {msg} (ETA {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(def.tuning_key.clone());
+    let mut strategy = strategies::create(&args.strategy, args.seed)?;
+    let mut wrapped = WithProgress {
+        inner,
+        bar: &bar,
+        failures: 0,
+        best: None,
+        compile_failures: 0,
+        first_compile_error: None,
+        gave_up: false,
+    };
+    let report = {
+        let mut tuner = Tuner::new(space, stop.clone())
+            .resume(log, records)
+            .with_initial(vec![default.clone()])
+            .with_lookahead(threads + 1)
+            .with_cancel(cancel.clone());
+        tuner.run(strategy.as_mut(), &mut wrapped)?
+    };
+    let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
+    bar.finish_and_clear();
+    let stats = match (&in_process, &isolated) {
+        (Some(e), _) => e.stats(),
+        (_, Some(e)) => e.stats(),
+        _ => ReplayStats::default(),
+    };
+    if let Some(e) = &isolated {
+        if e.starts > 1 {
+            eprintln!(
+                "kw tune: {} evaluation worker(s) were replaced after a hang or crash",
+                e.starts - 1
+            );
+        }
+    }
+    drop(isolated); // its worker is stopped before anything else uses the device
+    print_summary(&def.tuning_key, space, &report, &default, &stats);
+    match &unverified {
+        Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
+        None => println!("  verification: every output checked against the captured reference"),
+    }
+    if gave_up {
+        eprintln!(
+            "kw tune: stopped: the first {COMPILE_GIVE_UP} configurations all failed to compile \
+             (is the kernel or its definition broken?). The first error:\n  {}",
+            first_compile_error.as_deref().unwrap_or("?")
+        );
+    }
+    if args.report_timing {
+        // In process (the workers are gone); the default configuration was measured fine.
+        let session = match session {
+            Some(s) => s,
+            None => Arc::new(ReplaySession::load(capture, device.clone())?),
+        };
+        let mut eval = match in_process {
+            Some(e) => e,
+            None => ReplayEvaluator::new(session.clone(), options, 1),
+        };
+        let repeat = match (objective_of(&report, &default), eval.measure(&default)) {
+            (Some(a), Ok(m)) => Some((a, m.median_ms)),
+            _ => None,
+        };
+        let kernel = report
+            .best
+            .as_ref()
+            .map(|(_, ms)| (session.bytes_moved(), *ms));
+        let copy = session.copy_bandwidth(20)?;
+        print_timing(&TimingReport {
+            repeat,
+            kernel,
+            copy,
+        });
+    }
+    if report.reason == StopReason::Cancelled {
+        return Ok(Outcome {
+            reason: report.reason,
+            wrote_wisdom: false,
+        });
+    }
+    let Some((best, ms)) = &report.best else {
+        eprintln!("kw tune: no configuration succeeded; no wisdom written");
+        if !gave_up {
+            if let Some(e) = first_compile_error {
+                eprintln!("kw tune: the first compile error: {e}");
+            }
+        }
+        return Ok(Outcome {
+            reason: report.reason,
+            wrote_wisdom: false,
+        });
+    };
+    let key = space.kt_key(best);
+    let samples = kw_tune::log::read_log(log_path)?
+        .records
+        .iter()
+        .find(|r| r.key == key)
+        .and_then(|r| r.samples.as_ref().map(Vec::len))
+        .unwrap_or(0);
+    let record = kw_replay::tuned_record(
+        &meta,
+        &info,
+        space,
+        space.config(best),
+        *ms,
+        samples,
+        kw_replay::TuningRun {
+            strategy: &args.strategy,
+            evaluations: report.progress.evaluations,
+            capture,
+            capture_checksum: checksum,
+            unverified: unverified.clone(),
+        },
+    );
+    let (path, outcome) = add_record(
+        &args.wisdom_dir,
+        &def.tuning_key,
+        record,
+        ReplacePolicy::IfBetter,
+    )?;
+    println!("  wisdom: {} ({outcome:?})", path.display());
+    Ok(Outcome {
+        reason: report.reason,
+        wrote_wisdom: true,
+    })
+}
+
+/// Why this run is unverified (`None`: every written buffer is checked against the
+/// capture's reference). A capture without a full reference is refused unless the user asked
+/// for an unverified run (`--allow-unverified`, or `--no-verify`, which turns checking off).
+fn unverified_reason(
+    args: &TuneArgs,
+    capture: &Path,
+    meta: &kw_core::capture_meta::CaptureMetadata,
+) -> Result<Option<String>> {
+    if args.no_verify {
+        return Ok(Some(
+            "--no-verify: outputs not compared with the captured reference".into(),
+        ));
+    }
+    match kw_replay::reference_gap(meta) {
+        Some(gap) if !args.allow_unverified => bail!(
+            "{}: refusing to tune without a reference: {gap}, so a configuration that \
+             computes wrong results could win. Re-capture the launch with this version (it \
+             records every Out/InOut buffer), or pass --allow-unverified to tune it anyway \
+             (the summary and the wisdom record then say UNVERIFIED)",
+            capture.display()
+        ),
+        gap => Ok(gap),
+    }
+}

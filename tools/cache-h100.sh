@@ -53,7 +53,7 @@ if [ "$mode" = package ]; then
   mkdir -p "$dir"
   (cd "$root" && cargo build --release -p kw-cli) || exit 1
   cp "$root/target/release/kw" "$dir/kw"
-  for b in "kw-cuda cuda_launch" "kernel-wisdom first_launch"; do
+  for b in "kernel-wisdom cuda_launch" "kernel-wisdom first_launch"; do
     set -- $b
     exe="$(bench_exe "$1" "$2")"
     [ -x "$exe" ] || { echo "no bench executable for $1/$2" >&2; exit 1; }

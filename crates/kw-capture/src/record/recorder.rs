@@ -191,7 +191,8 @@ pub fn after_launch(
         version: CAPTURE_METADATA_VERSION,
         tuning_key: def.tuning_key.clone(),
         kernel: def.clone(),
-        problem_size: problem_size.to_vec(),
+        // As many axes as the definition declares (`[n]` for a 1-D kernel).
+        problem_size: problem_size[..def.problem_size.len().clamp(1, 3)].to_vec(),
         config: config.clone(),
         args: captured,
         device: info.clone(),

@@ -54,3 +54,31 @@ fn cached_launches_do_not_allocate() {
     assert_eq!(count, 0, "allocations in 100 cached launches");
     assert_eq!(c.to_vec().unwrap()[n - 1], 3.0);
 }
+
+/// The same with declared buffer lengths (`buffer_len`), which every launch evaluates.
+#[test]
+fn cached_launches_with_declared_lengths_do_not_allocate() {
+    let Some(dev) = common::device() else { return };
+    let mut builder = bundled::vector_add_builder();
+    builder
+        .buffer_len("a", kernel_wisdom::arg("n"))
+        .buffer_len("b", kernel_wisdom::arg("n") + 0);
+    let kernel = WisdomKernel::new(builder.build().unwrap(), dev.clone()).unwrap();
+    let n = 4096;
+    let a = DeviceBuffer::from_slice(dev.as_ref(), &vec![1.0f32; n]).unwrap();
+    let c = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
+    let args = [c.arg(), a.arg(), a.arg(), (n as i32).into()];
+    kernel.launch(&args).unwrap();
+    dev.synchronize().unwrap();
+
+    COUNT.with(|c| c.set(0));
+    COUNTING.with(|on| on.set(true));
+    for _ in 0..100 {
+        kernel.launch(&args).unwrap();
+    }
+    COUNTING.with(|on| on.set(false));
+    let count = COUNT.with(Cell::get);
+    dev.synchronize().unwrap();
+    assert_eq!(count, 0, "allocations in 100 cached launches");
+    assert_eq!(c.to_vec().unwrap()[n - 1], 2.0);
+}

@@ -213,8 +213,13 @@ impl KernelDef {
                     device,
                     ..DefScope::new(self)
                 };
-                let what = format!("length of `{}`", a.name);
-                let v = self.eval_int_in(&what, None, e, &scope)?;
+                // The error's text is built only on failure: this runs on every launch.
+                let v = e.eval_int(&scope).map_err(|source| DefError::Eval {
+                    kernel: self.kernel_name.clone(),
+                    what: format!("length of `{}`", a.name),
+                    expr: e.to_string(),
+                    source: Box::new(source),
+                })?;
                 u64::try_from(v)
                     .map(Some)
                     .map_err(|_| bad(e.to_string(), v.to_string()))

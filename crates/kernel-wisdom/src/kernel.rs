@@ -284,30 +284,13 @@ impl WisdomKernel {
     /// The problem size, after checking the arguments and every buffer's length.
     fn checked_problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
         let ps = self.problem_size(args)?;
-        for (index, a) in args.iter().enumerate() {
-            let KernelArg::Buffer { len, .. } = a else {
-                continue;
-            };
-            let required = self.required_len(index, args, &ps)?;
-            if (*len as u64) < required {
-                return Err(self.too_short(index, *len, required));
-            }
-        }
-        Ok(ps)
-    }
-
-    /// The elements buffer argument `index` must hold (0 for scalars).
-    #[inline]
-    fn required_len(
-        &self,
-        index: usize,
-        args: &[KernelArg<'_>],
-        ps: &[i64; 3],
-    ) -> Result<u64, Error> {
-        Ok(self
+        let short = self
             .def
-            .buffer_len_for(index, &ArgView(args), ps, Some(self.device.info()))?
-            .unwrap_or(0))
+            .first_short_buffer(args, &ps, Some(self.device.info()))?;
+        match short {
+            Some((index, len, required)) => Err(self.too_short(index, len, required)),
+            None => Ok(ps),
+        }
     }
 
     #[cold]
@@ -421,9 +404,7 @@ impl WisdomKernel {
     ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
         let key = &self.def.tuning_key;
         let device = self.device.as_ref();
-        let lens = (0..args.len())
-            .map(|i| self.required_len(i, args, ps))
-            .collect::<Result<Vec<u64>, Error>>()?;
+        let lens = self.def.buffer_lens(args, ps, Some(device.info()))?;
         let before = record::before_launch(dir, &self.def, device, queue, args, &lens)
             .inspect_err(|e| capture::report(key, e))
             .ok();

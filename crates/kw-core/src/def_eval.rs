@@ -4,6 +4,7 @@
 //! Everything here is allocation-free on success where the runtime's hot path needs it
 //! ([`KernelDef::problem_size_for`], [`KernelDef::geometry`]).
 
+use crate::backend::{ArgView, KernelArg};
 use crate::config::Config;
 use crate::device::DeviceInfo;
 use crate::eval::{EvalError, Scope};
@@ -230,6 +231,48 @@ impl KernelDef {
                 .map(Some)
                 .ok_or_else(|| bad("problem size".into(), format!("{problem_size:?}"))),
         }
+    }
+
+    /// The first buffer argument of a launch holding fewer elements than the launch needs
+    /// ([`KernelDef::buffer_len_for`]): `(index, elements held, elements needed)`.
+    /// Allocation-free on success: every launch checks its buffers with it.
+    pub fn first_short_buffer(
+        &self,
+        args: &[KernelArg<'_>],
+        problem_size: &[i64; 3],
+        device: Option<&DeviceInfo>,
+    ) -> Result<Option<(usize, usize, u64)>, DefError> {
+        let view = ArgView(args);
+        for (index, a) in args.iter().enumerate() {
+            let KernelArg::Buffer { len, .. } = a else {
+                continue;
+            };
+            let required = self
+                .buffer_len_for(index, &view, problem_size, device)?
+                .unwrap_or(0);
+            if (*len as u64) < required {
+                return Ok(Some((index, *len, required)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The elements each argument of a launch must hold (0 for scalars): what a capture
+    /// copies.
+    pub fn buffer_lens(
+        &self,
+        args: &[KernelArg<'_>],
+        problem_size: &[i64; 3],
+        device: Option<&DeviceInfo>,
+    ) -> Result<Vec<u64>, DefError> {
+        let view = ArgView(args);
+        (0..args.len())
+            .map(|i| {
+                Ok(self
+                    .buffer_len_for(i, &view, problem_size, device)?
+                    .unwrap_or(0))
+            })
+            .collect()
     }
 
     /// The problem size of a launch: each axis evaluated over the arguments (missing axes

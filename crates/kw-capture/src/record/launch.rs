@@ -123,26 +123,16 @@ pub fn capture_launch(
     let info = Some(info);
     let view = ArgView(&kargs);
     let problem_size = def.problem_size_for(&view, info)?;
-    let lens = (0..kargs.len())
-        .map(|i| {
-            Ok(def
-                .buffer_len_for(i, &view, &problem_size, info)?
-                .unwrap_or(0))
-        })
-        .collect::<Result<Vec<u64>, RecordError>>()?;
-    for (i, (a, &want)) in kargs.iter().zip(&lens).enumerate() {
-        if let KernelArg::Buffer { len, .. } = a {
-            if (*len as u64) < want {
-                return Err(RecordError::Invalid {
-                    kernel: def.kernel_name.clone(),
-                    reason: format!(
-                        "argument {i} `{}` holds {len} elements, the launch needs {want}",
-                        def.args[i].name
-                    ),
-                });
-            }
-        }
+    if let Some((i, len, want)) = def.first_short_buffer(&kargs, &problem_size, info)? {
+        return Err(RecordError::Invalid {
+            kernel: def.kernel_name.clone(),
+            reason: format!(
+                "argument {i} `{}` holds {len} elements, the launch needs {want}",
+                def.args[i].name
+            ),
+        });
     }
+    let lens = def.buffer_lens(&kargs, &problem_size, info)?;
     let geometry = def.geometry(&config, &problem_size, Some(&view), info)?;
     let spec = def.compile_spec(&config, info)?;
     let kernel = device

@@ -34,20 +34,8 @@ done
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-# The executable of a bench target, from cargo's JSON messages.
-bench_exe() {
-  (cd "$root" && cargo bench -p "$1" --bench "$2" --no-run --message-format=json 2>/dev/null) |
-    python3 -c '
-import sys, json
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except ValueError:
-        continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
-        print(m["executable"])
-' | tail -1
-}
+# cargo_exe (packaging only: the GPU machine runs the packaged copies without cargo)
+[ -f "$root/tools/lib/cargo-exe.sh" ] && . "$root/tools/lib/cargo-exe.sh"
 
 if [ "$mode" = package ]; then
   mkdir -p "$dir"
@@ -55,7 +43,7 @@ if [ "$mode" = package ]; then
   cp "$root/target/release/kw" "$dir/kw"
   for b in "kernel-wisdom cuda_launch" "kernel-wisdom first_launch"; do
     set -- $b
-    exe="$(bench_exe "$1" "$2")"
+    exe="$(cargo_exe bench "$1" "$2")"
     [ -x "$exe" ] || { echo "no bench executable for $1/$2" >&2; exit 1; }
     cp "$exe" "$dir/$2"
   done

@@ -13,13 +13,16 @@
 #   tools/capi-h100.sh                    both, here (cargo, nvcc and a GPU on one machine)
 #
 # Outputs go to $OUT when set, else DIR/out (or target/capi-h100): build.log, run-*.log,
-# tune.log, bench.txt and summary.txt. Environment: KW_NVCC_ARCH (default sm_90),
+# tune.log, bench.txt, overhead.txt (kernel-wisdom's own host work per launch, null device)
+# and summary.txt. Environment: KW_NVCC_ARCH (default sm_90),
 # KW_CAPI_N (vector length, default 1048576), KW_CAPI_BENCH_N (default 65536),
 # KW_CAPI_ROUNDS (bench rounds, default 2000), KW_CAPI_TUNE (kw tune options, default
 # "--budget 40"). Exit status non-zero when a step fails; summary.txt says which.
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# cargo_exe (packaging only: the GPU machine runs the packaged copies without cargo)
+[ -f "$root/tools/lib/cargo-exe.sh" ] && . "$root/tools/lib/cargo-exe.sh"
 mode=all
 dir=""
 case "${1:-}" in
@@ -37,6 +40,10 @@ package() {
   rm -f "$into/prefix/lib/libkernel_wisdom.a"   # not needed here; keeps the package small
   strip --strip-debug "$into/prefix/lib/libkernel_wisdom.so."* 2>/dev/null || true
   cp "$root/target/release/kw" "$into/bin/kw" && (strip --strip-debug "$into/bin/kw" 2>/dev/null || true)
+  local overhead
+  overhead="$(cargo_exe bench kw-capi launch_overhead)"
+  [ -x "$overhead" ] || { echo "no launch_overhead bench executable" >&2; return 1; }
+  cp "$overhead" "$into/bin/launch_overhead" && (strip --strip-debug "$into/bin/launch_overhead" 2>/dev/null || true)
   cp "$root/crates/kw-capi/tests/cuda/vector_add_cuda.cu" "$into/src/"
   rm -rf "$into/kernels" && cp -r "$root/kernels" "$into/kernels"
   cp "$0" "$into/capi-h100.sh"
@@ -131,6 +138,14 @@ say "== 5. per-launch host cost against cuLaunchKernel (same kernel, same stream
   "$exe" "$kernel" "${KW_CAPI_BENCH_N:-65536}" --bench "${KW_CAPI_ROUNDS:-2000}") > "$out/bench.txt" 2>&1 \
   || fail "bench (see bench.txt)"
 grep '^BENCH' "$out/bench.txt" | tee -a "$summary"
+
+say "== 6. kernel-wisdom's own host work per launch, on a device that launches nothing (this CPU)"
+if [ -x "$dir/bin/launch_overhead" ]; then
+  "$dir/bin/launch_overhead" > "$out/overhead.txt" 2>&1 || fail "launch_overhead (see overhead.txt)"
+  grep '^RESULT' "$out/overhead.txt" | tee -a "$summary"
+else
+  say "(not packaged)"
+fi
 
 say "== command: tools/capi-h100.sh --bin-dir $dir (outputs in $out)"
 [ $status -eq 0 ] && say "ALL OK" || say "SOME STEPS FAILED"

@@ -23,20 +23,12 @@ case "${1:-}" in
   *) echo "usage: $0 [--package DIR | --bin-dir DIR]" >&2; exit 2 ;;
 esac
 
-test_binary() {
-  (cd "$root" && cargo test --release -p kw-cli --test isolation --no-run --message-format=json 2>/dev/null) |
-    python3 -c '
-import sys, json
-for line in sys.stdin:
-    try: m = json.loads(line)
-    except ValueError: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "isolation":
-        print(m["executable"])'
-}
+# cargo_exe (packaging only: the GPU machine runs the packaged copies without cargo)
+[ -f "$root/tools/lib/cargo-exe.sh" ] && . "$root/tools/lib/cargo-exe.sh"
 
 if [ "$mode" = package ] || [ "$mode" = cargo ]; then
   (cd "$root" && cargo build --release -p kw-cli) || exit 1
-  tb="$(test_binary | tail -1)"
+  tb="$(cargo_exe test kw-cli isolation)"
   [ -x "$tb" ] || { echo "no isolation test binary" >&2; exit 1; }
   kw="$root/target/release/kw"
   if [ "$mode" = package ]; then

@@ -2,6 +2,7 @@
 
 use crate::capture;
 use crate::error::Error;
+use crate::launch_memo::{ArgShape, FastMap, ShapeMemo};
 use crate::wisdom::{search_path, Choice, WisdomSource};
 use kw_capture::record;
 use kw_core::backend::{
@@ -94,6 +95,10 @@ type SizeSlot = Arc<Mutex<()>>;
 /// ```
 pub struct WisdomKernel {
     def: Arc<KernelDef>,
+    /// `def` with argument names resolved to indices: what launches evaluate (the problem
+    /// size, buffer lengths, geometry); a failure is evaluated again on `def`, whose text the
+    /// error then quotes.
+    launch_def: KernelDef,
     device: Arc<dyn Device>,
     space: TuningSpace,
     default_config: Config,
@@ -104,7 +109,10 @@ pub struct WisdomKernel {
     /// The wisdom, loaded at first use (so that `with_wisdom_dir` loads and reports only the
     /// directories actually searched).
     wisdom: OnceLock<WisdomSource>,
-    by_size: RwLock<HashMap<[i64; 3], Arc<Selected>>>,
+    /// Problem size -> what launches of that size use.
+    by_size: RwLock<FastMap<[i64; 3], Arc<Selected>>>,
+    /// Argument shapes launched before -> their checked problem size and selection.
+    by_shape: ShapeMemo<([i64; 3], Arc<Selected>)>,
     /// Problem sizes being prepared right now (removed when prepared).
     preparing: Mutex<HashMap<[i64; 3], SizeSlot>>,
     /// Configuration key -> its compile (running or done). The lock only guards the map.
@@ -146,6 +154,7 @@ impl WisdomKernel {
         let default_config = def.default_config();
         Ok(WisdomKernel {
             default_config,
+            launch_def: def.with_arg_names_resolved(),
             wisdom_dir: None,
             wisdom: OnceLock::new(),
             def: Arc::new(def),
@@ -153,7 +162,8 @@ impl WisdomKernel {
             space,
             geometry_uses_args,
             selector: None,
-            by_size: RwLock::new(HashMap::new()),
+            by_size: RwLock::new(FastMap::default()),
+            by_shape: ShapeMemo::new(),
             preparing: Mutex::new(HashMap::new()),
             compiled: Mutex::new(HashMap::new()),
             failures: Mutex::new(Vec::new()),
@@ -276,17 +286,21 @@ impl WisdomKernel {
     /// The problem size of a launch with these arguments.
     pub fn problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
         self.check_args(args)?;
-        Ok(self
-            .def
-            .problem_size_for(&ArgView(args), Some(self.device.info()))?)
+        let info = Some(self.device.info());
+        match self.launch_def.problem_size_for(&ArgView(args), info) {
+            Ok(ps) => Ok(ps),
+            Err(_) => Ok(self.def.problem_size_for(&ArgView(args), info)?),
+        }
     }
 
     /// The problem size, after checking the arguments and every buffer's length.
     fn checked_problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
         let ps = self.problem_size(args)?;
-        let short = self
-            .def
-            .first_short_buffer(args, &ps, Some(self.device.info()))?;
+        let info = Some(self.device.info());
+        let short = match self.launch_def.first_short_buffer(args, &ps, info) {
+            Ok(short) => short,
+            Err(_) => self.def.first_short_buffer(args, &ps, info)?,
+        };
         match short {
             Some((index, len, required)) => Err(self.too_short(index, len, required)),
             None => Ok(ps),
@@ -348,6 +362,21 @@ impl WisdomKernel {
         args: &[KernelArg<'_>],
         want_event: bool,
     ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
+        // Arguments of a shape launched before: their problem size was evaluated and every
+        // buffer checked then, with the same result (see `launch_memo`), and their selection
+        // is compiled: launch it (under the memo's read lock: no reference count touched).
+        let mut shape = ArgShape::EMPTY;
+        let memoised = shape.set(args);
+        if memoised && !capture::active() {
+            let hit = self.by_shape.with(&shape, |(ps, selected)| {
+                self.launch_selected(queue, selected, ps, args, want_event)
+            });
+            if let Some(Ok(event)) = hit {
+                return Ok(event);
+            }
+            // Not launched before, or the launch failed: the full path below (which falls
+            // back to the default configuration when the selected one fails).
+        }
         let ps = self.checked_problem_size(args)?;
         let cached = {
             let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
@@ -357,6 +386,9 @@ impl WisdomKernel {
             Some(s) => s,
             None => self.prepare(&ps)?,
         };
+        if memoised {
+            self.by_shape.remember(&shape, (ps, Arc::clone(&selected)));
+        }
         if capture::active() {
             if let Some(dir) = capture::ticket(&self.def.tuning_key, &ps, selected.exact_wisdom) {
                 return self.launch_captured(queue, &selected, &ps, args, dir, want_event);
@@ -384,6 +416,8 @@ impl WisdomKernel {
                     .write()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(*ps, Arc::clone(&fallback));
+                // Shapes of this size pointed at the replaced selection.
+                self.by_shape.clear();
                 let event = self.launch_selected(queue, &fallback, ps, args, want_event)?;
                 Ok((Some(fallback), event))
             }
@@ -497,12 +531,13 @@ impl WisdomKernel {
     ) -> Result<Geometry, Error> {
         match s.geometry {
             Some(g) => Ok(g),
-            None => Ok(self.def.geometry(
-                &s.config,
-                ps,
-                Some(&ArgView(args)),
-                Some(self.device.info()),
-            )?),
+            None => {
+                let (args, info) = (Some(&ArgView(args) as _), Some(self.device.info()));
+                match self.launch_def.geometry(&s.config, ps, args, info) {
+                    Ok(g) => Ok(g),
+                    Err(_) => Ok(self.def.geometry(&s.config, ps, args, info)?),
+                }
+            }
         }
     }
 

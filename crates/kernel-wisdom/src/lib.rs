@@ -76,6 +76,7 @@ mod devices;
 mod error;
 mod includes;
 mod kernel;
+mod launch_memo;
 mod wisdom;
 
 pub use builder::{KernelBuilder, Source};

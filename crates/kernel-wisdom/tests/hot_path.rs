@@ -4,7 +4,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{bundled, DeviceBuffer, KernelArg, ScalarType, WisdomKernel};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -80,5 +80,43 @@ fn cached_launches_with_declared_lengths_do_not_allocate() {
     let count = COUNT.with(Cell::get);
     dev.synchronize().unwrap();
     assert_eq!(count, 0, "allocations in 100 cached launches");
+    assert_eq!(c.to_vec().unwrap()[n - 1], 2.0);
+}
+
+/// Launches of shapes never seen before (buffers passed with ever other lengths, once the
+/// memo of argument shapes is full) take the full path, evaluating the problem size and the
+/// declared lengths every time: without allocating either.
+#[test]
+fn launches_of_new_shapes_do_not_allocate() {
+    let Some(dev) = common::device() else { return };
+    let mut builder = bundled::vector_add_builder();
+    builder.buffer_len("b", kernel_wisdom::arg("n") + 0);
+    let kernel = WisdomKernel::new(builder.build().unwrap(), dev.clone()).unwrap();
+    let n = 4096;
+    let a = DeviceBuffer::from_slice(dev.as_ref(), &vec![1.0f32; n + 400]).unwrap();
+    let c = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
+    let args = |extra: usize| {
+        [
+            c.arg(),
+            KernelArg::device_buffer(a.memory(), ScalarType::F32, n + extra),
+            a.arg(),
+            (n as i32).into(),
+        ]
+    };
+    // More shapes than the memo keeps (it stops remembering when full).
+    for extra in 0..200 {
+        kernel.launch(&args(extra)).unwrap();
+    }
+    dev.synchronize().unwrap();
+
+    COUNT.with(|c| c.set(0));
+    COUNTING.with(|on| on.set(true));
+    for extra in 200..300 {
+        kernel.launch(&args(extra)).unwrap();
+    }
+    COUNTING.with(|on| on.set(false));
+    let count = COUNT.with(Cell::get);
+    dev.synchronize().unwrap();
+    assert_eq!(count, 0, "allocations in 100 launches of new shapes");
     assert_eq!(c.to_vec().unwrap()[n - 1], 2.0);
 }

@@ -147,7 +147,8 @@ inline Expr device_attr(const std::string& name) { return Expr("device." + name)
 // ---- launch arguments ---------------------------------------------------------------
 
 // A buffer with its element type: a cl_mem or a CUDA device pointer, with its element
-// count or KW_COUNT_AUTO (asked of the driver).
+// count or KW_COUNT_AUTO (asked of the driver on every launch, as for a plain pointer
+// argument: kw::buffer<float>(d_a, n) is the cheaper launch).
 template <typename T>
 struct Buffer {
     using element_type = T;

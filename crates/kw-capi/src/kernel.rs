@@ -5,10 +5,12 @@ use crate::device::DEVICES;
 use crate::ffi::{copy_out, need_out, opt_text, put, slice};
 use crate::handles::{Kind, Registry};
 use crate::status::{guard, CError, Status};
-use crate::types::{scalar_type, KwArg, KwValue, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO};
+use crate::types::{KwArg, KwValue, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO, TYPES};
 use kernel_wisdom::{BackendKind, KernelArg, Queue, RawMem, ScalarType, WisdomKernel};
+use kw_core::backend::Mem;
 use kw_core::scalar::ScalarValue;
 use std::ffi::{c_char, c_int, c_void};
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// The live kernels.
@@ -68,113 +70,168 @@ fn scalar(ty: ScalarType, v: KwValue) -> ScalarValue {
     }
 }
 
-/// One C argument as a launch argument.
+/// One C argument as a launch argument for a kernel on a `backend` device.
 ///
 /// # Safety
 /// A buffer's `ptr` is live memory of the kernel's device (of at least `count` elements).
+#[inline]
 unsafe fn arg(
     kernel: &WisdomKernel,
+    backend: BackendKind,
     index: usize,
     a: &KwArg,
 ) -> Result<KernelArg<'static>, CError> {
-    let name = &kernel.def().kernel_name;
-    let bad = |status, what: String| {
-        CError::new(status, format!("kernel `{name}`: argument {index}: {what}"))
-    };
-    let ty = i32::try_from(a.elem_type)
-        .map_err(|_| {
-            bad(
+    let ty = match usize::try_from(a.elem_type).ok().and_then(|i| TYPES.get(i)) {
+        Some(&ty) => ty,
+        None => {
+            return Err(bad_arg(
+                kernel,
+                index,
                 Status::Invalid,
-                format!("type {} is not a kw_type", a.elem_type),
-            )
-        })
-        .and_then(|t| scalar_type(t).map_err(|e| bad(e.status, e.message)))?;
+                bad_type(a.elem_type),
+            ))
+        }
+    };
     match a.kind {
         ARG_SCALAR => Ok(KernelArg::Scalar(scalar(ty, a.value))),
-        ARG_BUFFER if a.ptr.is_null() => Err(bad(Status::Null, "a null buffer".into())),
-        ARG_BUFFER => {
-            let backend = kernel.device().info().backend;
-            let raw = if a.count == COUNT_AUTO {
-                match backend {
-                    BackendKind::Cuda => {
-                        let bytes = kernel_wisdom::cuda::attach::bytes_from_pointer(a.ptr as u64)
-                            .map_err(|e| bad(Status::Backend, e.to_string()))?;
-                        // SAFETY: the driver says the allocation holds `bytes` from `ptr`.
-                        unsafe { RawMem::cuda(a.ptr as u64, bytes) }
-                    }
-                    _ => {
-                        // SAFETY: a live cl_mem, as the header requires.
-                        return unsafe {
-                            kernel_wisdom::opencl::attach::raw_buffer_arg(a.ptr.cast(), ty)
-                        }
-                        .map_err(|e| bad(Status::Backend, e.to_string()));
-                    }
-                }
-            } else {
-                let bytes = a.count.checked_mul(ty.size()).ok_or_else(|| {
-                    bad(
-                        Status::Invalid,
-                        format!("{} elements of {ty} overflow", a.count),
-                    )
-                })?;
-                match backend {
-                    // SAFETY: the caller vouches for `count` elements at `ptr`.
-                    BackendKind::Cuda => unsafe { RawMem::cuda(a.ptr as u64, bytes) },
-                    // SAFETY: as above, for a cl_mem.
-                    _ => unsafe { RawMem::opencl(a.ptr, bytes) },
-                }
-            };
-            Ok(KernelArg::raw_buffer(raw, ty))
+        ARG_BUFFER if a.ptr.is_null() => {
+            Err(bad_arg(kernel, index, Status::Null, "a null buffer".into()))
         }
-        k => Err(bad(
+        ARG_BUFFER if a.count == COUNT_AUTO => {
+            // SAFETY: as the caller promised.
+            unsafe { auto_sized(backend, a.ptr, ty) }
+                .map_err(|e| bad_arg(kernel, index, Status::Backend, e.to_string()))
+        }
+        ARG_BUFFER => {
+            let Some(bytes) = a.count.checked_mul(ty.size()) else {
+                return Err(bad_arg(
+                    kernel,
+                    index,
+                    Status::Invalid,
+                    format!("{} elements of {ty} overflow", a.count),
+                ));
+            };
+            let raw = match backend {
+                // SAFETY: the caller vouches for `count` elements at `ptr`.
+                BackendKind::Cuda => unsafe { RawMem::cuda(a.ptr as u64, bytes) },
+                // SAFETY: as above, for a cl_mem.
+                _ => unsafe { RawMem::opencl(a.ptr, bytes) },
+            };
+            Ok(KernelArg::Buffer {
+                mem: Mem::Raw(raw),
+                elem: ty,
+                len: a.count,
+            })
+        }
+        k => Err(bad_arg(
+            kernel,
+            index,
             Status::Invalid,
             format!("kind {k} is neither KW_ARG_BUFFER (0) nor KW_ARG_SCALAR (1)"),
         )),
     }
 }
 
-/// Launch arguments converted from C: on the stack for up to [`INLINE_ARGS`] arguments (no
-/// allocation on the launch path), on the heap beyond.
-#[allow(clippy::large_enum_variant)] // on the stack on purpose: no allocation per launch
-enum Converted {
-    Inline([KernelArg<'static>; INLINE_ARGS], usize),
-    Heap(Vec<KernelArg<'static>>),
+/// A buffer passed with `KW_COUNT_AUTO`: its size asked of the driver.
+///
+/// # Safety
+/// `ptr` is a live device pointer / `cl_mem` of a `backend` device.
+#[cold]
+unsafe fn auto_sized(
+    backend: BackendKind,
+    ptr: *mut c_void,
+    ty: ScalarType,
+) -> Result<KernelArg<'static>, kernel_wisdom::BackendError> {
+    match backend {
+        BackendKind::Cuda => {
+            let bytes = kernel_wisdom::cuda::attach::bytes_from_pointer(ptr as u64)?;
+            // SAFETY: the driver says the allocation holds `bytes` from `ptr`.
+            Ok(KernelArg::raw_buffer(
+                unsafe { RawMem::cuda(ptr as u64, bytes) },
+                ty,
+            ))
+        }
+        // SAFETY: a live cl_mem, as the header requires.
+        _ => unsafe { kernel_wisdom::opencl::attach::raw_buffer_arg(ptr.cast(), ty) },
+    }
+}
+
+#[cold]
+fn bad_type(t: u32) -> String {
+    format!("type {t} is not a kw_type (KW_I8 = 0 ... KW_F64 = 9)")
+}
+
+/// An argument's error, naming the kernel and the argument.
+#[cold]
+fn bad_arg(kernel: &WisdomKernel, index: usize, status: Status, what: String) -> CError {
+    CError::new(
+        status,
+        format!(
+            "kernel `{}`: argument {index}: {what}",
+            kernel.def().kernel_name
+        ),
+    )
+}
+
+/// Launch arguments converted from C, on the stack for up to [`INLINE_ARGS`] arguments (no
+/// allocation on the launch path; only the arguments given are written), on the heap beyond.
+struct Converted {
+    inline: [MaybeUninit<KernelArg<'static>>; INLINE_ARGS],
+    len: usize,
+    heap: Vec<KernelArg<'static>>,
 }
 
 /// Arguments converted without allocating.
 const INLINE_ARGS: usize = 16;
 
 impl Converted {
-    fn as_slice(&self) -> &[KernelArg<'static>] {
-        match self {
-            Converted::Inline(a, n) => &a[..*n],
-            Converted::Heap(v) => v,
+    fn new() -> Converted {
+        Converted {
+            inline: [const { MaybeUninit::uninit() }; INLINE_ARGS],
+            len: 0,
+            heap: Vec::new(),
         }
     }
-}
 
-/// The C arguments as launch arguments.
-///
-/// # Safety
-/// As [`arg`]; `args` holds `n` entries.
-unsafe fn args(kernel: &WisdomKernel, args: *const KwArg, n: usize) -> Result<Converted, CError> {
-    // SAFETY: `n` arguments, as the header requires.
-    let given = unsafe { slice(args, n, "args") }?;
-    if given.len() <= INLINE_ARGS {
-        let mut out = [KernelArg::Scalar(ScalarValue::new(0u8)); INLINE_ARGS];
-        for (i, (slot, a)) in out.iter_mut().zip(given).enumerate() {
-            // SAFETY: as the caller promised.
-            *slot = unsafe { arg(kernel, i, a) }?;
+    fn as_slice(&self) -> &[KernelArg<'static>] {
+        if self.len > INLINE_ARGS {
+            return &self.heap;
         }
-        return Ok(Converted::Inline(out, given.len()));
+        // SAFETY: the first `len` (at most INLINE_ARGS) entries were written by `fill`;
+        // `KernelArg` is `Copy` (nothing to drop), and `MaybeUninit<T>` has `T`'s layout.
+        unsafe { std::slice::from_raw_parts(self.inline.as_ptr().cast(), self.len) }
     }
-    given
-        .iter()
-        .enumerate()
-        // SAFETY: as the caller promised.
-        .map(|(i, a)| unsafe { arg(kernel, i, a) })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Converted::Heap)
+
+    /// Converts the C arguments.
+    ///
+    /// # Safety
+    /// As [`arg`]; `args` holds `n` entries.
+    #[inline]
+    unsafe fn fill(
+        &mut self,
+        kernel: &WisdomKernel,
+        args: *const KwArg,
+        n: usize,
+    ) -> Result<(), CError> {
+        // SAFETY: `n` arguments, as the header requires.
+        let given = unsafe { slice(args, n, "args") }?;
+        let backend = kernel.device().info().backend;
+        if given.len() <= INLINE_ARGS {
+            for (i, (slot, a)) in self.inline.iter_mut().zip(given).enumerate() {
+                // SAFETY: as the caller promised.
+                slot.write(unsafe { arg(kernel, backend, i, a) }?);
+            }
+        } else {
+            self.heap = given
+                .iter()
+                .enumerate()
+                // SAFETY: as the caller promised.
+                .map(|(i, a)| unsafe { arg(kernel, backend, i, a) })
+                .collect::<Result<Vec<_>, _>>()?;
+        }
+        self.len = given.len();
+        Ok(())
+    }
 }
 
 /// The launch target: null is the device's own queue or stream.
@@ -208,8 +265,9 @@ pub unsafe extern "C" fn kw_kernel_launch(
 ) -> c_int {
     guard(|| {
         let kernel = KERNELS.get(k)?;
+        let mut kargs = Converted::new();
         // SAFETY (both): as the header requires.
-        let kargs = unsafe { args(&kernel, args_ptr, nargs) }?;
+        unsafe { kargs.fill(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, stream, &[]) };
         Ok(kernel.launch_on(q, kargs.as_slice())?)
     })
@@ -240,7 +298,8 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
         }
         // SAFETY (all): as the header requires.
         let wait = unsafe { slice(wait_events, nwait, "wait_events") }?;
-        let kargs = unsafe { args(&kernel, args_ptr, nargs) }?;
+        let mut kargs = Converted::new();
+        unsafe { kargs.fill(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, queue_ptr, wait) };
         let event = kernel.launch_on_with_event(q, kargs.as_slice())?;
         if out_event.is_null() {

@@ -412,6 +412,20 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this node and every node below it (pre-order), mutably.
+    pub fn visit_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        f(self);
+        match self {
+            Expr::Unary { arg, .. } => arg.visit_mut(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.visit_mut(f);
+                rhs.visit_mut(f);
+            }
+            Expr::Call { args, .. } => args.iter_mut().for_each(|a| a.visit_mut(f)),
+            _ => {}
+        }
+    }
+
     /// Parses the text form; see [`crate::parse`].
     pub fn parse(text: &str) -> Result<Expr, crate::parse::ParseError> {
         crate::parse::parse(text)

@@ -6,7 +6,7 @@
 //! checks that report every problem of a definition live in [`crate::def_check`].
 
 use crate::device::BackendKind;
-use crate::expr::Expr;
+use crate::expr::{ArgRef, Expr};
 use crate::scalar::ScalarType;
 use crate::space::Parameter;
 use serde::{Deserialize, Serialize};
@@ -181,6 +181,35 @@ impl KernelDef {
     /// The index of the argument called `name`.
     pub fn arg_index(&self, name: &str) -> Option<usize> {
         self.args.iter().position(|a| a.name == name)
+    }
+
+    /// The definition with every argument named in an expression (`args.n`) referred to by
+    /// its index instead (`args[3]`): the same values, found without comparing names. The
+    /// runtime evaluates launch-time expressions (problem size, buffer lengths, geometry)
+    /// of this form on every launch; messages quote the definition as written.
+    pub fn with_arg_names_resolved(&self) -> KernelDef {
+        let mut def = self.clone();
+        let index: Vec<String> = def.args.iter().map(|a| a.name.clone()).collect();
+        let mut resolve = |e: &mut Expr| {
+            e.visit_mut(&mut |node| {
+                if let Expr::Arg(ArgRef::Name(n)) = node {
+                    if let Some(i) = index.iter().position(|a| a == n) {
+                        *node = Expr::Arg(ArgRef::Index(i));
+                    }
+                }
+            })
+        };
+        def.problem_size.iter_mut().for_each(&mut resolve);
+        def.block_size.iter_mut().for_each(&mut resolve);
+        match &mut def.grid {
+            Grid::Blocks(g) | Grid::Divisors(g) => g.iter_mut().for_each(&mut resolve),
+        }
+        resolve(&mut def.shared_memory);
+        def.args
+            .iter_mut()
+            .filter_map(|a| a.len.as_mut())
+            .for_each(&mut resolve);
+        def
     }
 
     /// Every expression of the definition with a label saying where it is

@@ -27,6 +27,7 @@ pub mod fuzz;
 pub mod host;
 pub mod kernel_def;
 pub mod kernel_tuner;
+pub mod null_device;
 pub mod parse;
 pub mod rng;
 pub mod scalar;

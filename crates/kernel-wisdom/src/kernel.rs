@@ -8,6 +8,7 @@ use kw_capture::record;
 use kw_core::backend::{
     ArgView, BackendError, CompiledKernel, Device, DeviceEvent, KernelArg, Queue,
 };
+use kw_core::device::BackendKind;
 use kw_core::wisdom::Step;
 use kw_core::{
     config::Config, def_eval::Geometry, expr::Expr, kernel_def::ArgKind, kernel_def::KernelDef,
@@ -210,6 +211,12 @@ impl WisdomKernel {
     /// The definition.
     pub fn def(&self) -> &KernelDef {
         &self.def
+    }
+
+    /// The backend of the kernel's device (and definition).
+    #[inline]
+    pub fn backend(&self) -> BackendKind {
+        self.launch_def.backend
     }
 
     /// The device.

@@ -10,6 +10,7 @@
 use kw_core::backend::KernelArg;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{PoisonError, RwLock};
 
@@ -55,18 +56,19 @@ const SHAPE_ARGS: usize = 16;
 const SHAPE_LIMIT: usize = 64;
 
 /// Everything launch-time expressions can see of a launch's arguments: per argument its
-/// kind and type, and a buffer's element count or a scalar's bits.
+/// kind and type, and a buffer's element count or a scalar's bits. Only the first `2 * n`
+/// words are written (a launch touches no more of its stack than it needs).
 #[derive(Clone, Copy)]
 pub(crate) struct ArgShape {
     n: usize,
-    words: [u64; 2 * SHAPE_ARGS],
+    words: [MaybeUninit<u64>; 2 * SHAPE_ARGS],
 }
 
 impl ArgShape {
     /// No arguments yet (fill it with [`ArgShape::set`]).
     pub(crate) const EMPTY: ArgShape = ArgShape {
         n: 0,
-        words: [0; 2 * SHAPE_ARGS],
+        words: [MaybeUninit::uninit(); 2 * SHAPE_ARGS],
     };
 
     /// Makes this the shape of `args`, in place (the shape is large: no copies on the
@@ -85,15 +87,17 @@ impl ArgShape {
                     (0x100 | s.ty() as u64, u64::from_ne_bytes(bits))
                 }
             };
-            w[0] = tag;
-            w[1] = value;
+            w[0].write(tag);
+            w[1].write(value);
         }
         self.n = args.len();
         true
     }
 
     fn used(&self) -> &[u64] {
-        &self.words[..2 * self.n]
+        let used = &self.words[..2 * self.n];
+        // SAFETY: `set` wrote the first `2 * n` words; `MaybeUninit<u64>` has `u64`'s layout.
+        unsafe { std::slice::from_raw_parts(used.as_ptr().cast(), used.len()) }
     }
 }
 

@@ -96,6 +96,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None,
         Some(device.info()),
     )?;
+    // `--pollute KB`: between launches, write KB of other memory, as a driver's launch path
+    // does, so that what kernel-wisdom reads is no longer all in the nearest caches.
+    let mut scratch = vec![0u64; arg_value(&args, "--pollute", 0) * 128];
+    let mut pollute = move || {
+        for (i, w) in scratch.iter_mut().enumerate().step_by(8) {
+            *w = w.wrapping_add(i as u64);
+        }
+        std::hint::black_box(&scratch);
+    };
     let launch = |variant: usize| -> Result<(), String> {
         match variant {
             0 => device
@@ -123,6 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(v) = only {
         // For a profiler: one variant, many times.
         for _ in 0..rounds * launches {
+            pollute();
             launch(v)?;
         }
         println!("ran variant {v} {} times", rounds * launches);
@@ -137,11 +147,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for r in 0..rounds {
         for turn in 0..3 {
             let v = (turn + r) % 3;
-            let t = Instant::now();
+            let mut ns = 0.0;
             for _ in 0..launches {
+                pollute();
+                let t = Instant::now();
                 launch(v)?;
+                ns += t.elapsed().as_secs_f64() * 1e9;
             }
-            samples[v].push(t.elapsed().as_secs_f64() * 1e9 / launches as f64);
+            samples[v].push(ns / launches as f64);
         }
     }
     let names = [

@@ -215,7 +215,7 @@ impl Converted {
     ) -> Result<(), CError> {
         // SAFETY: `n` arguments, as the header requires.
         let given = unsafe { slice(args, n, "args") }?;
-        let backend = kernel.device().info().backend;
+        let backend = kernel.backend();
         if given.len() <= INLINE_ARGS {
             for (i, (slot, a)) in self.inline.iter_mut().zip(given).enumerate() {
                 // SAFETY: as the caller promised.
@@ -246,7 +246,7 @@ unsafe fn queue<'a>(
     if stream.is_null() {
         return Queue::DEFAULT;
     }
-    match kernel.device().info().backend {
+    match kernel.backend() {
         // SAFETY: as the caller promised.
         BackendKind::Cuda => unsafe { Queue::cuda_raw(stream) },
         // SAFETY: as the caller promised.
@@ -287,7 +287,7 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
 ) -> c_int {
     guard(|| {
         let kernel = KERNELS.get(k)?;
-        if kernel.device().info().backend != BackendKind::Opencl {
+        if kernel.backend() != BackendKind::Opencl {
             return Err(CError::new(
                 Status::Device,
                 format!(

@@ -7,6 +7,7 @@ use kw_core::backend::{BackendError, KernelArg, Mem, RawHandle};
 use kw_core::def_eval::Geometry;
 use kw_core::device::BackendKind;
 use std::ffi::c_void;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// Arguments packed on the stack; longer lists use the heap.
@@ -21,13 +22,15 @@ pub(crate) fn launch(
     geometry: &Geometry,
     args: &[KernelArg<'_>],
 ) -> Result<(), BackendError> {
+    // Only the first `args.len()` entries are written: a launch touches no more of its
+    // stack than it needs.
     if args.len() <= INLINE_ARGS {
-        let mut slots = [0u64; INLINE_ARGS];
-        let mut ptrs = [std::ptr::null_mut::<c_void>(); INLINE_ARGS];
+        let mut slots = [MaybeUninit::<u64>::uninit(); INLINE_ARGS];
+        let mut ptrs = [MaybeUninit::<*mut c_void>::uninit(); INLINE_ARGS];
         launch_with(ctx, stream, kernel, geometry, args, &mut slots, &mut ptrs)
     } else {
-        let mut slots = vec![0u64; args.len()];
-        let mut ptrs = vec![std::ptr::null_mut::<c_void>(); args.len()];
+        let mut slots = vec![MaybeUninit::<u64>::uninit(); args.len()];
+        let mut ptrs = vec![MaybeUninit::<*mut c_void>::uninit(); args.len()];
         launch_with(ctx, stream, kernel, geometry, args, &mut slots, &mut ptrs)
     }
 }
@@ -39,8 +42,8 @@ fn launch_with(
     kernel: &CudaKernel,
     geometry: &Geometry,
     args: &[KernelArg<'_>],
-    slots: &mut [u64],
-    ptrs: &mut [*mut c_void],
+    slots: &mut [MaybeUninit<u64>],
+    ptrs: &mut [MaybeUninit<*mut c_void>],
 ) -> Result<(), BackendError> {
     let arg_err = |index: usize, message: String| BackendError::Argument {
         kernel: kernel_name(kernel),
@@ -73,7 +76,7 @@ fn launch_with(
                     backend: BackendKind::Cuda,
                     what: format!("buffer for argument {i}"),
                 };
-                slots[i] = match mem {
+                let ptr = match mem {
                     Mem::Device(m) => m
                         .as_any()
                         .downcast_ref::<CudaMemory>()
@@ -85,6 +88,7 @@ fn launch_with(
                         _ => return Err(foreign()),
                     },
                 };
+                slots[i].write(ptr);
                 if let Some(Err(message)) = arg.checked_bytes() {
                     return Err(arg_err(i, message));
                 }
@@ -94,7 +98,7 @@ fn launch_with(
                 let bytes = s.bytes();
                 let mut b = [0u8; 8];
                 b[..bytes.len()].copy_from_slice(bytes);
-                slots[i] = u64::from_ne_bytes(b);
+                slots[i].write(u64::from_ne_bytes(b));
                 bytes.len()
             }
         };
@@ -111,8 +115,12 @@ fn launch_with(
         }
     }
     for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()).take(args.len()) {
-        *p = (s as *mut u64).cast();
+        p.write(s.as_mut_ptr().cast());
     }
+    // SAFETY: the loop above wrote the first `args.len()` pointers (every argument wrote its
+    // slot, or returned an error before getting here); `MaybeUninit<T>` has `T`'s layout.
+    let ptrs: &mut [*mut c_void] =
+        unsafe { std::slice::from_raw_parts_mut(ptrs.as_mut_ptr().cast(), args.len()) };
     let launch_err = |message: String| BackendError::Launch {
         kernel: kernel_name(kernel),
         grid: geometry.grid,
@@ -139,7 +147,7 @@ fn launch_with(
             (bx, by, bz),
             geometry.shared_memory_bytes,
             stream,
-            &mut ptrs[..args.len()],
+            ptrs,
         )
     }
     .map_err(|e| launch_err(crate::error::driver_message(e)))

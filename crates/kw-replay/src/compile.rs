@@ -3,7 +3,8 @@
 //! ([`kw_tune::Evaluator::prefetch`]) and waits only for the one it measures now.
 
 use kw_core::backend::{CompiledKernel, Device};
-use kw_core::{config::Config, kernel_def::KernelDef};
+use kw_core::compile_cache::CacheStats;
+use kw_core::{config::Config, kernel_def::KernelDef, space::Point, space::TuningSpace};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -30,6 +31,8 @@ struct Shared {
 pub struct CompilePool {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+    /// The device's compile-cache counters before the pool compiled anything.
+    cache_baseline: Option<CacheStats>,
 }
 
 /// Shortens a compile error for a results log: the reason and the first lines of the log.
@@ -100,6 +103,7 @@ fn worker(shared: Arc<Shared>, device: Arc<dyn Device>, def: Arc<KernelDef>) {
 impl CompilePool {
     /// A pool of `threads` (at least 1) compile threads.
     pub fn new(device: Arc<dyn Device>, def: Arc<KernelDef>, threads: usize) -> CompilePool {
+        let cache_baseline = device.compile_cache().map(|c| c.stats());
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
@@ -110,7 +114,17 @@ impl CompilePool {
                 std::thread::spawn(move || worker(s, d, k))
             })
             .collect();
-        CompilePool { shared, threads }
+        CompilePool {
+            shared,
+            threads,
+            cache_baseline,
+        }
+    }
+
+    /// The device's compile-cache counters when the pool was made (before it compiled
+    /// anything).
+    pub fn cache_baseline(&self) -> Option<CacheStats> {
+        self.cache_baseline
     }
 
     /// The default thread count: the CPUs less one for the measuring thread, 1 to 8.
@@ -140,6 +154,16 @@ impl CompilePool {
         }
         drop(s);
         self.shared.changed.notify_all();
+    }
+
+    /// Queues the configurations of `points` in `space` (the kernel's tuning space on the
+    /// pool's device; points outside it are skipped), keyed by their index in the space.
+    pub fn prefetch(&self, space: &TuningSpace, points: &[Point]) {
+        let jobs: Vec<(u128, Config)> = points
+            .iter()
+            .filter_map(|p| Some((space.index_of(p)?, space.config(p))))
+            .collect();
+        self.submit(jobs);
     }
 
     /// Takes the compiled configuration `key`, compiling it first in line if it was never

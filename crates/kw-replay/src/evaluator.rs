@@ -47,6 +47,10 @@ pub struct ReplayStats {
     pub verify: Duration,
     /// Host time of restoring the written buffers before each run.
     pub restore: Duration,
+    /// Start-up of evaluation worker processes (`kw tune`'s isolation): opening the device
+    /// and loading the capture, part of [`ReplayStats::host_time`]; zero for an evaluator
+    /// in process, whose session was loaded before it.
+    pub start: Duration,
 }
 
 impl ReplayStats {
@@ -61,7 +65,8 @@ impl ReplayStats {
     }
 
     /// Wall time not spent waiting for the compiler, in launches, verifying or restoring:
-    /// the host's own share (scheduling, worker start-up, loading the capture, ...).
+    /// the host's own share (scheduling, worker start-up ([`ReplayStats::start`]), loading
+    /// the capture, ...).
     pub fn host_time(&self) -> Duration {
         self.wall
             .saturating_sub(self.compile_wait)
@@ -78,6 +83,16 @@ impl ReplayStats {
         } else {
             0.0
         }
+    }
+}
+
+/// The earlier of two snapshots of one compile cache's counters (they only grow: the
+/// earlier counted fewer events).
+fn earlier(a: Option<CacheStats>, b: Option<CacheStats>) -> Option<CacheStats> {
+    let events = |s: &CacheStats| s.compiles + s.hits + s.misses + s.rejected + s.load_failures;
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if events(&b) < events(&a) { b } else { a }),
+        (a, b) => a.or(b),
     }
 }
 
@@ -115,11 +130,25 @@ impl ReplayEvaluator {
             Arc::new(session.def().clone()),
             compile_threads,
         );
-        // Counted from before the session compiled its comparison kernels.
+        ReplayEvaluator::with_pool(session, options, pool)
+    }
+
+    /// An evaluator over `session` that takes its kernels from `pool`, a pool already
+    /// compiling for the session's kernel and device (started, for instance, while the
+    /// session loaded, with configurations submitted by [`CompilePool::prefetch`] on the
+    /// same tuning space).
+    pub fn with_pool(
+        session: Arc<ReplaySession>,
+        options: MeasureOptions,
+        pool: CompilePool,
+    ) -> ReplayEvaluator {
+        // Counted from before the session compiled its comparison kernels or the pool its
+        // first configuration, whichever came first.
+        let baseline = earlier(session.cache_baseline(), pool.cache_baseline());
         let cache = session
             .device()
             .compile_cache()
-            .map(|c| (c.clone(), session.cache_baseline().unwrap_or_default()));
+            .map(|c| (c.clone(), baseline.unwrap_or_default()));
         ReplayEvaluator {
             session,
             options,
@@ -306,12 +335,7 @@ impl Evaluator for ReplayEvaluator {
     }
 
     fn prefetch(&mut self, points: &[Point]) {
-        let space = self.session.space();
-        let jobs: Vec<(u128, Config)> = points
-            .iter()
-            .filter_map(|p| Some((space.index_of(p)?, space.config(p))))
-            .collect();
-        self.pool.submit(jobs);
+        self.pool.prefetch(self.session.space(), points);
     }
 
     fn take_samples(&mut self) -> Option<Vec<f64>> {

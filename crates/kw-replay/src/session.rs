@@ -5,16 +5,21 @@
 use crate::device_verify::DeviceComparer;
 use crate::error::ReplayError;
 use crate::verify::{compare, Tolerance};
-use kw_capture::Capture;
+use kw_capture::{Capture, CaptureError};
 use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
 use kw_core::compile_cache::CacheStats;
 use kw_core::{
-    backend::BackendError, capture_meta::CaptureMetadata, config::Config, def_eval::DefError,
-    def_eval::Geometry, kernel_def::Access, kernel_def::ArgKind, kernel_def::KernelDef,
-    scalar::ScalarType, scalar::ScalarValue, space::TuningSpace, value::Value,
+    backend::BackendError, capture_meta::CaptureMetadata, capture_meta::CapturedArg,
+    config::Config, def_eval::DefError, def_eval::Geometry, kernel_def::Access, kernel_def::ArgDef,
+    kernel_def::ArgKind, kernel_def::KernelDef, scalar::ScalarType, scalar::ScalarValue,
+    space::TuningSpace, value::Value,
 };
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::Scope;
 use std::time::Instant;
 
 /// One argument on the device.
@@ -127,6 +132,128 @@ fn open_checked(
     Ok((capture, meta, space))
 }
 
+/// What an argument needs once it was checked against its definition.
+enum ArgPlan {
+    /// A scalar: its captured value and the value passed to the kernel.
+    Scalar(Value, ScalarValue),
+    /// A buffer of `len` elements, `bytes` bytes.
+    Buffer { len: usize, bytes: usize },
+}
+
+/// Checks a captured argument against its definition, before anything is read or allocated.
+fn plan_arg(
+    path: &Path,
+    def: &KernelDef,
+    info: &kw_core::device::DeviceInfo,
+    a: &CapturedArg,
+    d: &ArgDef,
+) -> Result<ArgPlan, ReplayError> {
+    let arg_err = |message: String| ReplayError::Argument {
+        path: path.to_path_buf(),
+        kernel: def.kernel_name.clone(),
+        arg: a.name.clone(),
+        message,
+    };
+    if a.ty != d.ty {
+        return Err(arg_err(format!("captured as {}, declared {}", a.ty, d.ty)));
+    }
+    match d.kind {
+        ArgKind::Scalar => {
+            let v = a.value.as_ref().ok_or_else(|| arg_err("no value".into()))?;
+            let s = scalar_of(a.ty, v)
+                .ok_or_else(|| arg_err(format!("value {v} does not fit {}", a.ty)))?;
+            Ok(ArgPlan::Scalar(v.clone(), s))
+        }
+        ArgKind::Buffer => {
+            let len = a.len.ok_or_else(|| arg_err("no length".into()))?;
+            // Checked before anything is allocated: a corrupt or hostile length is an
+            // error, never an overflow or a huge allocation.
+            let bytes = len.checked_mul(a.ty.size()).ok_or_else(|| {
+                arg_err(format!(
+                    "length {len} x {} bytes per element overflows",
+                    a.ty.size()
+                ))
+            })?;
+            let memory = info.global_memory_bytes;
+            if memory > 0 && bytes as u64 > memory {
+                return Err(arg_err(format!(
+                    "{bytes} bytes ({len} elements) exceed the device's {memory} bytes of memory"
+                )));
+            }
+            Ok(ArgPlan::Buffer { len, bytes })
+        }
+    }
+}
+
+/// Frames decompressed at once by [`decode_frames`] (each on several threads when large).
+const FRAMES_IN_FLIGHT: usize = 3;
+
+/// The key of a frame being read: the argument's index and whether it is its reference.
+type FrameKey = (usize, bool);
+
+/// Frames being decompressed on threads of a scope, taken in any order.
+struct Frames {
+    path: PathBuf,
+    done: Receiver<(FrameKey, Result<Vec<u8>, CaptureError>)>,
+    ready: HashMap<FrameKey, Result<Vec<u8>, CaptureError>>,
+}
+
+impl Frames {
+    /// The frame of argument `arg` (its reference when `reference`), waiting for it.
+    fn take(&mut self, arg: usize, reference: bool) -> Result<Vec<u8>, CaptureError> {
+        loop {
+            if let Some(r) = self.ready.remove(&(arg, reference)) {
+                return r;
+            }
+            match self.done.recv() {
+                Ok((key, r)) => {
+                    self.ready.insert(key, r);
+                }
+                // Every reader ended without it: one panicked (the scope reports the panic).
+                Err(_) => {
+                    return Err(CaptureError::Decompress {
+                        path: self.path.clone(),
+                        buffer: format!("argument {arg}"),
+                        detail: "a decompression thread ended early".into(),
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// Starts decompressing `reads` (`(argument, is its reference, frame name)`), in order, on
+/// up to [`FRAMES_IN_FLIGHT`] threads of `scope`. The threads stop once the returned
+/// [`Frames`] is dropped (after the frame each is reading).
+fn decode_frames<'scope, 'env>(
+    scope: &'scope Scope<'scope, 'env>,
+    capture: &'env Capture,
+    reads: &'env [(usize, bool, &'env str)],
+) -> Frames {
+    let (tx, done) = std::sync::mpsc::channel();
+    let next = Arc::new(AtomicUsize::new(0));
+    for _ in 0..reads.len().min(FRAMES_IN_FLIGHT) {
+        let (tx, next) = (tx.clone(), next.clone());
+        scope.spawn(move || loop {
+            let Some(&(arg, reference, name)) = reads.get(next.fetch_add(1, Ordering::Relaxed))
+            else {
+                return;
+            };
+            if tx
+                .send(((arg, reference), capture.read_buffer(name)))
+                .is_err()
+            {
+                return; // the load stopped at an error
+            }
+        });
+    }
+    Frames {
+        path: capture.path().to_path_buf(),
+        done,
+        ready: HashMap::new(),
+    }
+}
+
 impl ReplaySession {
     /// Reads a capture's metadata and its kernel's tuning space on a device described by
     /// `info`, with the checks of [`ReplaySession::load`] but without uploading anything (for
@@ -140,6 +267,12 @@ impl ReplaySession {
     }
     /// Opens `path`, checks its metadata and uploads its buffers to `device` (any device of
     /// the capture's backend).
+    ///
+    /// Every argument is checked against the definition before anything is read; the
+    /// buffers' frames are then decompressed in parallel (a few frames at a time, each on
+    /// several threads) while the ones already decompressed are uploaded, in argument order.
+    /// The pristine copy of a written buffer is a device-to-device copy of its upload. The
+    /// error is the one a one-by-one load would meet first.
     pub fn load(path: &Path, device: Arc<dyn Device>) -> Result<ReplaySession, ReplayError> {
         let cache_baseline = device.compile_cache().map(|c| c.stats());
         let info = device.info();
@@ -149,93 +282,107 @@ impl ReplaySession {
         for (axis, v) in meta.problem_size.iter().take(3).enumerate() {
             problem_size[axis] = *v;
         }
-        let mut args = Vec::new();
-        let mut arg_values = Vec::new();
+        // The arguments up to the first that does not fit the definition (its error comes
+        // after those of the arguments before it, as in a load one by one).
+        let mut plans = Vec::new();
+        let mut misfit = None;
         for (a, d) in meta.args.iter().zip(&def.args) {
-            let arg_err = |message: String| ReplayError::Argument {
-                path: path.to_path_buf(),
-                kernel: def.kernel_name.clone(),
-                arg: a.name.clone(),
-                message,
-            };
-            if a.ty != d.ty {
-                return Err(arg_err(format!("captured as {}, declared {}", a.ty, d.ty)));
-            }
-            match d.kind {
-                ArgKind::Scalar => {
-                    let v = a.value.as_ref().ok_or_else(|| arg_err("no value".into()))?;
-                    let s = scalar_of(a.ty, v)
-                        .ok_or_else(|| arg_err(format!("value {v} does not fit {}", a.ty)))?;
-                    arg_values.push(v.clone());
-                    args.push(ReplayArg::Scalar(s));
-                }
-                ArgKind::Buffer => {
-                    let len = a.len.ok_or_else(|| arg_err("no length".into()))?;
-                    // Checked before anything is allocated: a corrupt or hostile length is an
-                    // error, never an overflow or a huge allocation.
-                    let bytes = len.checked_mul(a.ty.size()).ok_or_else(|| {
-                        arg_err(format!(
-                            "length {len} x {} bytes per element overflows",
-                            a.ty.size()
-                        ))
-                    })?;
-                    let memory = info.global_memory_bytes;
-                    if memory > 0 && bytes as u64 > memory {
-                        return Err(arg_err(format!(
-                            "{bytes} bytes ({len} elements) exceed the device's {memory} bytes of memory"
-                        )));
-                    }
-                    let read = |frame: &str| {
-                        capture
-                            .read_buffer(frame)
-                            .map_err(|e| ReplayError::Capture {
-                                path: path.to_path_buf(),
-                                source: Box::new(e),
-                            })
-                    };
-                    let input = match &a.input {
-                        Some(f) => read(f)?,
-                        None => vec![0u8; bytes],
-                    };
-                    if input.len() != bytes {
-                        return Err(arg_err(format!(
-                            "input frame holds {} bytes, expected {bytes}",
-                            input.len()
-                        )));
-                    }
-                    let reference = a.output.as_deref().map(read).transpose()?;
-                    let dev_err = |what: &str, e: BackendError| ReplayError::Device {
-                        path: path.to_path_buf(),
-                        kernel: def.kernel_name.clone(),
-                        what: format!("{what} `{}`", a.name),
-                        source: Box::new(e),
-                    };
-                    let upload = |what: &str| -> Result<Box<dyn DeviceMemory>, ReplayError> {
-                        let m = device.alloc(bytes).map_err(|e| dev_err(what, e))?;
-                        m.write(0, &input).map_err(|e| dev_err(what, e))?;
-                        Ok(m)
-                    };
-                    let working = upload("uploading buffer")?;
-                    let written = reference.is_some() || d.access != Access::In;
-                    let pristine = if written {
-                        Some(upload("uploading the pristine copy of")?)
-                    } else {
-                        None
-                    };
-                    arg_values.push(Value::Int(len as i64));
-                    args.push(ReplayArg::Buffer {
-                        name: a.name.clone(),
-                        elem: a.ty,
-                        len,
-                        working,
-                        pristine,
-                        reference,
-                        reference_dev: None,
-                        inout: d.access == Access::InOut,
-                    });
+            match plan_arg(path, def, info, a, d) {
+                Ok(p) => plans.push(p),
+                Err(e) => {
+                    misfit = Some(e);
+                    break;
                 }
             }
         }
+        // The frames to read: (argument, is the reference, frame name), in argument order.
+        let reads: Vec<(usize, bool, &str)> = meta
+            .args
+            .iter()
+            .zip(&plans)
+            .enumerate()
+            .filter(|(_, (_, p))| matches!(p, ArgPlan::Buffer { .. }))
+            .flat_map(|(i, (a, _))| {
+                let input = a.input.as_deref().map(|f| (i, false, f));
+                let output = a.output.as_deref().map(|f| (i, true, f));
+                input.into_iter().chain(output)
+            })
+            .collect();
+        let mut args = Vec::new();
+        let mut arg_values = Vec::new();
+        std::thread::scope(|s| -> Result<(), ReplayError> {
+            let mut frames = decode_frames(s, &capture, &reads);
+            for (i, ((a, d), plan)) in meta.args.iter().zip(&def.args).zip(plans).enumerate() {
+                let (len, bytes) = match plan {
+                    ArgPlan::Scalar(v, s) => {
+                        arg_values.push(v);
+                        args.push(ReplayArg::Scalar(s));
+                        continue;
+                    }
+                    ArgPlan::Buffer { len, bytes } => (len, bytes),
+                };
+                let arg_err = |message: String| ReplayError::Argument {
+                    path: path.to_path_buf(),
+                    kernel: def.kernel_name.clone(),
+                    arg: a.name.clone(),
+                    message,
+                };
+                let capture_err = |e| ReplayError::Capture {
+                    path: path.to_path_buf(),
+                    source: Box::new(e),
+                };
+                let input = match &a.input {
+                    Some(_) => frames.take(i, false).map_err(capture_err)?,
+                    None => vec![0u8; bytes],
+                };
+                if input.len() != bytes {
+                    return Err(arg_err(format!(
+                        "input frame holds {} bytes, expected {bytes}",
+                        input.len()
+                    )));
+                }
+                let reference = match &a.output {
+                    Some(_) => Some(frames.take(i, true).map_err(capture_err)?),
+                    None => None,
+                };
+                let dev_err = |what: &str, e: BackendError| ReplayError::Device {
+                    path: path.to_path_buf(),
+                    kernel: def.kernel_name.clone(),
+                    what: format!("{what} `{}`", a.name),
+                    source: Box::new(e),
+                };
+                let alloc = |what: &str| device.alloc(bytes).map_err(|e| dev_err(what, e));
+                let what = "uploading buffer";
+                let working = alloc(what)?;
+                working.write(0, &input).map_err(|e| dev_err(what, e))?;
+                drop(input);
+                let written = reference.is_some() || d.access != Access::In;
+                let pristine = if written {
+                    let what = "uploading the pristine copy of";
+                    let p = alloc(what)?;
+                    p.copy_from(working.as_ref())
+                        .map_err(|e| dev_err(what, e))?;
+                    Some(p)
+                } else {
+                    None
+                };
+                arg_values.push(Value::Int(len as i64));
+                args.push(ReplayArg::Buffer {
+                    name: a.name.clone(),
+                    elem: a.ty,
+                    len,
+                    working,
+                    pristine,
+                    reference,
+                    reference_dev: None,
+                    inout: d.access == Access::InOut,
+                });
+            }
+            match misfit {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        })?;
         let comparer = device_comparison(&device, &mut args);
         Ok(ReplaySession {
             path: path.to_path_buf(),

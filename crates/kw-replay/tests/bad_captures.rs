@@ -79,3 +79,85 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
         assert!(text.contains(needle) && text.contains(stem), "{text}");
     }
 }
+
+/// Damages one byte of the compressed data of the buffer `name` (the header still checks).
+fn damage(capture: &Path, name: &str) {
+    let chunk = {
+        let c = Capture::open(capture).unwrap();
+        let frame = c.buffers().find(|b| b.name == name).unwrap().frame;
+        c.header().frames[frame].chunks[0].clone()
+    };
+    let mut bytes = std::fs::read(capture).unwrap();
+    bytes[(chunk.offset + chunk.compressed_len / 2) as usize] ^= 0x5a;
+    std::fs::write(capture, bytes).unwrap();
+}
+
+/// Buffers are decompressed in parallel, yet a load reports the error a load one argument
+/// after the other meets first: a damaged frame of an earlier argument before the misfit of a
+/// later one, the misfit when nothing before it is damaged, and a damaged frame of any
+/// argument as a checksum mismatch naming the buffer.
+#[test]
+fn a_parallel_load_reports_the_first_error_in_argument_order() {
+    let Some(device) = opencl() else { return };
+    let dir = std::env::temp_dir().join(format!("kw-replay-order-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // y differs from x: their frames are not shared.
+    let src = "__kernel void copy(__global float* y, __global const float* x, const int n) {\n\
+               int i = get_global_id(0); if (i < n) y[i] = x[i] + 1.0f; }";
+    let mut b = KernelBuilder::new("copy", Source::text("copy.cl", src));
+    let bx = b.tune("block_size_x", [32, 64], 32);
+    b.problem_size([kernel_wisdom::arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx, 1, 1)
+        .output::<f32>("y")
+        .input::<f32>("x")
+        .scalar::<i32>("n");
+    let def = b.build().unwrap();
+    let n = 1 << 20;
+    let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32).collect();
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&x),
+        HostArg::scalar(n as i32),
+    ];
+    let good = capture_launch(&dir, "good", &def, None, device.as_ref(), &args).unwrap();
+    ReplaySession::load(&good, device.clone()).expect("the capture loads");
+    let meta = Capture::open(&good).unwrap().metadata().clone();
+    let frame_of = |arg: usize, field: &str| meta["args"][arg][field].as_str().unwrap().to_string();
+    let x_input = frame_of(1, "input");
+    let y_output = frame_of(0, "output");
+
+    let misfit = rewrite(&good, "misfit", |m| {
+        m["args"][2]["type"] = serde_json::json!("f32")
+    });
+    let err = ReplaySession::load(&misfit, device.clone())
+        .err()
+        .expect("a misfit");
+    assert!(matches!(err, ReplayError::Argument { .. }), "{err}");
+    assert!(err.to_string().contains("declared i32"), "{err}");
+
+    // x's input damaged too: x comes before n, its error first.
+    damage(&misfit, &x_input);
+    let err = ReplaySession::load(&misfit, device.clone())
+        .err()
+        .expect("damage");
+    assert!(matches!(err, ReplayError::Capture { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("checksum mismatch") && text.contains(&x_input),
+        "{text}"
+    );
+
+    // Only y's reference damaged: found although its frame is read alongside x's.
+    let damaged = rewrite(&good, "damaged", |_| {});
+    damage(&damaged, &y_output);
+    let err = ReplaySession::load(&damaged, device.clone())
+        .err()
+        .expect("damage");
+    let text = err.to_string();
+    assert!(
+        text.contains("checksum mismatch") && text.contains(&y_output),
+        "{text}"
+    );
+}

@@ -73,6 +73,8 @@ struct Worker {
     replies: Receiver<String>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     stats: WireStats,
+    /// It replied `loading`: `ready` (or `start_failed`) is still to come.
+    loading: bool,
 }
 
 /// How waiting for a reply ended.
@@ -134,6 +136,7 @@ impl Worker {
             replies,
             stderr_tail,
             stats: WireStats::default(),
+            loading: false,
         })
     }
 
@@ -311,6 +314,7 @@ impl IsolatedEvaluator {
             cache_replaced: s.cache_replaced,
             verify: secs(s.verify_s),
             restore: secs(s.restore_s),
+            start: secs(s.start_s),
         }
     }
 
@@ -326,7 +330,9 @@ impl IsolatedEvaluator {
         }
     }
 
-    /// Starts a worker when none runs: it loads the capture and says it is ready.
+    /// Starts a worker when none runs: it opens the device, reads the capture's metadata and
+    /// says it is loading the capture (prefetches may be sent; [`Self::ensure_loaded`] waits
+    /// for the load).
     fn ensure_worker(&mut self) -> Result<(), EvalFailure> {
         if self.worker.is_some() {
             return Ok(());
@@ -346,38 +352,64 @@ impl IsolatedEvaluator {
             ))
         })?;
         self.starts += 1;
-        match w.wait(FIRST_TIMEOUT, &self.cancel, self.deadline) {
-            Waited::Reply(Reply::Ready) => {
+        self.await_start(&mut w, true)?;
+        self.worker = Some(w);
+        Ok(())
+    }
+
+    /// Waits (up to [`FIRST_TIMEOUT`]) for a worker's start reply: `ready`, or, when
+    /// `accept_loading`, `loading` (the capture loads while prefetches compile; `ready`
+    /// follows). Kills it when it failed to start: every failure here is the worker's, never
+    /// a configuration's.
+    fn await_start(&self, w: &mut Worker, accept_loading: bool) -> Result<(), EvalFailure> {
+        let waited = w.wait(FIRST_TIMEOUT, &self.cancel, self.deadline);
+        let failure = match waited {
+            Waited::Reply(Reply::Loading) if accept_loading => {
+                w.loading = true;
+                return Ok(());
+            }
+            Waited::Reply(Reply::Ready { start_s }) => {
+                w.loading = false;
+                w.stats.start_s = start_s;
+                return Ok(());
+            }
+            Waited::Reply(Reply::StartFailed { reason }) => EvalFailure::fatal(reason),
+            Waited::Reply(other) => EvalFailure::fatal(format!(
+                "the evaluation worker answered {other:?} before it was ready"
+            )),
+            Waited::Died(why) => {
+                return Err(EvalFailure::fatal(format!(
+                    "the evaluation worker failed to start: {why}"
+                )))
+            }
+            Waited::TimedOut(t) => EvalFailure::fatal(format!(
+                "the evaluation worker did not load the capture within {} s",
+                t.as_secs()
+            )),
+            Waited::Cancelled => EvalFailure::interrupted("interrupted"),
+            Waited::Deadline => EvalFailure::interrupted("the run's time is up"),
+        };
+        w.kill();
+        Err(failure)
+    }
+
+    /// Waits for the current worker to finish loading the capture, if it still loads. A
+    /// failure is a start failure (fatal; a worker that failed to load is not started again).
+    fn ensure_loaded(&mut self) -> Result<(), EvalFailure> {
+        let Some(mut w) = self.worker.take_if(|w| w.loading) else {
+            return Ok(());
+        };
+        match self.await_start(&mut w, false) {
+            Ok(()) => {
                 self.worker = Some(w);
                 Ok(())
             }
-            Waited::Reply(Reply::StartFailed { reason }) => {
-                w.kill();
-                Err(EvalFailure::fatal(reason))
-            }
-            Waited::Reply(other) => {
-                w.kill();
-                Err(EvalFailure::fatal(format!(
-                    "the evaluation worker answered {other:?} before it was ready"
-                )))
-            }
-            Waited::Died(why) => Err(EvalFailure::fatal(format!(
-                "the evaluation worker failed to start: {why}"
-            ))),
-            Waited::TimedOut(t) => {
-                w.kill();
-                Err(EvalFailure::fatal(format!(
-                    "the evaluation worker did not load the capture within {} s",
-                    t.as_secs()
-                )))
-            }
-            Waited::Cancelled => {
-                w.kill();
-                Err(EvalFailure::interrupted("interrupted"))
-            }
-            Waited::Deadline => {
-                w.kill();
-                Err(EvalFailure::interrupted("the run's time is up"))
+            Err(f) => {
+                if f.fatal {
+                    self.worker_can_start = false;
+                }
+                self.ended.add(&w.stats);
+                Err(f)
             }
         }
     }
@@ -386,12 +418,20 @@ impl IsolatedEvaluator {
     fn evaluate_once(&mut self, point: &Point) -> EvalResult {
         self.last_samples = None;
         self.ensure_worker()?;
+        // Sent at once: a worker that still loads the capture evaluates it once loaded. One
+        // that ended while loading (the request could not be sent) failed to start.
+        let sent = self
+            .worker
+            .as_mut()
+            .expect("a worker runs")
+            .send(&Request::Evaluate {
+                point: point.clone(),
+            });
+        self.ensure_loaded()?;
         let began = Instant::now();
         let limit = self.timeout.limit();
         let w = self.worker.as_mut().expect("a worker runs");
-        let waited = if w.send(&Request::Evaluate {
-            point: point.clone(),
-        }) {
+        let waited = if sent {
             w.wait(limit, &self.cancel, self.deadline)
         } else {
             Waited::Died(w.death())

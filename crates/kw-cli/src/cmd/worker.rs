@@ -3,8 +3,11 @@
 //! hangs or crashes takes down only the worker ([`super::isolated`] is the other side).
 //!
 //! Protocol: JSON lines. `kw tune` writes [`Request`]s to the worker's stdin; the worker
-//! answers on stdout with lines `@kw-worker {json}` ([`Reply`]): `ready` once the capture is
-//! loaded (or `start_failed`), then one `result` per `evaluate`. Other stdout lines (a
+//! answers on stdout with lines `@kw-worker {json}` ([`Reply`]): `loading` once the device is
+//! open and the capture's metadata read (or `start_failed`), then, once the capture is
+//! loaded, `ready` (or `start_failed`), then one `result` per `evaluate`. Prefetches may
+//! come from `loading` on: their configurations compile while the capture loads; an
+//! `evaluate` that comes before `ready` is answered after it. Other stdout lines (a
 //! kernel's `printf`) are ignored by the reader. The worker exits when its stdin closes, even
 //! while a launch hangs (a separate thread watches stdin).
 
@@ -12,13 +15,15 @@ use anyhow::Result;
 use clap::Args;
 use kernel_wisdom::{open_device, DeviceSelector};
 use kw_core::space::Point;
-use kw_replay::{MeasureOptions, ReplayEvaluator, ReplaySession, Tolerance, VerifyMode};
+use kw_replay::{
+    CompilePool, MeasureOptions, ReplayError, ReplayEvaluator, ReplaySession, Tolerance, VerifyMode,
+};
 use kw_tune::Evaluator;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The prefix of every reply line on the worker's stdout.
 pub const REPLY_PREFIX: &str = "@kw-worker ";
@@ -73,6 +78,9 @@ pub struct WireStats {
     /// Host seconds of restores.
     #[serde(default)]
     pub restore_s: f64,
+    /// Seconds of worker start-up (opening the device, loading the capture).
+    #[serde(default)]
+    pub start_s: f64,
 }
 
 impl WireStats {
@@ -91,6 +99,7 @@ impl WireStats {
             cache_replaced: s.cache_replaced,
             verify_s: s.verify.as_secs_f64(),
             restore_s: s.restore.as_secs_f64(),
+            start_s: s.start.as_secs_f64(),
         }
     }
 
@@ -108,6 +117,7 @@ impl WireStats {
         self.cache_replaced += o.cache_replaced;
         self.verify_s += o.verify_s;
         self.restore_s += o.restore_s;
+        self.start_s += o.start_s;
     }
 }
 
@@ -115,8 +125,14 @@ impl WireStats {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reply")]
 pub enum Reply {
-    /// The capture is loaded; requests may come.
-    Ready,
+    /// The device is open and the capture's metadata read: the capture loads now, and
+    /// prefetches compile meanwhile. `ready` or `start_failed` follows, before any result.
+    Loading,
+    /// The capture is loaded.
+    Ready {
+        /// Seconds from the worker's start to now (opening the device, loading the capture).
+        start_s: f64,
+    },
     /// The capture could not be loaded (not the fault of any configuration).
     StartFailed {
         /// Why.
@@ -227,14 +243,55 @@ fn reply(out: &mut impl Write, r: &Reply) -> std::io::Result<()> {
     out.flush()
 }
 
+/// What the worker's main loop waits for.
+enum Event {
+    /// A request line from `kw tune`.
+    Line(String),
+    /// The capture finished loading (or failed to).
+    Loaded(Box<Result<ReplaySession, ReplayError>>),
+}
+
+/// The reply to one evaluation.
+fn evaluate(eval: &mut ReplayEvaluator, point: &Point, start_s: f64) -> Reply {
+    let result = eval.evaluate(point);
+    let samples = eval.take_samples();
+    let stats = WireStats {
+        start_s,
+        ..WireStats::of(&eval.stats())
+    };
+    match result {
+        Ok(ms) => Reply::Result {
+            objective: Some(ms),
+            samples,
+            failure: None,
+            fatal: false,
+            stats,
+        },
+        Err(f) => Reply::Result {
+            objective: None,
+            samples: None,
+            failure: Some(f.reason),
+            fatal: f.fatal,
+            stats,
+        },
+    }
+}
+
 /// Runs the worker until its stdin closes.
+///
+/// It opens the device and reads the capture's metadata, starts the compile pool and replies
+/// `loading`; the capture then loads on another thread while prefetched configurations
+/// compile. Once it is loaded the worker replies `ready` (or `start_failed`), before the
+/// result of any evaluation that came meanwhile.
 pub fn run(args: WorkerArgs) -> Result<()> {
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let began = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel::<Event>();
+    let lines = tx.clone();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         for line in stdin.lock().lines() {
             let Ok(l) = line else { break };
-            if tx.send(l).is_err() {
+            if lines.send(Event::Line(l)).is_err() {
                 break;
             }
         }
@@ -242,55 +299,80 @@ pub fn run(args: WorkerArgs) -> Result<()> {
         std::process::exit(0);
     });
     let mut out = std::io::stdout().lock();
-    let loaded = open_device(&DeviceSelector::parse(&args.device))
+    let opened = open_device(&DeviceSelector::parse(&args.device))
         .map_err(anyhow::Error::from)
-        .and_then(|device| Ok(ReplaySession::load(&args.capture, device)?));
-    let session = match loaded {
-        Ok(s) => s,
+        .and_then(|device| {
+            let (meta, space) = ReplaySession::inspect(&args.capture, device.info())?;
+            Ok((device, meta, space))
+        });
+    let (device, meta, space) = match opened {
+        Ok(o) => o,
         Err(e) => {
-            reply(
-                &mut out,
-                &Reply::StartFailed {
-                    reason: format!("{e:#}"),
-                },
-            )?;
+            let reason = format!("{e:#}");
+            reply(&mut out, &Reply::StartFailed { reason })?;
             return Ok(());
         }
     };
-    reply(&mut out, &Reply::Ready)?;
-    let mut eval = ReplayEvaluator::new(
-        Arc::new(session),
-        args.options(),
+    let mut pool = Some(CompilePool::new(
+        device.clone(),
+        Arc::new(meta.kernel),
         args.compile_threads.max(1),
-    );
-    for line in rx {
-        let request: Request = match serde_json::from_str(&line) {
-            Ok(r) => r,
-            Err(e) => anyhow::bail!("bad request `{line}`: {e}"),
-        };
-        match request {
-            Request::Prefetch { points } => eval.prefetch(&points),
-            Request::Evaluate { point } => {
-                let result = eval.evaluate(&point);
-                let samples = eval.take_samples();
-                let stats = WireStats::of(&eval.stats());
-                let r = match result {
-                    Ok(ms) => Reply::Result {
-                        objective: Some(ms),
-                        samples,
-                        failure: None,
-                        fatal: false,
-                        stats,
-                    },
-                    Err(f) => Reply::Result {
-                        objective: None,
-                        samples: None,
-                        failure: Some(f.reason),
-                        fatal: f.fatal,
-                        stats,
-                    },
+    ));
+    reply(&mut out, &Reply::Loading)?;
+    let capture = args.capture.clone();
+    std::thread::spawn(move || {
+        let load = || ReplaySession::load(&capture, device);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)) {
+            Ok(loaded) => {
+                let _ = tx.send(Event::Loaded(Box::new(loaded)));
+            }
+            // The panic's message is on stderr: `kw tune` reports the worker's death, with
+            // it, as a failed start.
+            Err(_) => std::process::exit(101),
+        }
+    });
+    let mut eval: Option<ReplayEvaluator> = None;
+    let mut start_s = 0.0;
+    // Evaluations that came while the capture loaded (`kw tune` sends one at a time).
+    let mut waiting: Vec<Point> = Vec::new();
+    for event in rx {
+        match event {
+            Event::Loaded(loaded) => match *loaded {
+                Ok(session) => {
+                    start_s = began.elapsed().as_secs_f64();
+                    let pool = pool.take().expect("the capture loads once");
+                    let e = eval.insert(ReplayEvaluator::with_pool(
+                        Arc::new(session),
+                        args.options(),
+                        pool,
+                    ));
+                    reply(&mut out, &Reply::Ready { start_s })?;
+                    for point in waiting.drain(..) {
+                        reply(&mut out, &evaluate(e, &point, start_s))?;
+                    }
+                }
+                Err(e) => {
+                    let reason = format!("{:#}", anyhow::Error::from(e));
+                    reply(&mut out, &Reply::StartFailed { reason })?;
+                    return Ok(());
+                }
+            },
+            Event::Line(line) => {
+                let request: Request = match serde_json::from_str(&line) {
+                    Ok(r) => r,
+                    Err(e) => anyhow::bail!("bad request `{line}`: {e}"),
                 };
-                reply(&mut out, &r)?;
+                match (request, &mut eval, &pool) {
+                    (Request::Prefetch { points }, Some(e), _) => e.prefetch(&points),
+                    (Request::Prefetch { points }, None, Some(p)) => p.prefetch(&space, &points),
+                    (Request::Evaluate { point }, Some(e), _) => {
+                        reply(&mut out, &evaluate(e, &point, start_s))?
+                    }
+                    (Request::Evaluate { point }, None, _) => waiting.push(point),
+                    (Request::Prefetch { .. }, None, None) => {
+                        unreachable!("the pool moves into the evaluator")
+                    }
+                }
             }
         }
     }

@@ -87,7 +87,9 @@ pub fn print_summary(
 
 /// Where the time went: `time: compile ... , device ..., ...; N compiles, M cache hits`.
 /// Restores are device-to-device copies enqueued with the launches; they show as host time
-/// only where runs are verified one by one (`restore`, shown when non-zero).
+/// only where runs are verified one by one (`restore`, shown when non-zero). The evaluation
+/// workers' start-up (opening the device, loading the capture) is part of the host time:
+/// `host 1.20 s (start 0.45 s)`, shown when non-zero.
 pub fn time_line(s: &ReplayStats) -> String {
     let sec = |d: std::time::Duration| d.as_secs_f64();
     let restore = if s.restore.is_zero() {
@@ -95,13 +97,18 @@ pub fn time_line(s: &ReplayStats) -> String {
     } else {
         format!("restore {:.3} s, ", sec(s.restore))
     };
+    let start = if s.start.is_zero() {
+        String::new()
+    } else {
+        format!(" (start {:.2} s)", sec(s.start))
+    };
     let replaced = match s.cache_replaced {
         0 => String::new(),
         n => format!(" ({n} damaged or refused cache entries recompiled and replaced)"),
     };
     format!(
         "time: compile {:.2} s CPU (waited {:.2} s), cache loads {:.3} s, device {:.3} s, \
-         verification {:.3} s ({} of {} runs on the device), {restore}host {:.2} s, \
+         verification {:.3} s ({} of {} runs on the device), {restore}host {:.2} s{start}, \
          of {:.2} s wall; {} compiles, {} cache hits{replaced}",
         sec(s.compile_cpu),
         sec(s.compile_wait),

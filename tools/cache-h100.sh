@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the bars of issue 16 on a CUDA GPU (written for the H100; NOT YET RUN there):
+# Measures the bars of issue 16 on a CUDA GPU (the H100: docs/measurements/h100-cache-bars.txt):
 #   1. first launch of a kernel with a cold and a warm on-disk compile cache, in one run
 #      (`cuda_launch` bench: RESULT first_launch_ms = cold, first_launch_warm_ms = warm);
 #   2. first launch in a new process, cold and warm (`first_launch` bench's process pairs; on

@@ -497,6 +497,19 @@ pub trait DeviceMemory: Send + Sync {
     fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError>;
     /// Copies all of `src` (same device, same size or smaller) to the start of this buffer.
     fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError>;
+    /// Sets every byte to zero. The default writes zeros from the host in chunks; backends
+    /// with a device-side fill override it (no host memory, no transfer).
+    fn fill_zero(&self) -> Result<(), BackendError> {
+        const CHUNK: usize = 1 << 20;
+        let zeros = vec![0u8; CHUNK.min(self.len_bytes())];
+        let mut offset = 0;
+        while offset < self.len_bytes() {
+            let n = CHUNK.min(self.len_bytes() - offset);
+            self.write(offset, &zeros[..n])?;
+            offset += n;
+        }
+        Ok(())
+    }
     /// The concrete type, for the backend that made it.
     fn as_any(&self) -> &dyn Any;
 }
@@ -551,6 +564,48 @@ impl crate::def_eval::ArgValues for ArgView<'_> {
                 Some(crate::value::Value::Int(i64::try_from(*len).ok()?))
             }
             KernelArg::Scalar(s) => Some(s.to_value()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Memory on the host, with only the required methods (so the defaults are what runs).
+    struct HostMemory(Mutex<Vec<u8>>);
+
+    impl DeviceMemory for HostMemory {
+        fn len_bytes(&self) -> usize {
+            self.0.lock().unwrap().len()
+        }
+        fn write(&self, offset: usize, data: &[u8]) -> Result<(), BackendError> {
+            let mut m = self.0.lock().unwrap();
+            check_range("write", offset, data.len(), m.len())?;
+            m[offset..offset + data.len()].copy_from_slice(data);
+            Ok(())
+        }
+        fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError> {
+            let m = self.0.lock().unwrap();
+            check_range("read", offset, out.len(), m.len())?;
+            out.copy_from_slice(&m[offset..offset + out.len()]);
+            Ok(())
+        }
+        fn copy_from(&self, _: &dyn DeviceMemory) -> Result<(), BackendError> {
+            unimplemented!("not used by this test")
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn the_default_fill_zero_clears_every_byte_across_chunks() {
+        for len in [0, 1, (1 << 20) - 1, 1 << 20, (5 << 19) + 3] {
+            let m = HostMemory(Mutex::new(vec![0xAB; len]));
+            m.fill_zero().unwrap();
+            assert!(m.0.lock().unwrap().iter().all(|&b| b == 0), "len {len}");
         }
     }
 }

@@ -141,6 +141,17 @@ impl DeviceMemory for CudaMemory {
         self.sync()
     }
 
+    fn fill_zero(&self) -> Result<(), BackendError> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: the whole allocation, `len` bytes from `ptr`, ordered on its stream.
+        unsafe { result::memset_d8_async(self.ptr, 0, self.len, self.stream.cu_stream()) }
+            .map_err(api("cuMemsetD8Async"))?;
+        self.sync()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

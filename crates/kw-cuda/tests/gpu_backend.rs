@@ -447,4 +447,8 @@ fn buffers_round_trip_and_check_their_ranges() {
     let empty = dev.alloc(0).unwrap();
     assert_eq!(empty.len_bytes(), 0);
     empty.write(0, &[]).unwrap();
+    empty.fill_zero().unwrap();
+    // Zeroed on the device (cuMemsetD8Async), every byte.
+    b.memory().fill_zero().unwrap();
+    assert!(b.to_vec().unwrap().iter().all(|&v| v.to_bits() == 0));
 }

@@ -224,13 +224,15 @@ impl Frames {
 
 /// Starts decompressing `reads` (`(argument, is its reference, frame name)`), in order, on
 /// up to [`FRAMES_IN_FLIGHT`] threads of `scope`. The threads stop once the returned
-/// [`Frames`] is dropped (after the frame each is reading).
+/// [`Frames`] is dropped (after the frame each is reading). A thread hands its frame over
+/// only when the load asks for frames (a rendezvous channel), so at most about
+/// [`FRAMES_IN_FLIGHT`] decompressed frames wait in memory however large the capture.
 fn decode_frames<'scope, 'env>(
     scope: &'scope Scope<'scope, 'env>,
     capture: &'env Capture,
     reads: &'env [(usize, bool, &'env str)],
 ) -> Frames {
-    let (tx, done) = std::sync::mpsc::channel();
+    let (tx, done) = std::sync::mpsc::sync_channel(0);
     let next = Arc::new(AtomicUsize::new(0));
     for _ in 0..reads.len().min(FRAMES_IN_FLIGHT) {
         let (tx, next) = (tx.clone(), next.clone());
@@ -310,7 +312,19 @@ impl ReplaySession {
             .collect();
         let mut args = Vec::new();
         let mut arg_values = Vec::new();
+        // The comparison kernels compile while the buffers load.
+        let outputs: Vec<ScalarType> = reads
+            .iter()
+            .filter(|(_, reference, _)| *reference)
+            .map(|&(i, _, _)| meta.args[i].ty)
+            .collect();
+        let mut comparer = Err("the capture holds no reference output".to_string());
         std::thread::scope(|s| -> Result<(), ReplayError> {
+            let preparing = (!outputs.is_empty()).then(|| {
+                let device = device.clone();
+                let outputs = &outputs;
+                s.spawn(move || prepare_comparer(device, outputs))
+            });
             let mut frames = decode_frames(s, &capture, &reads);
             for (i, ((a, d), plan)) in meta.args.iter().zip(&def.args).zip(plans).enumerate() {
                 let (len, bytes) = match plan {
@@ -331,11 +345,12 @@ impl ReplaySession {
                     path: path.to_path_buf(),
                     source: Box::new(e),
                 };
+                // No input frame: the buffer starts as zeros (filled on the device).
                 let input = match &a.input {
-                    Some(_) => frames.take(i, false).map_err(capture_err)?,
-                    None => vec![0u8; bytes],
+                    Some(_) => Some(frames.take(i, false).map_err(capture_err)?),
+                    None => None,
                 };
-                if input.len() != bytes {
+                if let Some(input) = input.as_ref().filter(|d| d.len() != bytes) {
                     return Err(arg_err(format!(
                         "input frame holds {} bytes, expected {bytes}",
                         input.len()
@@ -354,8 +369,11 @@ impl ReplaySession {
                 let alloc = |what: &str| device.alloc(bytes).map_err(|e| dev_err(what, e));
                 let what = "uploading buffer";
                 let working = alloc(what)?;
-                working.write(0, &input).map_err(|e| dev_err(what, e))?;
-                drop(input);
+                match input {
+                    Some(data) => working.write(0, &data),
+                    None => working.fill_zero(),
+                }
+                .map_err(|e| dev_err(what, e))?;
                 let written = reference.is_some() || d.access != Access::In;
                 let pristine = if written {
                     let what = "uploading the pristine copy of";
@@ -378,12 +396,19 @@ impl ReplaySession {
                     inout: d.access == Access::InOut,
                 });
             }
+            if let Some(job) = preparing {
+                comparer = job
+                    .join()
+                    .unwrap_or_else(|_| Err("the comparison kernels' compile panicked".into()));
+            }
             match misfit {
                 Some(e) => Err(e),
                 None => Ok(()),
             }
         })?;
-        let comparer = device_comparison(&device, &mut args);
+        if comparer.is_ok() {
+            upload_references(&device, &mut args);
+        }
         Ok(ReplaySession {
             path: path.to_path_buf(),
             device,
@@ -694,28 +719,25 @@ impl ReplaySession {
     }
 }
 
-/// Sets up device-side verification: the comparison kernels of the referenced buffers'
-/// types and their references uploaded once. `Err(reason)` (verification on the host) when
-/// the device cannot run the kernels; a buffer whose reference does not fit is compared on
-/// the host.
-fn device_comparison(
-    device: &Arc<dyn Device>,
-    args: &mut [ReplayArg],
+/// The device comparison of a capture whose outputs have elements of `outputs` types: the
+/// comparer and its kernel for each type, compiled; `Err` says why the host compares instead.
+fn prepare_comparer(
+    device: Arc<dyn Device>,
+    outputs: &[ScalarType],
 ) -> Result<DeviceComparer, String> {
-    let referenced = args.iter().any(|a| {
-        matches!(
-            a,
-            ReplayArg::Buffer {
-                reference: Some(_),
-                ..
-            }
-        )
-    });
-    if !referenced {
-        return Err("the capture holds no reference output".into());
-    }
-    let comparer = DeviceComparer::new(device.clone())
+    let comparer = DeviceComparer::new(device)
         .map_err(|e| format!("the comparison kernel does not run on this device: {e}"))?;
+    for &elem in outputs {
+        comparer.kernel(elem).map_err(|e| {
+            format!("the comparison kernel for {elem} does not run on this device: {e}")
+        })?;
+    }
+    Ok(comparer)
+}
+
+/// Uploads each reference output once, for the device comparison (a reference whose length
+/// differs from its buffer's stays on the host: the host comparison reports it).
+fn upload_references(device: &Arc<dyn Device>, args: &mut [ReplayArg]) {
     for a in args.iter_mut() {
         if let ReplayArg::Buffer {
             elem,
@@ -726,11 +748,8 @@ fn device_comparison(
             ..
         } = a
         {
-            comparer.kernel(*elem).map_err(|e| {
-                format!("the comparison kernel for {elem} does not run on this device: {e}")
-            })?;
             if want.len() != working.len_bytes() || want.len() != *len * elem.size() {
-                continue; // lengths differ: the host comparison reports it
+                continue;
             }
             if let Ok(m) = device.alloc(want.len()) {
                 if m.write(0, want).is_ok() {
@@ -739,7 +758,6 @@ fn device_comparison(
             }
         }
     }
-    Ok(comparer)
 }
 
 /// The SHA-like checksum of a capture file recorded in wisdom provenance: `blake3:HEX` of the

@@ -209,7 +209,7 @@ pub(super) fn tune_one(
         }
     }
     drop(isolated); // its worker is stopped before anything else uses the device
-    print_summary(&def.tuning_key, space, &report, &default, &stats);
+    print_summary(&def.tuning_key, space, &report, &default, &stats, threads);
     match &unverified {
         Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
         None => println!("  verification: every output checked against the captured reference"),

@@ -34,6 +34,7 @@ pub fn print_summary(
     report: &TuneReport,
     default: &Point,
     stats: &ReplayStats,
+    compile_threads: usize,
 ) {
     println!(
         "kernel {kernel}: {} evaluations ({} from the log), stop: {:?}",
@@ -83,6 +84,61 @@ pub fn print_summary(
         stats.compile_cpu.as_secs_f64(),
     );
     println!("  {}", time_line(stats));
+    println!("  {}", limit_line(stats, compile_threads));
+}
+
+/// What bounds the run: compile CPU spread over the compile threads, or the device (launches
+/// and on-device verification), and the wall time as a multiple of the larger.
+pub fn limit_line(s: &ReplayStats, compile_threads: usize) -> String {
+    let threads = compile_threads.max(1);
+    let compile = s.compile_cpu.as_secs_f64() / threads as f64;
+    let device = s.busy.as_secs_f64() + s.verify.as_secs_f64();
+    let (larger, which) = if compile >= device {
+        (compile, "compile")
+    } else {
+        (device, "device")
+    };
+    let ratio = if larger > 0.0 {
+        format!("{:.2}x", s.wall.as_secs_f64() / larger)
+    } else {
+        "-".into()
+    };
+    format!(
+        "limit: compile {:.2} s CPU / {threads} threads = {compile:.2} s, device {:.3} s + \
+         verification {:.3} s = {device:.2} s; wall {:.2} s = {ratio} the larger ({which})",
+        s.compile_cpu.as_secs_f64(),
+        s.busy.as_secs_f64(),
+        s.verify.as_secs_f64(),
+        s.wall.as_secs_f64(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_limit_line_names_the_larger_bound() {
+        let s = ReplayStats {
+            compile_cpu: Duration::from_secs_f64(16.0),
+            busy: Duration::from_secs_f64(0.6),
+            verify: Duration::from_secs_f64(0.4),
+            wall: Duration::from_secs_f64(2.5),
+            ..ReplayStats::default()
+        };
+        assert_eq!(
+            limit_line(&s, 8),
+            "limit: compile 16.00 s CPU / 8 threads = 2.00 s, device 0.600 s + verification \
+             0.400 s = 1.00 s; wall 2.50 s = 1.25x the larger (compile)"
+        );
+        let line = limit_line(&s, 32);
+        assert!(
+            line.ends_with("wall 2.50 s = 2.50x the larger (device)"),
+            "{line}"
+        );
+        assert!(limit_line(&ReplayStats::default(), 0).ends_with("= - the larger (compile)"));
+    }
 }
 
 /// Where the time went: `time: compile ... , device ..., ...; N compiles, M cache hits`.

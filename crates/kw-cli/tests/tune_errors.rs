@@ -1,10 +1,9 @@
 //! `kw tune` and `kw log` on bad input, through the binary on PoCL: clear messages, non-zero
 //! exit statuses, and no hour of tuning before a problem that could be found at once.
 
-use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
-use kw_capture::record::{capture_launch, HostArg};
+mod common;
+
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
-use kw_core::device::BackendKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -26,28 +25,9 @@ fn text(o: &Output) -> String {
 
 /// A directory with a vector_add capture made on the first OpenCL device, and its index.
 fn setup(name: &str) -> Option<(PathBuf, PathBuf, String)> {
-    let Some(d) = list_devices().ok().and_then(|l| {
-        l.into_iter()
-            .find(|d| d.info.backend == BackendKind::Opencl)
-    }) else {
-        eprintln!("SKIPPED: no OpenCL device");
-        return None;
-    };
-    let dir = std::env::temp_dir().join(format!("kw-tune-errors-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
-    let n = 1024usize;
-    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let args = [
-        HostArg::buffer(&vec![0f32; n]),
-        HostArg::buffer(&x),
-        HostArg::buffer(&x),
-        HostArg::scalar(n as i32),
-    ];
-    let def = bundled::vector_add().unwrap();
-    let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
-    Some((dir, capture, d.index.to_string()))
+    let (dir, capture, index, _) =
+        common::vector_add_capture(&format!("tune-errors-{name}"), 1024)?;
+    Some((dir, capture, index))
 }
 
 #[test]

@@ -5,10 +5,9 @@
 //! worker replies `start_failed`, and `kw tune` stops with a start failure naming the damage,
 //! never a failed result of a configuration.
 
-use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
-use kw_capture::record::{capture_launch, HostArg};
+mod common;
+
 use kw_capture::Capture;
-use kw_core::device::BackendKind;
 use kw_core::space::{Point, TuningSpace};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -19,29 +18,10 @@ use std::time::Duration;
 /// A directory with a vector_add capture made on the first OpenCL device, the device's
 /// index and the kernel's tuning space there.
 fn setup(name: &str) -> Option<(PathBuf, PathBuf, String, TuningSpace)> {
-    let Some(d) = list_devices().ok().and_then(|l| {
-        l.into_iter()
-            .find(|d| d.info.backend == BackendKind::Opencl)
-    }) else {
-        eprintln!("SKIPPED: no OpenCL device");
-        return None;
-    };
-    let dir = std::env::temp_dir().join(format!("kw-worker-start-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
-    let n = 1 << 16;
-    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let args = [
-        HostArg::buffer(&vec![0f32; n]),
-        HostArg::buffer(&x),
-        HostArg::buffer(&x),
-        HostArg::scalar(n as i32),
-    ];
-    let def = bundled::vector_add().unwrap();
-    let capture = capture_launch(&dir, name, &def, None, device.as_ref(), &args).unwrap();
+    let (dir, capture, index, device) =
+        common::vector_add_capture(&format!("worker-start-{name}"), 1 << 16)?;
     let (_, space) = kw_replay::ReplaySession::inspect(&capture, device.info()).unwrap();
-    Some((dir, capture, d.index.to_string(), space))
+    Some((dir, capture, index, space))
 }
 
 /// Damages one byte of compressed buffer data: the header (metadata, buffer and frame

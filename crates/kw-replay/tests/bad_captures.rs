@@ -23,6 +23,23 @@ fn opencl() -> Option<Arc<dyn Device>> {
 }
 
 /// A copy of `capture` named `stem` whose metadata `edit` changed.
+/// `copy(y, x, n)` in OpenCL with the statement `body` per element (`i`), tunable block size.
+fn copy_def(body: &str) -> kernel_wisdom::KernelDef {
+    let src = format!(
+        "__kernel void copy(__global float* y, __global const float* x, const int n) {{\n\
+         int i = get_global_id(0); if (i < n) {body}; }}"
+    );
+    let mut b = KernelBuilder::new("copy", Source::text("copy.cl", src));
+    let bx = b.tune("block_size_x", [32, 64], 32);
+    b.problem_size([kernel_wisdom::arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx, 1, 1)
+        .output::<f32>("y")
+        .input::<f32>("x")
+        .scalar::<i32>("n");
+    b.build().unwrap()
+}
+
 fn rewrite(capture: &Path, stem: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
     let c = Capture::open(capture).unwrap();
     let mut meta = c.metadata().clone();
@@ -44,17 +61,7 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
     let dir = std::env::temp_dir().join(format!("kw-replay-bad-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let src = "__kernel void copy(__global float* y, __global const float* x, const int n) {\n\
-               int i = get_global_id(0); if (i < n) y[i] = x[i]; }";
-    let mut b = KernelBuilder::new("copy", Source::text("copy.cl", src));
-    let bx = b.tune("block_size_x", [32, 64], 32);
-    b.problem_size([kernel_wisdom::arg("n")])
-        .block_size(bx.clone(), 1, 1)
-        .grid_divisors(bx, 1, 1)
-        .output::<f32>("y")
-        .input::<f32>("x")
-        .scalar::<i32>("n");
-    let def = b.build().unwrap();
+    let def = copy_def("y[i] = x[i]");
     let n = 64usize;
     let args = [
         HostArg::buffer(&vec![0f32; n]),
@@ -103,17 +110,7 @@ fn a_parallel_load_reports_the_first_error_in_argument_order() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     // y differs from x: their frames are not shared.
-    let src = "__kernel void copy(__global float* y, __global const float* x, const int n) {\n\
-               int i = get_global_id(0); if (i < n) y[i] = x[i] + 1.0f; }";
-    let mut b = KernelBuilder::new("copy", Source::text("copy.cl", src));
-    let bx = b.tune("block_size_x", [32, 64], 32);
-    b.problem_size([kernel_wisdom::arg("n")])
-        .block_size(bx.clone(), 1, 1)
-        .grid_divisors(bx, 1, 1)
-        .output::<f32>("y")
-        .input::<f32>("x")
-        .scalar::<i32>("n");
-    let def = b.build().unwrap();
+    let def = copy_def("y[i] = x[i] + 1.0f");
     let n = 1 << 20;
     let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32).collect();
     let args = [

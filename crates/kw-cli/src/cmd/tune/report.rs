@@ -113,34 +113,6 @@ pub fn limit_line(s: &ReplayStats, compile_threads: usize) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn the_limit_line_names_the_larger_bound() {
-        let s = ReplayStats {
-            compile_cpu: Duration::from_secs_f64(16.0),
-            busy: Duration::from_secs_f64(0.6),
-            verify: Duration::from_secs_f64(0.4),
-            wall: Duration::from_secs_f64(2.5),
-            ..ReplayStats::default()
-        };
-        assert_eq!(
-            limit_line(&s, 8),
-            "limit: compile 16.00 s CPU / 8 threads = 2.00 s, device 0.600 s + verification \
-             0.400 s = 1.00 s; wall 2.50 s = 1.25x the larger (compile)"
-        );
-        let line = limit_line(&s, 32);
-        assert!(
-            line.ends_with("wall 2.50 s = 2.50x the larger (device)"),
-            "{line}"
-        );
-        assert!(limit_line(&ReplayStats::default(), 0).ends_with("= - the larger (compile)"));
-    }
-}
-
 /// Where the time went: `time: compile ... , device ..., ...; N compiles, M cache hits`.
 /// Restores are device-to-device copies enqueued with the launches; they show as host time
 /// only where runs are verified one by one (`restore`, shown when non-zero). The evaluation
@@ -218,5 +190,33 @@ pub fn print_timing(t: &TimingReport) {
                 100.0 * gbs(kb, ms / 1e3) / gbs(bytes, s)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_limit_line_names_the_larger_bound() {
+        let s = ReplayStats {
+            compile_cpu: Duration::from_secs_f64(16.0),
+            busy: Duration::from_secs_f64(0.6),
+            verify: Duration::from_secs_f64(0.4),
+            wall: Duration::from_secs_f64(2.5),
+            ..ReplayStats::default()
+        };
+        assert_eq!(
+            limit_line(&s, 8),
+            "limit: compile 16.00 s CPU / 8 threads = 2.00 s, device 0.600 s + verification \
+             0.400 s = 1.00 s; wall 2.50 s = 1.25x the larger (compile)"
+        );
+        let line = limit_line(&s, 32);
+        assert!(
+            line.ends_with("wall 2.50 s = 2.50x the larger (device)"),
+            "{line}"
+        );
+        assert!(limit_line(&ReplayStats::default(), 0).ends_with("= - the larger (compile)"));
     }
 }

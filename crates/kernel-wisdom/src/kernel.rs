@@ -11,8 +11,8 @@ use kw_core::backend::{
 use kw_core::device::BackendKind;
 use kw_core::wisdom::Step;
 use kw_core::{
-    config::Config, def_eval::Geometry, expr::Expr, kernel_def::ArgKind, kernel_def::KernelDef,
-    space::TuningSpace,
+    config::Config, def_eval::DefError, def_eval::Geometry, expr::Expr, kernel_def::ArgKind,
+    kernel_def::KernelDef, space::TuningSpace,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
@@ -294,20 +294,22 @@ impl WisdomKernel {
     pub fn problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
         self.check_args(args)?;
         let info = Some(self.device.info());
-        match self.launch_def.problem_size_for(&ArgView(args), info) {
-            Ok(ps) => Ok(ps),
-            Err(_) => Ok(self.def.problem_size_for(&ArgView(args), info)?),
-        }
+        self.evaluate(|def| def.problem_size_for(&ArgView(args), info))
+    }
+
+    /// Evaluates launch-time expressions with `f` on the definition whose argument names are
+    /// resolved to indices; if that fails, again on the definition as written, so that the
+    /// error quotes the user's text.
+    #[inline]
+    fn evaluate<T>(&self, f: impl Fn(&KernelDef) -> Result<T, DefError>) -> Result<T, Error> {
+        f(&self.launch_def).or_else(|_| Ok(f(&self.def)?))
     }
 
     /// The problem size, after checking the arguments and every buffer's length.
     fn checked_problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
         let ps = self.problem_size(args)?;
         let info = Some(self.device.info());
-        let short = match self.launch_def.first_short_buffer(args, &ps, info) {
-            Ok(short) => short,
-            Err(_) => self.def.first_short_buffer(args, &ps, info)?,
-        };
+        let short = self.evaluate(|def| def.first_short_buffer(args, &ps, info))?;
         match short {
             Some((index, len, required)) => Err(self.too_short(index, len, required)),
             None => Ok(ps),
@@ -540,10 +542,7 @@ impl WisdomKernel {
             Some(g) => Ok(g),
             None => {
                 let (args, info) = (Some(&ArgView(args) as _), Some(self.device.info()));
-                match self.launch_def.geometry(&s.config, ps, args, info) {
-                    Ok(g) => Ok(g),
-                    Err(_) => Ok(self.def.geometry(&s.config, ps, args, info)?),
-                }
+                self.evaluate(|def| def.geometry(&s.config, ps, args, info))
             }
         }
     }

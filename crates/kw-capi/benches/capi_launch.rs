@@ -14,7 +14,7 @@ use kernel_wisdom::{ScalarType, WisdomKernel};
 use kernel_wisdom_c::builder::BUILDERS;
 use kernel_wisdom_c::device::DEVICES;
 use kernel_wisdom_c::kernel::{kw_kernel_create, kw_kernel_launch};
-use kernel_wisdom_c::types::{KwArg, KwValue, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO};
+use kernel_wisdom_c::types::{KwArg, COUNT_AUTO};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -70,25 +70,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]
     };
     let c_args = |count: usize| {
-        let buf = |m: *mut c_void| KwArg {
-            kind: ARG_BUFFER,
-            elem_type: 8,
-            ptr: m,
-            count,
-            value: KwValue { u64: 0 },
-        };
-        [
-            buf(mc),
-            buf(ma),
-            buf(mb),
-            KwArg {
-                kind: ARG_SCALAR,
-                elem_type: 2,
-                ptr: std::ptr::null_mut(),
-                count: 0,
-                value: KwValue { i32: n_i32 },
-            },
-        ]
+        let buf = |m: *mut c_void| KwArg::buffer(m, ScalarType::F32, count);
+        [buf(mc), buf(ma), buf(mb), KwArg::i32(n_i32)]
     };
     let (given, auto) = (c_args(n), c_args(COUNT_AUTO));
     let launch = |variant: usize| -> Result<(), String> {

@@ -17,7 +17,7 @@ use kernel_wisdom::{bundled_cuda, Device, RawMem, WisdomKernel};
 use kernel_wisdom_c::builder::BUILDERS;
 use kernel_wisdom_c::device::DEVICES;
 use kernel_wisdom_c::kernel::{kw_kernel_create, kw_kernel_launch};
-use kernel_wisdom_c::types::{KwArg, KwValue, ARG_BUFFER, ARG_SCALAR};
+use kernel_wisdom_c::types::KwArg;
 use kw_core::backend::{KernelArg, Queue};
 use kw_core::device::BackendKind;
 use kw_core::null_device::NullDevice;
@@ -64,25 +64,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: live handles and a valid out-pointer.
     let status = unsafe { kw_kernel_create(&mut k, builder, dev, std::ptr::null()) };
     assert_eq!(status, 0, "kw_kernel_create");
-    let buf = |p: u64| KwArg {
-        kind: ARG_BUFFER,
-        elem_type: 8,
-        ptr: p as *mut c_void,
-        count: n,
-        value: KwValue { u64: 0 },
-    };
-    let c_args = [
-        buf(pc),
-        buf(pa),
-        buf(pb),
-        KwArg {
-            kind: ARG_SCALAR,
-            elem_type: 2,
-            ptr: std::ptr::null_mut(),
-            count: 0,
-            value: KwValue { i32: n_i32 },
-        },
-    ];
+    let buf = |p: u64| KwArg::buffer(p as *mut c_void, ScalarType::F32, n);
+    let c_args = [buf(pc), buf(pa), buf(pb), KwArg::i32(n_i32)];
     // The floor: the device call kernel-wisdom ends in, with the same kernel and geometry.
     let kernel = device.compile(
         &rust_kernel

@@ -136,7 +136,6 @@ unsafe fn arg(
 ///
 /// # Safety
 /// `ptr` is a live device pointer / `cl_mem` of a `backend` device.
-#[cold]
 unsafe fn auto_sized(
     backend: BackendKind,
     ptr: *mut c_void,

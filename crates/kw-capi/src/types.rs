@@ -114,6 +114,39 @@ pub struct KwArg {
     pub value: KwValue,
 }
 
+impl KwArg {
+    /// `kw_arg_buffer(ptr, type, count)`: a buffer of `count` elements of `elem` (or
+    /// [`COUNT_AUTO`]), for Rust code calling the C API (tests, benchmarks).
+    pub fn buffer(ptr: *mut c_void, elem: ScalarType, count: usize) -> KwArg {
+        KwArg {
+            kind: ARG_BUFFER,
+            elem_type: type_code(elem),
+            ptr,
+            count,
+            value: KwValue { u64: 0 },
+        }
+    }
+
+    /// `kw_arg_i32(v)`: an `int` scalar.
+    pub fn i32(v: i32) -> KwArg {
+        KwArg {
+            kind: ARG_SCALAR,
+            elem_type: type_code(ScalarType::I32),
+            ptr: std::ptr::null_mut(),
+            count: 0,
+            value: KwValue { i32: v },
+        }
+    }
+}
+
+/// The `kw_type` value of a scalar type.
+fn type_code(ty: ScalarType) -> u32 {
+    TYPES
+        .iter()
+        .position(|&t| t == ty)
+        .map_or(u32::MAX, |i| i as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +164,16 @@ mod tests {
             assert_eq!(offset_of!(KwArg, count), 16);
             assert_eq!(offset_of!(KwArg, value), 24);
         }
+    }
+
+    #[test]
+    fn rust_constructors_fill_what_the_c_helpers_fill() {
+        let b = KwArg::buffer(std::ptr::null_mut(), ScalarType::F32, 3);
+        assert_eq!((b.kind, b.elem_type, b.count), (ARG_BUFFER, 8, 3));
+        let s = KwArg::i32(-7);
+        assert_eq!((s.kind, s.elem_type), (ARG_SCALAR, 2));
+        // SAFETY: written through the `i32` member.
+        assert_eq!(unsafe { s.value.i32 }, -7);
     }
 
     #[test]

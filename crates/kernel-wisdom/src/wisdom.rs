@@ -5,8 +5,8 @@
 //! application's wisdom directory ([`crate::WisdomKernel::with_wisdom_dir`]; `./wisdom` by
 //! default). Every file found for the tuning key takes part: the selection uses the file whose
 //! best match is at the earliest step (1-4), the earlier file on the path when two tie, and
-//! falls back to the default configuration only when no file has a usable record. A corrupt
-//! file is reported once and skipped. `KW_DEVICE_NAME` makes the selection use another device name
+//! falls back to the default configuration only when no file has a usable record. A file that
+//! cannot be read or is not valid, and an invalid record, is reported once and skipped. `KW_DEVICE_NAME` makes the selection use another device name
 //! (the wisdom of a similar GPU). `KW_LOG=debug` prints every selection and its reasons.
 
 use kw_core::wisdom::{explain, find_wisdom_files, select, Query, Selection, Step, WisdomRecord};
@@ -80,7 +80,7 @@ impl WisdomSource {
     ) -> WisdomSource {
         let (found, errors) = find_wisdom_files(tuning_key, dirs);
         for e in errors {
-            kw_core::diag::warn_once(&format!("skipping a corrupt wisdom file: {e}"));
+            kw_core::diag::warn_once(&format!("skipping wisdom: {e}"));
         }
         let files: Vec<SourceFile> = found
             .into_iter()

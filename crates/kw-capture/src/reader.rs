@@ -6,7 +6,7 @@ use crate::format::{Header, PREFIX_LEN, TRAILER_LEN};
 use crate::validate::{parse, FrameHashes};
 use memmap2::Mmap;
 use serde::de::DeserializeOwned;
-use std::fs::File;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -79,17 +79,14 @@ impl Capture {
     /// Opens and checks a capture file (memory-mapped).
     pub fn open(path: impl AsRef<Path>) -> Result<Capture> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| CaptureError::io(&path, "opening", e))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| CaptureError::io(&path, "reading file metadata", e))?;
-        if !meta.is_file() {
-            return Err(CaptureError::io(
-                &path,
-                "opening",
-                std::io::Error::other("not a regular file"),
-            ));
-        }
+        // A regular file only, opened without blocking (a FIFO is refused, never waited on).
+        let rules = kw_core::files::ReadRules::new("capture", kw_core::files::caps::CAPTURE);
+        let (file, meta) = kw_core::files::open_regular(&path, rules).map_err(|e| match e {
+            kw_core::files::FileError::Io { source, .. } => {
+                CaptureError::io(&path, "opening", source)
+            }
+            other => CaptureError::io(&path, "opening", std::io::Error::other(other.detail())),
+        })?;
         if meta.len() < (PREFIX_LEN + TRAILER_LEN) as u64 {
             // Too short to be valid; read it to say why (bad magic or truncated).
             let mut bytes = Vec::new();

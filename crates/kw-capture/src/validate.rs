@@ -104,7 +104,11 @@ pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Checked> {
             what: format!("header ({} bytes at offset {h0})", json.len()),
         });
     }
-    let header: Header = serde_json::from_slice(json)
+    let text = std::str::from_utf8(json)
+        .map_err(|e| bad(format!("header is not valid capture JSON: {e}")))?;
+    kw_core::json_keys::check_unique_keys(text)
+        .map_err(|e| bad(format!("header is not valid capture JSON: {e}")))?;
+    let header: Header = serde_json::from_str(text)
         .map_err(|e| bad(format!("header is not valid capture JSON: {e}")))?;
     let hashes = check_tables(&header, prefix.header_offset).map_err(bad)?;
     Ok(Checked { header, hashes })

@@ -7,7 +7,7 @@ use crate::format::EXTENSION;
 use crate::name::sanitize_stem;
 use crate::options::WriteOptions;
 use serde::Serialize;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,9 +61,10 @@ impl CaptureWriter {
         })?;
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
+        // Private (0600) unless KW_FILE_MODE asks for shared modes: a capture holds the
+        // application's whole buffers.
+        let file = kw_core::files::FileModes::get()
+            .create_new()
             .open(&tmp)
             .map_err(|e| CaptureError::io(&tmp, "creating the temporary capture file", e))?;
         let mut guard = TempFile {

@@ -534,9 +534,12 @@ impl TuningSpace {
     /// The point of a configuration given by names and values (every parameter must be present
     /// with one of its declared values; extra names are refused). Validity is not checked.
     pub fn point(&self, config: &Config) -> Result<Point, String> {
-        for (name, _) in config.iter() {
+        for (i, (name, _)) in config.iter().enumerate() {
             if !self.by_name.contains_key(name) {
                 return Err(format!("`{name}` is not a parameter of this space"));
+            }
+            if config.iter().take(i).any(|(n, _)| n == name) {
+                return Err(format!("parameter `{name}` is given twice"));
             }
         }
         self.params

@@ -122,13 +122,16 @@ fn build_options(req: &CompileRequest<'_>, header_dir: Option<&Path>) -> Result<
     Ok(parts.join(" "))
 }
 
-/// The directory embedded headers are written under (named by their hash, so that the build
-/// options of a request never change), after checking their names.
+/// The directory embedded headers are written under, after checking their names: a
+/// directory named by the hash of the headers' names and texts (so that the build options of
+/// a request never change) inside this user's private temporary directory
+/// ([`kw_core::files::private_temp_dir`]: owned by the user, writable by nobody else, so no
+/// other user can plant or swap a header between writing and compiling).
 fn header_dir(headers: &[Header]) -> Result<Option<PathBuf>, String> {
     if headers.is_empty() {
         return Ok(None);
     }
-    let mut key = String::new();
+    let mut key = Vec::new();
     for h in headers {
         let safe = Path::new(&h.name)
             .components()
@@ -139,31 +142,35 @@ fn header_dir(headers: &[Header]) -> Result<Option<PathBuf>, String> {
                 h.name
             ));
         }
-        key.push_str(&h.name);
-        key.push('\0');
-        key.push_str(&h.text);
-        key.push('\0');
+        for part in [h.name.as_bytes(), h.text.as_bytes()] {
+            key.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            key.extend_from_slice(part);
+        }
     }
-    let hash = kw_core::config::fnv1a64(key.as_bytes());
-    Ok(Some(
-        std::env::temp_dir().join(format!("kw-opencl-headers-{hash:016x}")),
-    ))
+    let root = kw_core::files::private_temp_dir()?;
+    let hash = kw_core::files::content_hash(&key);
+    Ok(Some(root.join("opencl-headers").join(&hash[..32])))
 }
 
-/// Writes embedded headers under `dir` (once), so that `#include "name"` finds them.
+/// Writes embedded headers under `dir` (once), so that `#include "name"` finds them. Each
+/// header is written to a temporary name unique to this process and call (never an existing
+/// file, never through a symbolic link) and renamed into place, so concurrent builds (threads
+/// or processes) never see half a header and never take each other's temporary file.
 fn materialise_headers(dir: &Path, headers: &[Header]) -> Result<(), String> {
+    use kw_core::files::{self, FileModes, ReadRules};
     for h in headers {
         let path = dir.join(&h.name);
-        if std::fs::read_to_string(&path).ok().as_deref() == Some(h.text.as_str()) {
+        let rules = ReadRules::new("header", files::caps::SOURCE).no_symlink();
+        if files::read(&path, rules).ok().as_deref() == Some(h.text.as_bytes()) {
             continue;
         }
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            FileModes::PRIVATE
+                .create_dir_all(parent)
+                .map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        // Write to a private name and rename, so concurrent builds never see half a header.
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, &h.text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+        files::write_atomic(&path, h.text.as_bytes(), FileModes::PRIVATE)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }

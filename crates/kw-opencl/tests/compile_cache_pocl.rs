@@ -204,3 +204,34 @@ fn with_the_cache_off_every_compile_runs_the_compiler() {
     let s = cache.stats();
     assert_eq!((s.compiles, s.hits, s.stores), (3, 0, 0), "{s:?}");
 }
+
+/// Embedded headers written by many threads at once (the state of a fresh machine: the
+/// headers' directory does not exist yet, since the header text is new to this run): every
+/// compile finds whole headers, and they lie in the user's private directory, never in a
+/// predictable shared path.
+#[test]
+fn headers_compile_from_many_threads_at_once() {
+    let Some((d, _)) = device(&temp_dir("threads")) else {
+        return;
+    };
+    let d = d.with_compile_cache(Arc::new(CompileCache::disabled()));
+    let nonce = kw_core::files::nonce(1);
+    let mut src = source(AXPY);
+    src.headers[0].text = format!("#define OFFSET 0.5f\n// run {nonce:016x}\n");
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let (d, src) = (&d, &src);
+            s.spawn(move || compile_and_run(d, src, &t.to_string()));
+        }
+    });
+    let root = kw_core::files::private_temp_dir().unwrap();
+    kw_core::files::check_private_dir(&root).unwrap();
+    let found = std::fs::read_dir(root.join("opencl-headers"))
+        .unwrap()
+        .flatten()
+        .any(|e| {
+            std::fs::read_to_string(e.path().join("inc/axpy.h"))
+                .is_ok_and(|t| t.contains(&format!("{nonce:016x}")))
+        });
+    assert!(found, "the header lies in the private directory {}", root.display());
+}

@@ -121,7 +121,9 @@ pub fn before_launch(
     args: &[KernelArg<'_>],
     lens: &[u64],
 ) -> Result<Before, RecordError> {
-    std::fs::create_dir_all(&dir).map_err(|source| RecordError::Directory {
+    kw_core::files::FileModes::get()
+        .create_dir_all(&dir)
+        .map_err(|source| RecordError::Directory {
         dir: dir.clone(),
         source,
     })?;

@@ -10,9 +10,15 @@
 //! - `KW_CACHE_MAX_BYTES`: size limit (bytes, or with a `K`, `M` or `G` suffix, binary
 //!   units), default 1 GiB; beyond it the least recently used entries are removed.
 //!
-//! Entries are written atomically (temporary file + rename) and verified when read
-//! ([`entry`]): one that is truncated, corrupted, foreign or that the driver refuses to load
-//! is counted, recompiled and replaced, never trusted. Nothing the cache does can fail a
+//! The directory is created 0700 and used only while it is private
+//! ([`crate::files::check_private_dir`]: owned by the current user, writable by nobody else,
+//! on a path nobody else may swap); otherwise the process compiles without the cache, after
+//! one warning that names the directory and the fix. An entry's checksum and key are not
+//! secret, so they protect against damage, not against someone who can write the directory:
+//! keeping the directory private does. Entries are written atomically (temporary file +
+//! rename, mode 0600) and verified when read ([`entry`], [`store`]): one that is not a regular
+//! file owned by the user, or is truncated, corrupted, foreign or refused by the driver, is
+//! counted, recompiled and replaced, never trusted. Nothing the cache does can fail a
 //! compile: a cache that cannot be written is counted ([`CacheStats::store_errors`]) and
 //! compiling goes on.
 
@@ -69,13 +75,24 @@ impl CacheSettings {
         let mut problems = Vec::new();
         let max_bytes = match var(CACHE_MAX_ENV) {
             None => DEFAULT_MAX_BYTES,
-            Some(v) => parse_size(&v).unwrap_or_else(|| {
-                problems.push(format!(
-                    "invalid {CACHE_MAX_ENV}={v:?} (expected bytes, or a number with K, M or G); \
-                     using {DEFAULT_MAX_BYTES}"
-                ));
-                DEFAULT_MAX_BYTES
-            }),
+            Some(v) => match parse_size(&v) {
+                Some(0) => {
+                    problems.push(format!(
+                        "invalid {CACHE_MAX_ENV}={v:?}: a limit of 0 bytes would remove every \
+                         entry as soon as it is written (to turn the cache off, set \
+                         {CACHE_ENV}=off); using {DEFAULT_MAX_BYTES}"
+                    ));
+                    DEFAULT_MAX_BYTES
+                }
+                Some(n) => n,
+                None => {
+                    problems.push(format!(
+                        "invalid {CACHE_MAX_ENV}={v:?} (expected bytes, or a number with K, M \
+                         or G); using {DEFAULT_MAX_BYTES}"
+                    ));
+                    DEFAULT_MAX_BYTES
+                }
+            },
         };
         let off = |reason: String, problems| CacheSettings {
             dir: None,
@@ -211,6 +228,8 @@ pub struct CompileCache {
     counters: Counters,
     /// The last entry not trusted and why (for diagnostics).
     last_rejection: Mutex<Option<String>>,
+    /// Whether the directory is private: `None` inside when it is, else why not.
+    trust: OnceLock<Option<String>>,
 }
 
 impl std::fmt::Debug for CompileCache {
@@ -251,12 +270,46 @@ impl CompileCache {
         }
     }
 
-    /// The process's cache, from the environment (read once; see the module docs).
+    /// The process's cache, from the environment (read once; see the module docs). Invalid
+    /// settings are warned about once, naming the variable, the value and what is used.
     pub fn global() -> Arc<CompileCache> {
         static GLOBAL: OnceLock<Arc<CompileCache>> = OnceLock::new();
         GLOBAL
-            .get_or_init(|| Arc::new(CompileCache::with_settings(&CacheSettings::from_env())))
+            .get_or_init(|| {
+                let settings = CacheSettings::from_env();
+                for p in &settings.problems {
+                    crate::diag::warn_once(p);
+                }
+                Arc::new(CompileCache::with_settings(&settings))
+            })
             .clone()
+    }
+
+    /// The directory when it exists (or could be created) and is private; otherwise `None`,
+    /// after one warning naming the directory, the problem and the fix. Checked once.
+    fn trusted_dir(&self) -> Option<&Path> {
+        let dir = self.dir.as_deref()?;
+        let verdict = self.trust.get_or_init(|| {
+            crate::files::create_private_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create: {e}", dir.display()))
+                .and_then(|()| crate::files::check_private_dir(dir).map_err(|e| e.to_string()))
+                .err()
+        });
+        match verdict {
+            None => Some(dir),
+            Some(why) => {
+                crate::diag::warn_once(&format!(
+                    "compile cache not used, compiling without it: {why}"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Why the directory is not used, when it is not (checked once, see [`CompileCache`]).
+    pub fn untrusted_reason(&self) -> Option<String> {
+        self.trusted_dir();
+        self.trust.get().cloned().flatten()
     }
 
     /// The directory, or `None` when off.
@@ -322,7 +375,7 @@ impl CompileCache {
         compile: impl FnOnce(bool) -> Result<(T, Option<Artifact>), BackendError>,
     ) -> Result<T, BackendError> {
         let c = &self.counters;
-        let cached = match (key, self.dir.as_deref()) {
+        let cached = match (key, self.trusted_dir()) {
             (Some(k), Some(d)) => Some((k, d)),
             _ => None,
         };

@@ -1,9 +1,12 @@
 //! The cache directory: entries `<key>.kwc`, written to a private temporary name and renamed
 //! (readers see a whole entry or none), least-recently-used eviction under a lock file, listing
-//! and clearing.
+//! and clearing. Entries are created 0600 in a directory created 0700; an entry is read only
+//! when it is a regular file (never through a symbolic link) owned by the current user,
+//! writable by nobody else and at most [`files::caps::CACHE_ENTRY`] bytes.
 
 use super::entry::{self, Entry, EntryHeader};
 use super::key::CacheKey;
+use crate::files::{self, FileError, FileModes, ReadRules};
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -47,13 +50,37 @@ pub enum ReadError {
     Untrusted(String),
 }
 
+/// How entries are opened.
+const ENTRY_RULES: ReadRules =
+    ReadRules::new("compile cache entry", files::caps::CACHE_ENTRY).private();
+
+/// Options that open an existing entry or the lock file without following a symbolic link.
+fn no_follow(o: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    o
+}
+
+/// Reads an entry file under [`ENTRY_RULES`].
+fn read_entry_file(path: &Path) -> Result<Vec<u8>, ReadError> {
+    match files::read(path, ENTRY_RULES) {
+        Ok(b) => Ok(b),
+        Err(e @ FileError::Io { .. }) => Err(ReadError::Io(e.to_string())),
+        Err(e) => Err(ReadError::Untrusted(e.to_string())),
+    }
+}
+
 /// Reads the entry of `key`: `Ok(None)` when there is none.
 pub fn read(dir: &Path, key: &CacheKey) -> Result<Option<Entry>, ReadError> {
     let path = entry_path(dir, key);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match files::read(&path, ENTRY_RULES) {
         Ok(b) => b,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ReadError::Io(format!("{}: {e}", path.display()))),
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e @ FileError::Io { .. }) => return Err(ReadError::Io(e.to_string())),
+        Err(e) => return Err(ReadError::Untrusted(e.to_string())),
     };
     let e = entry::decode(&bytes, Some(key))
         .map_err(|r| ReadError::Untrusted(format!("{}: {r}", path.display())))?;
@@ -62,7 +89,7 @@ pub fn read(dir: &Path, key: &CacheKey) -> Result<Option<Entry>, ReadError> {
 
 /// Marks an entry used now (its modification time orders eviction). Failure is harmless.
 pub fn touch(dir: &Path, key: &CacheKey) {
-    if let Ok(f) = OpenOptions::new().write(true).open(entry_path(dir, key)) {
+    if let Ok(f) = no_follow(OpenOptions::new().write(true)).open(entry_path(dir, key)) {
         let _ = f.set_modified(SystemTime::now());
     }
 }
@@ -77,7 +104,7 @@ pub fn remove(dir: &Path, key: &CacheKey) {
 /// the entry's name. Concurrent writers of one key each rename a whole entry; the last wins.
 pub fn write(dir: &Path, key: &CacheKey, e: &Entry) -> Result<u64, String> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    files::create_private_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
     let bytes = entry::encode(e);
     let tmp = dir.join(format!(
         ".{}.{}.{}.tmp",
@@ -87,7 +114,7 @@ pub fn write(dir: &Path, key: &CacheKey, e: &Entry) -> Result<u64, String> {
     ));
     let result = (|| {
         use std::io::Write;
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = FileModes::PRIVATE.create_new().open(&tmp)?;
         f.write_all(&bytes)?;
         drop(f);
         std::fs::rename(&tmp, entry_path(dir, key))
@@ -142,10 +169,10 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<Listed>> {
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .and_then(CacheKey::from_hex);
-            let header = match (std::fs::read(&path), key) {
+            let header = match (read_entry_file(&path), key) {
                 (Ok(b), Some(k)) => entry::decode(&b, Some(&k)).map(|e| e.header),
                 (Ok(_), None) => Err("file name is not a key".into()),
-                (Err(e), _) => Err(e.to_string()),
+                (Err(ReadError::Io(e) | ReadError::Untrusted(e)), _) => Err(e),
             };
             Listed {
                 path,
@@ -166,12 +193,15 @@ pub fn usage(dir: &Path) -> std::io::Result<(u64, usize)> {
 }
 
 fn lock_file(dir: &Path) -> std::io::Result<File> {
-    std::fs::create_dir_all(dir)?;
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(LOCK_FILE))
+    files::create_private_dir_all(dir)?;
+    let mut o = OpenOptions::new();
+    o.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    no_follow(&mut o).open(dir.join(LOCK_FILE))
 }
 
 /// When the entries take more than `max_bytes`, removes the least recently used until they

@@ -1,4 +1,5 @@
 use super::*;
+use crate::files;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 
@@ -168,7 +169,7 @@ fn damaged_and_foreign_entries_are_recompiled_and_replaced() {
 }
 
 #[test]
-fn an_unusable_directory_is_a_miss_and_compiling_goes_on() {
+fn an_unusable_directory_is_not_used_and_compiling_goes_on() {
     // The "directory" is a file: nothing can be read or written, every compile runs.
     let file = temp_dir("notadir");
     std::fs::write(&file, b"not a directory").unwrap();
@@ -177,11 +178,12 @@ fn an_unusable_directory_is_a_miss_and_compiling_goes_on() {
     assert!(!fill(&cache, 3).unwrap());
     let s = cache.stats();
     assert_eq!(
-        (s.compiles, s.misses, s.rejected, s.stores),
-        (2, 2, 0, 0),
+        (s.compiles, s.misses, s.rejected, s.stores, s.store_errors),
+        (2, 0, 0, 0, 0),
         "{s:?}"
     );
-    assert_eq!(s.store_errors, 2);
+    let why = cache.untrusted_reason().expect("not used");
+    assert!(why.contains("notadir"), "{why}");
     let _ = std::fs::remove_file(file);
 }
 
@@ -312,4 +314,102 @@ fn two_processes_filling_at_once_lose_nothing() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Writes a valid entry of key `i` holding `payload` straight into `dir` (as an attacker who
+/// can write the directory would: checksum and key are not secret).
+#[cfg(unix)]
+fn forge(dir: &Path, i: usize, payload: &[u8]) -> PathBuf {
+    let e = Entry {
+        header: EntryHeader {
+            key: key_of(i).hex(),
+            backend: "test".into(),
+            kernel: "k".into(),
+            device: "none".into(),
+            kind: "test".into(),
+            symbol: format!("k{i}"),
+            options: String::new(),
+            created: 0,
+            extra: String::new(),
+        },
+        payload: payload.to_vec(),
+    };
+    let path = store::entry_path(dir, &key_of(i));
+    std::fs::write(&path, entry::encode(&e)).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_others_may_write_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("shared");
+    let cache = CompileCache::at(&dir, DEFAULT_MAX_BYTES);
+    assert!(!fill(&cache, 3).unwrap());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700, "the cache directory is created private");
+    assert_eq!(mode(&store::entry_path(&dir, &key_of(3))), 0o600);
+    // Someone makes the directory world-writable and relabels a binary as entry 4.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    forge(&dir, 4, &payload_of(4));
+    let victim = CompileCache::at(&dir, DEFAULT_MAX_BYTES);
+    assert!(!fill(&victim, 4).unwrap(), "a planted entry was loaded");
+    assert!(!fill(&victim, 3).unwrap(), "nothing is read from an untrusted directory");
+    let why = victim.untrusted_reason().expect("untrusted");
+    assert!(why.contains("writable by others") && why.contains("chmod"), "{why}");
+    assert_eq!(victim.stats().hits, 0);
+    assert_eq!(victim.stats().stores, 0, "nothing is written there either");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn entries_that_are_links_devices_or_not_ours_are_rejected() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("links");
+    let cache = CompileCache::at(&dir, DEFAULT_MAX_BYTES);
+    assert!(!fill(&cache, 5).unwrap());
+    // A link to /dev/zero is refused at once (never read without bound).
+    let p6 = store::entry_path(&dir, &key_of(6));
+    std::os::unix::fs::symlink("/dev/zero", &p6).unwrap();
+    assert!(!fill(&cache, 6).unwrap());
+    // A link to a good entry elsewhere is refused too: entries are never followed.
+    let elsewhere = temp_dir("elsewhere");
+    files::create_private_dir_all(&elsewhere).unwrap();
+    let good = forge(&elsewhere, 7, &payload_of(7));
+    std::os::unix::fs::symlink(&good, store::entry_path(&dir, &key_of(7))).unwrap();
+    assert!(!fill(&cache, 7).unwrap());
+    // A group-writable entry is refused.
+    let p8 = forge(&dir, 8, &payload_of(8));
+    std::fs::set_permissions(&p8, std::fs::Permissions::from_mode(0o664)).unwrap();
+    assert!(!fill(&cache, 8).unwrap());
+    assert!(cache.last_rejection().unwrap().contains("writable"));
+    // An entry owned by another user (only root can make one).
+    if files::current_uid() == Some(0) {
+        let p9 = forge(&dir, 9, &payload_of(9));
+        let c = std::ffi::CString::new(p9.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 4321, 4321) }, 0);
+        assert!(!fill(&cache, 9).unwrap());
+        assert!(cache.last_rejection().unwrap().contains("owned by user 4321"));
+    }
+    let s = cache.stats();
+    assert_eq!(s.hits, 0, "{s:?}");
+    // Every rejected entry was replaced by a good one: all hit now.
+    for i in [5, 6, 7, 8] {
+        assert!(fill(&cache, i).unwrap(), "entry {i}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(elsewhere);
+}
+
+#[test]
+fn a_zero_size_limit_is_refused() {
+    let s = CacheSettings::from_vars(|n| match n {
+        "HOME" => Some("/h".into()),
+        "KW_CACHE_MAX_BYTES" => Some("0".into()),
+        _ => None,
+    });
+    assert_eq!(s.max_bytes, DEFAULT_MAX_BYTES);
+    assert!(s.problems[0].contains("KW_CACHE=off"), "{:?}", s.problems);
 }

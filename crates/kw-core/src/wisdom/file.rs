@@ -2,7 +2,6 @@ use super::record::WisdomRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -20,6 +19,11 @@ pub struct WisdomFile {
     pub tuning_key: String,
     /// The records, one per (device, problem size).
     pub records: Vec<WisdomRecord>,
+    /// Records of the file that were left out when it was loaded, each with why (a duplicate
+    /// key, a time that is not a positive finite number, a problem size with an axis below 1,
+    /// ...): "record #N: why". Never written.
+    #[serde(skip)]
+    pub rejected: Vec<String>,
 }
 
 /// A problem with a wisdom file; always names the file.
@@ -44,6 +48,18 @@ pub enum WisdomError {
         /// What is wrong.
         message: String,
     },
+    /// The file cannot be read as a wisdom file (missing, not a regular file, too large,
+    /// unreadable).
+    #[error(transparent)]
+    File(#[from] crate::files::FileError),
+    /// Some records of the file are invalid, so it is not rewritten (that would drop them).
+    #[error("{path}: not rewriting a wisdom file with invalid records ({}); fix or remove them", rejected.join("; "))]
+    HasInvalidRecords {
+        /// The file.
+        path: PathBuf,
+        /// The invalid records and why.
+        rejected: Vec<String>,
+    },
 }
 
 fn io<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(std::io::Error) -> WisdomError + 'a {
@@ -62,17 +78,44 @@ impl WisdomFile {
             version: WISDOM_FORMAT_VERSION,
             tuning_key: tuning_key.into(),
             records: Vec::new(),
+            rejected: Vec::new(),
         }
     }
 
-    /// Reads and validates a wisdom file (a UTF-8 byte-order mark is accepted). The records
-    /// are deserialised straight from the text, without an intermediate JSON tree.
+    /// Reads and validates a wisdom file (a UTF-8 byte-order mark is accepted): a regular
+    /// file (never a FIFO or a device) of at most [`crate::files::caps::WISDOM`] bytes that
+    /// others than its owner's group cannot write. Each record is checked on its own
+    /// ([`WisdomRecord::validate`], and no JSON object in it names a key twice); invalid
+    /// records are left out and listed in [`WisdomFile::rejected`].
     pub fn load(path: &Path) -> Result<WisdomFile, WisdomError> {
-        let bytes = fs::read(path).map_err(io(path, "cannot read"))?;
+        use crate::files::{self, ReadRules};
+        let (file, meta) =
+            files::open_regular(path, ReadRules::new("wisdom file", files::caps::WISDOM))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = meta.permissions().mode();
+            if mode & 0o002 != 0 {
+                return Err(WisdomError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "anyone may write it (mode {:o}), so it is not used; run `chmod o-w {}`",
+                        mode & 0o7777,
+                        path.display()
+                    ),
+                });
+            }
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        use std::io::Read;
+        file.take(files::caps::WISDOM)
+            .read_to_end(&mut bytes)
+            .map_err(io(path, "cannot read"))?;
         WisdomFile::parse(path, &bytes)
     }
 
-    fn parse(path: &Path, bytes: &[u8]) -> Result<WisdomFile, WisdomError> {
+    /// Parses the bytes of a wisdom file (`path` names it in errors); see [`WisdomFile::load`].
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<WisdomFile, WisdomError> {
         let invalid = |message: String| WisdomError::Invalid {
             path: path.to_path_buf(),
             message,
@@ -110,40 +153,73 @@ impl WisdomFile {
             }
             None => return Err(invalid("missing `version`".into())),
         }
-        serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))
+        /// The file with its records as raw text, each parsed and checked on its own.
+        #[derive(Deserialize)]
+        struct Raw<'a> {
+            format: String,
+            version: u32,
+            tuning_key: String,
+            #[serde(borrow)]
+            records: Vec<&'a serde_json::value::RawValue>,
+        }
+        let text = std::str::from_utf8(bytes).map_err(|e| invalid(e.to_string()))?;
+        let raw: Raw<'_> = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let mut file = WisdomFile {
+            format: raw.format,
+            version: raw.version,
+            tuning_key: raw.tuning_key,
+            records: Vec::with_capacity(raw.records.len()),
+            rejected: Vec::new(),
+        };
+        for (i, r) in raw.records.iter().enumerate() {
+            let record = crate::json_keys::check_unique_keys(r.get())
+                .and_then(|()| {
+                    serde_json::from_str::<WisdomRecord>(r.get()).map_err(|e| e.to_string())
+                })
+                .and_then(|rec| rec.validate().map(|()| rec));
+            match record {
+                Ok(rec) => file.records.push(rec),
+                Err(why) => file.rejected.push(format!("record #{}: {why}", i + 1)),
+            }
+        }
+        Ok(file)
+    }
+
+    /// The rejected records as errors naming this file (to report them).
+    pub fn rejected_errors(&self, path: &Path) -> Vec<WisdomError> {
+        self.rejected
+            .iter()
+            .map(|why| WisdomError::Invalid {
+                path: path.to_path_buf(),
+                message: format!("{why} (the record is ignored)"),
+            })
+            .collect()
+    }
+
+    /// Loads `path` for rewriting it: an error when any record was rejected (rewriting would
+    /// drop it without a word).
+    fn load_for_rewrite(path: &Path) -> Result<WisdomFile, WisdomError> {
+        let f = WisdomFile::load(path)?;
+        if !f.rejected.is_empty() {
+            return Err(WisdomError::HasInvalidRecords {
+                path: path.to_path_buf(),
+                rejected: f.rejected,
+            });
+        }
+        Ok(f)
     }
 
     /// Writes the file atomically: a temporary file in the same directory, fsynced, then renamed.
-    /// A crash or a full disk leaves the previous file intact.
+    /// A crash or a full disk leaves the previous file intact. New files are private (0600)
+    /// unless `KW_FILE_MODE` asks for shared modes ([`crate::files::FileModes`]).
     pub fn save(&self, path: &Path) -> Result<(), WisdomError> {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-        let result = (|| {
-            let mut text =
-                serde_json::to_string_pretty(self).map_err(|e| WisdomError::Invalid {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                })?;
-            text.push('\n');
-            let mut f = File::create(&tmp).map_err(io(&tmp, "cannot create"))?;
-            f.write_all(text.as_bytes())
-                .map_err(io(&tmp, "cannot write"))?;
-            f.sync_all().map_err(io(&tmp, "cannot sync"))?;
-            fs::rename(&tmp, path).map_err(io(path, "cannot replace"))
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| WisdomError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        text.push('\n');
+        crate::files::write_atomic(path, text.as_bytes(), crate::files::FileModes::get())
+            .map_err(io(path, "cannot write"))
     }
 }
 
@@ -203,21 +279,35 @@ pub fn find_wisdom_files(
             continue;
         }
         match WisdomFile::load(&path) {
-            Ok(f) => found.push((path, f)),
+            Ok(f) => {
+                errors.extend(f.rejected_errors(&path));
+                found.push((path, f));
+            }
             Err(e) => errors.push(e),
         }
     }
     (found, errors)
 }
 
+/// Creates a wisdom directory (and its parents) with the modes of `KW_FILE_MODE`.
+fn create_dir(dir: &Path) -> Result<(), WisdomError> {
+    crate::files::FileModes::get()
+        .create_dir_all(dir)
+        .map_err(io(dir, "cannot create the wisdom directory"))
+}
+
 /// Takes the exclusive advisory lock on `KEY.json.lock` in `dir` (the one every writer of
 /// that wisdom file takes); released when the returned file is dropped.
 fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
     let lock_path = dir.join(format!("{}.lock", wisdom_file_name(tuning_key)));
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(crate::files::FileModes::get().file);
+    }
+    let lock = options
         .open(&lock_path)
         .map_err(io(&lock_path, "cannot open the lock file"))?;
     lock.lock().map_err(io(&lock_path, "cannot lock"))?;
@@ -228,9 +318,12 @@ fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
 /// temporary file there. Run before a long tuning run so that a read-only or missing
 /// directory is found before the measurements, not after.
 pub fn check_writable(dir: &Path) -> Result<(), WisdomError> {
-    fs::create_dir_all(dir).map_err(io(dir, "cannot create the wisdom directory"))?;
+    create_dir(dir)?;
     let probe = dir.join(format!(".kw-write-check-{}", std::process::id()));
-    File::create(&probe).map_err(io(dir, "cannot write in the wisdom directory"))?;
+    crate::files::FileModes::PRIVATE
+        .create_new()
+        .open(&probe)
+        .map_err(io(dir, "cannot write in the wisdom directory"))?;
     let _ = fs::remove_file(&probe);
     Ok(())
 }
@@ -264,11 +357,11 @@ pub fn add_record(
     record: WisdomRecord,
     policy: ReplacePolicy,
 ) -> Result<(PathBuf, AddOutcome), WisdomError> {
-    fs::create_dir_all(dir).map_err(io(dir, "cannot create the wisdom directory"))?;
+    create_dir(dir)?;
     let path = dir.join(wisdom_file_name(tuning_key));
     let lock = lock_key(dir, tuning_key)?;
     let mut file = if path.exists() {
-        WisdomFile::load(&path)?
+        WisdomFile::load_for_rewrite(&path)?
     } else {
         WisdomFile::new(tuning_key)
     };
@@ -345,6 +438,10 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
             slots.push(HashMap::new());
             out.len() - 1
         });
+        for why in &input.rejected {
+            report.read += 1;
+            report.dropped.push((input.tuning_key.clone(), why.clone()));
+        }
         for r in input.records {
             report.read += 1;
             if let Some(why) = r.defect() {
@@ -377,7 +474,7 @@ pub fn merge_into(
     dir: &Path,
     inputs: Vec<WisdomFile>,
 ) -> Result<(Vec<(PathBuf, usize)>, MergeReport), WisdomError> {
-    fs::create_dir_all(dir).map_err(io(dir, "cannot create the wisdom directory"))?;
+    create_dir(dir)?;
     let mut by_key: Vec<(String, Vec<WisdomFile>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for f in inputs {
@@ -394,7 +491,7 @@ pub fn merge_into(
         let lock = lock_key(dir, &key)?;
         let mut all = Vec::with_capacity(files.len() + 1);
         if path.exists() {
-            all.push(WisdomFile::load(&path)?);
+            all.push(WisdomFile::load_for_rewrite(&path)?);
         }
         all.extend(files);
         let (mut merged, report) = merge_files(all);

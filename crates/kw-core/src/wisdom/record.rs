@@ -121,15 +121,34 @@ impl WisdomRecord {
             && trim_ones(&self.problem_size) == trim_ones(&other.problem_size)
     }
 
-    /// What makes the record unusable whatever the current space is: an objective that is not
-    /// a non-negative finite time, or a configuration value its own recorded tuning space
-    /// does not declare. `None` for a sound record.
-    pub fn defect(&self) -> Option<String> {
+    /// Checks what every record must satisfy whatever the kernel: a time that is a positive
+    /// finite number of milliseconds, and a problem size with at least one axis, each at
+    /// least 1. Returns why not.
+    pub fn validate(&self) -> Result<(), String> {
         let ms = self.objective.median_ms;
-        if !(ms.is_finite() && ms >= 0.0) {
-            return Some(format!(
-                "objective {ms} ms is not a non-negative finite time"
+        if !(ms.is_finite() && ms > 0.0) {
+            return Err(format!(
+                "objective {ms} ms is not a positive finite time"
             ));
+        }
+        if self.problem_size.is_empty() {
+            return Err("the problem size has no axis".into());
+        }
+        if let Some(a) = self.problem_size.iter().find(|&&a| a < 1) {
+            return Err(format!(
+                "problem size {:?} has an axis of {a} (every axis must be at least 1)",
+                self.problem_size
+            ));
+        }
+        Ok(())
+    }
+
+    /// What makes the record unusable whatever the current space is: what
+    /// [`WisdomRecord::validate`] refuses, or a configuration value its own recorded tuning
+    /// space does not declare. `None` for a sound record.
+    pub fn defect(&self) -> Option<String> {
+        if let Err(why) = self.validate() {
+            return Some(why);
         }
         if self.space.parameters.is_empty() {
             return None; // no recorded space to check against

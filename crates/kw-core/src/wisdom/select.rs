@@ -85,7 +85,22 @@ pub fn select(
     let mut skipped = Vec::new();
     let ok: Vec<usize> = (0..records.len())
         .filter(|&i| {
-            match usable(&records[i]).and_then(|()| records[i].defect().map_or(Ok(()), Err)) {
+            let axes = |r: &WisdomRecord| {
+                let n = trim_ones(&r.problem_size).len();
+                if !query.problem_size.is_empty() && n > query.problem_size.len() {
+                    Err(format!(
+                        "its problem size {:?} has {n} axes, the kernel's has {}",
+                        r.problem_size,
+                        query.problem_size.len()
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            let verdict = usable(&records[i])
+                .and_then(|()| records[i].defect().map_or(Ok(()), Err))
+                .and_then(|()| axes(&records[i]));
+            match verdict {
                 Ok(()) => true,
                 Err(why) => {
                     skipped.push((i, why));

@@ -22,9 +22,14 @@ echo "== backends as features: an OpenCL-only build compiles and says 'built wit
 cargo clippy -p kernel-wisdom -p kw-cli --no-default-features --features opencl --quiet -- -D warnings
 cargo clippy -p kernel-wisdom --no-default-features --features cuda --quiet -- -D warnings
 cargo clippy -p kernel-wisdom --no-default-features --quiet -- -D warnings
-cargo test -p kernel-wisdom --no-default-features --features opencl --lib --quiet 2>&1 | tee target/test-features.log
+# Every test binary runs even after a failure (--no-fail-fast); the summary line below counts
+# them all, and the exit status says whether any failed.
+status=0
+cargo test -p kernel-wisdom --no-default-features --features opencl --lib --quiet 2>&1 \
+  | tee target/test-features.log || status=1
 echo "== cargo test"
-cargo test --workspace 2>&1 | tee target/test.log
+cargo test --workspace --no-fail-fast 2>&1 | tee target/test.log || status=1
 cat target/test-features.log >> target/test.log
 # A summary line that CI reads: totals over every test binary.
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
+exit "$status"

@@ -345,12 +345,15 @@ impl KernelBuilder {
         let mut problems = self.problems.clone();
         let file_name = self.source.file_name();
         let (text, mut dirs) = match &self.source {
-            Source::File(path) => match std::fs::read_to_string(path) {
+            Source::File(path) => match kw_core::files::read_to_string(
+                path,
+                kw_core::files::ReadRules::new("kernel source", kw_core::files::caps::SOURCE),
+            ) {
                 Ok(t) => (t, vec![includes::parent_dir(path)]),
                 Err(e) => {
                     problems.push(DefProblem {
                         location: "source".into(),
-                        message: format!("cannot read {}: {e}", path.display()),
+                        message: format!("cannot read {e}"),
                     });
                     (String::new(), Vec::new())
                 }

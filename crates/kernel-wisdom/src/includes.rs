@@ -26,10 +26,10 @@ pub(crate) fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>
         if headers.iter().any(|h| h.name == name) || missing.contains(&name) {
             continue;
         }
-        let found = dirs
-            .iter()
-            .map(|d| d.join(&name))
-            .find_map(|p| std::fs::read_to_string(p).ok());
+        let found = dirs.iter().map(|d| d.join(&name)).find_map(|p| {
+            let rules = kw_core::files::ReadRules::new("header", kw_core::files::caps::SOURCE);
+            kw_core::files::read_to_string(&p, rules).ok()
+        });
         match found {
             Some(text) => {
                 queue.extend(quoted_includes(&text));

@@ -89,7 +89,8 @@ impl FileError {
     pub fn detail(&self) -> String {
         let full = self.to_string();
         let prefix = format!("{}: ", self.path().display());
-        full.strip_prefix(&prefix).map_or(full.clone(), str::to_string)
+        full.strip_prefix(&prefix)
+            .map_or(full.clone(), str::to_string)
     }
 
     /// The file concerned.
@@ -102,7 +103,10 @@ impl FileError {
         }
     }
 
-    fn io<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(std::io::Error) -> FileError + 'a {
+    fn io<'a>(
+        path: &'a Path,
+        action: &'static str,
+    ) -> impl FnOnce(std::io::Error) -> FileError + 'a {
         move |source| FileError::Io {
             path: path.to_path_buf(),
             action,
@@ -239,7 +243,9 @@ pub fn open_regular(path: &Path, rules: ReadRules) -> Result<(File, Metadata), F
         }
         Err(e) => return Err(FileError::io(path, "cannot open")(e)),
     };
-    let meta = file.metadata().map_err(FileError::io(path, "cannot stat"))?;
+    let meta = file
+        .metadata()
+        .map_err(FileError::io(path, "cannot stat"))?;
     if !meta.file_type().is_file() {
         return Err(FileError::NotRegular {
             path: path.to_path_buf(),
@@ -355,7 +361,11 @@ pub fn check_private_dir(dir: &Path) -> Result<(), FileError> {
                 dir,
                 format!(
                     "is writable by {} (mode {:o})",
-                    if meta.mode() & 0o002 != 0 { "others" } else { "its group" },
+                    if meta.mode() & 0o002 != 0 {
+                        "others"
+                    } else {
+                        "its group"
+                    },
                     meta.mode() & 0o7777
                 ),
                 format!("run `chmod go-w {}` (or `chmod 700`)", real.display()),
@@ -510,9 +520,10 @@ pub fn private_temp_dir() -> Result<PathBuf, String> {
         let mut problems = Vec::new();
         for dir in &candidates {
             let made = create_private_dir_all(dir);
-            match made.map_err(|e| format!("{}: {e}", dir.display())).and_then(|()| {
-                check_private_dir(dir).map_err(|e| e.to_string())
-            }) {
+            match made
+                .map_err(|e| format!("{}: {e}", dir.display()))
+                .and_then(|()| check_private_dir(dir).map_err(|e| e.to_string()))
+            {
                 Ok(()) => return Ok(dir.clone()),
                 Err(e) => problems.push(e),
             }
@@ -619,7 +630,10 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read(&p, ReadRules::new("wisdom file", 1024)).unwrap_err();
-        assert!(matches!(e, FileError::NotRegular { kind: "a FIFO", .. }), "{e}");
+        assert!(
+            matches!(e, FileError::NotRegular { kind: "a FIFO", .. }),
+            "{e}"
+        );
         assert!(e.to_string().contains("w.json"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
@@ -632,7 +646,13 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
         let e = read(&p, ReadRules::new("wisdom file", 1 << 30)).unwrap_err();
         assert!(
-            matches!(e, FileError::NotRegular { kind: "a character device", .. }),
+            matches!(
+                e,
+                FileError::NotRegular {
+                    kind: "a character device",
+                    ..
+                }
+            ),
             "{e}"
         );
         let f = d.join("real");
@@ -652,7 +672,11 @@ mod tests {
         std::fs::write(&p, vec![b'x'; 100]).unwrap();
         assert!(matches!(
             read(&p, ReadRules::new("thing", 99)),
-            Err(FileError::TooLarge { size: 100, cap: 99, .. })
+            Err(FileError::TooLarge {
+                size: 100,
+                cap: 99,
+                ..
+            })
         ));
         assert_eq!(read(&p, ReadRules::new("thing", 100)).unwrap().len(), 100);
         assert!(read(&d.join("missing"), ReadRules::new("x", 1))

@@ -177,7 +177,7 @@ pub fn fuzz_with(
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic".to_string());
-            let dir = std::env::temp_dir().join("kw-fuzz-findings");
+            let dir = std::env::temp_dir().join(format!("kw-fuzz-findings-{}", std::process::id()));
             let _ = std::fs::create_dir_all(&dir);
             let path: PathBuf = dir.join(format!("{name}-{}.bin", report.findings.len()));
             let _ = std::fs::write(&path, input);

@@ -10,10 +10,13 @@ pub fn host_name() -> &'static str {
         ["/proc/sys/kernel/hostname", "/etc/hostname"]
             .iter()
             .find_map(|p| {
-                std::fs::read_to_string(p)
-                    .ok()
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
+                crate::files::read_to_string(
+                    std::path::Path::new(p),
+                    crate::files::ReadRules::new("host name file", crate::files::caps::SMALL),
+                )
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
             })
             .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
             .unwrap_or_else(|| "unknown".to_string())

@@ -12,10 +12,12 @@ use std::fmt;
 /// duplicate key and where it is (`records[2].config`), with serde_json's line and column.
 pub fn check_unique_keys(text: &str) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_str(text);
-    Unique { path: String::new() }
-        .deserialize(&mut de)
-        .and_then(|()| de.end())
-        .map_err(|e| e.to_string())
+    Unique {
+        path: String::new(),
+    }
+    .deserialize(&mut de)
+    .and_then(|()| de.end())
+    .map_err(|e| e.to_string())
 }
 
 struct Unique {

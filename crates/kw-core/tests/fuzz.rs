@@ -111,6 +111,11 @@ fn fuzz_wisdom_reader() {
         b"\"problem_size\":[",
         b"0",
         b"9223372036854775807",
+        b"\"bx\":64,",
+        b"\"config\":{\"bx\":32,\"bx\":64},",
+        b"\"median_ms\":0.0",
+        b"\"problem_size\":[]",
+        b"[-4096]",
     ];
     let query = Query {
         device_name: "G".into(),
@@ -121,6 +126,16 @@ fn fuzz_wisdom_reader() {
     let r = fuzz("wisdom", &[wisdom_seed()], dict, 2_000, |input| {
         std::fs::write(&path, input).unwrap();
         if let Ok(f) = WisdomFile::load(&path) {
+            // Whatever loads is valid: no duplicate parameter, a positive finite time, a
+            // problem size of axes of at least 1.
+            for r in &f.records {
+                assert!(r.validate().is_ok(), "{r:?}");
+                let mut names: Vec<&str> = r.config.iter().map(|(n, _)| n).collect();
+                let n = names.len();
+                names.sort_unstable();
+                names.dedup();
+                assert_eq!(names.len(), n, "a duplicate parameter loaded: {r:?}");
+            }
             let s = select(&f.records, &query, |_| Ok(()));
             let _ = explain(&f.records, &query, &s);
             let (merged, _) = kw_core::wisdom::merge_files(vec![f]);
@@ -171,6 +186,46 @@ fn fuzz_kernel_tuner_readers() {
         let _ = kw_core::kernel_tuner::CacheFile::load(&path);
         let _ = kw_core::kernel_tuner::load_space_spec(&path);
         let _ = kw_core::kernel_tuner::load_restrictions(&path);
+    });
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
+/// The compile cache's entry format: no input makes the decoder panic, and an entry is
+/// accepted only for the key it names (a relabelled entry never decodes for another key).
+#[test]
+fn fuzz_cache_entry_decoder() {
+    use kw_core::compile_cache::{entry, CacheKey, Entry, EntryHeader};
+    let key = CacheKey::from_hex(&"ab".repeat(32)).unwrap();
+    let other = CacheKey::from_hex(&"cd".repeat(32)).unwrap();
+    let seed = entry::encode(&Entry {
+        header: EntryHeader {
+            key: key.hex(),
+            backend: "opencl".into(),
+            kernel: "k".into(),
+            device: "d".into(),
+            kind: "opencl-binary".into(),
+            symbol: "k".into(),
+            options: "-DX=1".into(),
+            created: 1,
+            extra: "MMP".into(),
+        },
+        payload: (0..200u8).collect(),
+    });
+    let dict: &[&[u8]] = &[
+        b"KWCACHE\n",
+        b"\x01\x00\x00\x00",
+        b"\xff\xff\xff\xff",
+        b"\"key\":",
+        b"\"payload\"",
+        b"{}",
+    ];
+    let r = fuzz("cache-entry", &[seed], dict, 3_000, |input| {
+        let _ = entry::decode_header(input);
+        for k in [&key, &other] {
+            if let Ok(e) = entry::decode(input, Some(k)) {
+                assert_eq!(e.header.key, k.hex());
+            }
+        }
     });
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
 }

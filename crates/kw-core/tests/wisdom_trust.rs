@@ -76,7 +76,8 @@ fn a_duplicate_key_rejects_the_record_and_names_file_and_record() {
     assert_eq!(f.records.len(), 1, "the good record still loads");
     assert_eq!(f.rejected.len(), 1);
     assert!(
-        f.rejected[0].contains("record #2") && f.rejected[0].contains("duplicate key `block_size_x`"),
+        f.rejected[0].contains("record #2")
+            && f.rejected[0].contains("duplicate key `block_size_x`"),
         "{:?}",
         f.rejected
     );
@@ -90,10 +91,18 @@ fn a_duplicate_key_rejects_the_record_and_names_file_and_record() {
     assert_eq!(merged[0].records.len(), 1);
     assert!(report.dropped[0].1.contains("duplicate key"), "{report:?}");
     // A writer does not silently drop it by rewriting the file.
-    let e = add_record(&dir, "k", record(&[2048], 128, 1.0), ReplacePolicy::IfBetter)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("invalid records") && e.contains("record #2"), "{e}");
+    let e = add_record(
+        &dir,
+        "k",
+        record(&[2048], 128, 1.0),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("invalid records") && e.contains("record #2"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -117,7 +126,10 @@ fn times_and_problem_sizes_must_be_real() {
     assert!(why.contains("record #2: objective 0 ms"), "{why}");
     assert!(why.contains("record #3: problem size [-4096]"), "{why}");
     assert!(why.contains("record #4: problem size [0]"), "{why}");
-    assert!(why.contains("record #5: the problem size has no axis"), "{why}");
+    assert!(
+        why.contains("record #5: the problem size has no axis"),
+        "{why}"
+    );
     assert!(why.contains("record #6"), "{why}");
     // A record with time 0 never wins a merge over a measured one.
     let (merged, _) = merge_files(vec![
@@ -160,7 +172,10 @@ fn special_files_are_refused_at_once() {
     let e = WisdomFile::load(&fifo).unwrap_err().to_string();
     assert!(e.contains("fifo.json") && e.contains("a FIFO"), "{e}");
     let e = WisdomFile::load(&zero).unwrap_err().to_string();
-    assert!(e.contains("zero.json") && e.contains("character device"), "{e}");
+    assert!(
+        e.contains("zero.json") && e.contains("character device"),
+        "{e}"
+    );
     // Not a bound on speed: a FIFO would block for ever, /dev/zero read for ever.
     assert!(started.elapsed() < Duration::from_secs(60));
     // The merge command's input path: refused the same way.
@@ -175,12 +190,16 @@ fn modes_written_and_world_writable_files_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir("modes");
     let sub = dir.join("new");
-    let (path, _) = add_record(&sub, "k", record(&[1024], 64, 1.0), ReplacePolicy::IfBetter).unwrap();
+    let (path, _) =
+        add_record(&sub, "k", record(&[1024], 64, 1.0), ReplacePolicy::IfBetter).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&path), 0o600, "wisdom is written private");
     assert_eq!(mode(&sub), 0o700, "its new directory too");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     let e = WisdomFile::load(&path).unwrap_err().to_string();
-    assert!(e.contains("anyone may write it") && e.contains("chmod o-w"), "{e}");
+    assert!(
+        e.contains("anyone may write it") && e.contains("chmod o-w"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

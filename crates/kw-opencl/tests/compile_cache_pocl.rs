@@ -233,5 +233,9 @@ fn headers_compile_from_many_threads_at_once() {
             std::fs::read_to_string(e.path().join("inc/axpy.h"))
                 .is_ok_and(|t| t.contains(&format!("{nonce:016x}")))
         });
-    assert!(found, "the header lies in the private directory {}", root.display());
+    assert!(
+        found,
+        "the header lies in the private directory {}",
+        root.display()
+    );
 }

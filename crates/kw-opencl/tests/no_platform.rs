@@ -6,7 +6,7 @@ use kw_opencl::OpenClBackend;
 
 #[test]
 fn no_platform_is_an_error_not_a_panic() {
-    let empty = std::env::temp_dir().join("kw-opencl-no-vendors");
+    let empty = std::env::temp_dir().join(format!("kw-opencl-no-vendors-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
     std::env::set_var("OCL_ICD_VENDORS", &empty);
     let err = match OpenClBackend.devices() {
@@ -25,4 +25,5 @@ fn no_platform_is_an_error_not_a_panic() {
     assert!(err.to_string().contains("no OpenCL platform"), "{err}");
     let err = OpenClBackend.open(0).unwrap_err();
     assert!(err.to_string().contains("no OpenCL platform"), "{err}");
+    let _ = std::fs::remove_dir(&empty);
 }

@@ -94,6 +94,23 @@ fn open_checked(
     path: &Path,
     info: &kw_core::device::DeviceInfo,
 ) -> Result<(Capture, CaptureMetadata, TuningSpace), ReplayError> {
+    // Replaying runs the kernel source a capture holds: a capture anyone may write is code
+    // anyone may have written (docs/threat-model.md).
+    #[cfg(unix)]
+    if let Ok(m) = std::fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt;
+        if m.permissions().mode() & 0o002 != 0 {
+            return Err(ReplayError::Metadata {
+                path: path.to_path_buf(),
+                message: format!(
+                    "anyone may write this capture (mode {:o}), and replaying it compiles and \
+                     runs the kernel source it holds: not replaying it (run `chmod o-w` on it \
+                     if you trust its contents)",
+                    m.permissions().mode() & 0o7777
+                ),
+            });
+        }
+    }
     let capture = Capture::open(path).map_err(|e| ReplayError::Capture {
         path: path.to_path_buf(),
         source: Box::new(e),
@@ -763,9 +780,13 @@ fn upload_references(device: &Arc<dyn Device>, args: &mut [ReplayArg]) {
 /// The SHA-like checksum of a capture file recorded in wisdom provenance: `blake3:HEX` of the
 /// whole file.
 pub fn capture_checksum(path: &Path) -> Result<String, ReplayError> {
-    let mut file = std::fs::File::open(path).map_err(|source| ReplayError::Io {
+    let rules = kw_core::files::ReadRules::new("capture", kw_core::files::caps::CAPTURE);
+    let (mut file, _) = kw_core::files::open_regular(path, rules).map_err(|e| ReplayError::Io {
         path: path.to_path_buf(),
-        source,
+        source: match e {
+            kw_core::files::FileError::Io { source, .. } => source,
+            other => std::io::Error::other(other.detail()),
+        },
     })?;
     let mut hasher = blake3::Hasher::new();
     std::io::copy(&mut file, &mut hasher).map_err(|source| ReplayError::Io {

@@ -124,9 +124,9 @@ pub fn before_launch(
     kw_core::files::FileModes::get()
         .create_dir_all(&dir)
         .map_err(|source| RecordError::Directory {
-        dir: dir.clone(),
-        source,
-    })?;
+            dir: dir.clone(),
+            source,
+        })?;
     device
         .synchronize_queue(queue)
         .map_err(|e| RecordError::Synchronize(Box::new(e)))?;

@@ -354,9 +354,15 @@ fn a_directory_others_may_write_is_not_used() {
     forge(&dir, 4, &payload_of(4));
     let victim = CompileCache::at(&dir, DEFAULT_MAX_BYTES);
     assert!(!fill(&victim, 4).unwrap(), "a planted entry was loaded");
-    assert!(!fill(&victim, 3).unwrap(), "nothing is read from an untrusted directory");
+    assert!(
+        !fill(&victim, 3).unwrap(),
+        "nothing is read from an untrusted directory"
+    );
     let why = victim.untrusted_reason().expect("untrusted");
-    assert!(why.contains("writable by others") && why.contains("chmod"), "{why}");
+    assert!(
+        why.contains("writable by others") && why.contains("chmod"),
+        "{why}"
+    );
     assert_eq!(victim.stats().hits, 0);
     assert_eq!(victim.stats().stores, 0, "nothing is written there either");
     let _ = std::fs::remove_dir_all(dir);
@@ -391,7 +397,10 @@ fn entries_that_are_links_devices_or_not_ours_are_rejected() {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::chown(c.as_ptr(), 4321, 4321) }, 0);
         assert!(!fill(&cache, 9).unwrap());
-        assert!(cache.last_rejection().unwrap().contains("owned by user 4321"));
+        assert!(cache
+            .last_rejection()
+            .unwrap()
+            .contains("owned by user 4321"));
     }
     let s = cache.stats();
     assert_eq!(s.hits, 0, "{s:?}");

@@ -63,7 +63,11 @@ pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
         path: path.to_path_buf(),
         source,
     };
-    let bytes = std::fs::read(path).map_err(io)?;
+    let rules = crate::files::ReadRules::new("Kernel Tuner file", crate::files::caps::DOCUMENT);
+    let bytes = crate::files::read(path, rules).map_err(|e| match e {
+        crate::files::FileError::Io { source, .. } => io(source),
+        other => io(std::io::Error::other(other.detail())),
+    })?;
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])

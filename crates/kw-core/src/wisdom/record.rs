@@ -127,9 +127,7 @@ impl WisdomRecord {
     pub fn validate(&self) -> Result<(), String> {
         let ms = self.objective.median_ms;
         if !(ms.is_finite() && ms > 0.0) {
-            return Err(format!(
-                "objective {ms} ms is not a positive finite time"
-            ));
+            return Err(format!("objective {ms} ms is not a positive finite time"));
         }
         if self.problem_size.is_empty() {
             return Err("the problem size has no axis".into());

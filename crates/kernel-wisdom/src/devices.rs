@@ -174,7 +174,7 @@ fn report_cache_settings() {
     ONCE.call_once(|| {
         let s = kw_core::compile_cache::CacheSettings::from_env();
         for p in &s.problems {
-            kw_core::diag::warn(p);
+            kw_core::diag::warn_once(p);
         }
         match (&s.dir, &s.off_reason) {
             (Some(dir), _) => kw_core::diag::debug(&format!(

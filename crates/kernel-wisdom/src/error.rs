@@ -5,8 +5,10 @@ use kw_core::def_check::{format_problems, DefProblem};
 use kw_core::{def_eval::DefError, device::BackendKind};
 use thiserror::Error;
 
-/// Errors of the runtime, with the kernel (and configuration) they concern.
-#[derive(Debug, Error)]
+/// Errors of the runtime, with the kernel (and configuration) they concern. `Debug` prints
+/// the same readable message as `Display`, so that `fn main() -> Result<(), Error>` reports
+/// errors in words.
+#[derive(Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The kernel definition has problems; every one found is listed.
@@ -116,4 +118,10 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }

@@ -16,6 +16,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The devices kw can use: index, backend, exact name, architecture; and the compile
+    /// cache and wisdom directories a program here would use.
+    #[command(
+        after_help = "Examples:\n  kw devices\n  kw devices --json | jq '.[].name'\n  \
+                            KW_DEVICE=1 my-app    # run an application on device 1"
+    )]
+    Devices(cmd::devices::DevicesArgs),
     /// Tuning spaces: size and structure.
     #[command(subcommand)]
     Space(cmd::space::SpaceCmd),
@@ -83,6 +90,7 @@ fn main() {
     end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Devices(a) => cmd::devices::run(a),
         Command::Space(c) => cmd::space::run(c),
         Command::Wisdom(c) => cmd::wisdom::run(c),
         Command::Capture(c) => cmd::capture::run(c),

@@ -91,7 +91,7 @@ fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
         text.contains("3 record(s) read -> 2 record(s), 1 left out"),
         "{text}"
     );
-    assert!(text.contains("not a non-negative finite time"), "{text}");
+    assert!(text.contains("not a positive finite time"), "{text}");
     // Without the capture, explain chooses the (faster) older-space record; with it, that
     // record is skipped as the runtime skips it, and the valid one is chosen.
     let q = [

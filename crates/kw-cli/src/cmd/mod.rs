@@ -1,5 +1,6 @@
 pub mod cache;
 pub mod capture;
+pub mod devices;
 pub mod isolated;
 pub mod log;
 pub mod simulate;

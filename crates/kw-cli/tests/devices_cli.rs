@@ -1,0 +1,60 @@
+//! `kw devices` lists what `--device` and `KW_DEVICE` select from, with the exact names, and
+//! the compile cache and wisdom directories in use (issue 30).
+
+use kernel_wisdom::list_devices;
+use std::process::Command;
+
+#[test]
+fn kw_devices_lists_every_device_with_its_exact_name() {
+    let devices = list_devices().unwrap_or_default();
+    if devices.is_empty() {
+        eprintln!("SKIPPED: no device");
+        return;
+    }
+    let cache = std::env::temp_dir().join(format!("kw-devices-cache-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+        .arg("devices")
+        .env("KW_CACHE_DIR", &cache)
+        .env("KW_WISDOM_PATH", "/nonexistent-kw-wisdom")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for d in &devices {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{:<5}  ", d.index)))
+            .unwrap_or_else(|| panic!("device {} missing: {text}", d.index));
+        assert!(line.contains(&d.info.name), "{line}");
+        assert!(line.contains(d.info.backend.as_str()), "{line}");
+    }
+    assert!(
+        text.contains(&format!("compile cache: {}", cache.display())),
+        "{text}"
+    );
+    assert!(text.contains("/nonexistent-kw-wisdom (missing)"), "{text}");
+    let json = Command::new(env!("CARGO_BIN_EXE_kw"))
+        .args(["devices", "--json"])
+        .output()
+        .unwrap();
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(list.len(), devices.len());
+    assert_eq!(list[0]["name"], devices[0].info.name.as_str());
+    let _ = std::fs::remove_dir_all(cache);
+}
+
+/// The library's errors print in words through `Debug` too, as `fn main() -> Result<(),
+/// Error>` shows them.
+#[test]
+fn library_errors_debug_print_in_words() {
+    let Err(e) = kernel_wisdom::open_device(&kernel_wisdom::DeviceSelector::Index(9999)) else {
+        panic!("a device 9999 opened");
+    };
+    let debug = format!("{e:?}");
+    assert_eq!(debug, e.to_string());
+    assert!(!debug.contains("NoDevice {"), "{debug}");
+}

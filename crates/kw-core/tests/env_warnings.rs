@@ -1,0 +1,48 @@
+//! Environment values the library cannot parse are warned about once, naming the variable,
+//! the value and what is used instead (issue 28): a child process of this test binary reads
+//! them through the same entry points an application does.
+
+use std::process::Command;
+
+const CHILD: &str = "KW_ENV_WARNINGS_CHILD";
+
+#[test]
+fn invalid_settings_are_warned_about_once() {
+    if std::env::var_os(CHILD).is_some() {
+        // The child: what an application's first compile and first file write do.
+        let cache = kw_core::compile_cache::CompileCache::global();
+        let _ = kw_core::compile_cache::CompileCache::global();
+        assert_eq!(cache.max_bytes(), kw_core::compile_cache::DEFAULT_MAX_BYTES);
+        assert_eq!(
+            kw_core::files::FileModes::get(),
+            kw_core::files::FileModes::PRIVATE
+        );
+        let _ = kw_core::files::FileModes::get();
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "invalid_settings_are_warned_about_once",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .env("KW_CACHE", "sometimes")
+        .env("KW_CACHE_MAX_BYTES", "0")
+        .env("KW_FILE_MODE", "777")
+        .env("KW_LOG", "warn")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for (var, used) in [
+        ("KW_CACHE=\"sometimes\"", "the cache stays on"),
+        ("KW_CACHE_MAX_BYTES=\"0\"", "using 1073741824"),
+        ("KW_FILE_MODE=\"777\"", "using private"),
+    ] {
+        assert_eq!(err.matches(var).count(), 1, "{var} once in: {err}");
+        let line = err.lines().find(|l| l.contains(var)).unwrap();
+        assert!(line.contains(used), "{line}");
+        assert!(line.starts_with("kernel-wisdom: "), "{line}");
+    }
+}

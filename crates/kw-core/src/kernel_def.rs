@@ -243,6 +243,20 @@ impl KernelDef {
     }
 }
 
+/// A `#line 1 "PATH"` directive naming `path` for compiler messages (`"` and `\` escaped,
+/// line breaks left out).
+pub fn line_directive(path: &str) -> String {
+    let name: String = path
+        .chars()
+        .filter(|c| *c != '\n' && *c != '\r')
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect();
+    format!("#line 1 \"{name}\"\n")
+}
+
 #[cfg(test)]
 pub(crate) fn sample_def() -> KernelDef {
     use crate::expr::{arg, lit, param};

@@ -337,7 +337,16 @@ pub(crate) fn compile(
                 materialise_headers(dir, &req.source.headers)
                     .map_err(|r| compile_error(req, "", r, String::new()))?;
             }
-            let mut program = Program::create_from_source(&shared.context, &req.source.text)
+            // Compiler messages name the kernel's own file, not the driver's temporary copy
+            // (sources of several files carry a directive per file already).
+            let text = if req.source.text.starts_with("#line") {
+                std::borrow::Cow::Borrowed(req.source.text.as_str())
+            } else {
+                let mut t = kw_core::kernel_def::line_directive(&req.source.file_name);
+                t.push_str(&req.source.text);
+                std::borrow::Cow::Owned(t)
+            };
+            let mut program = Program::create_from_source(&shared.context, &text)
                 .map_err(|e| api("clCreateProgramWithSource", e))?;
             let device = shared.device.id();
             if let Err(e) = program.build(&[device], &options) {

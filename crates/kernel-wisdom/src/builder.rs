@@ -1,9 +1,9 @@
 //! [`KernelBuilder`]: how an application declares a tunable kernel.
 
 use crate::error::Error;
-use crate::includes;
 use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
+use kw_core::includes;
 use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
 use kw_core::{
     backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,

@@ -74,7 +74,6 @@ pub mod bundled_cuda;
 mod capture;
 mod devices;
 mod error;
-mod includes;
 mod kernel;
 mod launch_memo;
 mod wisdom;

@@ -26,6 +26,7 @@ pub mod expr;
 pub mod files;
 pub mod fuzz;
 pub mod host;
+pub mod includes;
 pub mod json_keys;
 pub mod kernel_def;
 pub mod kernel_tuner;

@@ -167,3 +167,32 @@ mod tests {
         assert_eq!(serde_json::to_string(&ScalarType::F64).unwrap(), "\"f64\"");
     }
 }
+
+/// A launch argument on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostArg {
+    /// A buffer: element type and raw bytes.
+    Buffer {
+        /// Element type.
+        ty: ScalarType,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+    /// A scalar.
+    Scalar(ScalarValue),
+}
+
+impl HostArg {
+    /// A buffer holding `data`.
+    pub fn buffer<T: Scalar>(data: &[T]) -> HostArg {
+        HostArg::Buffer {
+            ty: T::TYPE,
+            bytes: bytemuck::cast_slice(data).to_vec(),
+        }
+    }
+
+    /// A scalar.
+    pub fn scalar<T: Scalar>(v: T) -> HostArg {
+        HostArg::Scalar(ScalarValue::new(v))
+    }
+}

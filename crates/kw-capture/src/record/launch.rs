@@ -7,40 +7,10 @@ use super::error::RecordError;
 use super::recorder::{after_launch, before_launch};
 use crate::CaptureWriter;
 use kw_core::backend::{ArgView, Device, DeviceMemory, KernelArg, Queue};
-use kw_core::{
-    backend::BackendError, config::Config, kernel_def::KernelDef, scalar::Scalar,
-    scalar::ScalarType, scalar::ScalarValue,
-};
+use kw_core::{backend::BackendError, config::Config, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
 
-/// A launch argument on the host.
-#[derive(Clone, Debug)]
-pub enum HostArg {
-    /// A buffer: element type and raw bytes.
-    Buffer {
-        /// Element type.
-        ty: ScalarType,
-        /// Contents.
-        bytes: Vec<u8>,
-    },
-    /// A scalar.
-    Scalar(ScalarValue),
-}
-
-impl HostArg {
-    /// A buffer holding `data`.
-    pub fn buffer<T: Scalar>(data: &[T]) -> HostArg {
-        HostArg::Buffer {
-            ty: T::TYPE,
-            bytes: bytemuck::cast_slice(data).to_vec(),
-        }
-    }
-
-    /// A scalar.
-    pub fn scalar<T: Scalar>(v: T) -> HostArg {
-        HostArg::Scalar(ScalarValue::new(v))
-    }
-}
+pub use kw_core::scalar::HostArg;
 
 /// Compiles `def` with `config` (its default when `None`) on `device` (through
 /// [`KernelDef::compile_spec`], as the runtime does), uploads `args`, launches once and writes

@@ -27,6 +27,24 @@ pub enum CaptureCmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Turn the benchmark a T1 file describes into an ordinary capture: its kernel, its
+    /// tuning space, its arguments filled as the file says, launched once with the `Default`
+    /// configuration on a device of its language, whose outputs become the reference.
+    #[command(
+        after_help = "Examples:\n  kw capture from-t1 gemm_T1.json -o captures/gemm.kwcap\n  \
+                            kw tune captures/gemm.kwcap --budget 200"
+    )]
+    FromT1 {
+        /// The T1 file (`KernelFile` and `DataSource` paths are relative to it).
+        file: PathBuf,
+        /// The capture to write (`.kwcap`).
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Device: an index or a name substring (default: `KW_DEVICE`, else the first device
+        /// of the file's language).
+        #[arg(long)]
+        device: Option<String>,
+    },
 }
 
 pub fn run(cmd: CaptureCmd) -> Result<()> {
@@ -34,7 +52,51 @@ pub fn run(cmd: CaptureCmd) -> Result<()> {
         CaptureCmd::Ls { dir } => ls(&dir),
         CaptureCmd::Show { file, json } => show(&file, json),
         CaptureCmd::Verify { files } => verify(&files),
+        CaptureCmd::FromT1 { file, out, device } => {
+            let path = from_t1(&file, &out, device.as_deref())?;
+            println!("{}", path.display());
+            Ok(())
+        }
     }
+}
+
+/// Writes the capture of the T1 benchmark `file` to `out` (see [`CaptureCmd::FromT1`]).
+pub fn from_t1(file: &Path, out: &Path, device: Option<&str>) -> Result<PathBuf> {
+    let bench = kw_core::kernel_tuner::T1Benchmark::load(file)?;
+    for note in &bench.notes {
+        eprintln!("kw capture from-t1: {note}");
+    }
+    if out.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+        bail!(
+            "{}: the capture's name must end in .{EXTENSION}",
+            out.display()
+        );
+    }
+    if out.exists() {
+        bail!(
+            "{}: exists; not overwriting it (remove it or choose another name)",
+            out.display()
+        );
+    }
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let device = super::tune::device_for(bench.def.backend, device)?;
+    let written = kw_capture::record::capture_launch(
+        dir,
+        &stem,
+        &bench.def,
+        None,
+        device.as_ref(),
+        &bench.inputs,
+    )
+    .with_context(|| format!("{}: the Default configuration's launch", file.display()))?;
+    Ok(written)
 }
 
 /// Where the kernel's name is in capture metadata (current form first, older forms after).

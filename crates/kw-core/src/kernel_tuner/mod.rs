@@ -5,10 +5,12 @@
 
 mod cache;
 mod t1;
+mod t1_benchmark;
 mod value_list;
 
 pub use cache::{CacheEntry, CacheFile, Outcome};
 pub use t1::T1Spec;
+pub use t1_benchmark::{T1Benchmark, T1Budget};
 pub use value_list::parse_value_list;
 
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 /// Opens the device to tune on: the one `selector` (or `KW_DEVICE`) names, else the first of
 /// `backend`. Also returns its index (what evaluation workers are given).
-pub(super) fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Device>> {
+pub fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Device>> {
     Ok(open_indexed(backend, selector)?.0)
 }
 

@@ -12,6 +12,7 @@ mod progress;
 pub mod report;
 
 pub use args::{parse_duration, TuneArgs};
+pub use device::open_for as device_for;
 
 use anyhow::{bail, Context, Result};
 use args::stop_condition;

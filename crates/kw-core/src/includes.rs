@@ -1,11 +1,11 @@
 //! Finding the headers a source includes (`#include "name"`), so that kernel definitions
 //! embed them and compile anywhere.
 
-use kw_core::kernel_def::Header;
+use crate::kernel_def::Header;
 use std::path::{Path, PathBuf};
 
 /// The names in `#include "name"` lines of `text`, in order.
-pub(crate) fn quoted_includes(text: &str) -> Vec<String> {
+pub fn quoted_includes(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();
@@ -18,7 +18,7 @@ pub(crate) fn quoted_includes(text: &str) -> Vec<String> {
 
 /// Resolves every quoted include of `text` (recursively) against `dirs`, returning the
 /// headers found and the names that were found nowhere.
-pub(crate) fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>) {
+pub fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>) {
     let mut headers: Vec<Header> = Vec::new();
     let mut missing = Vec::new();
     let mut queue = quoted_includes(text);
@@ -27,8 +27,8 @@ pub(crate) fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>
             continue;
         }
         let found = dirs.iter().map(|d| d.join(&name)).find_map(|p| {
-            let rules = kw_core::files::ReadRules::new("header", kw_core::files::caps::SOURCE);
-            kw_core::files::read_to_string(&p, rules).ok()
+            let rules = crate::files::ReadRules::new("header", crate::files::caps::SOURCE);
+            crate::files::read_to_string(&p, rules).ok()
         });
         match found {
             Some(text) => {
@@ -43,7 +43,7 @@ pub(crate) fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>
 }
 
 /// The directory of a file, for relative includes (`.` for a bare name).
-pub(crate) fn parent_dir(path: &Path) -> PathBuf {
+pub fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -1,0 +1,157 @@
+//! T1 benchmark files (issue 25): `kw capture from-t1` turns a benchmark of our own making
+//! (`tests/t1/blur_T1.json`: an OpenCL 5-point blur, 8 parameters, 3 restrictions, tiles
+//! that do not divide the image) into an ordinary capture whose reference equals a CPU
+//! reference, and `kw tune` on it verifies every evaluated configuration: exactly the
+//! configurations of the deliberately wrong `variant == 2` fail. On PoCL.
+
+use kw_capture::record::output_frame_name;
+use kw_core::kernel_tuner::T1Benchmark;
+use kw_core::scalar::HostArg;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn t1_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/t1/blur_T1.json")
+}
+
+fn kw(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kw"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("running kw")
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn cpu_blur(input: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut out = vec![0f32; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let mut s = input[y * w + x];
+            if x > 0 {
+                s += input[y * w + x - 1];
+            }
+            if x + 1 < w {
+                s += input[y * w + x + 1];
+            }
+            if y > 0 {
+                s += input[(y - 1) * w + x];
+            }
+            if y + 1 < h {
+                s += input[(y + 1) * w + x];
+            }
+            out[y * w + x] = s * 0.2;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
+    if !kernel_wisdom::list_devices()
+        .is_ok_and(|d| d.iter().any(|d| d.info.backend.as_str() == "opencl"))
+    {
+        eprintln!("SKIPPED: no OpenCL device");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kw-t1-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let t1 = t1_file();
+    let out = kw(
+        &dir,
+        &[
+            "capture",
+            "from-t1",
+            t1.to_str().unwrap(),
+            "-o",
+            "blur.kwcap",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("seed 7"), "the seed used is said: {err}");
+    // The capture's reference is the CPU's blur of the same (seeded) input.
+    let bench = T1Benchmark::load(&t1).unwrap();
+    let HostArg::Buffer { bytes, .. } = &bench.inputs[1] else {
+        panic!("`in` is a buffer")
+    };
+    let input = floats(bytes);
+    let capture = kw_capture::Capture::open(dir.join("blur.kwcap")).unwrap();
+    let reference = floats(&capture.read_buffer(&output_frame_name("out")).unwrap());
+    let expected = cpu_blur(&input, 100, 37);
+    assert_eq!(reference.len(), expected.len());
+    for (i, (r, e)) in reference.iter().zip(&expected).enumerate() {
+        assert!(
+            (r - e).abs() <= 1e-5 * e.abs().max(1.0),
+            "element {i}: {r} vs {e}"
+        );
+    }
+    // Writing over an existing capture is refused.
+    let again = kw(
+        &dir,
+        &[
+            "capture",
+            "from-t1",
+            t1.to_str().unwrap(),
+            "-o",
+            "blur.kwcap",
+        ],
+    );
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not overwriting"));
+
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            "blur.kwcap",
+            "--strategy",
+            "random",
+            "--budget",
+            "30",
+            "--samples",
+            "2",
+            "--log",
+            "run.jsonl",
+            "--wisdom-dir",
+            "w",
+        ],
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
+    let (mut wrong, mut right) = (0, 0);
+    for line in log.lines().skip(1) {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let variant = r["config"]["variant"].as_i64().unwrap();
+        if variant == 2 {
+            wrong += 1;
+            assert!(r["failure"].is_string(), "variant 2 must fail: {line}");
+        } else {
+            right += 1;
+            assert!(
+                r["objective"].is_number(),
+                "variant {variant} must pass: {line}"
+            );
+        }
+    }
+    assert!(
+        wrong > 0 && right > 0,
+        "{wrong} wrong, {right} right evaluated"
+    );
+    let wisdom = std::fs::read_to_string(dir.join("w/blur_t1_test.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&wisdom).unwrap();
+    assert_ne!(json["records"][0]["config"]["variant"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

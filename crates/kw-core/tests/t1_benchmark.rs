@@ -1,0 +1,151 @@
+//! Reading T1 benchmark files (issue 25): what a file asks for becomes a definition and
+//! argument data, or an error naming the file, the field and what is supported.
+
+use kw_core::kernel_tuner::T1Benchmark;
+use kw_core::scalar::HostArg;
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, spec: &serde_json::Value) -> PathBuf {
+    std::fs::write(
+        dir.join("k.cl"),
+        "__kernel void k(__global float* a, int n) { a[get_global_id(0)] = n; }\n",
+    )
+    .unwrap();
+    let p = dir.join("k_T1.json");
+    std::fs::write(&p, serde_json::to_string(spec).unwrap()).unwrap();
+    p
+}
+
+fn spec(arguments: serde_json::Value, language: &str) -> serde_json::Value {
+    serde_json::json!({
+        "ConfigurationSpace": {
+            "TuningParameters": [
+                {"Name": "block_size_x", "Type": "int", "Values": "[32, 64]", "Default": 100},
+                {"Name": "filter", "Type": "int", "Values": "[3, 5, 7]", "Default": 3}
+            ],
+            "Conditions": []
+        },
+        "KernelSpecification": {
+            "Language": language, "KernelName": "k", "KernelFile": "k.cl",
+            "GlobalSize": {"X": "n"}, "LocalSize": {"X": "block_size_x"},
+            "ProblemSize": [1000],
+            "Arguments": arguments
+        }
+    })
+}
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "kw-t1-{tag}-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(0)
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_benchmark_loads_with_its_data() {
+    let d = dir("ok");
+    let args = serde_json::json!([
+        {"Name": "a", "Type": "float4", "MemoryType": "Vector", "AccessType": "ReadWrite",
+         "FillType": "Random", "RandomSeed": 3, "Size": "ProblemSize[0] + max(filter) - 1"},
+        {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000},
+        {"Name": "g", "Type": "int16", "MemoryType": "Vector", "FillType": "Generator",
+         "DataSource": "i % 7", "Size": 10}
+    ]);
+    let p = write(&d, &spec(args, "OpenCL"));
+    let b = T1Benchmark::load(&p).unwrap();
+    // float4 x 1006 = 4024 f32; the invalid Default 100 is fixed to 32 with a note.
+    let HostArg::Buffer { bytes, .. } = &b.inputs[0] else {
+        panic!()
+    };
+    assert_eq!(bytes.len(), 4 * 1006 * 4);
+    assert!(
+        b.notes.iter().any(|n| n.contains("`Default` 100")),
+        "{:?}",
+        b.notes
+    );
+    assert!(
+        b.notes.iter().any(|n| n.contains("seed 3")),
+        "{:?}",
+        b.notes
+    );
+    assert_eq!(b.def.parameters[0].default, kw_core::value::Value::Int(32));
+    let HostArg::Buffer { bytes: g, .. } = &b.inputs[2] else {
+        panic!()
+    };
+    let g: Vec<i16> = g
+        .chunks(2)
+        .map(|c| i16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    assert_eq!(g, vec![0, 1, 2, 3, 4, 5, 6, 0, 1, 2]);
+    // The same seed gives the same data.
+    assert_eq!(T1Benchmark::load(&p).unwrap().inputs[0], b.inputs[0]);
+    assert!(b.def.defines.contains_key("kernel_tuner"));
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn what_is_not_supported_is_an_error_naming_file_and_field() {
+    let d = dir("errors");
+    let scalar = serde_json::json!([{"Name": "n", "Type": "int32", "MemoryType": "Scalar"}]);
+    for (args, language, needle) in [
+        (
+            scalar.clone(),
+            "Vulkan",
+            "`KernelSpecification.Language` Vulkan is not supported",
+        ),
+        (
+            serde_json::json!([{"Name": "s", "Type": "float", "MemoryType": "Local", "Size": 4}]),
+            "OpenCL",
+            "argument #0 `s`: `MemoryType` Local",
+        ),
+        (
+            serde_json::json!([{"Name": "h", "Type": "half", "MemoryType": "Vector", "Size": 4}]),
+            "CUDA",
+            "`half` arguments are not supported",
+        ),
+        (
+            serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
+                                "Size": 4, "FillType": "BinaryHDF"}]),
+            "OpenCL",
+            "`FillType` BinaryHDF is not supported",
+        ),
+        (
+            serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
+                                "Size": 4, "FillType": "BinaryRaw", "DataSource": "x.bin"}]),
+            "OpenCL",
+            "x.bin",
+        ),
+    ] {
+        let p = write(&d, &spec(args, language));
+        let e = T1Benchmark::load(&p).unwrap_err().to_string();
+        assert!(e.contains("k_T1.json") && e.contains(needle), "{e}");
+    }
+    // BinaryRaw with the right size loads, relative to the JSON file.
+    std::fs::write(d.join("x.bin"), [0u8; 16]).unwrap();
+    let args = serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
+                                   "Size": 4, "FillType": "BinaryRaw", "DataSource": "x.bin"}]);
+    assert!(T1Benchmark::load(&write(&d, &spec(args, "OpenCL"))).is_ok());
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// The published T1 files of `../shared` load as far as this kw supports them: their spaces,
+/// geometry and sizes, until the constant-memory argument they need.
+#[test]
+fn published_files_are_read_or_refused_precisely() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tuning-spaces");
+    if !shared.is_dir() {
+        eprintln!("SKIPPED: ../shared is not beside the checkout");
+        return;
+    }
+    let e = T1Benchmark::load(&shared.join("convolution_T1.json"))
+        .unwrap_err()
+        .to_string();
+    // The kernel file is not shipped beside the published spec.
+    assert!(
+        e.contains("convolution_T1.json") && e.contains("KernelFile"),
+        "{e}"
+    );
+}

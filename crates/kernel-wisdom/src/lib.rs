@@ -67,6 +67,23 @@
 //!
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
+//!
+//! ## Layer
+//!
+//! Layer 2 (`docs/architecture.md`): the runtime applications depend on. It depends on
+//! `kw-core`, `kw-capture` and the backends `kw-cuda` and `kw-opencl`, each an optional
+//! dependency behind the cargo feature of its name (both on by default; a backend left out
+//! answers `BackendError::NotBuilt`). It never depends on the tuner (`kw-tune`, `kw-replay`)
+//! or on `kw-cli`; `kw-cli` and `kw-capi` depend on it. It is where devices are opened
+//! (`devices.rs`) for every crate above it.
+//!
+//! ## Where to start reading
+//!
+//! `builder.rs` (`KernelBuilder`), then `kernel.rs` (`WisdomKernel`: `launch` → `enqueue`,
+//! `prepare`, `compile`, the fallback to the default configuration), `launch_memo.rs` (the
+//! hot path), `wisdom.rs` (the search path and the choice per problem size), `capture/`
+//! (settings, the per-kernel counters, the background writer, the exit hook) and
+//! `devices.rs`. The whole launch path, step by step, is in `docs/architecture.md`.
 
 mod builder;
 pub mod bundled;

@@ -20,6 +20,21 @@
 //!
 //! The `unsafe extern "C"` functions' safety contract is the one kernel_wisdom.h states for
 //! them (valid strings and arrays of the given lengths, live GPU handles).
+//!
+//! ## Layer
+//!
+//! Layer 3 (`docs/architecture.md`), beside `kw-cli`: depends on `kernel-wisdom` (with both
+//! backend features) and `kw-core` only, and nothing in the workspace depends on it. With the
+//! backend crates, it is where the design allows `unsafe`: the `extern "C"` functions take raw
+//! pointers from C.
+//!
+//! ## Where to start reading
+//!
+//! `include/kernel_wisdom.h` (the contract), then `status.rs` (status codes, the thread's
+//! last error, `guard` with `catch_unwind`), `handles.rs` (handles as registry numbers),
+//! `ffi.rs` (reading C strings and arrays), and the entry points in `builder.rs`, `device.rs`
+//! and `kernel.rs`; `include/kernel_wisdom.hpp` is the C++ wrapper over the C API. The tests
+//! (`tests/c_programs.rs`) build C and C++ programs through the installed CMake package.
 #![allow(clippy::missing_safety_doc)]
 
 pub mod builder;

@@ -10,9 +10,24 @@
 //! - Read: [`Capture::open`] (memory-mapped, validated), [`Capture::read_buffer`],
 //!   [`Capture::verify`].
 //! - Names: [`capture_file_stem`] and [`sanitize_stem`] keep files inside their directory.
+//! - Record: [`record`] is the one capture recorder of the project: `before_launch` /
+//!   `after_launch` around a launch (the runtime, `kernel-wisdom`) and `capture_launch` (one
+//!   launch here and now: `kw tune --bundled` and tests), both writing the metadata schema
+//!   `kw_core::capture_meta::CaptureMetadata`.
 //!
 //! Files are written to a temporary name, synced and renamed: a crash or a full disk never leaves
 //! a file that looks valid. Every problem with a file is a [`CaptureError`] naming the file.
+//!
+//! ## Layer
+//!
+//! Layer 1 (`docs/architecture.md`): depends on `kw-core` only among the workspace crates, and on
+//! no backend; the recorder copies buffers through the `kw_core::backend::Device` trait. Used by
+//! `kernel-wisdom` (capture on launch), `kw-replay` (loading captures) and `kw-cli`.
+//!
+//! ## Where to start reading
+//!
+//! `FORMAT.md`, then `writer.rs` and `reader.rs`; `record/recorder.rs` for what a capture
+//! records; `background.rs` for the writer thread.
 
 mod background;
 mod buffer;

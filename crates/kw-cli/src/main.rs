@@ -1,4 +1,22 @@
 //! `kw`: inspect tuning spaces, captures and wisdom; tune kernels.
+//!
+//! The `kw` command-line tool of kernel-wisdom (a binary only; this crate has no `lib.rs`).
+//! Each subcommand is a module of `cmd/`: `space`, `capture`, `tune/`, `wisdom`, `simulate`
+//! and `simulate_suite`, `log`, `cache`; `isolated.rs` and `worker.rs` (the hidden
+//! `__eval-worker` subcommand) are `kw tune`'s evaluation worker processes and their watchdog.
+//!
+//! ## Layer
+//!
+//! Layer 3 (`docs/architecture.md`), beside `kw-capi`: depends on `kw-core`, `kw-capture`,
+//! `kw-tune`, `kw-replay` and `kernel-wisdom` (which opens the devices; its `cuda` and `opencl`
+//! features are passed through), and nothing in the workspace depends on it. No `unsafe`
+//! (`#![forbid(unsafe_code)]`).
+//!
+//! ## Where to start reading
+//!
+//! `main.rs` (the subcommands), then `cmd/tune/mod.rs` and `cmd/tune/one.rs` (one capture
+//! tuned, from loading to the wisdom record), `cmd/isolated.rs` and `cmd/worker.rs`. The whole
+//! `kw tune` path, step by step, is in `docs/architecture.md`.
 
 #![forbid(unsafe_code)]
 

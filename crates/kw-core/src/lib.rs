@@ -9,7 +9,27 @@
 //! descriptions ([`DeviceInfo`](device::DeviceInfo)) and the object-safe backend traits
 //! ([`backend`]) with typed buffers ([`buffer::DeviceBuffer`]).
 //!
+//! It also holds what several crates above share: the metadata of capture files
+//! (`capture_meta`), wisdom files and the five-step selection (`wisdom`), the on-disk compile
+//! cache both backends compile through (`compile_cache`), every message the libraries print
+//! (`diag`, `KW_LOG`), reading and writing files without trusting the file system (`files`,
+//! `KW_FILE_MODE`), a device that launches nothing, for benches and tests (`null_device`), and
+//! a small mutation fuzzer used by tests (`fuzz`).
+//!
 //! Every item has one public path, its module's (`kw_core::config::Config`).
+//!
+//! ## Layer
+//!
+//! Layer 0 of the workspace (`docs/architecture.md`): kw-core depends on no other workspace
+//! crate, and every other crate depends on it. It holds no backend code: devices are reached
+//! through the traits of `backend`, which `kw-opencl` and `kw-cuda` implement.
+//!
+//! ## Where to start reading
+//!
+//! `value.rs` and `expr.rs` (the language), `space.rs` (tuning spaces), `kernel_def.rs` with
+//! `def_eval.rs` and `compile_spec.rs` (definitions and the one compile path), `backend.rs` (the
+//! traits backends implement), then `wisdom/` (files and selection). Which module imports which
+//! is tabulated in `docs/architecture.md` ("Is kw-core one crate or several?").
 
 pub mod backend;
 pub mod buffer;

@@ -1,3 +1,5 @@
+//! # kw-cuda
+//!
 //! The CUDA backend of kernel-wisdom, on [`cudarc`] (driver API + NVRTC).
 //!
 //! Everything is loaded at run time, so the crate builds and runs on machines without CUDA:
@@ -9,13 +11,28 @@
 //! - [`CudaDevice`] owns the device's primary context and one stream; it compiles with NVRTC
 //!   (defines, flags, `-std=c++17` by default, include directories, embedded headers, name
 //!   expressions for templated and namespaced kernels; CUBIN for the exact `sm_XY` when
-//!   NVRTC supports it, PTX otherwise), allocates memory, launches (grid, block, dynamic
+//!   NVRTC supports it, PTX otherwise), through the on-disk compile cache
+//!   (`kw_core::compile_cache`), allocates memory, launches (grid, block, dynamic
 //!   shared memory, raising the 48 KiB limit when asked for more) and times launches with
-//!   CUDA events.
+//!   CUDA events. [`attach`] joins an application's context, stream and `CudaSlice`s instead.
 //! - NVRTC is loaded by this crate (see [`nvrtc_library`]): `libnvrtc.so.13`, `.so.12` or
 //!   `.so`, or what `KW_NVRTC_LIBRARY` names.
 //!
 //! All `unsafe` of the CUDA path lives in this crate, each block with its SAFETY argument.
+//!
+//! ## Layer
+//!
+//! Layer 1 (`docs/architecture.md`): a backend. Depends on `kw-core` only among the workspace
+//! crates and implements its traits (`kw_core::backend::{Backend, Device, CompiledKernel,
+//! DeviceMemory}`); it never sees a `KernelDef`, wisdom or captures, only compile requests
+//! (`kw_core::backend::CompileRequest`), memory, geometry and arguments. Used by
+//! `kernel-wisdom` as the optional dependency behind its `cuda` feature. Its GPU tests print
+//! `SKIPPED: no CUDA driver` on machines without one; `tools/gpu-check.sh` runs them on a GPU.
+//!
+//! ## Where to start reading
+//!
+//! `backend.rs` (`CudaBackend`), `device.rs` (the `Device` implementation), `compile.rs` and
+//! `nvrtc_lib.rs` (NVRTC), `launch.rs`, `attach.rs` (an application's context and stream).
 
 pub mod attach;
 mod backend;

@@ -7,9 +7,12 @@
 //! - Devices are numbered over all platforms, in platform order then device order.
 //! - Each opened [`ClDevice`] has one context and one in-order queue with profiling enabled;
 //!   transfers block, launches are asynchronous, [`kw_core::backend::Device::synchronize`] waits.
+//!   [`ClDevice::attach`] uses an application's own context and queue instead.
 //! - Kernels are built with `clBuildProgram`; defines become `-DNAME=VALUE`, include
-//!   directories `-IDIR`, embedded headers are written once to a temporary directory named
-//!   by their hash and added with `-I`. A failed build returns
+//!   directories `-IDIR`, embedded headers are written once to a directory named by their
+//!   hash inside this user's private temporary directory (`kw_core::files::private_temp_dir`)
+//!   and added with `-I`. Builds go through the on-disk compile cache
+//!   (`kw_core::compile_cache`, program binaries). A failed build returns
 //!   [`kw_core::backend::BackendError::Compile`] with the full build log.
 //! - A launch uses global size = grid x local size (the block size), per axis.
 //! - **Dynamic local memory convention**: a kernel that uses dynamic local (shared) memory
@@ -20,6 +23,20 @@
 //! - Timed launches read the launch event's `CL_PROFILING_COMMAND_START/END`.
 //!
 //! All `unsafe` of the OpenCL path lives in this crate.
+//!
+//! ## Layer
+//!
+//! Layer 1 (`docs/architecture.md`): a backend. Depends on `kw-core` only among the workspace
+//! crates and implements its traits (`kw_core::backend::{Backend, Device, CompiledKernel,
+//! DeviceMemory}`); it never sees a `KernelDef`, wisdom or captures, only compile requests
+//! (`kw_core::backend::CompileRequest`), memory, geometry and arguments. Used by
+//! `kernel-wisdom` as the optional dependency behind its `opencl` feature.
+//!
+//! ## Where to start reading
+//!
+//! `lib.rs` (`OpenClBackend`), `device.rs` (the `Device` implementation), `program.rs`
+//! (building through the compile cache), `attach.rs` (an application's context, queue and
+//! buffers).
 
 pub mod attach;
 mod device;

@@ -9,6 +9,21 @@
 //! [`device_verify`], the reference uploaded once). Timed runs and their restores are enqueued
 //! as batches with one host wait ([`kw_core::backend::Device::launch_timed_runs`]); the evaluator's
 //! [`ReplayStats`] say where the time went and how many compiles the compile cache saved.
+//! [`tuned_record`] makes the wisdom record of a tuning run's best configuration.
+//!
+//! ## Layer
+//!
+//! Layer 2 (`docs/architecture.md`): depends on `kw-core`, `kw-capture` and `kw-tune` only: no
+//! backend crate and no runtime (`kernel-wisdom` is a dev-dependency, for tests). The device is
+//! a `kw_core::backend::Device` its caller opened (`kw-cli`, through `kernel-wisdom`). It
+//! compiles through `KernelDef::compile_spec`, as the runtime does
+//! (`tests/one_compile_path.rs`). No `unsafe` (`#![forbid(unsafe_code)]`).
+//!
+//! ## Where to start reading
+//!
+//! `session.rs` (loading a capture, restore, timed runs), `evaluator.rs` (one configuration
+//! measured and verified), `compile.rs` (the compile pool), `verify.rs` and `device_verify.rs`
+//! with the comparison kernels in `kernels/compare.cl` and `kernels/compare.cu` (in this crate).
 
 #![forbid(unsafe_code)]
 

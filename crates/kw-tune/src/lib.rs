@@ -14,6 +14,18 @@
 //! - [`suite`]: scoring strategies on a directory of measured spaces (final fraction and
 //!   area under the best-so-far curve per budget).
 //! - [`export`]: a results log as a Kernel Tuner cache file.
+//!
+//! ## Layer
+//!
+//! Layer 1 (`docs/architecture.md`): depends on `kw-core` only among the workspace crates (its
+//! tuning spaces and Kernel Tuner readers), on no backend and on no capture code; no `unsafe`
+//! (`#![forbid(unsafe_code)]`). The evaluator that runs configurations on a device is
+//! `kw-replay`'s `ReplayEvaluator`; `kw-cli` drives the loop.
+//!
+//! ## Where to start reading
+//!
+//! `strategy.rs` and `evaluator.rs` (the two interfaces), `tuner.rs` (the loop), `log.rs` (the
+//! results log), then `strategies/mod.rs` (the registry and the default strategy).
 
 #![forbid(unsafe_code)]
 

@@ -5,6 +5,7 @@
 
 mod cache;
 mod t1;
+mod t1_args;
 mod t1_benchmark;
 mod value_list;
 

@@ -28,10 +28,8 @@ use super::{parse_json, read_text, KtError};
 use crate::device::BackendKind;
 use crate::eval::Scope;
 use crate::expr::{lit, param, Expr, Func};
-use crate::kernel_def::{
-    Access, ArgDef, ArgKind, Grid, KernelDef, KernelSource, KERNEL_DEF_FORMAT_VERSION,
-};
-use crate::scalar::{HostArg, ScalarType, ScalarValue};
+use crate::kernel_def::{Grid, KernelDef, KernelSource, KERNEL_DEF_FORMAT_VERSION};
+use crate::scalar::HostArg;
 use crate::value::Value;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -67,7 +65,7 @@ fn fmt(path: &Path, message: String) -> KtError {
 }
 
 /// Scope of `Size` and `GlobalSize` expressions: the problem size only.
-struct SizeScope<'a>(&'a [i64]);
+pub(super) struct SizeScope<'a>(pub(super) &'a [i64]);
 
 impl Scope for SizeScope<'_> {
     fn problem_size(&self, axis: usize) -> Option<i64> {
@@ -77,7 +75,7 @@ impl Scope for SizeScope<'_> {
 
 /// Parses a T1 expression string: `ProblemSize[i]` as the problem size, and `max(P)` /
 /// `min(P)` of a single parameter `P` as its largest / smallest declared value.
-fn t1_expr(text: &str, spec: &T1Spec) -> Result<Expr, String> {
+pub(super) fn t1_expr(text: &str, spec: &T1Spec) -> Result<Expr, String> {
     let text = text.replace("ProblemSize", "problem_size");
     let mut e = Expr::parse(&text).map_err(|e| e.to_string())?;
     let mut problem = None;
@@ -105,84 +103,6 @@ fn t1_expr(text: &str, spec: &T1Spec) -> Result<Expr, String> {
     match problem {
         Some(p) => Err(p),
         None => Ok(e),
-    }
-}
-
-/// The element type and how many of them make one value of a T1 `Type`.
-fn element_type(ty: &str) -> Result<(ScalarType, usize), String> {
-    let (base, lanes) = match ty.find(|c: char| c.is_ascii_digit()) {
-        Some(i)
-            if ty.starts_with("float") || ty.starts_with("double") || ty.starts_with("half") =>
-        {
-            let lanes: usize = ty[i..]
-                .parse()
-                .map_err(|_| format!("unknown type `{ty}`"))?;
-            (&ty[..i], lanes)
-        }
-        _ => (ty, 1),
-    };
-    let scalar =
-        match base {
-            "bool" | "uint8" => ScalarType::U8,
-            "int8" => ScalarType::I8,
-            "int16" => ScalarType::I16,
-            "uint16" => ScalarType::U16,
-            "int32" | "int" => ScalarType::I32,
-            "uint32" | "uint" => ScalarType::U32,
-            "int64" => ScalarType::I64,
-            "uint64" => ScalarType::U64,
-            "float" => ScalarType::F32,
-            "double" => ScalarType::F64,
-            "half" => return Err(
-                "`half` arguments are not supported by this kw (supported: bool, int8..uint64, \
-                 float, double and their vector forms)"
-                    .into(),
-            ),
-            other => {
-                return Err(format!(
-                    "unknown type `{other}` (supported: bool, int8, uint8, int16, uint16, int32, \
-                 uint32, int64, uint64, float, double, and float2..float16, double2..double16)"
-                ))
-            }
-        };
-    if ![1, 2, 3, 4, 8, 16].contains(&lanes) {
-        return Err(format!("unknown vector type `{ty}`"));
-    }
-    Ok((scalar, lanes))
-}
-
-/// One value of `ty` from a JSON number, as the bytes of that type.
-fn scalar_from(ty: ScalarType, v: f64) -> ScalarValue {
-    match ty {
-        ScalarType::I8 => ScalarValue::new(v as i8),
-        ScalarType::I16 => ScalarValue::new(v as i16),
-        ScalarType::I32 => ScalarValue::new(v as i32),
-        ScalarType::I64 => ScalarValue::new(v as i64),
-        ScalarType::U8 => ScalarValue::new(v as u8),
-        ScalarType::U16 => ScalarValue::new(v as u16),
-        ScalarType::U32 => ScalarValue::new(v as u32),
-        ScalarType::U64 => ScalarValue::new(v as u64),
-        ScalarType::F32 => ScalarValue::new(v as f32),
-        ScalarType::F64 => ScalarValue::new(v),
-    }
-}
-
-/// A standard normal sample (Box-Muller), from a generator that never changes.
-fn normal(rng: &mut crate::rng::Rng) -> f64 {
-    let u1 = (rng.f64()).max(f64::MIN_POSITIVE);
-    let u2 = rng.f64();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
-/// Scope of a `Generator` expression: the element index `i`.
-struct IndexScope(i64);
-
-impl Scope for IndexScope {
-    fn param(&self, name: &str) -> Option<Value> {
-        (name == "i").then_some(Value::Int(self.0))
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["i".into()]
     }
 }
 
@@ -417,157 +337,10 @@ impl T1Benchmark {
         let mut args = Vec::new();
         let mut inputs = Vec::new();
         for (i, a) in arguments.iter().enumerate() {
-            let name = a
-                .get("Name")
-                .and_then(Json::as_str)
-                .map_or_else(|| format!("arg{i}"), String::from);
-            let at = |m: String| fmt(path, format!("argument #{i} `{name}`: {m}"));
-            let ty_text = a
-                .get("Type")
-                .and_then(Json::as_str)
-                .ok_or_else(|| at("missing `Type`".into()))?;
-            let (ty, lanes) = element_type(ty_text).map_err(|m| at(format!("`Type`: {m}")))?;
-            let memory = a
-                .get("MemoryType")
-                .and_then(Json::as_str)
-                .unwrap_or("Vector");
-            let fill_value = a.get("FillValue").and_then(Json::as_f64).unwrap_or(0.0);
-            match memory {
-                "Scalar" => {
-                    args.push(ArgDef {
-                        name: name.clone(),
-                        ty,
-                        kind: ArgKind::Scalar,
-                        access: Access::In,
-                        len: None,
-                    });
-                    inputs.push(HostArg::Scalar(scalar_from(ty, fill_value)));
-                    continue;
-                }
-                "Vector" => {}
-                other => {
-                    return Err(at(format!(
-                        "`MemoryType` {other} is not supported by this kw yet (supported: \
-                         Scalar, Vector)"
-                    )))
-                }
-            }
-            if a.get("MemType").and_then(Json::as_str) == Some("Constant") {
-                return Err(at(
-                    "`MemType: Constant` (a constant-memory symbol) is not supported by this kw \
-                     yet"
-                    .into(),
-                ));
-            }
-            let count = match a.get("Size") {
-                Some(Json::Number(n)) => n.as_i64().unwrap_or(-1),
-                Some(Json::String(s)) => t1_expr(s, &spec)
-                    .and_then(|e| e.eval(&SizeScope(&probs)).map_err(|e| e.to_string()))
-                    .and_then(|v| v.as_int().ok_or_else(|| format!("{v} is not an integer")))
-                    .map_err(|m| at(format!("`Size` `{s}`: {m}")))?,
-                _ => return Err(at("missing `Size`".into())),
-            };
-            let elements = usize::try_from(count)
-                .ok()
-                .filter(|&c| c > 0)
-                .and_then(|c| c.checked_mul(lanes))
-                .filter(|&c| c.saturating_mul(ty.size()) <= (16usize << 30))
-                .ok_or_else(|| at(format!("`Size` {count} is not a size from 1 to 16 GiB")))?;
-            let access = match a.get("AccessType").and_then(Json::as_str) {
-                None | Some("ReadOnly") => Access::In,
-                Some("WriteOnly") => Access::Out,
-                Some("ReadWrite") => Access::InOut,
-                Some(other) => return Err(at(format!("unknown `AccessType` {other}"))),
-            };
-            // `Output: 0` on a written buffer: not verified (Kernel Tuner's `answer` None).
-            let access = match (access, a.get("Output").and_then(Json::as_i64)) {
-                (Access::Out | Access::InOut, Some(0)) => {
-                    notes.push(format!(
-                        "argument `{name}` is written but `Output` is 0: it is not verified"
-                    ));
-                    Access::In
-                }
-                (acc, _) => acc,
-            };
-            let fill = a
-                .get("FillType")
-                .and_then(Json::as_str)
-                .unwrap_or("Constant");
-            let bytes = match fill {
-                "Constant" => {
-                    let one = scalar_from(ty, fill_value);
-                    one.bytes().repeat(elements)
-                }
-                "Random" => {
-                    let seed = a.get("RandomSeed").and_then(Json::as_u64).unwrap_or(0);
-                    notes.push(format!("argument `{name}`: random data, seed {seed}"));
-                    let mut rng = crate::rng::Rng::new(seed);
-                    let mut out = Vec::with_capacity(elements * ty.size());
-                    for _ in 0..elements {
-                        let v = if ty.is_float() {
-                            normal(&mut rng)
-                        } else {
-                            (rng.below(201) as f64) - 100.0
-                        };
-                        out.extend_from_slice(scalar_from(ty, v).bytes());
-                    }
-                    out
-                }
-                "BinaryRaw" => {
-                    let source = a
-                        .get("DataSource")
-                        .and_then(Json::as_str)
-                        .ok_or_else(|| at("`FillType: BinaryRaw` needs a `DataSource`".into()))?;
-                    let file = base.join(source);
-                    let rules = crate::files::ReadRules::new("data file", 16 << 30);
-                    let data = crate::files::read(&file, rules)
-                        .map_err(|e| at(format!("`DataSource`: {e}")))?;
-                    if data.len() != elements * ty.size() {
-                        return Err(at(format!(
-                            "`DataSource` {} holds {} bytes, `Size` {count} of `{ty_text}` needs {}",
-                            file.display(),
-                            data.len(),
-                            elements * ty.size()
-                        )));
-                    }
-                    data
-                }
-                "Generator" => {
-                    let source = a.get("DataSource").and_then(Json::as_str).ok_or_else(|| {
-                        at("`FillType: Generator` needs a `DataSource` expression of `i`".into())
-                    })?;
-                    let e = Expr::parse(source)
-                        .map_err(|e| at(format!("`DataSource` `{source}`: {e}")))?;
-                    let mut out = Vec::with_capacity(elements * ty.size());
-                    for k in 0..elements {
-                        let v = e
-                            .eval(&IndexScope(k as i64))
-                            .ok()
-                            .and_then(|v| v.as_f64())
-                            .ok_or_else(|| {
-                                at(format!(
-                                    "`DataSource` `{source}` gives no number at i = {k}"
-                                ))
-                            })?;
-                        out.extend_from_slice(scalar_from(ty, v).bytes());
-                    }
-                    out
-                }
-                other => {
-                    return Err(at(format!(
-                        "`FillType` {other} is not supported (supported: Constant, Random, \
-                         BinaryRaw, Generator)"
-                    )))
-                }
-            };
-            args.push(ArgDef {
-                name: name.clone(),
-                ty,
-                kind: ArgKind::Buffer,
-                access,
-                len: Some(lit(elements as i64)),
-            });
-            inputs.push(HostArg::Buffer { ty, bytes });
+            let (arg, input) =
+                super::t1_args::argument(path, &spec, &probs, base, i, a, &mut notes)?;
+            args.push(arg);
+            inputs.push(input);
         }
         let name = json
             .get("General")

@@ -340,6 +340,10 @@ impl WisdomKernel {
     /// arguments are copied to the host before and after it (so this call waits for the
     /// launch) and the capture is written in the background; a capture failure is reported
     /// on standard error and never changes this call's result.
+    ///
+    /// A problem size with a negative axis is an error ([`Error::Eval`], naming the kernel
+    /// and the size); one with an empty axis (0) launches nothing and returns `Ok` (nothing
+    /// is compiled or captured either).
     pub fn launch(&self, args: &[KernelArg<'_>]) -> Result<(), Error> {
         self.enqueue(Queue::DEFAULT, args, false).map(drop)
     }
@@ -387,6 +391,10 @@ impl WisdomKernel {
             // back to the default configuration when the selected one fails).
         }
         let ps = self.checked_problem_size(args)?;
+        if ps.contains(&0) {
+            self.empty_launch(&ps);
+            return Ok(None);
+        }
         let cached = {
             let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
             map.get(&ps).cloned()
@@ -405,6 +413,20 @@ impl WisdomKernel {
         }
         self.launch_or_fall_back(queue, &selected, &ps, args, want_event)
             .map(|(_, event)| event)
+    }
+
+    /// A launch whose problem size has an empty axis (0 elements): there is nothing to do,
+    /// so nothing is selected, compiled, launched or captured, and the launch succeeds (as a
+    /// loop over no elements does; drivers refuse a grid of 0 blocks). A negative axis is an
+    /// error of [`KernelDef::problem_size_for`].
+    #[cold]
+    fn empty_launch(&self, ps: &[i64; 3]) {
+        if kw_core::diag::debug_enabled() {
+            kw_core::diag::debug(&format!(
+                "kernel `{}`: problem size {ps:?} is empty: nothing launched",
+                self.def.kernel_name
+            ));
+        }
     }
 
     /// Launches `selected`; if it fails and is not the default, falls back to the default
@@ -475,6 +497,11 @@ impl WisdomKernel {
     /// Launches one given configuration, without fallback (what a tuner or a test does).
     pub fn launch_with_config(&self, config: &Config, args: &[KernelArg<'_>]) -> Result<(), Error> {
         let ps = self.checked_problem_size(args)?;
+        if ps.contains(&0) {
+            self.validate(config)?;
+            self.empty_launch(&ps);
+            return Ok(());
+        }
         let selected = self.explicit(config, &ps)?;
         self.launch_selected(Queue::DEFAULT, &selected, &ps, args, false)
             .map(drop)

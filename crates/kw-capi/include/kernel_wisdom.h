@@ -13,7 +13,11 @@
  * Errors: every function returns a kw_status (KW_OK = 0). On failure kw_last_error()
  * returns the calling thread's message, valid until the next failing call on that thread.
  * Null, freed or made-up handles, wrong argument counts or types and expression text that
- * does not parse are errors with a message, never a crash.
+ * does not parse are errors with a message, never a crash. Every (array, count) pair is
+ * checked before anything is read: a count above KW_MAX_COUNT (SIZE_MAX, a negative number
+ * passed as size_t) or an array not aligned for its elements is KW_ERROR_INVALID, a NULL
+ * array with a non-zero count KW_ERROR_NULL; a launch's argument count is compared with the
+ * kernel's before any argument is read ("4 argument(s) given, the kernel takes 3").
  *
  * Threads: every function may be called from any thread; a kernel may be launched from
  * several threads at once (a new problem size is selected and compiled once). Freeing a
@@ -108,7 +112,10 @@ int kw_builder_free(kw_builder* builder);
 
 int kw_builder_backend(kw_builder* builder, int backend /* kw_backend */);
 int kw_builder_include_dir(kw_builder* builder, const char* dir);
-/* A tuning parameter: its values (count >= 1) and default. Every parameter is also passed
+/* The most elements an array argument (values, strings, events) may have. */
+#define KW_MAX_COUNT ((size_t)1 << 20)
+
+/* A tuning parameter: its values (1 <= count <= KW_MAX_COUNT) and default. Every parameter is also passed
  * to the compiler as a define of its name unless kw_builder_params_as_defines(b, 0). */
 int kw_builder_tune_int(kw_builder* builder, const char* name, const int64_t* values,
                         size_t count, int64_t default_value);
@@ -120,7 +127,8 @@ int kw_builder_tune_string(kw_builder* builder, const char* name,
 int kw_builder_params_as_defines(kw_builder* builder, int on);
 /* A restriction every configuration must satisfy ("block_size_x * elems <= 1024"). */
 int kw_builder_restriction(kw_builder* builder, const char* expr);
-/* The problem size: x required; y and z may be NULL (1-D, 2-D). */
+/* The problem size: x required; y and z may be NULL (1-D, 2-D). An axis that is a negative
+ * constant is refused by kw_builder_check / kw_kernel_create (KW_ERROR_DEFINITION). */
 int kw_builder_problem_size(kw_builder* builder, const char* x, const char* y,
                             const char* z);
 /* Block (work-group) size; NULL axes are 1. */
@@ -258,7 +266,11 @@ static inline kw_arg kw_arg_f64(double v) {
 /* Launches with the configuration selected for the arguments' problem size, on `stream`: a
  * CUstream / cudaStream_t or a cl_command_queue of the device's context; NULL is the
  * device's own queue or stream. Asynchronous, ordered on that stream / queue. A captured
- * launch (KW_CAPTURE) waits for the launch to copy its outputs. */
+ * launch (KW_CAPTURE) waits for the launch to copy its outputs. `nargs` must be the
+ * kernel's argument count (checked first: KW_ERROR_ARGUMENTS). A problem size that
+ * evaluates to a negative axis is KW_ERROR_ARGUMENTS naming the kernel and the size; one
+ * with an empty axis (0 elements) launches nothing and returns KW_OK (nothing is compiled
+ * or captured; kw_kernel_launch_opencl then returns a NULL out_event). */
 int kw_kernel_launch(const kw_kernel* kernel, void* stream, const kw_arg* args, size_t nargs);
 /* OpenCL: launches on `queue` (NULL: the device's own) after `nwait` cl_events; with a
  * non-NULL out_event, returns the launch's cl_event (release it with clReleaseEvent). */

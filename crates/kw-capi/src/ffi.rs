@@ -35,7 +35,14 @@ pub unsafe fn opt_text<'a>(p: *const c_char, what: &str) -> Result<Option<&'a st
     }
 }
 
-/// `n` elements at `p` (null is allowed when `n` is 0).
+/// The most elements one array argument may have (tuning values, strings, events): a
+/// larger count is a wrong count (`SIZE_MAX`, a negative number cast to `size_t`), refused
+/// before anything is read (`KW_MAX_COUNT` in kernel_wisdom.h).
+pub const MAX_COUNT: usize = 1 << 20;
+
+/// `n` elements at `p` (null is allowed when `n` is 0). A count above [`MAX_COUNT`] is
+/// `KW_ERROR_INVALID`, a null `p` with `n > 0` `KW_ERROR_NULL`, a pointer not aligned for
+/// `T` `KW_ERROR_INVALID`: nothing is read then.
 ///
 /// # Safety
 /// `p` is null or points at `n` initialised elements that live for `'a`.
@@ -43,13 +50,32 @@ pub unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T],
     if n == 0 {
         return Ok(&[]);
     }
+    if n > MAX_COUNT {
+        return Err(CError::new(
+            Status::Invalid,
+            format!(
+                "{what}: a count of {n} element(s) is more than the {MAX_COUNT} an array \
+                 may hold here (a wrong count, or a negative number passed as size_t?)"
+            ),
+        ));
+    }
     if p.is_null() {
         return Err(CError::new(
             Status::Null,
             format!("{what} is a null array of {n} element(s)"),
         ));
     }
-    // SAFETY: non-null, `n` elements (the caller's promise).
+    if !p.is_aligned() {
+        return Err(CError::new(
+            Status::Invalid,
+            format!(
+                "{what}: the array at {p:p} is not aligned for its {}-byte elements",
+                std::mem::align_of::<T>()
+            ),
+        ));
+    }
+    // SAFETY: non-null, aligned, `n` elements (the caller's promise); `n` <= MAX_COUNT so
+    // the slice's size (elements of at most a few bytes) stays far below isize::MAX.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 

@@ -172,6 +172,17 @@ fn bad_arg(kernel: &WisdomKernel, index: usize, status: Status, what: String) ->
     )
 }
 
+/// A launch with `given` arguments of a kernel that takes `expected`.
+#[cold]
+fn wrong_count(kernel: &WisdomKernel, given: usize, expected: usize) -> CError {
+    kernel_wisdom::Error::ArgumentCount {
+        kernel: kernel.def().kernel_name.clone(),
+        given,
+        expected,
+    }
+    .into()
+}
+
 /// Launch arguments converted from C, on the stack for up to [`INLINE_ARGS`] arguments (no
 /// allocation on the launch path; only the arguments given are written), on the heap beyond.
 struct Converted {
@@ -201,7 +212,8 @@ impl Converted {
         unsafe { std::slice::from_raw_parts(self.inline.as_ptr().cast(), self.len) }
     }
 
-    /// Converts the C arguments.
+    /// Converts the C arguments, after checking their count against the kernel's (so that
+    /// a wrong count never reads past the caller's array).
     ///
     /// # Safety
     /// As [`arg`]; `args` holds `n` entries.
@@ -212,6 +224,10 @@ impl Converted {
         args: *const KwArg,
         n: usize,
     ) -> Result<(), CError> {
+        let expected = kernel.def().args.len();
+        if n != expected {
+            return Err(wrong_count(kernel, n, expected));
+        }
         // SAFETY: `n` arguments, as the header requires.
         let given = unsafe { slice(args, n, "args") }?;
         let backend = kernel.backend();

@@ -110,5 +110,7 @@ mod tests {
             msg.contains("boom") && msg.contains("internal error"),
             "{msg}"
         );
+        // Where it happened is in the message (the panic itself printed nothing).
+        assert!(msg.contains("src/lib.rs:"), "{msg}");
     }
 }

@@ -2,7 +2,7 @@
 //! Rust panic crosses the C boundary.
 
 use kernel_wisdom::{BackendError, Error};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -125,6 +125,28 @@ fn backend_status(e: &BackendError) -> Status {
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// How deep this thread is in [`guard`]s.
+    static IN_GUARD: Cell<u32> = const { Cell::new(0) };
+    /// Where the last panic inside a guard happened.
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs (once) a panic hook that keeps panics inside a [`guard`] quiet: the C program's
+/// standard error gets no Rust panic message or backtrace, the status and `kw_last_error`
+/// say what happened and where. Panics elsewhere go to the hook that was there before.
+fn quiet_panics_in_guards() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_GUARD.with(Cell::get) > 0 {
+                let at = info.location().map(|l| l.to_string());
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// Records `message` as this thread's last error (NUL bytes would end it early: replaced).
@@ -141,7 +163,11 @@ pub fn last_error_ptr() -> *const c_char {
 /// Runs an entry point's body: its error, or a panic, becomes a status and the thread's last
 /// error; nothing unwinds into C.
 pub fn guard(f: impl FnOnce() -> Result<(), CError>) -> c_int {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    quiet_panics_in_guards();
+    IN_GUARD.with(|g| g.set(g.get() + 1));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_GUARD.with(|g| g.set(g.get() - 1));
+    match result {
         Ok(Ok(())) => Status::Ok as c_int,
         Ok(Err(e)) => {
             set_last_error(&e.message);
@@ -153,8 +179,11 @@ pub fn guard(f: impl FnOnce() -> Result<(), CError>) -> c_int {
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "(no message)".into());
+            let at = PANIC_AT
+                .with(|p| p.borrow_mut().take())
+                .map_or_else(String::new, |l| format!(" at {l}"));
             set_last_error(&format!(
-                "internal error in kernel-wisdom (a bug, please report it): {what}"
+                "internal error in kernel-wisdom (a bug, please report it): {what}{at}"
             ));
             Status::Internal as c_int
         }

@@ -76,6 +76,18 @@ impl KernelDef {
                 format!("needs 1 to 3 axes, has {}", self.problem_size.len()),
             );
         }
+        // An axis that is a constant (it mentions no argument or device) is known now: a
+        // negative one could never launch. (0 is an empty launch: nothing to do.)
+        for (i, e) in self.problem_size.iter().enumerate() {
+            if let Ok(v) = e.eval_int(&crate::def_eval::DefScope::new(self)) {
+                if v < 0 {
+                    push(
+                        format!("problem_size[{i}]"),
+                        format!("`{e}` is {v}: a size must be >= 0"),
+                    );
+                }
+            }
+        }
         for (i, p) in self.parameters.iter().enumerate() {
             let loc = format!("parameter `{}`", p.name);
             if !is_identifier(&p.name) {
@@ -355,5 +367,36 @@ mod tests {
         let text = format_problems(&def.check(Some(&test_device())));
         assert!(text.contains("8192 threads per block"), "{text}");
         assert!(text.contains("shared memory"), "{text}");
+    }
+
+    /// Problem sizes known when the definition is built: no axis, or a negative constant,
+    /// is a problem naming the axis and the value; 0 (an empty launch) and sizes from the
+    /// arguments are not.
+    #[test]
+    fn empty_and_negative_constant_problem_sizes() {
+        let mut def = sample_def();
+        def.problem_size = vec![];
+        let text = format_problems(&def.check(None));
+        assert!(
+            text.contains("problem_size: needs 1 to 3 axes, has 0"),
+            "{text}"
+        );
+
+        def.problem_size = vec![lit(-4096)];
+        let text = format_problems(&def.check(None));
+        assert!(
+            text.contains("problem_size[0]: `(-4096)` is -4096: a size must be >= 0"),
+            "{text}"
+        );
+        def.problem_size = vec![arg("n"), lit(2) - lit(3)];
+        let text = format_problems(&def.check(None));
+        assert!(
+            text.contains("problem_size[1]") && text.contains("is -1"),
+            "{text}"
+        );
+        for ok in [vec![lit(0)], vec![arg("n")], vec![arg("n") - lit(4096)]] {
+            def.problem_size = ok;
+            assert_eq!(def.check(None), vec![]);
+        }
     }
 }

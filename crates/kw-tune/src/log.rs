@@ -2,14 +2,21 @@
 //! happens, after a header line (format version, space fingerprint, parameters). An
 //! interrupted run resumes from it ([`crate::Tuner::resume`]); [`crate::export`] turns it
 //! into a Kernel Tuner cache file.
+//!
+//! A log is written by one run at a time: every way of opening one for writing takes its
+//! [`LogLock`] first (held by the [`ResultsLog`], and by whoever keeps
+//! [`ResultsLog::lock`]). Reading never refuses a log for a torn or malformed record line
+//! (two writers, a crash, an edit): the line is dropped with a warning and the rest is used.
 
 use crate::error::TuneError;
 use crate::evaluator::{EvalFailure, EvalResult};
+use crate::log_lock::LogLock;
 use kw_core::{config::Config, space::Point, space::TuningSpace, value::Value};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The `format` field of a header line.
 pub const LOG_FORMAT: &str = "kw-tune-log";
@@ -155,17 +162,26 @@ impl LogRecord {
     }
 }
 
-/// An open results log, appending one line per evaluation.
+/// An open results log, appending one line per evaluation, under the log's [`LogLock`].
 #[derive(Debug)]
 pub struct ResultsLog {
     path: PathBuf,
     file: File,
+    lock: Arc<LogLock>,
 }
 
 impl ResultsLog {
     /// Creates a log and writes its header. An existing log is never truncated: a file that
-    /// is not empty is [`TuneError::LogExists`] (see [`ResultsLog::create_keeping`]).
+    /// is not empty is [`TuneError::LogExists`] (see [`ResultsLog::create_keeping`]). A log
+    /// another run holds is [`TuneError::LogLocked`].
     pub fn create(path: &Path, header: &LogHeader) -> Result<ResultsLog, TuneError> {
+        ResultsLog::create_locked(Arc::new(LogLock::acquire(path)?), header)
+    }
+
+    /// [`ResultsLog::create`] under a lock already taken (of the log at
+    /// [`LogLock::log_path`]).
+    pub fn create_locked(lock: Arc<LogLock>, header: &LogHeader) -> Result<ResultsLog, TuneError> {
+        let path = lock.log_path();
         if std::fs::metadata(path).is_ok_and(|m| m.len() == 0 && m.is_file()) {
             std::fs::remove_file(path).map_err(|e| TuneError::io(path, e))?;
         }
@@ -185,17 +201,28 @@ impl ResultsLog {
         let mut log = ResultsLog {
             path: path.to_path_buf(),
             file,
+            lock: Arc::clone(&lock),
         };
         log.write_line(&serde_json::to_string(header).map_err(|e| log.format_error(1, e))?)?;
         Ok(log)
     }
 
     /// Creates a log at `path`; an existing non-empty file there is first renamed to
-    /// `NAME.prevN.EXT` (the first free N), whose path is returned: nothing is lost.
+    /// `NAME.prevN.EXT` (the first free N), whose path is returned: nothing is lost. A log
+    /// another run holds is [`TuneError::LogLocked`] (and is neither renamed nor touched).
     pub fn create_keeping(
         path: &Path,
         header: &LogHeader,
     ) -> Result<(ResultsLog, Option<PathBuf>), TuneError> {
+        ResultsLog::create_keeping_locked(Arc::new(LogLock::acquire(path)?), header)
+    }
+
+    /// [`ResultsLog::create_keeping`] under a lock already taken.
+    pub fn create_keeping_locked(
+        lock: Arc<LogLock>,
+        header: &LogHeader,
+    ) -> Result<(ResultsLog, Option<PathBuf>), TuneError> {
+        let path = lock.log_path();
         let mut kept = None;
         if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
             let ext = path
@@ -208,23 +235,35 @@ impl ResultsLog {
             std::fs::rename(path, &aside).map_err(|e| TuneError::io(path, e))?;
             kept = Some(aside);
         }
-        Ok((ResultsLog::create(path, header)?, kept))
+        Ok((ResultsLog::create_locked(lock, header)?, kept))
     }
 
-    /// Opens an existing log to continue it: checks that it belongs to `space`, drops a
-    /// trailing partial line (an interrupted write) and returns the logged records. A missing
-    /// or empty file is created with `header`. A log whose header records another capture,
-    /// problem size, device or kernel than `header` is [`TuneError::LogMismatch`].
+    /// Opens an existing log to continue it: checks that it belongs to `space`, cuts a
+    /// trailing partial line (an interrupted write), drops torn or malformed record lines
+    /// with a warning ([`read_log`]) and returns the logged records. A missing or empty file
+    /// is created with `header`. A log whose header records another capture, problem size,
+    /// device or kernel than `header` is [`TuneError::LogMismatch`]; one another run holds is
+    /// [`TuneError::LogLocked`].
     pub fn resume(
         path: &Path,
         space: &TuningSpace,
         header: &LogHeader,
     ) -> Result<(ResultsLog, Vec<LogRecord>), TuneError> {
+        ResultsLog::resume_locked(Arc::new(LogLock::acquire(path)?), space, header)
+    }
+
+    /// [`ResultsLog::resume`] under a lock already taken.
+    pub fn resume_locked(
+        lock: Arc<LogLock>,
+        space: &TuningSpace,
+        header: &LogHeader,
+    ) -> Result<(ResultsLog, Vec<LogRecord>), TuneError> {
+        let path = lock.log_path();
         let exists = std::fs::metadata(path)
             .map(|m| m.len() > 0)
             .unwrap_or(false);
         if !exists {
-            return Ok((ResultsLog::create(path, header)?, Vec::new()));
+            return Ok((ResultsLog::create_locked(lock, header)?, Vec::new()));
         }
         let contents = read_log(path)?;
         if contents.header.fingerprint != space.fingerprint() {
@@ -258,6 +297,7 @@ impl ResultsLog {
             ResultsLog {
                 path: path.to_path_buf(),
                 file,
+                lock,
             },
             contents.records,
         ))
@@ -273,6 +313,12 @@ impl ResultsLog {
     /// The log's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The log's lock: a clone keeps the log locked after this `ResultsLog` is dropped
+    /// (`kw tune` holds it until the run's wisdom is written).
+    pub fn lock(&self) -> Arc<LogLock> {
+        Arc::clone(&self.lock)
     }
 
     fn write_line(&mut self, line: &str) -> Result<(), TuneError> {
@@ -301,10 +347,19 @@ pub struct LogContents {
     pub records: Vec<LogRecord>,
     /// Bytes up to the end of the last complete line.
     pub valid_bytes: u64,
+    /// The record lines dropped as torn or malformed: `(1-based line number, why)`; an
+    /// unterminated last line is among them.
+    pub dropped: Vec<(usize, String)>,
 }
 
-/// Reads a results log. A last line that is incomplete (no newline, or not valid JSON while
-/// unterminated) is ignored; any other malformed line is an error.
+/// How many dropped lines a warning lists one by one.
+const DROPPED_LISTED: usize = 5;
+
+/// Reads a results log. A record line that is torn or malformed (not UTF-8, not JSON, not a
+/// record; an unterminated last line) is dropped with one warning for the file
+/// (`kw_core::diag`) and listed in [`LogContents::dropped`]: only that evaluation is lost.
+/// A bad header line (without it nothing in the file can be trusted), a line longer than
+/// [`MAX_LOG_LINE`] or a read error is an error.
 pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
     let file = File::open(path).map_err(|e| TuneError::io(path, e))?;
     let mut reader = BufReader::new(file);
@@ -318,6 +373,7 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
     let mut valid_bytes = 0u64;
     let mut buf = Vec::new();
     let mut line_no = 0usize;
+    let mut dropped = Vec::new();
     loop {
         buf.clear();
         let n = read_bounded_line(&mut reader, &mut buf, MAX_LOG_LINE)
@@ -336,10 +392,19 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
             ));
         }
         if buf.last() != Some(&b'\n') {
-            break; // interrupted write: ignore the fragment
+            // An interrupted write: the fragment is dropped (and cut by a resume).
+            if header.is_some() {
+                dropped.push((line_no, "an unterminated last line".to_string()));
+            }
+            break;
         }
         let Ok(text) = std::str::from_utf8(&buf) else {
-            return Err(bad(line_no, "not UTF-8 text".to_string()));
+            if header.is_none() {
+                return Err(bad(line_no, "not UTF-8 text".to_string()));
+            }
+            dropped.push((line_no, "not UTF-8 text".to_string()));
+            valid_bytes += n as u64;
+            continue;
         };
         let text = text.trim();
         if text.is_empty() {
@@ -366,18 +431,56 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
             }
             header = Some(h);
         } else {
-            let r: LogRecord =
-                serde_json::from_str(text).map_err(|e| bad(line_no, format!("bad record: {e}")))?;
-            records.push(r);
+            match serde_json::from_str::<LogRecord>(text) {
+                Ok(r) => records.push(r),
+                Err(e) => dropped.push((line_no, format!("not a record: {e}"))),
+            }
         }
         valid_bytes += n as u64;
     }
     let header = header.ok_or_else(|| bad(1, "empty log: no header line".to_string()))?;
+    if !dropped.is_empty() {
+        warn_dropped(path, &dropped);
+    }
     Ok(LogContents {
         header,
         records,
         valid_bytes,
+        dropped,
     })
+}
+
+/// One warning (once per process and file) for a log's dropped lines.
+fn warn_dropped(path: &Path, dropped: &[(usize, String)]) {
+    let listed: Vec<String> = dropped
+        .iter()
+        .take(DROPPED_LISTED)
+        .map(|(line, why)| {
+            // Parts of the reason may quote the file: no control characters reach a terminal.
+            let why: String = why
+                .chars()
+                .take(200)
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+            format!("line {line}: {why}")
+        })
+        .collect();
+    let more = dropped.len().saturating_sub(DROPPED_LISTED);
+    let more = if more > 0 {
+        format!("; and {more} more")
+    } else {
+        String::new()
+    };
+    let key = format!("results log dropped lines: {}", path.display());
+    if kw_core::diag::once(&key) {
+        kw_core::diag::warn(&format!(
+            "{}: dropped {} torn or malformed line(s), whose evaluations are lost (they are \
+             evaluated again if proposed): {}{more}",
+            path.display(),
+            dropped.len(),
+            listed.join("; ")
+        ));
+    }
 }
 
 /// Reads one line (with its `\n`) into `buf`, at most `max` bytes of it: returns the bytes

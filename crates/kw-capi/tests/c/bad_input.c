@@ -81,6 +81,10 @@ int main(void) {
            "not a kw_access");
     expect("no values", kw_builder_tune_int(b, "p", values, 0, 1), KW_ERROR_INVALID, "no values");
     expect("null values", kw_builder_tune_int(b, "p", NULL, 2, 1), KW_ERROR_NULL, "values");
+    expect("SIZE_MAX values", kw_builder_tune_int(b, "p", values, (size_t)-1, 1),
+           KW_ERROR_INVALID, "values: a count of 18446744073709551615");
+    expect("count above KW_MAX_COUNT", kw_builder_tune_int(b, "p", values, KW_MAX_COUNT + 1, 1),
+           KW_ERROR_INVALID, "more than the 1048576");
     expect("define", kw_builder_define(b, "SCALE_TWICE", "block_size_x * 2"), KW_OK, NULL);
     expect("shared memory", kw_builder_shared_memory(b, "0"), KW_OK, NULL);
     expect("tuning key", kw_builder_tuning_key(b, "scale_test"), KW_OK, NULL);
@@ -96,6 +100,9 @@ int main(void) {
     kw_builder_buffer_len(bad, "nothing", "args.n");
     expect("bad definition", kw_builder_check(bad), KW_ERROR_DEFINITION, "unknown_param");
     expect("bad definition lists all", kw_builder_check(bad), KW_ERROR_DEFINITION, "nothing");
+    kw_builder_problem_size(bad, "-4096", NULL, NULL);
+    expect("negative constant problem size", kw_builder_check(bad), KW_ERROR_DEFINITION,
+           "problem_size[0]: `(-4096)` is -4096");
     {
         const char* targs[] = {"\"float\"", "block_size_x"};
         expect("template args parse", kw_builder_template_args(bad, targs, 2), KW_OK, NULL);
@@ -146,9 +153,12 @@ int main(void) {
     args[2] = kw_arg_i32(n);
     expect("too few arguments", kw_kernel_launch(k, NULL, args, 2), KW_ERROR_ARGUMENTS,
            "2 argument(s) given, the kernel takes 3");
-    args[3] = kw_arg_i32(0);
+    /* What lies past the caller's 3 arguments is never read: the count is checked first. */
+    args[3] = kw_arg_buffer(NULL, KW_F32, 8);
     expect("too many arguments", kw_kernel_launch(k, NULL, args, 4), KW_ERROR_ARGUMENTS,
-           "4 argument(s) given");
+           "4 argument(s) given, the kernel takes 3");
+    expect("SIZE_MAX arguments", kw_kernel_launch(k, NULL, args, (size_t)-1), KW_ERROR_ARGUMENTS,
+           "argument(s) given, the kernel takes 3");
     expect("null argument array", kw_kernel_launch(k, NULL, NULL, 3), KW_ERROR_NULL, "args");
     args[1] = kw_arg_f64(2.0);
     expect("wrong scalar type", kw_kernel_launch(k, NULL, args, 3), KW_ERROR_ARGUMENTS,
@@ -170,6 +180,12 @@ int main(void) {
     expect("bad argument type", kw_kernel_launch(k, NULL, args, 3), KW_ERROR_INVALID,
            "not a kw_type");
     args[0] = kw_arg_buffer(x, KW_F32, KW_COUNT_AUTO);
+    args[2] = kw_arg_i32(-4096);
+    expect("negative problem size", kw_kernel_launch(k, NULL, args, 3), KW_ERROR_ARGUMENTS,
+           "problem_size[0] `args.n` is -4096");
+    args[2] = kw_arg_i32(0);
+    expect("empty problem size", kw_kernel_launch(k, NULL, args, 3), KW_OK, NULL);
+    args[2] = kw_arg_i32(n);
     expect("good launch", kw_kernel_launch(k, NULL, args, 3), KW_OK, NULL);
     expect("synchronize", kw_device_synchronize(dev), KW_OK, NULL);
 

@@ -14,7 +14,7 @@ use kw_replay::{
     capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
     VerifyMode,
 };
-use kw_tune::{strategies, Evaluator, LogHeader, ResultsLog, Stop, StopReason, Tuner};
+use kw_tune::{strategies, Evaluator, LogHeader, LogLock, ResultsLog, Stop, StopReason, Tuner};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -43,6 +43,10 @@ pub(super) fn tune_one(
     stop: &Stop,
     cancel: &Arc<AtomicBool>,
 ) -> Result<Outcome> {
+    // One run per results log, from here until its wisdom is written: a second `kw tune` on
+    // this log is refused at once, naming this process (before it could rename the log
+    // aside or append to it).
+    let lock = Arc::new(LogLock::acquire(log_path)?);
     let (device, device_text) = open_indexed(backend_of(capture)?, args.device.as_deref())?;
     let info = device.info().clone();
     // Isolated: this process only reads the capture's metadata; workers replay it.
@@ -94,9 +98,9 @@ pub(super) fn tune_one(
     let checksum = capture_checksum(capture)?;
     header.capture_checksum = Some(checksum.clone());
     let (log, records) = if args.resume {
-        ResultsLog::resume(log_path, space, &header)?
+        ResultsLog::resume_locked(Arc::clone(&lock), space, &header)?
     } else {
-        let (log, kept) = ResultsLog::create_keeping(log_path, &header)?;
+        let (log, kept) = ResultsLog::create_keeping_locked(Arc::clone(&lock), &header)?;
         if let Some(old) = kept {
             eprintln!(
                 "kw tune: {} existed; kept it as {} (use --resume to continue a log)",

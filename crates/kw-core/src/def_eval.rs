@@ -411,18 +411,19 @@ impl KernelDef {
             .collect()
     }
 
-    /// The tuning space, with device attributes in restrictions resolved for `device`.
+    /// The declared tuning space, with device attributes in restrictions resolved for
+    /// `device`: the restrictions that depend on the launch (problem size, arguments) are
+    /// left out ([`KernelDef::space_at`] has them; see [`crate::def_launch`]).
     pub fn space(&self, device: Option<&DeviceInfo>) -> Result<TuningSpace, DefError> {
         let scope = DefScope {
             device,
             ..DefScope::new(self)
         };
-        TuningSpace::with_scope(self.parameters.clone(), self.restrictions.clone(), &scope).map_err(
-            |source| DefError::Space {
+        TuningSpace::with_scope(self.parameters.clone(), self.static_restrictions(), &scope)
+            .map_err(|source| DefError::Space {
                 kernel: self.kernel_name.clone(),
                 source: Box::new(source),
-            },
-        )
+            })
     }
 
     /// The default configuration (every parameter at its default).

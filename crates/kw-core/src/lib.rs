@@ -19,6 +19,7 @@ pub mod compile_spec;
 pub mod config;
 pub mod def_check;
 pub mod def_eval;
+pub mod def_launch;
 pub mod device;
 pub mod diag;
 pub mod eval;

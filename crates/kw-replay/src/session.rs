@@ -125,7 +125,7 @@ fn open_checked(
             def.args.len()
         )));
     }
-    let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
+    let space = crate::launch_space::space_of(&meta, info).map_err(|e| ReplayError::Space {
         path: path.to_path_buf(),
         source: Box::new(e),
     })?;

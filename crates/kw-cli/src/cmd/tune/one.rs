@@ -106,9 +106,7 @@ pub(super) fn tune_one(
         }
         (log, Vec::new())
     };
-    let default = space
-        .point(&def.default_config())
-        .map_err(anyhow::Error::msg)?;
+    let default = reference_point(space, &def, &meta)?;
     // The run's wall-time limit, less what the resumed log already spent, interrupts even a
     // hung evaluation.
     let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);
@@ -322,4 +320,40 @@ fn unverified_reason(
         ),
         gap => Ok(gap),
     }
+}
+
+/// The configuration every run starts with and compares against: the default, or, when a
+/// restriction over the problem size or arguments makes the default invalid at the captured
+/// launch, the first configuration valid there (said on standard error). No valid
+/// configuration at all is an error.
+fn reference_point(
+    space: &kw_core::space::TuningSpace,
+    def: &kw_core::kernel_def::KernelDef,
+    meta: &kw_core::capture_meta::CaptureMetadata,
+) -> Result<kw_core::space::Point> {
+    let default = space
+        .point(&def.default_config())
+        .map_err(anyhow::Error::msg)?;
+    if space.contains(&default) {
+        return Ok(default);
+    }
+    let Some(first) = space.point_at(0) else {
+        bail!(
+            "kernel `{}`: no configuration is valid at the captured problem size {:?} (its \
+             restrictions over the problem size or arguments exclude every one)",
+            def.kernel_name,
+            meta.problem_size
+        );
+    };
+    eprintln!(
+        "kw tune: the default configuration is not valid at the captured problem size {:?} \
+         ({}); starting from and comparing with {{{}}} instead",
+        meta.problem_size,
+        space
+            .violations(&default)
+            .map(|v| format!("it breaks {}", v.join(", ")))
+            .unwrap_or_else(|e| e.to_string()),
+        space.config(&first)
+    );
+    Ok(first)
 }

@@ -54,6 +54,16 @@ fn random_floats(rng: &mut Rng, n: usize) -> Vec<f32> {
 const GEMM: &str = include_str!("../../../kernels/gemm_no_bounds.cl");
 
 fn gemm_def(default_tile: i64) -> KernelDef {
+    gemm_builder(default_tile)
+        .buffer_len("c", arg("m") * arg("n"))
+        .buffer_len("a", arg("m") * arg("k"))
+        .buffer_len("b", arg("k") * arg("n"))
+        .build()
+        .unwrap()
+}
+
+/// The GEMM's definition without declared buffer lengths (each defaults to m·n).
+fn gemm_builder(default_tile: i64) -> KernelBuilder {
     let mut b = KernelBuilder::new("gemm_nb", Source::text("gemm_nb.cl", GEMM));
     let tx = b.tune("TX", [1, 2, 4, 8, 16], default_tile.min(16));
     let ty = b.tune("TY", [1, 2, 4, 8], 1);
@@ -70,11 +80,8 @@ fn gemm_def(default_tile: i64) -> KernelDef {
         .input::<f32>("b")
         .scalar::<i32>("m")
         .scalar::<i32>("n")
-        .scalar::<i32>("k")
-        .buffer_len("c", arg("m") * arg("n"))
-        .buffer_len("a", arg("m") * arg("k"))
-        .buffer_len("b", arg("k") * arg("n"));
-    b.build().unwrap()
+        .scalar::<i32>("k");
+    b
 }
 
 fn cpu_gemm(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
@@ -317,4 +324,42 @@ fn tuning_a_capture_evaluates_only_configurations_valid_at_its_size() {
         );
         assert!(e.result.is_ok(), "{config}: {:?}", e.result);
     }
+}
+
+/// With no declared length, a capture takes each buffer whole: A (m·k elements) is not cut
+/// to the default length m·n, and the captured configuration reproduces its reference.
+#[test]
+fn undeclared_lengths_capture_whole_buffers() {
+    let Some(device) = device() else {
+        return;
+    };
+    let dir = temp_dir("lengths");
+    let def = gemm_builder(1).build().unwrap();
+    let (m, n, k) = (16usize, 8usize, 32usize);
+    let mut rng = Rng::new(9);
+    let a = random_floats(&mut rng, m * k);
+    let b = random_floats(&mut rng, k * n);
+    let path = capture_launch(
+        &dir,
+        "gemm",
+        &def,
+        None,
+        device.as_ref(),
+        &[
+            HostArg::buffer(&vec![0f32; m * n]),
+            HostArg::buffer(&a),
+            HostArg::buffer(&b),
+            HostArg::scalar(m as i32),
+            HostArg::scalar(n as i32),
+            HostArg::scalar(k as i32),
+        ],
+    )
+    .unwrap();
+    let session = Arc::new(ReplaySession::load(&path, device.clone()).unwrap());
+    let lens: Vec<Option<usize>> = session.metadata().args.iter().map(|a| a.len).collect();
+    assert_eq!(lens[..3], [Some(m * n), Some(m * k), Some(k * n)]);
+    let mut eval = ReplayEvaluator::new(session.clone(), MeasureOptions::default(), 1);
+    let default = session.space().point(&def.default_config()).unwrap();
+    eval.measure(&default)
+        .expect("the captured configuration reproduces its reference");
 }

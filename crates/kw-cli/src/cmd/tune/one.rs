@@ -173,6 +173,16 @@ pub(super) fn tune_one(
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(def.tuning_key.clone());
+    // The captured configuration first: if it does not reproduce its own output, the
+    // capture is inconsistent and the run stops there (see `inconsistent_capture`).
+    let captured = space
+        .point(&meta.config)
+        .ok()
+        .filter(|p| verify && space.contains(p));
+    let mut initial: Vec<_> = captured.iter().cloned().collect();
+    if captured.as_ref() != Some(&default) {
+        initial.push(default.clone());
+    }
     let mut strategy = strategies::create(&args.strategy, args.seed)?;
     let mut wrapped = WithProgress {
         inner,
@@ -182,16 +192,22 @@ pub(super) fn tune_one(
         compile_failures: 0,
         first_compile_error: None,
         gave_up: false,
+        captured: captured.clone(),
+        inconsistent: None,
     };
     let report = {
         let mut tuner = Tuner::new(space, stop.clone())
             .resume(log, records)
-            .with_initial(vec![default.clone()])
+            .with_initial(initial)
             .with_lookahead(threads + 1)
             .with_cancel(cancel.clone());
         tuner.run(strategy.as_mut(), &mut wrapped)?
     };
     let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
+    if let Some(reason) = wrapped.inconsistent.take() {
+        bar.finish_and_clear();
+        bail!(inconsistent_capture(&meta, &reason));
+    }
     bar.finish_and_clear();
     let stats = match (&in_process, &isolated) {
         (Some(e), _) => e.stats(),
@@ -356,4 +372,20 @@ fn reference_point(
         space.config(&first)
     );
     Ok(first)
+}
+
+/// The message for a capture whose own configuration does not reproduce its reference.
+fn inconsistent_capture(meta: &kw_core::capture_meta::CaptureMetadata, reason: &str) -> String {
+    format!(
+        "the capture is inconsistent: the configuration it was captured with, {{{}}}, does \
+         not reproduce the captured output ({reason}), so every configuration would fail \
+         verification; stopped. Possible causes: a buffer was captured shorter than the \
+         kernel reads it (a declared length too short; captures of earlier versions were cut \
+         to the declared or default length: re-capture); the captured launch used a \
+         configuration that is not valid at its problem size (declare the restriction over \
+         the problem size, and the launch is refused or served by a valid configuration); the \
+         kernel writes outside its buffers, reads memory that is not an argument, or is not \
+         deterministic; or the tolerance is too strict for this kernel (--rtol/--atol)",
+        meta.config
+    )
 }

@@ -3,6 +3,15 @@
 // divide the matrix sizes): its definitions declare that with restrictions over the problem
 // size (`problem_size.x % (TX * WN) == 0`). A tile that does not divide the size writes where
 // it must not.
+// SUM (default 0) picks how the dot product is summed: 0 in order, 1 as two interleaved
+// partial sums added at the end (a re-associated sum), 2 with fma. WRONG=1 (default 0) adds
+// 0.01 to one element: a wrong result that verification must catch.
+#ifndef SUM
+#define SUM 0
+#endif
+#ifndef WRONG
+#define WRONG 0
+#endif
 __kernel void gemm_nb(__global float* c, __global const float* a,
                       __global const float* b, int m, int n, int k) {
     int gx = get_global_id(0);
@@ -12,8 +21,28 @@ __kernel void gemm_nb(__global float* c, __global const float* a,
             int row = gy * WM + i;
             int col = gx * WN + j;
             float acc = 0.0f;
-            for (int p = 0; p < k; p++) {
+#if SUM == 1
+            float acc2 = 0.0f;
+            int p = 0;
+            for (; p + 1 < k; p += 2) {
                 acc += a[row * k + p] * b[p * n + col];
+                acc2 += a[row * k + p + 1] * b[(p + 1) * n + col];
+            }
+            if (p < k) {
+                acc += a[row * k + p] * b[p * n + col];
+            }
+            acc += acc2;
+#else
+            for (int p = 0; p < k; p++) {
+#if SUM == 2
+                acc = fma(a[row * k + p], b[p * n + col], acc);
+#else
+                acc += a[row * k + p] * b[p * n + col];
+#endif
+            }
+#endif
+            if (WRONG && row == m / 2 && col == n / 3) {
+                acc += 0.01f;
             }
             c[row * n + col] = acc;
         }

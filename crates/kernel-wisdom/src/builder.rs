@@ -5,6 +5,7 @@ use crate::includes;
 use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
 use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
+use kw_core::tolerance::Tolerance;
 use kw_core::{
     backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,
     kernel_def::ArgDef, kernel_def::ArgKind, kernel_def::Grid, kernel_def::KernelDef,
@@ -102,6 +103,7 @@ pub struct KernelBuilder {
     tuning_key: Option<String>,
     args: Vec<ArgDef>,
     buffer_lens: Vec<(String, Expr)>,
+    tolerances: Vec<(String, Tolerance)>,
     problems: Vec<DefProblem>,
 }
 
@@ -126,6 +128,7 @@ impl KernelBuilder {
             tuning_key: None,
             args: Vec::new(),
             buffer_lens: Vec::new(),
+            tolerances: Vec::new(),
             problems: Vec::new(),
         }
     }
@@ -283,6 +286,7 @@ impl KernelBuilder {
             kind: ArgKind::Buffer,
             access,
             len: None,
+            tolerance: None,
         });
         self
     }
@@ -315,6 +319,7 @@ impl KernelBuilder {
             kind: ArgKind::Scalar,
             access: Access::In,
             len: None,
+            tolerance: None,
         });
         self
     }
@@ -327,6 +332,16 @@ impl KernelBuilder {
     /// [`KernelBuilder::build`].
     pub fn buffer_len(&mut self, name: &str, len: impl Into<Expr>) -> &mut Self {
         self.buffer_lens.push((name.to_string(), len.into()));
+        self
+    }
+
+    /// Declares how `kw tune` compares output buffer `name` with the captured reference
+    /// (`Tolerance { atol: 1e-2, ..Default::default() }`, `Tolerance::exact()`, NaN as an
+    /// error): carried in captures and written into wisdom records; `kw tune --rtol/--atol/
+    /// --nan-is-error` override it. Without it, floats compare with the default tolerance,
+    /// scaled by the output's magnitude ([`kw_core::tolerance`]), integers exactly.
+    pub fn tolerance(&mut self, name: &str, tolerance: Tolerance) -> &mut Self {
+        self.tolerances.push((name.to_string(), tolerance));
         self
     }
 
@@ -391,6 +406,15 @@ impl KernelBuilder {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
+                }),
+            }
+        }
+        for (name, tolerance) in &self.tolerances {
+            match args.iter_mut().find(|a| &a.name == name) {
+                Some(a) if a.kind == ArgKind::Buffer => a.tolerance = Some(*tolerance),
+                _ => problems.push(DefProblem {
+                    location: format!("tolerance(\"{name}\")"),
+                    message: format!("no buffer argument `{name}` is declared"),
                 }),
             }
         }

@@ -34,5 +34,6 @@ pub mod rng;
 pub mod scalar;
 pub mod space;
 pub mod suggest;
+pub mod tolerance;
 pub mod value;
 pub mod wisdom;

@@ -28,5 +28,5 @@ pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
 pub use session::{capture_checksum, reference_gap, ReplaySession, VerifyWhere};
-pub use verify::{Mismatch, Summary, Tolerance};
-pub use wisdom::{tuned_record, TuningRun};
+pub use verify::{Mismatch, Summary, Tolerance, ToleranceOverride};
+pub use wisdom::{tuned_record, verified_tolerances, TuningRun};

@@ -4,7 +4,7 @@
 
 use crate::device_verify::DeviceComparer;
 use crate::error::ReplayError;
-use crate::verify::{compare, Tolerance};
+use crate::verify::{compare, magnitude, Tolerance, ToleranceOverride};
 use kw_capture::{Capture, CaptureError};
 use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
 use kw_core::compile_cache::CacheStats;
@@ -37,6 +37,10 @@ enum ReplayArg {
         reference: Option<Vec<u8>>,
         /// The captured output on the device, for device-side verification.
         reference_dev: Option<Box<dyn DeviceMemory>>,
+        /// The definition's tolerance for this buffer (the default when it declares none).
+        tolerance: Tolerance,
+        /// The reference's magnitude (its largest finite |value|), which scales it.
+        magnitude: f64,
         /// Declared read and written (moves its bytes twice per launch).
         inout: bool,
     },
@@ -385,6 +389,7 @@ impl ReplaySession {
                     None
                 };
                 arg_values.push(Value::Int(len as i64));
+                let magnitude = reference.as_ref().map_or(0.0, |r| magnitude(a.ty, r));
                 args.push(ReplayArg::Buffer {
                     name: a.name.clone(),
                     elem: a.ty,
@@ -393,6 +398,8 @@ impl ReplaySession {
                     pristine,
                     reference,
                     reference_dev: None,
+                    tolerance: d.tolerance.unwrap_or_default(),
+                    magnitude,
                     inout: d.access == Access::InOut,
                 });
             }
@@ -576,7 +583,9 @@ impl ReplaySession {
 
     /// Compares every buffer that has a reference with it, on the device where it can.
     /// `Ok(None)` when all match; `Ok(Some(reason))` names the first buffer that differs.
-    pub fn verify(&self, tol: Tolerance) -> Result<Option<String>, BackendError> {
+    /// Each buffer's tolerance is the definition's ([`kw_core::tolerance`]) with `tol`'s
+    /// overrides.
+    pub fn verify(&self, tol: ToleranceOverride) -> Result<Option<String>, BackendError> {
         self.verify_at(tol, VerifyWhere::Auto)
     }
 
@@ -590,7 +599,7 @@ impl ReplaySession {
     /// verdicts must agree.
     pub fn verify_at(
         &self,
-        tol: Tolerance,
+        tol: ToleranceOverride,
         at: VerifyWhere,
     ) -> Result<Option<String>, BackendError> {
         if at != VerifyWhere::Auto || self.comparer.is_err() {
@@ -635,7 +644,7 @@ impl ReplaySession {
     /// Compares the outputs on the device where `at` allows and it can, else on the host.
     fn compare_outputs(
         &self,
-        tol: Tolerance,
+        over: ToleranceOverride,
         at: VerifyWhere,
     ) -> Result<Option<String>, BackendError> {
         for a in &self.args {
@@ -646,9 +655,12 @@ impl ReplaySession {
                 working,
                 reference: Some(want),
                 reference_dev,
+                tolerance,
+                magnitude,
                 ..
             } = a
             {
+                let tol = over.apply(*tolerance);
                 let on_device = match (at, &self.comparer, reference_dev) {
                     (VerifyWhere::Host, _, _) => None,
                     (_, Ok(c), Some(r)) => Some((c, r)),
@@ -667,7 +679,8 @@ impl ReplaySession {
                     _ => None,
                 };
                 if let Some((c, r)) = on_device {
-                    let s = c.compare(*elem, working.as_ref(), r.as_ref(), *len, tol)?;
+                    let s =
+                        c.compare(*elem, working.as_ref(), r.as_ref(), *len, tol, *magnitude)?;
                     if s.count == 0 {
                         continue;
                     }
@@ -675,7 +688,12 @@ impl ReplaySession {
                 let mut got = vec![0u8; working.len_bytes()];
                 working.read(0, &mut got)?;
                 if let Some(m) = compare(*elem, &got, want, tol) {
-                    return Ok(Some(format!("buffer `{name}`: {m}")));
+                    let rule = if elem.is_float() {
+                        format!(" (tolerance: {tol}, magnitude {magnitude})")
+                    } else {
+                        String::new()
+                    };
+                    return Ok(Some(format!("buffer `{name}`: {m}{rule}")));
                 }
                 if on_device.is_some() {
                     // The device found a difference the host does not: never a pass.

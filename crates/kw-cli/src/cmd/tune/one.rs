@@ -11,8 +11,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kw_core::wisdom::{add_record, ReplacePolicy};
 use kw_replay::{
-    capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
-    VerifyMode,
+    capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, VerifyMode,
 };
 use kw_tune::{strategies, Evaluator, LogHeader, ResultsLog, Stop, StopReason, Tuner};
 use std::io::IsTerminal;
@@ -79,10 +78,7 @@ pub(super) fn tune_one(
         } else {
             VerifyMode::Off
         },
-        tolerance: Tolerance {
-            rtol: args.rtol,
-            atol: args.atol,
-        },
+        tolerance: args.tolerance(),
     };
     let threads = args
         .compile_threads
@@ -138,6 +134,7 @@ pub(super) fn tune_one(
             verify,
             rtol: args.rtol,
             atol: args.atol,
+            nan_is_error: args.nan_is_error,
             compile_threads: threads,
         };
         let mut e = IsolatedEvaluator::new(
@@ -298,6 +295,7 @@ pub(super) fn tune_one(
             capture,
             capture_checksum: checksum,
             unverified: unverified.clone(),
+            tolerance: verify.then(|| args.tolerance()),
         },
     );
     let (path, outcome) = add_record(

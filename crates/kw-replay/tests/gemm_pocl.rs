@@ -3,7 +3,9 @@
 //! launches a configuration valid at the launch's size (skipping records tuned at other
 //! sizes, then the default), a launch where none is valid is a typed error that launches
 //! nothing, and at every size of a sweep the result equals a CPU reference. `kw tune` of a
-//! capture at such a size evaluates only configurations valid there.
+//! capture at such a size evaluates only configurations valid there. Undeclared buffer
+//! lengths capture whole buffers. The default tolerance accepts re-associated sums (the
+//! `USE_CL_MAD` finding) and still catches one wrong element among 16,384.
 
 use kernel_wisdom::{
     open_device, DeviceBuffer, DeviceSelector, Error, KernelBuilder, KernelDef, Source,
@@ -362,4 +364,92 @@ fn undeclared_lengths_capture_whole_buffers() {
     let default = session.space().point(&def.default_config()).unwrap();
     eval.measure(&default)
         .expect("the captured configuration reproduces its reference");
+}
+
+/// Variants that sum in another order (two partial sums; fma) pass the default tolerance,
+/// which an element-by-element tolerance rejects; one wrong element among 16,384 fails.
+#[test]
+fn reassociated_sums_pass_and_one_wrong_element_fails() {
+    let Some(device) = device() else {
+        return;
+    };
+    let dir = temp_dir("tolerance");
+    let mut b = gemm_builder(4);
+    b.tune("SUM", [0, 1, 2], 0);
+    b.tune("WRONG", [0, 1], 0);
+    let def = b
+        .buffer_len("c", arg("m") * arg("n"))
+        .buffer_len("a", arg("m") * arg("k"))
+        .buffer_len("b", arg("k") * arg("n"))
+        .build()
+        .unwrap();
+    let (m, n, k) = (128usize, 128usize, 256usize);
+    let mut rng = Rng::new(3);
+    let a = random_floats(&mut rng, m * k);
+    let bm = random_floats(&mut rng, k * n);
+    let host_args = [
+        HostArg::buffer(&vec![0f32; m * n]),
+        HostArg::buffer(&a),
+        HostArg::buffer(&bm),
+        HostArg::scalar(m as i32),
+        HostArg::scalar(n as i32),
+        HostArg::scalar(k as i32),
+    ];
+    let path = capture_launch(&dir, "gemm", &def, None, device.as_ref(), &host_args).unwrap();
+    // What an element-by-element tolerance (1e-6 + 1e-5 |want|) says of the two-sums variant.
+    let kernel = WisdomKernel::new(def.clone(), device.clone()).unwrap();
+    let run = |sum: i64| {
+        let mut config = def.default_config();
+        config.set("SUM", sum);
+        let dc = DeviceBuffer::<f32>::new(device.as_ref(), m * n).unwrap();
+        let da = DeviceBuffer::from_slice(device.as_ref(), &a).unwrap();
+        let db = DeviceBuffer::from_slice(device.as_ref(), &bm).unwrap();
+        let args = [
+            dc.arg(),
+            da.arg(),
+            db.arg(),
+            (m as i32).into(),
+            (n as i32).into(),
+            (k as i32).into(),
+        ];
+        kernel.launch_with_config(&config, &args).unwrap();
+        dc.to_vec().unwrap()
+    };
+    let (want, two_sums) = (run(0), run(1));
+    let elementwise = want
+        .iter()
+        .zip(&two_sums)
+        .filter(|(w, g)| f64::from((*g - *w).abs()) > 1e-6 + 1e-5 * f64::from(w.abs()))
+        .count();
+    assert!(elementwise > 0, "the variants should differ in rounding");
+    println!(
+        "{elementwise} of {} elements fail an element-by-element tolerance",
+        m * n
+    );
+
+    let session = Arc::new(ReplaySession::load(&path, device.clone()).unwrap());
+    let options = MeasureOptions {
+        warmup: 0,
+        min_samples: 1,
+        max_samples: 1,
+        ..MeasureOptions::default()
+    };
+    let mut eval = ReplayEvaluator::new(session.clone(), options, 1);
+    for sum in [0, 1, 2] {
+        for wrong in [0, 1] {
+            let mut config = def.default_config();
+            config.set("SUM", sum);
+            config.set("WRONG", wrong);
+            let point = session.space().point(&config).unwrap();
+            match (eval.measure(&point), wrong) {
+                (Ok(_), 0) => {}
+                (Err(f), 1) => assert!(
+                    f.reason.contains("1 of 16384 elements differ"),
+                    "{config}: {}",
+                    f.reason
+                ),
+                (r, _) => panic!("{config}: {r:?}"),
+            }
+        }
+    }
 }

@@ -5,7 +5,12 @@
 // it must not.
 // SUM (default 0) picks how the dot product is summed: 0 in order, 1 as two interleaved
 // partial sums added at the end (a re-associated sum), 2 with fma. WRONG=1 (default 0) adds
-// 0.01 to one element: a wrong result that verification must catch.
+// 0.01 to one element: a wrong result that verification must catch. OOB=1 (default 0) also
+// writes the last row once more, one row past the end of C (the output stays right); OOB=2
+// writes past the end of A (an input).
+#ifndef OOB
+#define OOB 0
+#endif
 #ifndef SUM
 #define SUM 0
 #endif
@@ -45,6 +50,12 @@ __kernel void gemm_nb(__global float* c, __global const float* a,
                 acc += 0.01f;
             }
             c[row * n + col] = acc;
+            if (OOB == 1 && row == m - 1) {
+                c[m * n + col] = acc;
+            }
+            if (OOB == 2 && row == m - 1) {
+                ((__global float*)a)[m * k + col] = 1e9f;
+            }
         }
     }
 }

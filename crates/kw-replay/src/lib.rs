@@ -16,6 +16,7 @@ pub mod compile;
 pub mod device_verify;
 pub mod error;
 pub mod evaluator;
+pub mod guard;
 pub mod launch_space;
 pub mod measure;
 pub mod session;

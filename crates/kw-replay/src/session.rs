@@ -22,6 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::Scope;
 use std::time::Instant;
 
+mod guarded;
+
 /// One argument on the device.
 enum ReplayArg {
     Scalar(ScalarValue),
@@ -370,13 +372,19 @@ impl ReplaySession {
                     what: format!("{what} `{}`", a.name),
                     source: Box::new(e),
                 };
-                let alloc = |what: &str| device.alloc(bytes).map_err(|e| dev_err(what, e));
+                // Every buffer carries a guard region past its end (`crate::guard`).
+                let alloc = |what: &str| {
+                    device
+                        .alloc(bytes + crate::guard::GUARD_BYTES)
+                        .map_err(|e| dev_err(what, e))
+                };
                 let what = "uploading buffer";
                 let working = alloc(what)?;
                 match input {
                     Some(data) => working.write(0, &data),
                     None => working.fill_zero(),
                 }
+                .and_then(|()| crate::guard::fill(working.as_ref(), bytes))
                 .map_err(|e| dev_err(what, e))?;
                 let written = reference.is_some() || d.access != Access::In;
                 let pristine = if written {
@@ -685,7 +693,7 @@ impl ReplaySession {
                         continue;
                     }
                 }
-                let mut got = vec![0u8; working.len_bytes()];
+                let mut got = vec![0u8; *len * elem.size()];
                 working.read(0, &mut got)?;
                 if let Some(m) = compare(*elem, &got, want, tol) {
                     let rule = if elem.is_float() {
@@ -760,13 +768,12 @@ fn upload_references(device: &Arc<dyn Device>, args: &mut [ReplayArg]) {
         if let ReplayArg::Buffer {
             elem,
             len,
-            working,
             reference: Some(want),
             reference_dev,
             ..
         } = a
         {
-            if want.len() != working.len_bytes() || want.len() != *len * elem.size() {
+            if want.len() != *len * elem.size() {
                 continue;
             }
             if let Ok(m) = device.alloc(want.len()) {

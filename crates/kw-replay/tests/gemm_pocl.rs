@@ -5,7 +5,8 @@
 //! nothing, and at every size of a sweep the result equals a CPU reference. `kw tune` of a
 //! capture at such a size evaluates only configurations valid there. Undeclared buffer
 //! lengths capture whole buffers. The default tolerance accepts re-associated sums (the
-//! `USE_CL_MAD` finding) and still catches one wrong element among 16,384.
+//! `USE_CL_MAD` finding) and still catches one wrong element among 16,384. Out-of-bounds
+//! writers are caught by the guard regions, and the evaluations after them still pass.
 
 use kernel_wisdom::{
     open_device, DeviceBuffer, DeviceSelector, Error, KernelBuilder, KernelDef, Source,
@@ -17,7 +18,7 @@ use kw_core::rng::Rng;
 use kw_core::wisdom::*;
 use kw_core::{config::Config, expr::arg, space::TuningSpace, value::Value};
 use kw_replay::{MeasureOptions, ReplayEvaluator, ReplaySession};
-use kw_tune::{strategies, Stop, Tuner};
+use kw_tune::{strategies, Evaluator, Stop, Tuner};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -450,6 +451,65 @@ fn reassociated_sums_pass_and_one_wrong_element_fails() {
                 ),
                 (r, _) => panic!("{config}: {r:?}"),
             }
+        }
+    }
+}
+
+/// A configuration that writes past the end of C (its output is right) or of A fails as an
+/// out-of-bounds write naming the buffer; the evaluations after it still pass (every buffer
+/// and guard is restored after a failure).
+#[test]
+fn out_of_bounds_writers_are_caught_and_later_evaluations_pass() {
+    let Some(device) = device() else {
+        return;
+    };
+    let dir = temp_dir("guards");
+    let mut b = gemm_builder(4);
+    b.tune("SUM", [0, 1], 0);
+    b.tune("OOB", [0, 1, 2], 0);
+    let def = b
+        .buffer_len("c", arg("m") * arg("n"))
+        .buffer_len("a", arg("m") * arg("k"))
+        .buffer_len("b", arg("k") * arg("n"))
+        .build()
+        .unwrap();
+    let (m, n, k) = (32usize, 64usize, 16usize);
+    let mut rng = Rng::new(4);
+    let host_args = [
+        HostArg::buffer(&vec![0f32; m * n]),
+        HostArg::buffer(&random_floats(&mut rng, m * k)),
+        HostArg::buffer(&random_floats(&mut rng, k * n)),
+        HostArg::scalar(m as i32),
+        HostArg::scalar(n as i32),
+        HostArg::scalar(k as i32),
+    ];
+    let path = capture_launch(&dir, "gemm", &def, None, device.as_ref(), &host_args).unwrap();
+    let session = Arc::new(ReplaySession::load(&path, device.clone()).unwrap());
+    let mut eval = ReplayEvaluator::new(session.clone(), MeasureOptions::default(), 1);
+    let expected = [
+        (0, 0, None),
+        (0, 1, Some("buffer `c`")),
+        (1, 0, None),
+        (0, 2, Some("buffer `a`")),
+        (1, 0, None),
+        (0, 0, None),
+    ];
+    for (sum, oob, failure) in expected {
+        let mut config = def.default_config();
+        config.set("SUM", sum);
+        config.set("OOB", oob);
+        let point = session.space().point(&config).unwrap();
+        match (eval.evaluate(&point), failure) {
+            (Ok(_), None) => {}
+            (Err(f), Some(buffer)) => {
+                assert!(
+                    f.reason.starts_with("out-of-bounds write: ") && f.reason.contains(buffer),
+                    "{config}: {}",
+                    f.reason
+                );
+                assert!(!f.fatal, "{config}: {}", f.reason);
+            }
+            (r, _) => panic!("{config}: {r:?}"),
         }
     }
 }

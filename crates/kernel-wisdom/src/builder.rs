@@ -177,7 +177,10 @@ impl KernelBuilder {
         self
     }
 
-    /// Adds a restriction every configuration must satisfy.
+    /// Adds a restriction every configuration must satisfy. It may mention the problem size
+    /// and the arguments (`problem_size(0) % param("MWG")`): then it is checked per launch
+    /// ([`kw_core::def_launch`]): selection only uses configurations valid at the launch, and
+    /// a launch where not even the default is valid is an [`Error::NoValidConfig`].
     pub fn restriction(&mut self, e: impl Into<Expr>) -> &mut Self {
         self.restrictions.push(e.into());
         self
@@ -326,9 +329,9 @@ impl KernelBuilder {
 
     /// Declares how many elements buffer argument `name` must hold: an expression over the
     /// arguments (`arg("n")`), the problem size and the device. A launch with a shorter
-    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records exactly
-    /// this many elements. Without it, a buffer must hold the product of the problem size's
-    /// axes. Naming an argument that is not a declared buffer is reported by
+    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records the whole
+    /// buffer (at least this many elements). Without it, a buffer must hold the product of
+    /// the problem size's axes. Naming an argument that is not a declared buffer is reported by
     /// [`KernelBuilder::build`].
     pub fn buffer_len(&mut self, name: &str, len: impl Into<Expr>) -> &mut Self {
         self.buffer_lens.push((name.to_string(), len.into()));

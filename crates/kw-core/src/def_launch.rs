@@ -4,11 +4,11 @@
 //! arguments (a scalar's value, a buffer's element count) as well as tuning parameters and
 //! device attributes. Such a *launch restriction* cannot be decided once for the whole space:
 //!
-//! - [`KernelDef::space`] is the declared space: only the restrictions that do not depend on
+//! - [`KernelDef::space`](crate::kernel_def::KernelDef::space) is the declared space: only the restrictions that do not depend on
 //!   the launch (every configuration that is valid at *some* launch is in it);
-//! - [`KernelDef::space_at`] is the space at one launch (every restriction, the problem size
+//! - [`KernelDef::space_at`](crate::kernel_def::KernelDef::space_at) is the space at one launch (every restriction, the problem size
 //!   and arguments resolved): what `kw tune` searches for a capture;
-//! - [`KernelDef::check_at_launch`] says whether one configuration is valid at a launch: the
+//! - [`KernelDef::check_at_launch`](crate::kernel_def::KernelDef::check_at_launch) says whether one configuration is valid at a launch: the
 //!   runtime skips wisdom records that are not, falls through to the next candidate and then
 //!   to the default configuration, and refuses to launch when the default is not valid either.
 

@@ -9,6 +9,12 @@
 //! [`device_verify`], the reference uploaded once). Timed runs and their restores are enqueued
 //! as batches with one host wait ([`kw_core::backend::Device::launch_timed_runs`]); the evaluator's
 //! [`ReplayStats`] say where the time went and how many compiles the compile cache saved.
+//!
+//! Each output is verified with its buffer's tolerance from the definition, scaled by the
+//! output's magnitude ([`kw_core::tolerance`]; NaN equals NaN unless asked otherwise). Every
+//! buffer has a guard region past its end, checked after each configuration; after a failed
+//! evaluation every buffer is restored ([`guard`]). The space searched is the one valid at the
+//! capture's problem size and arguments ([`launch_space`]).
 
 #![forbid(unsafe_code)]
 

@@ -398,7 +398,7 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
         // The selection step on its own (today's hook: selector or default configuration).
         let t_sel = Instant::now();
         let ps = wk.problem_size(&args)?;
-        let _config = wk.select_config(&ps);
+        let _config = wk.select_config(&ps)?;
         let select_ms = t_sel.elapsed().as_secs_f64() * 1e3;
         let t_first = Instant::now();
         wk.launch(&args)?;

@@ -106,7 +106,7 @@ pub fn run() -> Result<Report, Box<dyn Error>> {
     let scale = Kernel::create(&program, "scale")?;
     let square = Kernel::create(&program, "square")?;
     // SAFETY (all `create` calls): no host pointer is passed. `a` is padded, as applications
-    // often do: the kernel and the capture use its first `n` elements.
+    // often do: the kernel uses its first `n` elements, the capture takes it whole.
     let mut a = unsafe {
         Buffer::<cl_float>::create(&context, CL_MEM_READ_WRITE, n + 64, ptr::null_mut())?
     };

@@ -5,6 +5,7 @@ use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
 use kw_core::includes;
 use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
+use kw_core::tolerance::Tolerance;
 use kw_core::{
     backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,
     kernel_def::ArgDef, kernel_def::ArgKind, kernel_def::Grid, kernel_def::KernelDef,
@@ -154,6 +155,7 @@ pub struct KernelBuilder {
     tuning_key: Option<String>,
     args: Vec<ArgDef>,
     buffer_lens: Vec<(String, Expr)>,
+    tolerances: Vec<(String, Tolerance)>,
     problems: Vec<DefProblem>,
 }
 
@@ -178,6 +180,7 @@ impl KernelBuilder {
             tuning_key: None,
             args: Vec::new(),
             buffer_lens: Vec::new(),
+            tolerances: Vec::new(),
             problems: Vec::new(),
         }
     }
@@ -226,7 +229,10 @@ impl KernelBuilder {
         self
     }
 
-    /// Adds a restriction every configuration must satisfy.
+    /// Adds a restriction every configuration must satisfy. It may mention the problem size
+    /// and the arguments (`problem_size(0) % param("MWG")`): then it is checked per launch
+    /// ([`kw_core::def_launch`]): selection only uses configurations valid at the launch, and
+    /// a launch where not even the default is valid is an [`Error::NoValidConfig`].
     pub fn restriction(&mut self, e: impl Into<Expr>) -> &mut Self {
         self.restrictions.push(e.into());
         self
@@ -335,6 +341,7 @@ impl KernelBuilder {
             kind: ArgKind::Buffer,
             access,
             len: None,
+            tolerance: None,
         });
         self
     }
@@ -367,18 +374,29 @@ impl KernelBuilder {
             kind: ArgKind::Scalar,
             access: Access::In,
             len: None,
+            tolerance: None,
         });
         self
     }
 
     /// Declares how many elements buffer argument `name` must hold: an expression over the
     /// arguments (`arg("n")`), the problem size and the device. A launch with a shorter
-    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records exactly
-    /// this many elements. Without it, a buffer must hold the product of the problem size's
-    /// axes. Naming an argument that is not a declared buffer is reported by
+    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records the whole
+    /// buffer (at least this many elements). Without it, a buffer must hold the product of
+    /// the problem size's axes. Naming an argument that is not a declared buffer is reported by
     /// [`KernelBuilder::build`].
     pub fn buffer_len(&mut self, name: &str, len: impl Into<Expr>) -> &mut Self {
         self.buffer_lens.push((name.to_string(), len.into()));
+        self
+    }
+
+    /// Declares how `kw tune` compares output buffer `name` with the captured reference
+    /// (`Tolerance { atol: 1e-2, ..Default::default() }`, `Tolerance::exact()`, NaN as an
+    /// error): carried in captures and written into wisdom records; `kw tune --rtol/--atol/
+    /// --nan-is-error` override it. Without it, floats compare with the default tolerance,
+    /// scaled by the output's magnitude ([`kw_core::tolerance`]), integers exactly.
+    pub fn tolerance(&mut self, name: &str, tolerance: Tolerance) -> &mut Self {
+        self.tolerances.push((name.to_string(), tolerance));
         self
     }
 
@@ -451,6 +469,15 @@ impl KernelBuilder {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
+                }),
+            }
+        }
+        for (name, tolerance) in &self.tolerances {
+            match args.iter_mut().find(|a| &a.name == name) {
+                Some(a) if a.kind == ArgKind::Buffer => a.tolerance = Some(*tolerance),
+                _ => problems.push(DefProblem {
+                    location: format!("tolerance(\"{name}\")"),
+                    message: format!("no buffer argument `{name}` is declared"),
                 }),
             }
         }

@@ -93,6 +93,20 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// No configuration is valid at this launch: the selected records and the default
+    /// configuration all break a restriction that depends on the problem size or the
+    /// arguments. Nothing was launched.
+    #[error("kernel `{kernel}`: no valid configuration at problem size {problem_size:?}: the default configuration {{{config}}} is not valid there ({reason}), and no wisdom record valid there matched")]
+    NoValidConfig {
+        /// The kernel name.
+        kernel: String,
+        /// The launch's problem size.
+        problem_size: [i64; 3],
+        /// The default configuration's key.
+        config: String,
+        /// Why the default is not valid.
+        reason: String,
+    },
     /// Evaluating the definition failed (problem size, geometry, defines).
     #[error(transparent)]
     Eval(#[from] DefError),

@@ -17,6 +17,8 @@ use kw_core::{
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
+mod valid;
+
 /// A function that may pick a configuration for a problem size (the wisdom layer installs
 /// one); `None` means "use the default".
 pub type ConfigSelector = dyn Fn(&[i64; 3]) -> Option<Config> + Send + Sync;
@@ -104,6 +106,10 @@ pub struct WisdomKernel {
     space: TuningSpace,
     default_config: Config,
     geometry_uses_args: bool,
+    /// Some restriction depends on the launch (problem size or arguments).
+    launch_restricted: bool,
+    /// Some restriction mentions an argument.
+    args_restricted: bool,
     selector: Option<Arc<ConfigSelector>>,
     /// The application's wisdom directory (`None`: `./wisdom`).
     wisdom_dir: Option<std::path::PathBuf>,
@@ -153,6 +159,8 @@ impl WisdomKernel {
             e.visit(&mut |n| geometry_uses_args |= matches!(n, Expr::Arg(_)));
         }
         let default_config = def.default_config();
+        let launch_restricted = def.has_launch_restrictions();
+        let args_restricted = def.launch_restrictions_use_args();
         Ok(WisdomKernel {
             default_config,
             launch_def: def.with_arg_names_resolved(),
@@ -162,6 +170,8 @@ impl WisdomKernel {
             device,
             space,
             geometry_uses_args,
+            launch_restricted,
+            args_restricted,
             selector: None,
             by_size: RwLock::new(FastMap::default()),
             by_shape: ShapeMemo::new(),
@@ -203,9 +213,13 @@ impl WisdomKernel {
         })
     }
 
-    /// What the wisdom selects for a problem size, and at which step (without launching).
+    /// What the wisdom selects for a problem size, and at which step (without launching):
+    /// records whose configuration is not valid at that size are skipped.
     pub fn choice(&self, problem_size: &[i64]) -> Choice {
-        self.wisdom().choose(problem_size)
+        let ps = valid::three_axes(problem_size);
+        self.wisdom().choose_where(problem_size, &|c| {
+            self.valid_at(c, &ps, None).map_err(|e| e.to_string())
+        })
     }
 
     /// The definition.
@@ -262,32 +276,45 @@ impl WisdomKernel {
     /// The configuration for a problem size: an installed selector's answer if it gives one
     /// that is valid, else the wisdom's choice ([`WisdomKernel::choice`]: closest record by
     /// device, architecture, backend and problem size), else the default configuration.
-    /// Called once per new problem size, never on the hot path.
-    pub fn select_config(&self, problem_size: &[i64; 3]) -> Config {
-        self.select(problem_size).0
+    /// Called once per new problem size, never on the hot path. Only configurations valid
+    /// at the problem size are chosen; when none is (not even the default), the answer is
+    /// an [`Error::NoValidConfig`].
+    pub fn select_config(&self, problem_size: &[i64; 3]) -> Result<Config, Error> {
+        self.select(problem_size, None).map(|(c, _)| c)
     }
 
-    /// [`WisdomKernel::select_config`], and whether an exact wisdom record (same device, same
-    /// problem size) decided (then capture needs `KW_CAPTURE_FORCE`).
-    fn select(&self, problem_size: &[i64; 3]) -> (Config, bool) {
+    /// [`WisdomKernel::select_config`] for a launch with these arguments, and whether an
+    /// exact wisdom record (same device, same problem size) decided (then capture needs
+    /// `KW_CAPTURE_FORCE`).
+    fn select(
+        &self,
+        problem_size: &[i64; 3],
+        args: Option<&[KernelArg<'_>]>,
+    ) -> Result<(Config, bool), Error> {
         if let Some(selector) = &self.selector {
             if let Some(config) = selector(problem_size) {
-                match self.validate(&config) {
-                    Ok(()) => return (config, false),
+                let valid = self
+                    .validate(&config)
+                    .and_then(|()| self.valid_at(&config, problem_size, args));
+                match valid {
+                    Ok(()) => return Ok((config, false)),
                     Err(e) => {
                         kw_core::diag::warn(&format!("ignoring the selected configuration: {e}"))
                     }
                 }
             }
         }
-        let choice = self.wisdom().choose(problem_size);
-        match self.validate(&choice.config) {
-            Ok(()) => (choice.config, choice.step == Step::ExactDeviceExactSize),
-            Err(e) => {
-                kw_core::diag::warn(&format!("ignoring the wisdom's configuration: {e}"));
-                (self.default_config.clone(), false)
+        let choice = self.wisdom().choose_where(problem_size, &|c| {
+            self.valid_at(c, problem_size, args)
+                .map_err(|e| e.to_string())
+        });
+        if choice.record.is_some() {
+            match self.validate(&choice.config) {
+                Ok(()) => return Ok((choice.config, choice.step == Step::ExactDeviceExactSize)),
+                Err(e) => kw_core::diag::warn(&format!("ignoring the wisdom's configuration: {e}")),
             }
         }
+        Ok((self.default_at(problem_size, args)?, false))
     }
 
     /// The problem size of a launch with these arguments.
@@ -400,8 +427,11 @@ impl WisdomKernel {
             map.get(&ps).cloned()
         };
         let selected = match cached {
-            Some(s) => s,
-            None => self.prepare(&ps)?,
+            Some(s) if self.still_valid(&s.config, &ps, args) => s,
+            // Restrictions over argument values refuse this size's selection for these
+            // arguments: a selection for this launch alone.
+            Some(_) => Arc::new(self.select_and_compile(&ps, args)?),
+            None => self.prepare(&ps, args)?,
         };
         if memoised {
             self.by_shape.remember(&shape, (ps, Arc::clone(&selected)));
@@ -442,7 +472,8 @@ impl WisdomKernel {
         match self.launch_selected(queue, selected, ps, args, want_event) {
             Err(e) if selected.config != self.default_config => {
                 self.record_failure(&selected.config, ps, &e);
-                let fallback = Arc::new(self.make_selected(self.default_config.clone(), ps)?);
+                let default = self.default_at(ps, Some(args))?;
+                let fallback = Arc::new(self.make_selected(default, ps)?);
                 self.by_size
                     .write()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -502,7 +533,7 @@ impl WisdomKernel {
             self.empty_launch(&ps);
             return Ok(());
         }
-        let selected = self.explicit(config, &ps)?;
+        let selected = self.explicit(config, &ps, args)?;
         self.launch_selected(Queue::DEFAULT, &selected, &ps, args, false)
             .map(drop)
     }
@@ -514,15 +545,21 @@ impl WisdomKernel {
         args: &[KernelArg<'_>],
     ) -> Result<f64, Error> {
         let ps = self.checked_problem_size(args)?;
-        let selected = self.explicit(config, &ps)?;
+        let selected = self.explicit(config, &ps, args)?;
         let g = self.geometry_of(&selected, &ps, args)?;
         self.device
             .launch_timed(selected.kernel.as_ref(), &g, args)
             .map_err(|source| self.config_error(&selected.config, source))
     }
 
-    fn explicit(&self, config: &Config, ps: &[i64; 3]) -> Result<Selected, Error> {
+    fn explicit(
+        &self,
+        config: &Config,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> Result<Selected, Error> {
         self.validate(config)?;
+        self.valid_at(config, ps, Some(args))?;
         let kernel = self
             .compiled_for(config)
             .map_err(|source| self.config_error(config, source))?;
@@ -592,7 +629,7 @@ impl WisdomKernel {
     /// Selects, compiles and caches the configuration of a new problem size, once: a thread
     /// that arrives while another prepares the same size waits for it and takes its result
     /// (or, if it failed, tries again itself).
-    fn prepare(&self, ps: &[i64; 3]) -> Result<Arc<Selected>, Error> {
+    fn prepare(&self, ps: &[i64; 3], args: &[KernelArg<'_>]) -> Result<Arc<Selected>, Error> {
         let slot = Arc::clone(
             self.preparing
                 .lock()
@@ -607,7 +644,7 @@ impl WisdomKernel {
         };
         let result = match done {
             Some(s) => Ok(s),
-            None => self.prepare_now(ps),
+            None => self.prepare_now(ps, args),
         };
         if result.is_ok() {
             // Later threads find the size in `by_size`; the slot is no longer needed.
@@ -620,22 +657,28 @@ impl WisdomKernel {
     }
 
     /// [`WisdomKernel::prepare`]'s work, by the one thread whose turn it is.
-    fn prepare_now(&self, ps: &[i64; 3]) -> Result<Arc<Selected>, Error> {
-        let (config, exact_wisdom) = self.select(ps);
-        let selected = match self.make_selected(config.clone(), ps) {
-            Ok(s) => Selected { exact_wisdom, ..s },
-            Err(e) if config != self.default_config => {
-                self.record_failure(&config, ps, &e);
-                self.make_selected(self.default_config.clone(), ps)?
-            }
-            Err(e) => return Err(e),
-        };
-        let selected = Arc::new(selected);
+    fn prepare_now(&self, ps: &[i64; 3], args: &[KernelArg<'_>]) -> Result<Arc<Selected>, Error> {
+        let selected = Arc::new(self.select_and_compile(ps, args)?);
         self.by_size
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(*ps, Arc::clone(&selected));
         Ok(selected)
+    }
+
+    /// Selects a configuration valid at this launch and compiles it; falls back to the
+    /// default (when valid here) if the selected one does not compile.
+    fn select_and_compile(&self, ps: &[i64; 3], args: &[KernelArg<'_>]) -> Result<Selected, Error> {
+        let (config, exact_wisdom) = self.select(ps, Some(args))?;
+        match self.make_selected(config.clone(), ps) {
+            Ok(s) => Ok(Selected { exact_wisdom, ..s }),
+            Err(e) if config != self.default_config => {
+                self.record_failure(&config, ps, &e);
+                let default = self.default_at(ps, Some(args))?;
+                self.make_selected(default, ps)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn make_selected(&self, config: Config, ps: &[i64; 3]) -> Result<Selected, Error> {

@@ -118,7 +118,7 @@ pub use kw_core::expr::{
 pub use kw_core::{
     backend::Device, buffer::DeviceBuffer, config::Config, def_check::DefProblem,
     device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access, kernel_def::KernelDef,
-    scalar::Scalar, scalar::ScalarType, value::Value,
+    scalar::Scalar, scalar::ScalarType, tolerance::Tolerance, value::Value,
 };
 /// The CUDA backend crate (attaching to a cudarc context, streams and slices); with the
 /// `cuda` feature (on by default).

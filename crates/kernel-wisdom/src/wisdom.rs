@@ -140,16 +140,31 @@ impl WisdomSource {
 
     /// The configuration for a problem size (trailing 1s are ignored).
     pub fn choose(&self, problem_size: &[i64]) -> Choice {
+        self.choose_where(problem_size, &|_| Ok(()))
+    }
+
+    /// The configuration for a problem size among the records whose configuration `valid`
+    /// accepts (the runtime passes validity at the launch: size-dependent restrictions); a
+    /// record it refuses is skipped with its reason (logged at debug level) and the selection
+    /// falls through to the next candidate, then to the default configuration (which the
+    /// caller checks in turn).
+    pub fn choose_where(
+        &self,
+        problem_size: &[i64],
+        valid: &dyn Fn(&Config) -> Result<(), String>,
+    ) -> Choice {
         let mut query = self.query.clone();
         query.problem_size = problem_size.to_vec();
         // The file whose best match comes at the earliest step; the earlier file on ties.
         let mut best: Option<(usize, Selection)> = None;
         for (fi, file) in self.files.iter().enumerate() {
             let mut index = 0;
-            let selection = select(&file.records, &query, |_| {
-                let r = file.usable[index].clone();
+            let selection = select(&file.records, &query, |r| {
+                let u = file.usable[index].clone();
                 index += 1;
-                r
+                u.and_then(|()| {
+                    valid(&r.config).map_err(|why| format!("not valid at this launch: {why}"))
+                })
             });
             if debug_enabled() {
                 kw_core::diag::debug(

@@ -64,7 +64,7 @@ fn a_selected_configuration_that_fails_falls_back_to_the_default() {
     let kernel = WisdomKernel::new(def, dev.clone())
         .unwrap()
         .with_selector(move |_| Some(chosen.clone()));
-    assert_eq!(kernel.select_config(&[100, 1, 1]), bad);
+    assert_eq!(kernel.select_config(&[100, 1, 1]).unwrap(), bad);
     let n = 1000;
     let out = DeviceBuffer::from_slice(dev.as_ref(), &vec![-1i32; n]).unwrap();
     kernel

@@ -100,7 +100,9 @@ impl From<Error> for CError {
                 Status::Arguments
             }
             Error::BufferTooShort { .. } => Status::BufferTooShort,
-            Error::Config { .. } | Error::InvalidConfig { .. } => Status::Launch,
+            Error::Config { .. } | Error::InvalidConfig { .. } | Error::NoValidConfig { .. } => {
+                Status::Launch
+            }
             Error::Backend(b) => backend_status(b),
             _ => Status::Backend,
         };

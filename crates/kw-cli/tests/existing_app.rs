@@ -170,12 +170,14 @@ fn instrumented_opencl_app_capture_tune_select() {
     let capture = &files[0];
     assert_eq!(capture.extension().and_then(|e| e.to_str()), Some("kwcap"));
     assert!(stderr.contains("capture written:"), "{stderr}");
-    // The capture holds exactly the declared lengths (4096 elements each).
+    // The capture holds the whole buffers: the application pads `a` (4096 + 64 elements);
+    // the declared length, 4096, is only what a launch needs at least.
     let cap = kw_capture::Capture::open(capture).expect("the capture loads");
     let meta: kw_core::capture_meta::CaptureMetadata =
         serde_json::from_value(cap.metadata().clone()).expect("metadata");
     for a in meta.args.iter().filter(|a| a.input.is_some()) {
-        assert_eq!(a.len, Some(4096), "{}", a.name);
+        let whole = if a.name == "a" { 4096 + 64 } else { 4096 };
+        assert_eq!(a.len, Some(whole), "{}", a.name);
     }
 
     // 4. Tune it.

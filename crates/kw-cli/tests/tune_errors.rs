@@ -125,3 +125,52 @@ fn a_bad_capture_does_not_stop_the_batch_and_compile_failures_stop_early() {
         "stopped after 8 compile failures"
     );
 }
+
+/// A capture whose own configuration does not reproduce its reference output (here one
+/// element of the reference changed) is reported as inconsistent after that one
+/// configuration, instead of failing every configuration as a "wrong result".
+#[test]
+fn an_inconsistent_capture_is_named_as_such_after_one_evaluation() {
+    let Some((dir, capture, idx)) = setup("inconsistent") else {
+        return;
+    };
+    let c = Capture::open(&capture).unwrap();
+    let meta = c.metadata().clone();
+    let output = meta["args"][0]["output"].as_str().unwrap().to_string();
+    let buffers: Vec<CaptureBuffer> = c
+        .buffers()
+        .map(|b| {
+            let mut bytes = c.read_buffer(b.name).unwrap();
+            if b.name == output {
+                bytes[40..44].copy_from_slice(&1234.5f32.to_ne_bytes());
+            }
+            CaptureBuffer::new(b.name, b.elem_type, bytes)
+        })
+        .collect();
+    let bad = CaptureWriter::default()
+        .write(&dir, "inconsistent", &meta, &buffers)
+        .unwrap()
+        .path;
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            bad.to_str().unwrap(),
+            "--device",
+            &idx,
+            "--budget",
+            "20",
+            "--samples",
+            "2",
+            "--log",
+            "run.jsonl",
+        ],
+    );
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("the capture is inconsistent"), "{all}");
+    assert!(all.contains("first at [10]"), "{all}");
+    assert!(!dir.join("wisdom/vector_add.json").exists(), "{all}");
+    let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 1 + 1, "stopped after one evaluation");
+}

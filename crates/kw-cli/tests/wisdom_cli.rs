@@ -116,3 +116,77 @@ fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
     assert!(checked.contains("block_size_x=64"), "{checked}");
     assert!(checked.contains("skipped: record #"), "{checked}");
 }
+
+/// A restriction over the problem size: `kw wisdom explain --capture` skips the records whose
+/// configuration is not valid at the asked size (saying why) and chooses the next candidate.
+#[test]
+fn explain_skips_records_not_valid_at_the_problem_size() {
+    let Some(d) = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    }) else {
+        eprintln!("SKIPPED: no OpenCL device");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("kw-wisdom-sizes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
+    let mut def = bundled::vector_add().unwrap();
+    def.restrictions.push(
+        kw_core::parse::parse("problem_size.x % (block_size_x * elems_per_thread) == 0").unwrap(),
+    );
+    let space = def.space(Some(device.info())).unwrap();
+    let n = 1024usize;
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&vec![1f32; n]),
+        HostArg::buffer(&vec![2f32; n]),
+        HostArg::scalar(n as i32),
+    ];
+    let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
+    // At 1024 a record with a 1024-wide tile, at 4096 one with a 64-wide tile.
+    let mut wide = record(&space, 256, 1.0);
+    wide.config.set("elems_per_thread", 4);
+    add_record(&dir, "vector_add", wide, ReplacePolicy::Always).unwrap();
+    let mut narrow = record(&space, 64, 2.0);
+    narrow.problem_size = vec![4096];
+    add_record(&dir, "vector_add", narrow, ReplacePolicy::Always).unwrap();
+    let explain = |size: &str| {
+        let out = kw(
+            &dir,
+            &[
+                "wisdom",
+                "explain",
+                "vector_add.json",
+                "--device",
+                "Dev",
+                "--backend",
+                "opencl",
+                "--problem-size",
+                size,
+                "--capture",
+                capture.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = explain("1024");
+    assert!(text.contains("elems_per_thread=4"), "{text}");
+    assert!(!text.contains("skipped"), "{text}");
+    // 1536 = 1.5 x 1024: the nearer, wide record is skipped, the 64-wide one chosen.
+    let text = explain("1536");
+    assert!(
+        text.contains("skipped: record #1: not valid at this problem size: restriction"),
+        "{text}"
+    );
+    assert!(text.contains("block_size_x=64"), "{text}");
+    // 100: neither record is valid, nor is the default (256 wide).
+    let text = explain("100");
+    assert!(text.contains("chosen: the default configuration"), "{text}");
+    assert!(
+        text.contains("the default configuration is not valid at this problem size either"),
+        "{text}"
+    );
+}

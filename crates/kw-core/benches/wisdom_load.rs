@@ -98,6 +98,7 @@ fn main() {
                     capture_checksum: "blake3:00".into(),
                     verified: Some(true),
                     unverified_reason: String::new(),
+                    tolerances: Default::default(),
                 },
             }
         })

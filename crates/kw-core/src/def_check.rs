@@ -151,12 +151,11 @@ impl KernelDef {
             }
         }
         for (label, e) in self.labelled_exprs() {
+            // Restrictions may depend on the launch (problem size, arguments): see
+            // `def_launch`. Defines and template arguments are fixed at compile time.
             let allowed = if label.starts_with("problem_size") {
                 problem
-            } else if label.starts_with("define")
-                || label.starts_with("template")
-                || label.starts_with("restriction")
-            {
+            } else if label.starts_with("define") || label.starts_with("template") {
                 compile_time
             } else {
                 geometry
@@ -232,6 +231,10 @@ impl KernelDef {
             ..crate::def_eval::DefScope::new(self)
         };
         for (i, r) in self.restrictions.iter().enumerate() {
+            if crate::def_launch::depends_on_launch(r) {
+                // Decided per launch (the default may be invalid at some sizes).
+                continue;
+            }
             match r.eval_bool(&scope) {
                 Ok(true) => {}
                 Ok(false) => out.push(DefProblem {

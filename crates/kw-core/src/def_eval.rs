@@ -257,8 +257,12 @@ impl KernelDef {
         Ok(None)
     }
 
-    /// The elements each argument of a launch must hold (0 for scalars): what a capture
-    /// copies.
+    /// The elements a capture copies of each argument (0 for scalars): the whole buffer, its
+    /// true length, whatever length is declared or derived. A declared length (or the default,
+    /// the problem size's product) only says what the launch needs at least: a kernel may
+    /// read past it (an `A` of m·k elements whose undeclared length defaults to m·n), and a
+    /// capture cut to it would replay other data than the launch saw. Evaluates every length
+    /// expression (their errors are this function's).
     pub fn buffer_lens(
         &self,
         args: &[KernelArg<'_>],
@@ -268,9 +272,12 @@ impl KernelDef {
         let view = ArgView(args);
         (0..args.len())
             .map(|i| {
-                Ok(self
-                    .buffer_len_for(i, &view, problem_size, device)?
-                    .unwrap_or(0))
+                // Evaluated for its errors; launches check the buffer against it first.
+                self.buffer_len_for(i, &view, problem_size, device)?;
+                Ok(match &args[i] {
+                    KernelArg::Buffer { len, .. } => *len as u64,
+                    KernelArg::Scalar(_) => 0,
+                })
             })
             .collect()
     }
@@ -411,18 +418,19 @@ impl KernelDef {
             .collect()
     }
 
-    /// The tuning space, with device attributes in restrictions resolved for `device`.
+    /// The declared tuning space, with device attributes in restrictions resolved for
+    /// `device`: the restrictions that depend on the launch (problem size, arguments) are
+    /// left out ([`KernelDef::space_at`] has them; see [`crate::def_launch`]).
     pub fn space(&self, device: Option<&DeviceInfo>) -> Result<TuningSpace, DefError> {
         let scope = DefScope {
             device,
             ..DefScope::new(self)
         };
-        TuningSpace::with_scope(self.parameters.clone(), self.restrictions.clone(), &scope).map_err(
-            |source| DefError::Space {
+        TuningSpace::with_scope(self.parameters.clone(), self.static_restrictions(), &scope)
+            .map_err(|source| DefError::Space {
                 kernel: self.kernel_name.clone(),
                 source: Box::new(source),
-            },
-        )
+            })
     }
 
     /// The default configuration (every parameter at its default).

@@ -73,11 +73,15 @@ pub struct ArgDef {
     /// In, out or in/out.
     #[serde(default)]
     pub access: Access,
-    /// For buffers: the number of elements the kernel uses (an expression over arguments,
-    /// problem size and device). A launch refuses a shorter buffer, and capture records
-    /// exactly this many elements. `None`: the product of the problem size's axes.
+    /// For buffers: the number of elements the kernel uses at least (an expression over
+    /// arguments, problem size and device). A launch refuses a shorter buffer; capture
+    /// records the whole buffer. `None`: the product of the problem size's axes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<Expr>,
+    /// For output buffers: how a result is compared with the reference
+    /// ([`crate::tolerance`]). `None`: the default (integers exactly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<crate::tolerance::Tolerance>,
 }
 
 /// How the grid (number of blocks) is derived.
@@ -301,6 +305,7 @@ pub(crate) fn sample_def() -> KernelDef {
                 kind: ArgKind::Buffer,
                 access: Access::Out,
                 len: None,
+                tolerance: None,
             },
             ArgDef {
                 name: "a".into(),
@@ -308,6 +313,7 @@ pub(crate) fn sample_def() -> KernelDef {
                 kind: ArgKind::Buffer,
                 access: Access::In,
                 len: None,
+                tolerance: None,
             },
             ArgDef {
                 name: "b".into(),
@@ -315,6 +321,7 @@ pub(crate) fn sample_def() -> KernelDef {
                 kind: ArgKind::Buffer,
                 access: Access::In,
                 len: None,
+                tolerance: None,
             },
             ArgDef {
                 name: "n".into(),
@@ -322,6 +329,7 @@ pub(crate) fn sample_def() -> KernelDef {
                 kind: ArgKind::Scalar,
                 access: Access::In,
                 len: None,
+                tolerance: None,
             },
         ],
     }

@@ -1,8 +1,9 @@
 //! Verification on the device: a comparison kernel (OpenCL `kernels/compare.cl`, CUDA
 //! `kernels/compare.cu`) counts the elements of an output that differ from the reference
 //! (uploaded once), finds the first and the largest error, with the semantics of the host
-//! comparison ([`crate::verify`]): integers exactly, floats within `atol + rtol * |want|`
-//! (computed in `f64`, unfused), NaN never equal. One work-group per slice writes a partial
+//! comparison ([`crate::verify`]): integers exactly, floats within the buffer's bound
+//! (`atol + rtol * magnitude`, computed once on the host), NaN equal to NaN unless the
+//! tolerance says `nan_is_error`. One work-group per slice writes a partial
 //! triple; a second one-group launch combines them, and the host reads 24 bytes.
 //!
 //! The kernels compile through the device's compile cache like any kernel. A device whose
@@ -111,7 +112,8 @@ impl DeviceComparer {
     }
 
     /// Compares the first `len` elements of `got` and `want` (device buffers of elements of
-    /// `ty`): the count of differing elements, the first and the largest error, as
+    /// `ty`; `magnitude`: the reference's, [`crate::verify::magnitude`]): the count of
+    /// differing elements, the first and the largest error, as
     /// [`crate::verify::summarise`] computes them on the host.
     pub fn compare(
         &self,
@@ -120,6 +122,7 @@ impl DeviceComparer {
         want: &dyn DeviceMemory,
         len: usize,
         tol: Tolerance,
+        magnitude: f64,
     ) -> Result<Summary, BackendError> {
         let kernel = self.kernel(ty).map_err(|message| BackendError::Api {
             op: "compiling the comparison kernel",
@@ -142,8 +145,8 @@ impl DeviceComparer {
                 KernelArg::device_buffer(got, ty, len),
                 KernelArg::device_buffer(want, ty, len),
                 KernelArg::from(n),
-                KernelArg::from(tol.rtol),
-                KernelArg::from(tol.atol),
+                KernelArg::from(tol.bound(magnitude)),
+                KernelArg::from(u32::from(tol.nan_equal())),
                 KernelArg::device_buffer(self.partials.as_ref(), ScalarType::U64, partials_len),
             ],
         )?;

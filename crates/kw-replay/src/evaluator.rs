@@ -205,6 +205,7 @@ impl ReplayEvaluator {
             .map_err(|e| EvalFailure::new(format!("launch failed: {e}")))?;
         self.stats.launches += 1;
         self.stats.busy += Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        self.check_guards()?;
         if verify {
             self.verify()?;
         }
@@ -229,6 +230,21 @@ impl ReplayEvaluator {
         let busy: f64 = times.iter().map(|ms| ms.max(0.0)).sum();
         self.stats.busy += Duration::from_secs_f64(busy / 1000.0);
         Ok(times)
+    }
+
+    /// Reads the buffers' guard regions (`crate::guard`): a changed byte is an out-of-bounds
+    /// write, a failure even when the output is right.
+    fn check_guards(&mut self) -> Result<(), EvalFailure> {
+        let started = Instant::now();
+        let verdict = self.session.check_guards();
+        self.stats.verify += started.elapsed();
+        match verdict {
+            Ok(None) => Ok(()),
+            Ok(Some(reason)) => Err(EvalFailure::new(reason)),
+            Err(e) => Err(EvalFailure::fatal(format!(
+                "reading the guard regions: {e}"
+            ))),
+        }
     }
 
     /// Compares the outputs with the captured reference (timed).
@@ -304,6 +320,7 @@ impl ReplayEvaluator {
             if more > 0 {
                 samples.extend(self.run_batch(kernel.as_ref(), &geometry, more)?);
             }
+            self.check_guards()?;
             if self.options.verify == VerifyMode::Last {
                 self.verify()?;
             }
@@ -329,6 +346,14 @@ impl Evaluator for ReplayEvaluator {
             }
             Err(f) => {
                 self.last_samples = None;
+                // No configuration is judged on another's damage: every buffer (inputs and
+                // guard regions included) is restored after a failure.
+                if let Err(e) = self.session.restore_all() {
+                    return Err(EvalFailure::fatal(format!(
+                        "{}; then restoring the buffers failed: {e}",
+                        f.reason
+                    )));
+                }
                 Err(f)
             }
         }

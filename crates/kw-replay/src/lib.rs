@@ -9,6 +9,13 @@
 //! [`device_verify`], the reference uploaded once). Timed runs and their restores are enqueued
 //! as batches with one host wait ([`kw_core::backend::Device::launch_timed_runs`]); the evaluator's
 //! [`ReplayStats`] say where the time went and how many compiles the compile cache saved.
+//!
+//! Each output is verified with its buffer's tolerance from the definition, scaled by the
+//! output's magnitude ([`kw_core::tolerance`]; NaN equals NaN unless asked otherwise). Every
+//! buffer has a guard region past its end, checked after each configuration; after a failed
+//! evaluation every buffer is restored ([`guard`]). The space searched is the one valid at the
+//! capture's problem size and arguments ([`launch_space`]).
+//!
 //! [`tuned_record`] makes the wisdom record of a tuning run's best configuration.
 //!
 //! ## Layer
@@ -31,6 +38,8 @@ pub mod compile;
 pub mod device_verify;
 pub mod error;
 pub mod evaluator;
+pub mod guard;
+pub mod launch_space;
 pub mod measure;
 pub mod session;
 pub mod verify;
@@ -42,5 +51,5 @@ pub use error::ReplayError;
 pub use evaluator::{Measurement, ReplayEvaluator, ReplayStats};
 pub use measure::{median, spread, MeasureOptions, VerifyMode};
 pub use session::{capture_checksum, reference_gap, ReplaySession, VerifyWhere};
-pub use verify::{Mismatch, Summary, Tolerance};
-pub use wisdom::{tuned_record, TuningRun};
+pub use verify::{Mismatch, Summary, Tolerance, ToleranceOverride};
+pub use wisdom::{tuned_record, verified_tolerances, TuningRun};

@@ -28,8 +28,9 @@ pub struct MeasureOptions {
     pub time_budget: Duration,
     /// Verification.
     pub verify: VerifyMode,
-    /// Tolerances for float outputs.
-    pub tolerance: crate::verify::Tolerance,
+    /// Overrides of the definition's per-buffer tolerances (`kw tune --rtol/--atol/
+    /// --nan-is-error`); none by default.
+    pub tolerance: crate::verify::ToleranceOverride,
 }
 
 impl Default for MeasureOptions {
@@ -40,7 +41,7 @@ impl Default for MeasureOptions {
             max_samples: 15,
             time_budget: Duration::from_millis(500),
             verify: VerifyMode::Last,
-            tolerance: crate::verify::Tolerance::default(),
+            tolerance: crate::verify::ToleranceOverride::default(),
         }
     }
 }

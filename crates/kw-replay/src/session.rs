@@ -4,7 +4,7 @@
 
 use crate::device_verify::DeviceComparer;
 use crate::error::ReplayError;
-use crate::verify::{compare, Tolerance};
+use crate::verify::{compare, magnitude, Tolerance, ToleranceOverride};
 use kw_capture::{Capture, CaptureError};
 use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
 use kw_core::compile_cache::CacheStats;
@@ -22,6 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::Scope;
 use std::time::Instant;
 
+mod guarded;
+
 /// One argument on the device.
 enum ReplayArg {
     Scalar(ScalarValue),
@@ -37,6 +39,10 @@ enum ReplayArg {
         reference: Option<Vec<u8>>,
         /// The captured output on the device, for device-side verification.
         reference_dev: Option<Box<dyn DeviceMemory>>,
+        /// The definition's tolerance for this buffer (the default when it declares none).
+        tolerance: Tolerance,
+        /// The reference's magnitude (its largest finite |value|), which scales it.
+        magnitude: f64,
         /// Declared read and written (moves its bytes twice per launch).
         inout: bool,
     },
@@ -142,7 +148,7 @@ fn open_checked(
             def.args.len()
         )));
     }
-    let space = def.space(Some(info)).map_err(|e| ReplayError::Space {
+    let space = crate::launch_space::space_of(&meta, info).map_err(|e| ReplayError::Space {
         path: path.to_path_buf(),
         source: Box::new(e),
     })?;
@@ -383,13 +389,19 @@ impl ReplaySession {
                     what: format!("{what} `{}`", a.name),
                     source: Box::new(e),
                 };
-                let alloc = |what: &str| device.alloc(bytes).map_err(|e| dev_err(what, e));
+                // Every buffer carries a guard region past its end (`crate::guard`).
+                let alloc = |what: &str| {
+                    device
+                        .alloc(bytes + crate::guard::GUARD_BYTES)
+                        .map_err(|e| dev_err(what, e))
+                };
                 let what = "uploading buffer";
                 let working = alloc(what)?;
                 match input {
                     Some(data) => working.write(0, &data),
                     None => working.fill_zero(),
                 }
+                .and_then(|()| crate::guard::fill(working.as_ref(), bytes))
                 .map_err(|e| dev_err(what, e))?;
                 let written = reference.is_some() || d.access != Access::In;
                 let pristine = if written {
@@ -402,6 +414,7 @@ impl ReplaySession {
                     None
                 };
                 arg_values.push(Value::Int(len as i64));
+                let magnitude = reference.as_ref().map_or(0.0, |r| magnitude(a.ty, r));
                 args.push(ReplayArg::Buffer {
                     name: a.name.clone(),
                     elem: a.ty,
@@ -410,6 +423,8 @@ impl ReplaySession {
                     pristine,
                     reference,
                     reference_dev: None,
+                    tolerance: d.tolerance.unwrap_or_default(),
+                    magnitude,
                     inout: d.access == Access::InOut,
                 });
             }
@@ -593,7 +608,9 @@ impl ReplaySession {
 
     /// Compares every buffer that has a reference with it, on the device where it can.
     /// `Ok(None)` when all match; `Ok(Some(reason))` names the first buffer that differs.
-    pub fn verify(&self, tol: Tolerance) -> Result<Option<String>, BackendError> {
+    /// Each buffer's tolerance is the definition's ([`kw_core::tolerance`]) with `tol`'s
+    /// overrides.
+    pub fn verify(&self, tol: ToleranceOverride) -> Result<Option<String>, BackendError> {
         self.verify_at(tol, VerifyWhere::Auto)
     }
 
@@ -607,7 +624,7 @@ impl ReplaySession {
     /// verdicts must agree.
     pub fn verify_at(
         &self,
-        tol: Tolerance,
+        tol: ToleranceOverride,
         at: VerifyWhere,
     ) -> Result<Option<String>, BackendError> {
         if at != VerifyWhere::Auto || self.comparer.is_err() {
@@ -652,7 +669,7 @@ impl ReplaySession {
     /// Compares the outputs on the device where `at` allows and it can, else on the host.
     fn compare_outputs(
         &self,
-        tol: Tolerance,
+        over: ToleranceOverride,
         at: VerifyWhere,
     ) -> Result<Option<String>, BackendError> {
         for a in &self.args {
@@ -663,9 +680,12 @@ impl ReplaySession {
                 working,
                 reference: Some(want),
                 reference_dev,
+                tolerance,
+                magnitude,
                 ..
             } = a
             {
+                let tol = over.apply(*tolerance);
                 let on_device = match (at, &self.comparer, reference_dev) {
                     (VerifyWhere::Host, _, _) => None,
                     (_, Ok(c), Some(r)) => Some((c, r)),
@@ -684,15 +704,21 @@ impl ReplaySession {
                     _ => None,
                 };
                 if let Some((c, r)) = on_device {
-                    let s = c.compare(*elem, working.as_ref(), r.as_ref(), *len, tol)?;
+                    let s =
+                        c.compare(*elem, working.as_ref(), r.as_ref(), *len, tol, *magnitude)?;
                     if s.count == 0 {
                         continue;
                     }
                 }
-                let mut got = vec![0u8; working.len_bytes()];
+                let mut got = vec![0u8; *len * elem.size()];
                 working.read(0, &mut got)?;
                 if let Some(m) = compare(*elem, &got, want, tol) {
-                    return Ok(Some(format!("buffer `{name}`: {m}")));
+                    let rule = if elem.is_float() {
+                        format!(" (tolerance: {tol}, magnitude {magnitude})")
+                    } else {
+                        String::new()
+                    };
+                    return Ok(Some(format!("buffer `{name}`: {m}{rule}")));
                 }
                 if on_device.is_some() {
                     // The device found a difference the host does not: never a pass.
@@ -759,13 +785,12 @@ fn upload_references(device: &Arc<dyn Device>, args: &mut [ReplayArg]) {
         if let ReplayArg::Buffer {
             elem,
             len,
-            working,
             reference: Some(want),
             reference_dev,
             ..
         } = a
         {
-            if want.len() != working.len_bytes() || want.len() != *len * elem.size() {
+            if want.len() != *len * elem.size() {
                 continue;
             }
             if let Ok(m) = device.alloc(want.len()) {

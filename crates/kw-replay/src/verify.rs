@@ -1,26 +1,10 @@
 //! Comparing a configuration's output with the captured reference: integers exactly, floats
-//! within a relative and an absolute tolerance; NaN is never equal to anything.
+//! within the buffer's [`Tolerance`], scaled by the output's magnitude (the rule is written
+//! down in [`kw_core::tolerance`]); NaN equals NaN unless the tolerance says
+//! `nan_is_error`. The device comparison ([`crate::device_verify`]) has the same semantics.
 
 use kw_core::scalar::ScalarType;
-
-/// Tolerances for floating-point outputs: `|got - expected| <= atol + rtol * |expected|`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Tolerance {
-    /// Relative tolerance.
-    pub rtol: f64,
-    /// Absolute tolerance.
-    pub atol: f64,
-}
-
-impl Default for Tolerance {
-    /// `rtol = 1e-5`, `atol = 1e-6`: reorderings of float sums pass, wrong values do not.
-    fn default() -> Self {
-        Tolerance {
-            rtol: 1e-5,
-            atol: 1e-6,
-        }
-    }
-}
+pub use kw_core::tolerance::{Tolerance, ToleranceOverride};
 
 /// How a buffer differs from its reference.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,14 +28,36 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-fn floats_close(got: f64, want: f64, tol: Tolerance) -> bool {
+/// Whether a float result matches: equal, both NaN (when NaN equals NaN), or within `bound`.
+fn floats_close(got: f64, want: f64, bound: f64, nan_equal: bool) -> bool {
     if got.is_nan() || want.is_nan() {
-        return false;
+        return nan_equal && got.is_nan() && want.is_nan();
     }
     if got == want {
         return true; // equal infinities too
     }
-    (got - want).abs() <= tol.atol + tol.rtol * want.abs()
+    (got - want).abs() <= bound
+}
+
+/// The output's magnitude: the largest finite `|x|` of a buffer of floats (raw bytes of
+/// elements of `ty`); 0 for integers and for buffers without a finite element.
+pub fn magnitude(ty: ScalarType, bytes: &[u8]) -> f64 {
+    fn max_abs<T: bytemuck::Pod>(bytes: &[u8], as_f64: impl Fn(T) -> f64) -> f64 {
+        let size = std::mem::size_of::<T>();
+        (0..bytes.len() / size)
+            .map(|i| {
+                as_f64(bytemuck::pod_read_unaligned(
+                    &bytes[i * size..(i + 1) * size],
+                ))
+            })
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |m, x| m.max(x.abs()))
+    }
+    match ty {
+        ScalarType::F32 => max_abs::<f32>(bytes, f64::from),
+        ScalarType::F64 => max_abs::<f64>(bytes, |x| x),
+        _ => 0.0,
+    }
 }
 
 fn compare_as<T: bytemuck::Pod + std::fmt::Debug>(
@@ -134,6 +140,8 @@ fn summarise_as<T: bytemuck::Pod>(
 /// over the shorter length), the first of them and the largest error, with the semantics of
 /// [`compare`].
 pub fn summarise(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Summary {
+    let bound = tol.bound(magnitude(ty, want));
+    let nan_equal = tol.nan_equal();
     macro_rules! int {
         ($t:ty) => {
             summarise_as::<$t>(got, want, |g, w| g == w, |v| v as f64)
@@ -143,10 +151,15 @@ pub fn summarise(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Sum
         ScalarType::F32 => summarise_as::<f32>(
             got,
             want,
-            |g, w| floats_close(g.into(), w.into(), tol),
+            |g, w| floats_close(g.into(), w.into(), bound, nan_equal),
             f64::from,
         ),
-        ScalarType::F64 => summarise_as::<f64>(got, want, |g, w| floats_close(g, w, tol), |v| v),
+        ScalarType::F64 => summarise_as::<f64>(
+            got,
+            want,
+            |g, w| floats_close(g, w, bound, nan_equal),
+            |v| v,
+        ),
         ScalarType::I8 => int!(i8),
         ScalarType::U8 => int!(u8),
         ScalarType::I16 => int!(i16),
@@ -158,13 +171,15 @@ pub fn summarise(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Sum
     }
 }
 
-/// Compares `got` with `want`, both raw bytes of elements of `ty`. `None` when they match.
+/// Compares `got` with `want`, both raw bytes of elements of `ty`, with `tol` scaled by
+/// `want`'s magnitude. `None` when they match.
 pub fn compare(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Option<Mismatch> {
+    let bound = tol.bound(magnitude(ty, want));
+    let nan_equal = tol.nan_equal();
+    let close = |g: f64, w: f64| floats_close(g, w, bound, nan_equal);
     match ty {
-        ScalarType::F32 => {
-            compare_as::<f32>(got, want, |g, w| floats_close(g.into(), w.into(), tol))
-        }
-        ScalarType::F64 => compare_as::<f64>(got, want, |g, w| floats_close(g, w, tol)),
+        ScalarType::F32 => compare_as::<f32>(got, want, |g, w| close(g.into(), w.into())),
+        ScalarType::F64 => compare_as::<f64>(got, want, close),
         ScalarType::I8 => compare_as::<i8>(got, want, |g, w| g == w),
         ScalarType::U8 => compare_as::<u8>(got, want, |g, w| g == w),
         ScalarType::I16 => compare_as::<i16>(got, want, |g, w| g == w),
@@ -185,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn floats_within_tolerance_integers_exact_nan_never() {
+    fn floats_within_tolerance_integers_exact() {
         let t = Tolerance::default();
         let a = bytes(&[1.0f32, 2.0, 3.0]);
         let b = bytes(&[1.0f32, 2.000001, 3.0]);
@@ -194,8 +209,6 @@ mod tests {
         let m = compare(ScalarType::F32, &c, &a, t).unwrap();
         assert_eq!(m.count, 2);
         assert_eq!(m.first.0, 1);
-        let nan = bytes(&[f32::NAN]);
-        assert!(compare(ScalarType::F32, &nan, &nan, t).is_some());
         let inf = bytes(&[f64::INFINITY]);
         assert!(compare(ScalarType::F64, &inf, &inf, t).is_none());
         let i = bytes(&[1i32, 2]);
@@ -203,5 +216,43 @@ mod tests {
         assert!(compare(ScalarType::I32, &i, &i, t).is_none());
         assert!(compare(ScalarType::I32, &i, &j, t).is_some());
         assert!(compare(ScalarType::I32, &i, &i[..4], t).is_some());
+        assert!(compare(ScalarType::F32, &b, &a, Tolerance::exact()).is_some());
+    }
+
+    #[test]
+    fn nan_equals_nan_unless_asked_otherwise() {
+        let t = Tolerance::default();
+        let nan = bytes(&[1.0f32, f32::NAN]);
+        let one = bytes(&[1.0f32, 1.0]);
+        assert!(compare(ScalarType::F32, &nan, &nan, t).is_none());
+        assert!(compare(ScalarType::F32, &nan, &one, t).is_some());
+        assert!(compare(ScalarType::F32, &one, &nan, t).is_some());
+        let strict = Tolerance {
+            nan_is_error: true,
+            ..t
+        };
+        let m = compare(ScalarType::F32, &nan, &nan, strict).unwrap();
+        assert_eq!((m.count, m.first.0), (1, 1));
+        assert_eq!(summarise(ScalarType::F32, &nan, &nan, t).count, 0);
+        assert_eq!(summarise(ScalarType::F32, &nan, &nan, strict).count, 1);
+    }
+
+    /// Scaled by the output's magnitude: an element that cancels to a small value may carry
+    /// the rounding error of the large ones; one wrong element among 16,384 still fails.
+    #[test]
+    fn the_output_magnitude_scales_the_tolerance() {
+        let mut want = vec![0f32; 16_384];
+        for (i, w) in want.iter_mut().enumerate() {
+            *w = ((i * 7919) % 3401) as f32 / 100.0 - 17.0; // up to 17 in magnitude
+        }
+        want[5] = -0.0848;
+        let mut got = want.clone();
+        got[5] = -0.0848 + 2e-6; // what a re-associated sum gives
+        let t = Tolerance::default();
+        assert!(compare(ScalarType::F32, &bytes(&got), &bytes(&want), t).is_none());
+        got[9000] += 0.01; // one wrong element
+        let m = compare(ScalarType::F32, &bytes(&got), &bytes(&want), t).unwrap();
+        assert_eq!((m.count, m.first.0), (1, 9000));
+        assert!((magnitude(ScalarType::F32, &bytes(&want)) - 17.0).abs() < 0.1);
     }
 }

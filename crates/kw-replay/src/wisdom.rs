@@ -1,10 +1,12 @@
 //! [`tuned_record`]: the wisdom record a tuning run writes for its best configuration.
 
 use kw_capture::record::{now_rfc3339, TOOL_VERSION};
+use kw_core::tolerance::{Tolerance, ToleranceOverride};
 use kw_core::wisdom::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
 use kw_core::{
     capture_meta::CaptureMetadata, config::Config, device::DeviceInfo, space::TuningSpace,
 };
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What a tuning run adds to its record beyond the capture and the measurement.
@@ -20,6 +22,23 @@ pub struct TuningRun<'a> {
     pub capture_checksum: String,
     /// Why the run is unverified (`None`: every output was checked).
     pub unverified: Option<String>,
+    /// The overrides of the definition's tolerances the run verified with (`None`: the run
+    /// did not verify).
+    pub tolerance: Option<ToleranceOverride>,
+}
+
+/// The tolerance each buffer with a reference output is verified with: the definition's
+/// ([`kw_core::tolerance`]; the default where it declares none) with `over`'s overrides.
+pub fn verified_tolerances(
+    meta: &CaptureMetadata,
+    over: ToleranceOverride,
+) -> BTreeMap<String, Tolerance> {
+    meta.args
+        .iter()
+        .zip(&meta.kernel.args)
+        .filter(|(a, _)| a.output.is_some())
+        .map(|(a, d)| (a.name.clone(), over.apply(d.tolerance.unwrap_or_default())))
+        .collect()
 }
 
 /// The record of `best` (median `median_ms` over `samples` timed runs) for the capture's
@@ -55,6 +74,10 @@ pub fn tuned_record(
             capture_checksum: run.capture_checksum,
             verified: Some(run.unverified.is_none()),
             unverified_reason: run.unverified.unwrap_or_default(),
+            tolerances: run
+                .tolerance
+                .map(|over| verified_tolerances(meta, over))
+                .unwrap_or_default(),
         },
     }
 }

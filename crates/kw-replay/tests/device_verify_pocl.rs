@@ -1,8 +1,9 @@
 //! Device-side verification on PoCL gives the host comparison's verdicts: over generated
 //! buffers of every element type (tolerance boundaries both ways, NaN, infinities, -0.0,
-//! subnormals, extreme integers) the comparison kernel finds the same count, first mismatch
-//! and largest error as `verify::summarise`; and a replayed wrong configuration is rejected,
-//! a right one accepted, the same way on the device as on the host. The device compiles
+//! subnormals, extreme integers, exact comparison, NaN equal or an error) the comparison
+//! kernel finds the same count, first mismatch and largest error as `verify::summarise`; and
+//! a replayed wrong configuration is rejected, a right one accepted (a NaN in the reference
+//! included), the same way on the device as on the host. The device compiles
 //! through a cache of its own (a temporary directory). Prints `SKIPPED: no OpenCL platform`
 //! without OpenCL.
 
@@ -12,8 +13,8 @@ use kw_core::backend::{BackendError, CompileRequest, Device};
 use kw_core::compile_cache::CompileCache;
 use kw_core::{kernel_def::KernelDef, scalar::ScalarType};
 use kw_opencl::OpenClBackend;
-use kw_replay::verify::summarise;
-use kw_replay::{DeviceComparer, ReplaySession, Tolerance, VerifyWhere};
+use kw_replay::verify::{magnitude, summarise};
+use kw_replay::{DeviceComparer, ReplaySession, Tolerance, ToleranceOverride, VerifyWhere};
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
 
@@ -51,7 +52,8 @@ fn both(ty: ScalarType, got: &[u8], want: &[u8], tol: Tolerance) -> Option<kw_re
     let w = dev.alloc(want.len()).unwrap();
     g.write(0, got).unwrap();
     w.write(0, want).unwrap();
-    let on_device = c.compare(ty, g.as_ref(), w.as_ref(), n, tol).unwrap();
+    let m = magnitude(ty, want);
+    let on_device = c.compare(ty, g.as_ref(), w.as_ref(), n, tol, m).unwrap();
     let on_host = summarise(ty, got, want, tol);
     assert_eq!(on_device.count, on_host.count, "{ty}: mismatch count");
     assert_eq!(on_device.first, on_host.first, "{ty}: first mismatch");
@@ -80,15 +82,15 @@ fn bytes_f64(v: &[f64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// The float at `want + bound` (`bound = atol + rtol * |want|`) and its neighbours: on, just
-/// inside and just outside the tolerance.
-fn boundary_f64(want: f64, tol: Tolerance) -> [f64; 3] {
-    let at = want + (tol.atol + tol.rtol * want.abs());
+/// The float at `want + bound` (`bound = atol + rtol * magnitude`, the buffer's) and its
+/// neighbours: on, just inside and just outside the tolerance.
+fn boundary_f64(want: f64, bound: f64) -> [f64; 3] {
+    let at = want + bound;
     [at, at.next_down(), at.next_up()]
 }
 
-fn boundary_f32(want: f32, tol: Tolerance) -> [f32; 3] {
-    let at = (f64::from(want) - (tol.atol + tol.rtol * f64::from(want).abs())) as f32;
+fn boundary_f32(want: f32, bound: f64) -> [f32; 3] {
+    let at = (f64::from(want) - bound) as f32;
     [at, at.next_down(), at.next_up()]
 }
 
@@ -119,30 +121,45 @@ fn edge_cases_at_the_tolerance_boundary_agree_with_the_host() {
             want.push(w);
             got.push(g);
         }
-        if w.is_finite() {
-            for g in boundary_f64(w, tol) {
-                want.push(w);
-                got.push(g);
-            }
+    }
+    for t in [
+        tol,
+        Tolerance::exact(),
+        Tolerance {
+            nan_is_error: true,
+            ..tol
+        },
+    ] {
+        let s = both(ScalarType::F64, &bytes_f64(&got), &bytes_f64(&want), t).unwrap();
+        assert!(s.count > 0 && (s.count as usize) < want.len(), "{s:?}");
+        // The same in f32 (compared in f64 on both sides).
+        let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+        let got32: Vec<f32> = got.iter().map(|&v| v as f32).collect();
+        let s = both(ScalarType::F32, &bytes_f32(&got32), &bytes_f32(&want32), t).unwrap();
+        assert!(s.count > 0, "{s:?}");
+    }
+    // At the boundary: the buffer's magnitude is 4 (its first element).
+    let bound = tol.bound(4.0);
+    let (mut want, mut got) = (vec![4.0f64], vec![4.0f64]);
+    let (mut want32, mut got32) = (vec![4.0f32], vec![4.0f32]);
+    for &w in &[0.0f64, -0.0, 1.0, -3.5, 1e-300, f64::MIN_POSITIVE, 5e-324] {
+        for g in boundary_f64(w, bound) {
+            want.push(w);
+            got.push(g);
+        }
+    }
+    for &w in &[1.0f32, -2.5, 1e-30, f32::MIN_POSITIVE / 4.0] {
+        for g in boundary_f32(w, bound) {
+            want32.push(w);
+            got32.push(g);
         }
     }
     let s = both(ScalarType::F64, &bytes_f64(&got), &bytes_f64(&want), tol).unwrap();
     assert!(s.count > 0 && (s.count as usize) < want.len(), "{s:?}");
-    // The same in f32 (compared in f64 on both sides).
-    let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
-    let mut got32: Vec<f32> = got.iter().map(|&v| v as f32).collect();
-    let mut want32b = want32.clone();
-    for &w in &[1.0f32, -2.5, 1e-30, 3e38, f32::MIN_POSITIVE / 4.0] {
-        for g in boundary_f32(w, tol) {
-            want32b.push(w);
-            got32.push(g);
-        }
-    }
-    want32b.truncate(got32.len());
     let s = both(
         ScalarType::F32,
         &bytes_f32(&got32),
-        &bytes_f32(&want32b),
+        &bytes_f32(&want32),
         tol,
     )
     .unwrap();
@@ -199,9 +216,10 @@ fn float_pair() -> impl Strategy<Value = (f64, u8, f64)> {
     (want, 0u8..7, prop_oneof![-1e3f64..1e3, special])
 }
 
-/// `got` from `want`: equal, on/inside/outside the boundary, a small or any other value.
-fn make_got(want: f64, how: u8, other: f64, tol: Tolerance) -> f64 {
-    let b = boundary_f64(want, tol);
+/// `got` from `want`: equal, on/inside/outside the boundary (`bound`: the buffer's), a small
+/// or any other value.
+fn make_got(want: f64, how: u8, other: f64, bound: f64) -> f64 {
+    let b = boundary_f64(want, bound);
     match how {
         0 => want,
         1 => b[0],
@@ -218,9 +236,19 @@ fn tolerance() -> impl Strategy<Value = Tolerance> {
         Just(Tolerance::default()),
         Just(Tolerance {
             rtol: 0.0,
-            atol: 0.0
+            atol: 0.0,
+            ..Tolerance::default()
         }),
-        (0.0f64..1e-2, 0.0f64..1e-3).prop_map(|(rtol, atol)| Tolerance { rtol, atol }),
+        Just(Tolerance::exact()),
+        Just(Tolerance {
+            nan_is_error: true,
+            ..Tolerance::default()
+        }),
+        (0.0f64..1e-2, 0.0f64..1e-3).prop_map(|(rtol, atol)| Tolerance {
+            rtol,
+            atol,
+            ..Tolerance::default()
+        }),
     ]
 }
 
@@ -241,13 +269,15 @@ proptest! {
             return Ok(());
         }
         let want: Vec<f64> = pairs.iter().map(|p| p.0).collect();
-        let got: Vec<f64> = pairs.iter().map(|&(w, h, o)| make_got(w, h, o, tol)).collect();
+        let bound = tol.bound(magnitude(ScalarType::F64, &bytes_f64(&want)));
+        let got: Vec<f64> = pairs.iter().map(|&(w, h, o)| make_got(w, h, o, bound)).collect();
         both(ScalarType::F64, &bytes_f64(&got), &bytes_f64(&want), tol);
         let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+        let bound = tol.bound(magnitude(ScalarType::F32, &bytes_f32(&want32)));
         let got32: Vec<f32> = pairs
             .iter()
             .zip(&want32)
-            .map(|(&(_, h, o), &w)| make_got(f64::from(w), h, o, tol) as f32)
+            .map(|(&(_, h, o), &w)| make_got(f64::from(w), h, o, bound) as f32)
             .collect();
         both(ScalarType::F32, &bytes_f32(&got32), &bytes_f32(&want32), tol);
     }
@@ -280,15 +310,15 @@ proptest! {
     }
 }
 
-/// `scale(y, x, n)`: `y = 2x`, except that `bug = 1` is slightly off (by 2e-5 relative, just
-/// outside the default tolerance) and `bug = 2` writes NaN at one element.
+/// `scale(y, x, n)`: `y = 2x`, except that `bug = 1` is off (by 1e-3 relative, outside the
+/// default tolerance at every element) and `bug = 2` writes NaN at one element.
 fn buggy_def() -> KernelDef {
     let src = r#"
 __kernel void scale(__global float* y, __global const float* x, const int n) {
     int i = get_global_id(0);
     if (i < n) {
         float v = 2.0f * x[i];
-        if (bug == 1) v = v * 1.00002f;
+        if (bug == 1) v = v * 1.001f;
         if (bug == 2 && i == n / 2) v = NAN;
         y[i] = v;
     }
@@ -312,7 +342,8 @@ fn replayed_configurations_get_the_same_verdict_on_device_and_host() {
     let _ = std::fs::remove_dir_all(&dir);
     let def = buggy_def();
     let n = 3000usize;
-    let x: Vec<f32> = (0..n).map(|i| (i % 97) as f32 / 7.0 + 0.5).collect();
+    let mut x: Vec<f32> = (0..n).map(|i| (i % 97) as f32 / 7.0 + 0.5).collect();
+    x[7] = f32::NAN; // a NaN in the reference: NaN equals NaN unless asked otherwise
     let path = capture_launch(
         &dir,
         "scale",
@@ -332,7 +363,11 @@ fn replayed_configurations_get_the_same_verdict_on_device_and_host() {
         None,
         "PoCL verifies on the device"
     );
-    let tol = Tolerance::default();
+    let tol = ToleranceOverride::default();
+    let strict = ToleranceOverride {
+        nan_is_error: Some(true),
+        ..tol
+    };
     let space = session.space();
     for i in 0..space.len() {
         let point = space.point_at(i).unwrap();
@@ -355,13 +390,23 @@ fn replayed_configurations_get_the_same_verdict_on_device_and_host() {
         let on_device = session.verify_at(tol, VerifyWhere::Device).unwrap();
         let on_host = session.verify_at(tol, VerifyWhere::Host).unwrap();
         assert_eq!(on_device, on_host, "{}", config.key());
+        let strict_device = session.verify_at(strict, VerifyWhere::Device).unwrap();
+        let strict_host = session.verify_at(strict, VerifyWhere::Host).unwrap();
+        assert_eq!(strict_device, strict_host, "{}", config.key());
+        // With NaN as an error, every configuration fails; the right one at the NaN only.
         let bug = config.get("bug").unwrap().as_int().unwrap();
+        assert!(
+            strict_device
+                .as_deref()
+                .is_some_and(|r| bug != 0 || r.contains("1 of 3000 elements differ, first at [7]")),
+            "{strict_device:?}"
+        );
         match bug {
             0 => assert_eq!(on_device, None, "{}", config.key()),
             1 => assert!(
                 on_device
                     .as_deref()
-                    .is_some_and(|r| r.contains(&format!("{n} of {n}"))),
+                    .is_some_and(|r| r.contains(&format!("{} of {n}", n - 1))),
                 "{on_device:?}"
             ),
             _ => assert!(

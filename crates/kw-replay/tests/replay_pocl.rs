@@ -317,7 +317,9 @@ fn batched_runs_restore_in_place_outputs_before_each_run() {
         .launch_timed_runs(k.as_ref(), &geometry, &session.kernel_args(), &[], 2)
         .unwrap();
     assert_eq!(times.len(), 2);
-    let verdict = session.verify(kw_replay::Tolerance::default()).unwrap();
+    let verdict = session
+        .verify(kw_replay::ToleranceOverride::default())
+        .unwrap();
     assert!(
         verdict.is_some_and(|r| r.contains("differ")),
         "two unrestored runs differ"
@@ -325,7 +327,9 @@ fn batched_runs_restore_in_place_outputs_before_each_run() {
     session.restore().unwrap();
     session.run_timed(k.as_ref(), &geometry, 3).unwrap();
     assert_eq!(
-        session.verify(kw_replay::Tolerance::default()).unwrap(),
+        session
+            .verify(kw_replay::ToleranceOverride::default())
+            .unwrap(),
         None
     );
 }

@@ -102,6 +102,11 @@ pub fn capture_launch(
             ),
         });
     }
+    def.check_at_launch(&config, &problem_size, Some(&view), info)
+        .map_err(|reason| RecordError::Invalid {
+            kernel: def.kernel_name.clone(),
+            reason: format!("{{{config}}} is not valid at this launch: {reason}"),
+        })?;
     let lens = def.buffer_lens(&kargs, &problem_size, info)?;
     let geometry = def.geometry(&config, &problem_size, Some(&view), info)?;
     let spec = def.compile_spec(&config, info)?;

@@ -170,18 +170,23 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             capture,
         } => {
             let (path, file) = load(&key, dirs)?;
-            let space =
-                match &capture {
-                    Some(c) => {
-                        let cap = kw_capture::Capture::open(c)?;
-                        let meta: kw_core::capture_meta::CaptureMetadata = cap.metadata_as()?;
-                        // The space on the capture's device (restrictions may use its limits).
-                        Some(meta.kernel.space(Some(&meta.device)).with_context(|| {
-                            format!("{}: the kernel's tuning space", c.display())
-                        })?)
-                    }
-                    None => None,
-                };
+            let space = match &capture {
+                Some(c) => {
+                    let cap = kw_capture::Capture::open(c)?;
+                    let meta: kw_core::capture_meta::CaptureMetadata = cap.metadata_as()?;
+                    // The space on the capture's device (restrictions may use its limits).
+                    let space = meta
+                        .kernel
+                        .space(Some(&meta.device))
+                        .with_context(|| format!("{}: the kernel's tuning space", c.display()))?;
+                    Some((space, meta))
+                }
+                None => None,
+            };
+            let mut ps = [1i64; 3];
+            for (axis, v) in problem_size.iter().take(3).enumerate() {
+                ps[axis] = *v;
+            }
             let backend = backend.unwrap_or_else(|| {
                 if arch.starts_with("sm_") {
                     "cuda".into()
@@ -197,8 +202,14 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             };
             // Records with a defect (negative time, undeclared value) are skipped by `select`
             // itself; with a capture, so are those the current space rejects.
+            // With a capture, records whose configuration is not valid at the query's problem
+            // size (restrictions over the problem size) are skipped too, as the runtime does.
             let selection = select(&file.records, &query, |r| match &space {
-                Some(space) => r.check_against(space).map(|_| ()),
+                Some((space, meta)) => r.check_against(space).map(|_| ()).and_then(|()| {
+                    meta.kernel
+                        .check_at_launch(&r.config, &ps, None, Some(&meta.device))
+                        .map_err(|e| format!("not valid at this problem size: {e}"))
+                }),
                 None => Ok(()),
             });
             println!(
@@ -208,6 +219,25 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 file.records.len()
             );
             print!("{}", explain(&file.records, &query, &selection));
+            match &space {
+                Some((_, meta)) if selection.record.is_none() => {
+                    let default = meta.kernel.default_config();
+                    if let Err(e) =
+                        meta.kernel
+                            .check_at_launch(&default, &ps, None, Some(&meta.device))
+                    {
+                        println!(
+                            "the default configuration is not valid at this problem size \
+                             either ({e}): a launch there is an error, nothing is launched"
+                        );
+                    }
+                }
+                Some(_) => {}
+                None => println!(
+                    "(without --capture, validity at this problem size is not checked: pass \
+                     the kernel's capture to skip records whose configuration is not valid here)"
+                ),
+            }
             Ok(())
         }
         WisdomCmd::Merge { out, inputs } => {

@@ -16,7 +16,8 @@ use clap::Args;
 use kernel_wisdom::{open_device, DeviceSelector};
 use kw_core::space::Point;
 use kw_replay::{
-    CompilePool, MeasureOptions, ReplayError, ReplayEvaluator, ReplaySession, Tolerance, VerifyMode,
+    CompilePool, MeasureOptions, ReplayError, ReplayEvaluator, ReplaySession, ToleranceOverride,
+    VerifyMode,
 };
 use kw_tune::Evaluator;
 use serde::{Deserialize, Serialize};
@@ -177,12 +178,15 @@ pub struct WorkerArgs {
     /// Verify the last run against the reference.
     #[arg(long)]
     pub verify: bool,
-    /// Relative tolerance.
+    /// Relative tolerance (overrides the definition's).
     #[arg(long)]
-    pub rtol: f64,
-    /// Absolute tolerance.
+    pub rtol: Option<f64>,
+    /// Absolute tolerance (overrides the definition's).
     #[arg(long)]
-    pub atol: f64,
+    pub atol: Option<f64>,
+    /// NaN where the reference has NaN is an error.
+    #[arg(long)]
+    pub nan_is_error: bool,
     /// Compile threads.
     #[arg(long)]
     pub compile_threads: usize,
@@ -201,9 +205,10 @@ impl WorkerArgs {
             } else {
                 VerifyMode::Off
             },
-            tolerance: Tolerance {
+            tolerance: ToleranceOverride {
                 rtol: self.rtol,
                 atol: self.atol,
+                nan_is_error: self.nan_is_error.then_some(true),
             },
         }
     }
@@ -223,15 +228,19 @@ impl WorkerArgs {
             self.max_samples.to_string(),
             "--sample-time-ms".into(),
             self.sample_time_ms.to_string(),
-            "--rtol".into(),
-            self.rtol.to_string(),
-            "--atol".into(),
-            self.atol.to_string(),
             "--compile-threads".into(),
             self.compile_threads.to_string(),
         ];
         if self.verify {
             v.push("--verify".into());
+        }
+        for (flag, value) in [("--rtol", self.rtol), ("--atol", self.atol)] {
+            if let Some(x) = value {
+                v.extend([flag.to_string(), x.to_string()]);
+            }
+        }
+        if self.nan_is_error {
+            v.push("--nan-is-error".into());
         }
         v
     }

@@ -124,6 +124,7 @@ pub(super) fn argument(
                 kind: ArgKind::Scalar,
                 access: Access::In,
                 len: None,
+                tolerance: None,
             };
             return Ok((arg, HostArg::Scalar(scalar_from(ty, fill_value))));
         }
@@ -248,6 +249,7 @@ pub(super) fn argument(
         kind: ArgKind::Buffer,
         access,
         len: Some(lit(elements as i64)),
+        tolerance: None,
     };
     Ok((arg, HostArg::Buffer { ty, bytes }))
 }

@@ -93,6 +93,11 @@ pub struct Provenance {
     /// Why the record is unverified (empty when it is verified).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub unverified_reason: String,
+    /// What "verified" meant: the tolerance each output buffer was compared with
+    /// ([`crate::tolerance`]), by buffer name. Empty in records written before this field
+    /// and in records tuned without verification.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tolerances: std::collections::BTreeMap<String, crate::tolerance::Tolerance>,
 }
 
 /// One tuned configuration for (device, problem size).

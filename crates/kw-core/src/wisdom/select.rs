@@ -254,6 +254,21 @@ pub fn explain(records: &[WisdomRecord], query: &Query, selection: &Selection) -
                 if r.provenance.strategy.is_empty() { "?" } else { &r.provenance.strategy },
                 r.provenance.evaluations
             );
+            match r.provenance.verified {
+                Some(false) => {
+                    let _ = writeln!(s, "  UNVERIFIED: {}", r.provenance.unverified_reason);
+                }
+                _ if !r.provenance.tolerances.is_empty() => {
+                    let list: Vec<String> = r
+                        .provenance
+                        .tolerances
+                        .iter()
+                        .map(|(b, t)| format!("`{b}` ({t})"))
+                        .collect();
+                    let _ = writeln!(s, "  verified: {}", list.join(", "));
+                }
+                _ => {}
+            }
         }
         None => {
             let _ = writeln!(

@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use kw_replay::Tolerance;
 use kw_tune::{strategies, Stop};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -57,12 +56,16 @@ pub struct TuneArgs {
     /// the summary and the wisdom record say UNVERIFIED, with the reason.
     #[arg(long)]
     pub(super) allow_unverified: bool,
-    /// Relative tolerance for float outputs.
-    #[arg(long, default_value_t = Tolerance::default().rtol)]
-    pub(super) rtol: f64,
-    /// Absolute tolerance for float outputs.
-    #[arg(long, default_value_t = Tolerance::default().atol)]
-    pub(super) atol: f64,
+    /// Relative tolerance for float outputs, of the output's magnitude (its largest finite
+    /// value); overrides the definition's per-buffer tolerance (default 1e-5).
+    #[arg(long)]
+    pub(super) rtol: Option<f64>,
+    /// Absolute tolerance for float outputs; overrides the definition's (default 1e-6).
+    #[arg(long)]
+    pub(super) atol: Option<f64>,
+    /// A NaN where the reference has a NaN fails verification (by default NaN equals NaN).
+    #[arg(long)]
+    pub(super) nan_is_error: bool,
     /// Warm-up launches per configuration.
     #[arg(long, default_value_t = 1)]
     pub(super) warmup: usize,
@@ -162,4 +165,15 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
     } else {
         Stop::Any(list)
     })
+}
+
+impl TuneArgs {
+    /// The command line's overrides of the definition's tolerances.
+    pub(super) fn tolerance(&self) -> kw_replay::ToleranceOverride {
+        kw_replay::ToleranceOverride {
+            rtol: self.rtol,
+            atol: self.atol,
+            nan_is_error: self.nan_is_error.then_some(true),
+        }
+    }
 }

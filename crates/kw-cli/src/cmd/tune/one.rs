@@ -11,8 +11,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kw_core::wisdom::{add_record, ReplacePolicy};
 use kw_replay::{
-    capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, Tolerance,
-    VerifyMode,
+    capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, VerifyMode,
 };
 use kw_tune::{strategies, Evaluator, LogHeader, LogLock, ResultsLog, Stop, StopReason, Tuner};
 use std::io::IsTerminal;
@@ -83,10 +82,7 @@ pub(super) fn tune_one(
         } else {
             VerifyMode::Off
         },
-        tolerance: Tolerance {
-            rtol: args.rtol,
-            atol: args.atol,
-        },
+        tolerance: args.tolerance(),
     };
     let threads = args
         .compile_threads
@@ -110,9 +106,7 @@ pub(super) fn tune_one(
         }
         (log, Vec::new())
     };
-    let default = space
-        .point(&def.default_config())
-        .map_err(anyhow::Error::msg)?;
+    let default = reference_point(space, &def, &meta)?;
     // The run's wall-time limit, less what the resumed log already spent, interrupts even a
     // hung evaluation.
     let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);
@@ -144,6 +138,7 @@ pub(super) fn tune_one(
             verify,
             rtol: args.rtol,
             atol: args.atol,
+            nan_is_error: args.nan_is_error,
             compile_threads: threads,
         };
         let mut e = IsolatedEvaluator::new(
@@ -179,6 +174,16 @@ pub(super) fn tune_one(
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(def.tuning_key.clone());
+    // The captured configuration first: if it does not reproduce its own output, the
+    // capture is inconsistent and the run stops there (see `inconsistent_capture`).
+    let captured = space
+        .point(&meta.config)
+        .ok()
+        .filter(|p| verify && space.contains(p));
+    let mut initial: Vec<_> = captured.iter().cloned().collect();
+    if captured.as_ref() != Some(&default) {
+        initial.push(default.clone());
+    }
     let mut strategy = strategies::create(&args.strategy, args.seed)?;
     let mut wrapped = WithProgress {
         inner,
@@ -188,16 +193,22 @@ pub(super) fn tune_one(
         compile_failures: 0,
         first_compile_error: None,
         gave_up: false,
+        captured: captured.clone(),
+        inconsistent: None,
     };
     let report = {
         let mut tuner = Tuner::new(space, stop.clone())
             .resume(log, records)
-            .with_initial(vec![default.clone()])
+            .with_initial(initial)
             .with_lookahead(threads + 1)
             .with_cancel(cancel.clone());
         tuner.run(strategy.as_mut(), &mut wrapped)?
     };
     let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
+    if let Some(reason) = wrapped.inconsistent.take() {
+        bar.finish_and_clear();
+        bail!(inconsistent_capture(&meta, &reason));
+    }
     bar.finish_and_clear();
     let stats = match (&in_process, &isolated) {
         (Some(e), _) => e.stats(),
@@ -288,6 +299,7 @@ pub(super) fn tune_one(
             capture,
             capture_checksum: checksum,
             unverified: unverified.clone(),
+            tolerance: verify.then(|| args.tolerance()),
         },
     );
     let (path, outcome) = add_record(
@@ -326,4 +338,56 @@ fn unverified_reason(
         ),
         gap => Ok(gap),
     }
+}
+
+/// The configuration every run starts with and compares against: the default, or, when a
+/// restriction over the problem size or arguments makes the default invalid at the captured
+/// launch, the first configuration valid there (said on standard error). No valid
+/// configuration at all is an error.
+fn reference_point(
+    space: &kw_core::space::TuningSpace,
+    def: &kw_core::kernel_def::KernelDef,
+    meta: &kw_core::capture_meta::CaptureMetadata,
+) -> Result<kw_core::space::Point> {
+    let default = space
+        .point(&def.default_config())
+        .map_err(anyhow::Error::msg)?;
+    if space.contains(&default) {
+        return Ok(default);
+    }
+    let Some(first) = space.point_at(0) else {
+        bail!(
+            "kernel `{}`: no configuration is valid at the captured problem size {:?} (its \
+             restrictions over the problem size or arguments exclude every one)",
+            def.kernel_name,
+            meta.problem_size
+        );
+    };
+    eprintln!(
+        "kw tune: the default configuration is not valid at the captured problem size {:?} \
+         ({}); starting from and comparing with {{{}}} instead",
+        meta.problem_size,
+        space
+            .violations(&default)
+            .map(|v| format!("it breaks {}", v.join(", ")))
+            .unwrap_or_else(|e| e.to_string()),
+        space.config(&first)
+    );
+    Ok(first)
+}
+
+/// The message for a capture whose own configuration does not reproduce its reference.
+fn inconsistent_capture(meta: &kw_core::capture_meta::CaptureMetadata, reason: &str) -> String {
+    format!(
+        "the capture is inconsistent: the configuration it was captured with, {{{}}}, does \
+         not reproduce the captured output ({reason}), so every configuration would fail \
+         verification; stopped. Possible causes: a buffer was captured shorter than the \
+         kernel reads it (a declared length too short; captures of earlier versions were cut \
+         to the declared or default length: re-capture); the captured launch used a \
+         configuration that is not valid at its problem size (declare the restriction over \
+         the problem size, and the launch is refused or served by a valid configuration); the \
+         kernel writes outside its buffers, reads memory that is not an argument, or is not \
+         deterministic; or the tolerance is too strict for this kernel (--rtol/--atol)",
+        meta.config
+    )
 }

@@ -1,4 +1,6 @@
-//! The progress bar, and giving up when the first configurations all fail to compile.
+//! The progress bar, and giving up when the first configurations all fail to compile or
+//! when the captured configuration does not reproduce its own reference (an inconsistent
+//! capture: every configuration would fail verification).
 
 use indicatif::ProgressBar;
 use kw_core::space::Point;
@@ -19,6 +21,10 @@ pub(super) struct WithProgress<'a> {
     pub(super) compile_failures: u64,
     pub(super) first_compile_error: Option<String>,
     pub(super) gave_up: bool,
+    /// The configuration the capture was made with (evaluated first), if in the space.
+    pub(super) captured: Option<Point>,
+    /// Why the captured configuration failed verification: the capture is inconsistent.
+    pub(super) inconsistent: Option<String>,
 }
 
 impl Evaluator for WithProgress<'_> {
@@ -28,7 +34,17 @@ impl Evaluator for WithProgress<'_> {
                 "every configuration failed to compile",
             ));
         }
+        if self.inconsistent.is_some() {
+            return Err(EvalFailure::interrupted(
+                "the captured configuration does not reproduce the capture's reference",
+            ));
+        }
         let r = self.inner.evaluate(point);
+        if let Err(f) = &r {
+            if self.captured.as_ref() == Some(point) && f.reason.starts_with("wrong result") {
+                self.inconsistent = Some(f.reason.clone());
+            }
+        }
         match &r {
             Ok(v) => {
                 self.best = Some(self.best.map_or(*v, |b| b.min(*v)));

@@ -385,6 +385,22 @@ fn negative_and_empty_problem_sizes_at_launch() {
     // SAFETY: 3 arguments; nothing is launched for 0 elements.
     let status = unsafe { kw_kernel_launch(k, std::ptr::null_mut(), args.as_ptr(), 3) };
     expect("empty problem size", status, Status::Ok, &[]);
+    // Through the OpenCL entry point: no launch, so no event.
+    let mut event = std::ptr::dangling_mut::<c_void>();
+    // SAFETY: 3 arguments, no wait events, a writable out-pointer.
+    let status = unsafe {
+        kw_kernel_launch_opencl(
+            k,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            0,
+            &mut event,
+            args.as_ptr(),
+            3,
+        )
+    };
+    expect("empty problem size, OpenCL", status, Status::Ok, &[]);
+    assert!(event.is_null(), "no launch, no event");
     kw_kernel_free(k);
 
     // A constant negative size is found when the kernel is made.

@@ -153,5 +153,41 @@ fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
     let wisdom = std::fs::read_to_string(dir.join("w/blur_t1_test.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&wisdom).unwrap();
     assert_ne!(json["records"][0]["config"]["variant"], 2);
+
+    // `kw tune --t1` does both steps, with the file's `Budget` (30 evaluations) when the
+    // command line gives no stop condition, and reuses its capture while the file is unchanged.
+    for round in 0..2 {
+        let log = format!("t1-{round}.jsonl");
+        let out = kw(
+            &dir,
+            &[
+                "tune",
+                "--t1",
+                t1.to_str().unwrap(),
+                "--strategy",
+                "random",
+                "--samples",
+                "1",
+                "--log",
+                &log,
+                "--wisdom-dir",
+                "w2",
+            ],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let said = if round == 0 {
+            "captured"
+        } else {
+            "using its capture"
+        };
+        assert!(err.contains(said), "{err}");
+        let evals = std::fs::read_to_string(dir.join(&log))
+            .unwrap()
+            .lines()
+            .count()
+            - 1;
+        assert_eq!(evals, 30, "the file's Budget");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -185,9 +185,9 @@ impl ResultsLog {
         if std::fs::metadata(path).is_ok_and(|m| m.len() == 0 && m.is_file()) {
             std::fs::remove_file(path).map_err(|e| TuneError::io(path, e))?;
         }
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
+        // A new log is private (0600) unless KW_FILE_MODE asks for shared modes.
+        let file = kw_core::files::FileModes::get()
+            .create_new()
             .open(path)
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -361,7 +361,12 @@ const DROPPED_LISTED: usize = 5;
 /// A bad header line (without it nothing in the file can be trusted), a line longer than
 /// [`MAX_LOG_LINE`] or a read error is an error.
 pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
-    let file = File::open(path).map_err(|e| TuneError::io(path, e))?;
+    // A regular file only, opened without blocking (a FIFO is refused, never waited on).
+    let rules = kw_core::files::ReadRules::new("results log", kw_core::files::caps::DOCUMENT);
+    let (file, _) = kw_core::files::open_regular(path, rules).map_err(|e| match e {
+        kw_core::files::FileError::Io { source, .. } => TuneError::io(path, source),
+        other => TuneError::io(path, std::io::Error::other(other.detail())),
+    })?;
     let mut reader = BufReader::new(file);
     let bad = |line: usize, message: String| TuneError::LogFormat {
         path: path.to_path_buf(),

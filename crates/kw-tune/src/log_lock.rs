@@ -52,11 +52,14 @@ impl LogLock {
     /// naming the holder's pid and host.
     pub fn acquire(log: &Path) -> Result<LogLock, TuneError> {
         let lock_path = LogLock::lock_path(log);
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
+        let mut options = OpenOptions::new();
+        options.create(true).truncate(false).read(true).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(kw_core::files::FileModes::get().file);
+        }
+        let mut file = options
             .open(&lock_path)
             .map_err(|e| TuneError::io(&lock_path, e))?;
         match file.try_lock() {

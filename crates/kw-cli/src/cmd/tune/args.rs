@@ -9,8 +9,13 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct TuneArgs {
     /// Capture files (.kwcap) to tune, one after the other.
-    #[arg(required_unless_present = "bundled")]
+    #[arg(required_unless_present_any = ["bundled", "t1"])]
     pub(super) captures: Vec<PathBuf>,
+    /// Tune the benchmark a T1 file describes: it is made a capture first (as `kw capture
+    /// from-t1`, into `captures/`, reused while the file is unchanged), and its `Budget`
+    /// applies unless `--budget`, `--time` or `--stop` is given. Repeatable.
+    #[arg(long = "t1", value_name = "FILE")]
+    pub(super) t1: Vec<PathBuf>,
     /// Capture a bundled kernel here first and tune it (on CUDA when a CUDA device exists):
     /// `vector_add[:N]`, `stencil2d[:WxH]` or `stencil2d-wide[:WxH]` (its space widened to
     /// 232 configurations): a self-contained measurement.
@@ -111,6 +116,32 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         bail!("bad duration `{text}`");
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// The stop condition of a T1 file's `Budget` (`None` when it has none).
+pub(super) fn t1_stop(budget: &kw_core::kernel_tuner::T1Budget) -> Option<Stop> {
+    let mut list = Vec::new();
+    if let Some(n) = budget.evaluations {
+        list.push(Stop::Evaluations(n));
+    }
+    if let Some(s) = budget.seconds {
+        list.push(Stop::WallTime(Duration::from_secs_f64(s)));
+    }
+    if let Some(f) = budget.fraction {
+        list.push(Stop::SpaceFraction(f));
+    }
+    match list.len() {
+        0 => None,
+        1 => list.pop(),
+        _ => Some(Stop::Any(list)),
+    }
+}
+
+impl TuneArgs {
+    /// Whether the command line gives a stop condition of its own.
+    pub(super) fn has_stop(&self) -> bool {
+        self.budget.is_some() || self.time.is_some() || self.stop.is_some()
+    }
 }
 
 pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {

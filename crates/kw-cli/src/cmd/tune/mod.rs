@@ -18,7 +18,7 @@ use anyhow::{bail, Context, Result};
 use args::stop_condition;
 use device::bundled_capture;
 use kw_core::wisdom::check_writable;
-use kw_tune::{strategies, StopReason};
+use kw_tune::{strategies, Stop, StopReason};
 use one::tune_one;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,6 +90,15 @@ pub fn run(args: TuneArgs) -> Result<()> {
     if let Some(spec) = &args.bundled {
         captures.push(bundled_capture(spec, args.device.as_deref())?);
     }
+    // Stop conditions of T1 files' budgets, by capture.
+    let mut t1_stops: Vec<(PathBuf, Stop)> = Vec::new();
+    for file in &args.t1 {
+        let (capture, budget) = t1_capture(file, args.device.as_deref())?;
+        if let (false, Some(s)) = (args.has_stop(), args::t1_stop(&budget)) {
+            t1_stops.push((capture.clone(), s));
+        }
+        captures.push(capture);
+    }
     let cancel = cancel_flag();
     let several = captures.len() > 1;
     if several {
@@ -100,7 +109,11 @@ pub fn run(args: TuneArgs) -> Result<()> {
     let mut failed: Vec<String> = Vec::new();
     for capture in &captures {
         let log_path = log_path_for(&args, capture, several);
-        let outcome = match tune_one(&args, capture, &log_path, &stop, &cancel) {
+        let stop = t1_stops
+            .iter()
+            .find(|(c, _)| c == capture)
+            .map_or(&stop, |(_, s)| s);
+        let outcome = match tune_one(&args, capture, &log_path, stop, &cancel) {
             Ok(o) => o,
             Err(e) => {
                 // One bad capture does not stop the batch; the exit status says it failed.
@@ -137,4 +150,43 @@ pub fn run(args: TuneArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The capture of a T1 file for `--t1`: `captures/<benchmark>-<hash>.kwcap`, named by the
+/// BLAKE3 hash of the file's bytes, made once (as `kw capture from-t1`) and reused while the
+/// file is unchanged; and the file's budget.
+fn t1_capture(
+    file: &Path,
+    device: Option<&str>,
+) -> Result<(PathBuf, kw_core::kernel_tuner::T1Budget)> {
+    let rules = kw_core::files::ReadRules::new("T1 file", kw_core::files::caps::DOCUMENT);
+    let bytes = kw_core::files::read(file, rules)?;
+    let bench = kw_core::kernel_tuner::T1Benchmark::load(file)?;
+    let hash = kw_core::files::content_hash(&bytes);
+    let stem: String = bench
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = Path::new("captures").join(format!("{stem}-{}.kwcap", &hash[..12]));
+    if path.exists() {
+        eprintln!(
+            "kw tune: {}: using its capture {}",
+            file.display(),
+            path.display()
+        );
+    } else {
+        kw_core::files::FileModes::get()
+            .create_dir_all(Path::new("captures"))
+            .context("creating captures/")?;
+        crate::cmd::capture::from_t1(file, &path, device)?;
+        eprintln!("kw tune: {}: captured {}", file.display(), path.display());
+    }
+    Ok((path, bench.budget))
 }

@@ -32,6 +32,20 @@ pub enum StopReason {
     Cancelled,
 }
 
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopReason::Condition => "its stop condition was reached",
+            StopReason::SpaceExhausted => "every valid configuration was evaluated",
+            StopReason::StrategyExhausted => "the strategy proposed nothing more",
+            StopReason::StrategyStalled => {
+                "the strategy proposed only configurations already evaluated"
+            }
+            StopReason::Cancelled => "cancelled",
+        })
+    }
+}
+
 /// One evaluated configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {

@@ -348,6 +348,18 @@ pub enum AddOutcome {
     KeptExisting,
 }
 
+impl std::fmt::Display for AddOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AddOutcome::Added => "record added",
+            AddOutcome::Replaced => "replaced the record of this device and size",
+            AddOutcome::KeptExisting => {
+                "kept the existing record of this device and size: it is at least as fast"
+            }
+        })
+    }
+}
+
 /// Adds a record to the wisdom file of its tuning key in `dir` (created when missing), under an
 /// exclusive advisory lock on `KEY.json.lock`, replacing the file atomically. Concurrent writers
 /// (threads or processes) lose no record.

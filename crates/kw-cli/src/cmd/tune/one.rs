@@ -308,7 +308,7 @@ pub(super) fn tune_one(
         record,
         ReplacePolicy::IfBetter,
     )?;
-    println!("  wisdom: {} ({outcome:?})", path.display());
+    println!("  wisdom: {} ({outcome})", path.display());
     Ok(Outcome {
         reason: report.reason,
         wrote_wisdom: true,

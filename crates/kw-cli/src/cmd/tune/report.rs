@@ -37,7 +37,7 @@ pub fn print_summary(
     compile_threads: usize,
 ) {
     println!(
-        "kernel {kernel}: {} evaluations ({} from the log), stop: {:?}",
+        "kernel {kernel}: {} evaluations ({} from the log); stopped: {}",
         report.progress.evaluations, report.replayed, report.reason
     );
     let default_ms = objective_of(report, default);

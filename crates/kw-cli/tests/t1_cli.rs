@@ -189,5 +189,24 @@ fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
             - 1;
         assert_eq!(evals, 30, "the file's Budget");
     }
+    // The capture's space is the T1 file's: `kw space stats` counts both the same.
+    let count = |spec: &str| -> serde_json::Value {
+        let out = kw(&dir, &["space", "stats", spec]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let from_capture = count("blur.kwcap");
+    assert_eq!(from_capture["valid"], count(t1.to_str().unwrap())["valid"]);
+    assert_eq!(from_capture["problem_size"], serde_json::json!([100, 37]));
+    // `kw capture ls` lists the default capture directory, and says when a directory is empty.
+    let ls = kw(&dir, &["capture", "ls"]);
+    assert!(String::from_utf8_lossy(&ls.stdout).contains("blur_t1_test-"));
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let ls = kw(&dir, &["capture", "ls", "empty"]);
+    assert!(String::from_utf8_lossy(&ls.stdout).contains("no capture files"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 pub enum CaptureCmd {
     /// One line per capture in DIR: file, tuning key, problem size, date, compressed and raw size.
     Ls {
-        /// Directory holding `.kwcap` files.
+        /// Directory holding `.kwcap` files (default: the default capture directory).
+        #[arg(default_value = kernel_wisdom::DEFAULT_CAPTURE_DIR)]
         dir: PathBuf,
     },
     /// Kernel, problem size, device, date, arguments and buffers of one capture.
@@ -196,6 +197,10 @@ fn ls(dir: &Path) -> Result<()> {
         })
         .collect();
     files.sort();
+    if files.is_empty() {
+        println!("no capture files (*.{EXTENSION}) in {}", dir.display());
+        return Ok(());
+    }
     println!(
         "{:<48} {:<24} {:<16} {:<25} {:>11} {:>11}",
         "FILE", "TUNING KEY", "PROBLEM SIZE", "DATE", "COMPRESSED", "RAW"

@@ -11,7 +11,9 @@ use std::time::Instant;
 pub enum SpaceCmd {
     /// Count a space's valid configurations (JSON: parameters, product, valid, seconds).
     Stats {
-        /// A Kernel Tuner cache file (.json or .json.gz) or T1 specification file.
+        /// A Kernel Tuner cache file (.json or .json.gz), a T1 specification file, or a
+        /// capture (.kwcap: the space `kw tune` searches for it, on the device it was made on,
+        /// at its problem size).
         spec: PathBuf,
         /// An extra restriction (repeatable), e.g. "block_size_x * block_size_y <= 1024".
         #[arg(long = "restriction")]
@@ -30,6 +32,9 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
             restrictions_json,
         } => {
             let started = Instant::now();
+            if spec.extension().is_some_and(|e| e == kw_capture::EXTENSION) {
+                return capture_stats(&spec, &restrictions, restrictions_json.is_some(), started);
+            }
             let mut spec_data = load_space_spec(&spec)?;
             for (i, text) in restrictions.iter().enumerate() {
                 let e = Expr::parse(text).with_context(|| format!("--restriction #{}", i + 1))?;
@@ -52,4 +57,35 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `kw space stats CAPTURE`: the space `kw tune` searches for a capture (extra restrictions
+/// are not taken: the capture's definition holds its own).
+fn capture_stats(
+    path: &std::path::Path,
+    restrictions: &[String],
+    restrictions_json: bool,
+    started: Instant,
+) -> Result<()> {
+    if !restrictions.is_empty() || restrictions_json {
+        anyhow::bail!(
+            "{}: a capture's space is its definition's; --restriction and --restrictions-json \
+             are for Kernel Tuner and T1 files",
+            path.display()
+        );
+    }
+    let capture = kw_capture::Capture::open(path)?;
+    let meta: kw_core::capture_meta::CaptureMetadata = capture.metadata_as()?;
+    let space = kw_replay::launch_space::space_of(&meta, &meta.device)
+        .with_context(|| format!("{}: building the space", path.display()))?;
+    println!(
+        "{{\"parameters\": {}, \"product\": {}, \"valid\": {}, \"seconds\": {:.6}, \"problem_size\": {:?}, \"device\": {}}}",
+        space.params().len(),
+        space.product(),
+        space.len(),
+        started.elapsed().as_secs_f64(),
+        meta.problem_size,
+        serde_json::to_string(&meta.device.name)?
+    );
+    Ok(())
 }

@@ -114,7 +114,11 @@ fn size(s: &[i64]) -> String {
 pub fn run(cmd: WisdomCmd) -> Result<()> {
     match cmd {
         WisdomCmd::Ls { dir } => {
-            for path in wisdom_files_in(&dir)? {
+            let files = wisdom_files_in(&dir)?;
+            if files.is_empty() {
+                println!("no wisdom files (*.json) in {}", dir.display());
+            }
+            for path in files {
                 match WisdomFile::load(&path) {
                     Ok(f) => {
                         let mut devices: Vec<&str> =

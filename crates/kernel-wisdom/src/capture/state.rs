@@ -123,11 +123,14 @@ pub(crate) fn ticket(
     }
     c.matched.extend(matched);
     if exact_wisdom_exists && !force {
-        explain(
-            tuning_key,
-            problem_size,
-            "an exact wisdom record exists for this device and size (KW_CAPTURE_FORCE=1 captures anyway)",
-        );
+        // Asked for but not done: said at the default level, once per kernel and size.
+        if diag::once(&format!("capture-exact {tuning_key} {problem_size:?}")) {
+            diag::info(&format!(
+                "kernel `{tuning_key}`, problem size {problem_size:?}: not captured: an exact \
+                 wisdom record exists for this device and size (KW_CAPTURE_FORCE=1 captures \
+                 anyway)"
+            ));
+        }
         return None;
     }
     let seen = c.launches.entry(tuning_key.to_string()).or_insert(0);

@@ -257,3 +257,72 @@ fn a_default_not_valid_at_the_captured_size_is_replaced_by_a_valid_one() {
     assert_eq!(18 % width, 0, "{best}");
     assert!(wisdom.contains("\"tolerances\""), "{wisdom}");
 }
+
+/// `kw tune --objective EXPR --maximize`: the search maximises the objective instead of
+/// minimising the time, the summary says so, and the wisdom record stores the objective's
+/// name and value next to the winner's median time.
+#[test]
+fn an_objective_other_than_time_is_maximised_and_recorded() {
+    let Some((dir, capture, idx)) = setup("objective") else {
+        return;
+    };
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture.to_str().unwrap(),
+            "--device",
+            &idx,
+            "--strategy",
+            "random",
+            "--budget",
+            "8",
+            "--samples",
+            "1",
+            "--objective",
+            "elems_per_thread * 1000 + 0 * time",
+            "--objective-name",
+            "work",
+            "--maximize",
+            "--log",
+            "objective.jsonl",
+        ],
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("objective: work = "), "{all}");
+    // The largest elems_per_thread among the successful evaluations wins, whatever the times.
+    let log = std::fs::read_to_string(dir.join("objective.jsonl")).unwrap();
+    let best_ept = log
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["objective"].is_number())
+        .map(|r| {
+            r["key"]
+                .as_str()
+                .unwrap()
+                .split(',')
+                .nth(1)
+                .unwrap()
+                .parse::<i64>()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/vector_add.json")).unwrap();
+    let file: kw_core::wisdom::WisdomFile = serde_json::from_str(&wisdom).unwrap();
+    let r = &file.records[0];
+    assert_eq!(
+        r.config.get("elems_per_thread").unwrap().as_int(),
+        Some(best_ept),
+        "{all}"
+    );
+    assert_eq!(r.objective.name.as_deref(), Some("work"));
+    assert_eq!(r.objective.value, Some(best_ept as f64 * 1000.0));
+    assert!(r.objective.maximize);
+    assert!(
+        r.objective.median_ms > 0.0 && r.objective.median_ms < 1000.0,
+        "{wisdom}"
+    );
+}

@@ -29,6 +29,7 @@ pub mod host;
 pub mod kernel_def;
 pub mod kernel_tuner;
 pub mod null_device;
+pub mod objective;
 pub mod parse;
 pub mod rng;
 pub mod scalar;

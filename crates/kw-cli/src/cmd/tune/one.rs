@@ -211,6 +211,7 @@ pub(super) fn tune_one(
         gave_up: false,
         captured: captured.clone(),
         inconsistent: None,
+        objective: objective.clone(),
     };
     let report = {
         let mut tuner = Tuner::new(space, stop.clone())

@@ -156,6 +156,7 @@ pub struct KernelBuilder {
     args: Vec<ArgDef>,
     buffer_lens: Vec<(String, Expr)>,
     tolerances: Vec<(String, Tolerance)>,
+    objective: Option<kw_core::objective::ObjectiveDef>,
     problems: Vec<DefProblem>,
 }
 
@@ -181,6 +182,7 @@ impl KernelBuilder {
             args: Vec::new(),
             buffer_lens: Vec::new(),
             tolerances: Vec::new(),
+            objective: None,
             problems: Vec::new(),
         }
     }
@@ -400,6 +402,21 @@ impl KernelBuilder {
         self
     }
 
+    /// What tuning optimises instead of the median time: `name` (`"GFLOP/s"`) and an
+    /// expression over `time` (milliseconds), the problem size and the tuning parameters
+    /// (`"2 * problem_size.x * problem_size.y * problem_size.z / (time * 1e6)"`), to maximise
+    /// or minimise ([`kw_core::objective`]). `kw tune --objective` overrides it.
+    pub fn objective(&mut self, name: &str, text: &str, maximize: bool) -> &mut Self {
+        match kw_core::objective::ObjectiveDef::parse(name, text, maximize) {
+            Ok(o) => self.objective = Some(o),
+            Err(e) => self.problems.push(DefProblem {
+                location: format!("objective `{name}`"),
+                message: e.to_string(),
+            }),
+        }
+        self
+    }
+
     /// Builds and checks the definition; every problem found is reported at once.
     pub fn build(&self) -> Result<KernelDef, Error> {
         self.build_checked(None)
@@ -496,6 +513,7 @@ impl KernelBuilder {
             params_as_defines: self.params_as_defines,
             parameters: self.params.clone(),
             restrictions: self.restrictions.clone(),
+            objective: self.objective.clone(),
             tuning_key: self
                 .tuning_key
                 .clone()

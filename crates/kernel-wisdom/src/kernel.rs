@@ -3,13 +3,12 @@
 use crate::capture;
 use crate::error::Error;
 use crate::launch_memo::{ArgShape, FastMap, ShapeMemo};
-use crate::wisdom::{search_path, Choice, WisdomSource};
+use crate::wisdom::{search_path, WisdomSource};
 use kw_capture::record;
 use kw_core::backend::{
     ArgView, BackendError, CompiledKernel, Device, DeviceEvent, KernelArg, Queue,
 };
 use kw_core::device::BackendKind;
-use kw_core::wisdom::Step;
 use kw_core::{
     config::Config, def_eval::DefError, def_eval::Geometry, expr::Expr, kernel_def::ArgKind,
     kernel_def::KernelDef, space::TuningSpace,
@@ -17,7 +16,7 @@ use kw_core::{
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
-mod valid;
+mod select;
 
 /// A function that may pick a configuration for a problem size (the wisdom layer installs
 /// one); `None` means "use the default".
@@ -213,15 +212,6 @@ impl WisdomKernel {
         })
     }
 
-    /// What the wisdom selects for a problem size, and at which step (without launching):
-    /// records whose configuration is not valid at that size are skipped.
-    pub fn choice(&self, problem_size: &[i64]) -> Choice {
-        let ps = valid::three_axes(problem_size);
-        self.wisdom().choose_where(problem_size, &|c| {
-            self.valid_at(c, &ps, None).map_err(|e| e.to_string())
-        })
-    }
-
     /// The definition.
     pub fn def(&self) -> &KernelDef {
         &self.def
@@ -271,50 +261,6 @@ impl WisdomKernel {
     pub fn config_for(&self, problem_size: &[i64; 3]) -> Option<Config> {
         let map = self.by_size.read().unwrap_or_else(PoisonError::into_inner);
         map.get(problem_size).map(|s| s.config.clone())
-    }
-
-    /// The configuration for a problem size: an installed selector's answer if it gives one
-    /// that is valid, else the wisdom's choice ([`WisdomKernel::choice`]: closest record by
-    /// device, architecture, backend and problem size), else the default configuration.
-    /// Called once per new problem size, never on the hot path. Only configurations valid
-    /// at the problem size are chosen; when none is (not even the default), the answer is
-    /// an [`Error::NoValidConfig`].
-    pub fn select_config(&self, problem_size: &[i64; 3]) -> Result<Config, Error> {
-        self.select(problem_size, None).map(|(c, _)| c)
-    }
-
-    /// [`WisdomKernel::select_config`] for a launch with these arguments, and whether an
-    /// exact wisdom record (same device, same problem size) decided (then capture needs
-    /// `KW_CAPTURE_FORCE`).
-    fn select(
-        &self,
-        problem_size: &[i64; 3],
-        args: Option<&[KernelArg<'_>]>,
-    ) -> Result<(Config, bool), Error> {
-        if let Some(selector) = &self.selector {
-            if let Some(config) = selector(problem_size) {
-                let valid = self
-                    .validate(&config)
-                    .and_then(|()| self.valid_at(&config, problem_size, args));
-                match valid {
-                    Ok(()) => return Ok((config, false)),
-                    Err(e) => {
-                        kw_core::diag::warn(&format!("ignoring the selected configuration: {e}"))
-                    }
-                }
-            }
-        }
-        let choice = self.wisdom().choose_where(problem_size, &|c| {
-            self.valid_at(c, problem_size, args)
-                .map_err(|e| e.to_string())
-        });
-        if choice.record.is_some() {
-            match self.validate(&choice.config) {
-                Ok(()) => return Ok((choice.config, choice.step == Step::ExactDeviceExactSize)),
-                Err(e) => kw_core::diag::warn(&format!("ignoring the wisdom's configuration: {e}")),
-            }
-        }
-        Ok((self.default_at(problem_size, args)?, false))
     }
 
     /// The problem size of a launch with these arguments.
@@ -664,21 +610,6 @@ impl WisdomKernel {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(*ps, Arc::clone(&selected));
         Ok(selected)
-    }
-
-    /// Selects a configuration valid at this launch and compiles it; falls back to the
-    /// default (when valid here) if the selected one does not compile.
-    fn select_and_compile(&self, ps: &[i64; 3], args: &[KernelArg<'_>]) -> Result<Selected, Error> {
-        let (config, exact_wisdom) = self.select(ps, Some(args))?;
-        match self.make_selected(config.clone(), ps) {
-            Ok(s) => Ok(Selected { exact_wisdom, ..s }),
-            Err(e) if config != self.default_config => {
-                self.record_failure(&config, ps, &e);
-                let default = self.default_at(ps, Some(args))?;
-                self.make_selected(default, ps)
-            }
-            Err(e) => Err(e),
-        }
     }
 
     fn make_selected(&self, config: Config, ps: &[i64; 3]) -> Result<Selected, Error> {

@@ -58,6 +58,7 @@ fn a_capture_not_made_because_of_exact_wisdom_is_said_once() {
         objective: Objective {
             median_ms: 1.0,
             samples: 3,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(&space),
         provenance: Provenance::default(),

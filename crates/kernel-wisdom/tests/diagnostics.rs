@@ -58,6 +58,7 @@ fn write_stale(
         objective: Objective {
             median_ms: 1.0,
             samples: 3,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),

@@ -38,6 +38,7 @@ fn device_name_override_selects_the_other_devices_records() {
         objective: Objective {
             median_ms: 1.0,
             samples: 1,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(probe.space()),
         provenance: Provenance::default(),

@@ -155,8 +155,15 @@ int kw_builder_arg_buffer(kw_builder* builder, const char* name, int type /* kw_
 int kw_builder_arg_scalar(kw_builder* builder, const char* name, int type /* kw_type */);
 /* How many elements buffer argument `name` must hold ("args.n + 2"); by default the
  * product of the problem size's axes. A shorter buffer is KW_ERROR_BUFFER_TOO_SHORT and
- * nothing is launched; capture records exactly this many elements. */
+ * nothing is launched; capture records the whole buffer. */
 int kw_builder_buffer_len(kw_builder* builder, const char* name, const char* len);
+/* How kw tune compares output buffer `name` with the captured reference: a float element
+ * matches when |got - want| <= atol + rtol * (the output's largest finite |value|); NaN
+ * equals NaN. flags: KW_TOL_EXACT (compare exactly), KW_TOL_NAN_IS_ERROR. */
+int kw_builder_tolerance(kw_builder* builder, const char* name, double rtol, double atol,
+                         unsigned flags);
+#define KW_TOL_EXACT 1u
+#define KW_TOL_NAN_IS_ERROR 2u
 /* Checks the whole definition without a device; every problem is in kw_last_error(). */
 int kw_builder_check(kw_builder* builder);
 

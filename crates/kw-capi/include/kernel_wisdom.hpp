@@ -362,6 +362,12 @@ public:
         detail::check(kw_builder_buffer_len(h_.get(), name.c_str(), len.c_str()));
         return *this;
     }
+    // How kw tune compares output buffer `name` with the reference (see kw_builder_tolerance).
+    KernelBuilder& tolerance(const std::string& name, double rtol, double atol,
+                             unsigned flags = 0) {
+        detail::check(kw_builder_tolerance(h_.get(), name.c_str(), rtol, atol, flags));
+        return *this;
+    }
     // Checks the whole definition (throws kw::error listing every problem).
     void check() { detail::check(kw_builder_check(h_.get())); }
     kw_builder* get() const noexcept { return h_.get(); }

@@ -431,6 +431,32 @@ pub unsafe extern "C" fn kw_builder_buffer_len(
     })
 }
 
+/// `kw_builder_tolerance`: how `kw tune` compares output buffer `name` with the reference
+/// (`flags`: 1 exact, 2 NaN is an error).
+#[no_mangle]
+pub unsafe extern "C" fn kw_builder_tolerance(
+    b: *mut c_void,
+    name: *const c_char,
+    rtol: f64,
+    atol: f64,
+    flags: u32,
+) -> c_int {
+    with(b, |k| {
+        // SAFETY: a string, as the header requires.
+        let name = unsafe { text(name, "argument name") }?;
+        k.tolerance(
+            name,
+            kernel_wisdom::Tolerance {
+                rtol,
+                atol,
+                exact: flags & 1 != 0,
+                nan_is_error: flags & 2 != 0,
+            },
+        );
+        Ok(())
+    })
+}
+
 /// `kw_builder_check`: builds the definition without a device and reports every problem.
 #[no_mangle]
 pub extern "C" fn kw_builder_check(b: *mut c_void) -> c_int {

@@ -174,3 +174,155 @@ fn an_inconsistent_capture_is_named_as_such_after_one_evaluation() {
     let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 1 + 1, "stopped after one evaluation");
 }
+
+/// A capture at a size where the default configuration breaks a restriction over the problem
+/// size (a GEMM without bounds checks at 18 columns, default tile 4 wide): `kw tune` says so,
+/// searches only configurations valid there and writes one of them.
+#[test]
+fn a_default_not_valid_at_the_captured_size_is_replaced_by_a_valid_one() {
+    use kernel_wisdom::{arg, KernelBuilder, Source};
+    use kw_capture::record::{capture_launch, HostArg};
+    let Some((dir, _, idx, device)) = common::vector_add_capture("tune-errors-gemm", 16) else {
+        return;
+    };
+    let source = include_str!("../../../kernels/gemm_no_bounds.cl");
+    let mut b = KernelBuilder::new("gemm_nb", Source::text("gemm_no_bounds.cl", source));
+    let tx = b.tune("TX", [1, 2, 4], 4);
+    let wn = b.tune("WN", [1, 2], 1);
+    b.tune("TY", [1], 1);
+    b.tune("WM", [1], 1);
+    b.restriction_text("problem_size.x % (TX * WN) == 0")
+        .tuning_key("gemm_nb_cli")
+        .problem_size([arg("n"), arg("m")])
+        .block_size(tx.clone(), 1, 1)
+        .grid_divisors(tx * wn, 1, 1)
+        .output::<f32>("c")
+        .input::<f32>("a")
+        .input::<f32>("b")
+        .scalar::<i32>("m")
+        .scalar::<i32>("n")
+        .scalar::<i32>("k")
+        .buffer_len("c", arg("m") * arg("n"))
+        .buffer_len("a", arg("m") * arg("k"))
+        .buffer_len("b", arg("k") * arg("n"));
+    let def = b.build().unwrap();
+    let (m, n, k) = (4usize, 18usize, 3usize);
+    let mut config = def.default_config();
+    config.set("TX", 2);
+    let floats = |len: usize| (0..len).map(|i| (i % 5) as f32 - 2.0).collect::<Vec<f32>>();
+    let capture = capture_launch(
+        &dir,
+        "gemm",
+        &def,
+        Some(&config),
+        device.as_ref(),
+        &[
+            HostArg::buffer(&vec![0f32; m * n]),
+            HostArg::buffer(&floats(m * k)),
+            HostArg::buffer(&floats(k * n)),
+            HostArg::scalar(m as i32),
+            HostArg::scalar(n as i32),
+            HostArg::scalar(k as i32),
+        ],
+    )
+    .unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture.to_str().unwrap(),
+            "--device",
+            &idx,
+            "--strategy",
+            "exhaustive",
+            "--samples",
+            "1",
+            "--log",
+            "gemm.jsonl",
+        ],
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    // 18 columns: TX * WN in {1, 2} only (4 of the 6 declared configurations are not valid).
+    assert!(all.contains("(3 configurations)"), "{all}");
+    assert!(
+        all.contains("the default configuration is not valid at the captured problem size"),
+        "{all}"
+    );
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/gemm_nb_cli.json")).unwrap();
+    let file: kw_core::wisdom::WisdomFile = serde_json::from_str(&wisdom).unwrap();
+    let best = &file.records[0].config;
+    let width =
+        best.get("TX").unwrap().as_int().unwrap() * best.get("WN").unwrap().as_int().unwrap();
+    assert_eq!(18 % width, 0, "{best}");
+    assert!(wisdom.contains("\"tolerances\""), "{wisdom}");
+}
+
+/// `kw tune --objective EXPR --maximize`: the search maximises the objective instead of
+/// minimising the time, the summary says so, and the wisdom record stores the objective's
+/// name and value next to the winner's median time.
+#[test]
+fn an_objective_other_than_time_is_maximised_and_recorded() {
+    let Some((dir, capture, idx)) = setup("objective") else {
+        return;
+    };
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture.to_str().unwrap(),
+            "--device",
+            &idx,
+            "--strategy",
+            "random",
+            "--budget",
+            "8",
+            "--samples",
+            "1",
+            "--objective",
+            "elems_per_thread * 1000 + 0 * time",
+            "--objective-name",
+            "work",
+            "--maximize",
+            "--log",
+            "objective.jsonl",
+        ],
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("objective: work = "), "{all}");
+    // The largest elems_per_thread among the successful evaluations wins, whatever the times.
+    let log = std::fs::read_to_string(dir.join("objective.jsonl")).unwrap();
+    let best_ept = log
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["objective"].is_number())
+        .map(|r| {
+            r["key"]
+                .as_str()
+                .unwrap()
+                .split(',')
+                .nth(1)
+                .unwrap()
+                .parse::<i64>()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/vector_add.json")).unwrap();
+    let file: kw_core::wisdom::WisdomFile = serde_json::from_str(&wisdom).unwrap();
+    let r = &file.records[0];
+    assert_eq!(
+        r.config.get("elems_per_thread").unwrap().as_int(),
+        Some(best_ept),
+        "{all}"
+    );
+    assert_eq!(r.objective.name.as_deref(), Some("work"));
+    assert_eq!(r.objective.value, Some(best_ept as f64 * 1000.0));
+    assert!(r.objective.maximize);
+    assert!(
+        r.objective.median_ms > 0.0 && r.objective.median_ms < 1000.0,
+        "{wisdom}"
+    );
+}

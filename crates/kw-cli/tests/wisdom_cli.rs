@@ -34,6 +34,7 @@ fn record(space: &kw_core::space::TuningSpace, bx: i64, ms: f64) -> WisdomRecord
         objective: Objective {
             median_ms: ms,
             samples: 3,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),

@@ -83,6 +83,7 @@ fn main() {
                 objective: Objective {
                     median_ms: 0.5 + i as f64 * 1e-6,
                     samples: 15,
+                    ..Default::default()
                 },
                 space: SpaceFingerprint {
                     hash: "0123456789abcdef".into(),

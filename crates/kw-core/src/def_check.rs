@@ -162,6 +162,17 @@ impl KernelDef {
             };
             self.check_names(&label, e, allowed, &mut push);
         }
+        if let Some(o) = &self.objective {
+            if let Some(name) = o.unknown_name(self) {
+                out.push(DefProblem {
+                    location: format!("objective `{}`", o.name),
+                    message: format!(
+                        "unknown name `{name}` (it may use `time`, the problem size and the \
+                         tuning parameters)"
+                    ),
+                });
+            }
+        }
         if out.is_empty() {
             self.check_default(device, &mut out);
         }

@@ -190,6 +190,16 @@ mod tests {
         }
     }
 
+    /// A space built without a problem size never guesses one: a restriction over it is an
+    /// evaluation error (a T1 file's condition over the problem size, counted without one).
+    #[test]
+    fn no_problem_size_is_an_error_not_a_guess() {
+        let def = tiled();
+        let err = crate::space::TuningSpace::new(def.parameters.clone(), def.restrictions.clone())
+            .unwrap_err();
+        assert!(err.to_string().contains("problem size"), "{err}");
+    }
+
     #[test]
     fn restrictions_over_scalar_arguments() {
         let mut def = sample_def();

@@ -122,6 +122,9 @@ pub struct KernelDef {
     /// Restrictions every configuration must satisfy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restrictions: Vec<Expr>,
+    /// What tuning optimises ([`crate::objective`]); `None`: the median time, lower is better.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<crate::objective::ObjectiveDef>,
     /// The tuning key: names the kernel in captures and wisdom files (e.g. `vector_add`).
     pub tuning_key: String,
     /// The problem size (1 to 3 axes) as expressions over the arguments.
@@ -289,6 +292,7 @@ pub(crate) fn sample_def() -> KernelDef {
             Parameter::new("elems_per_thread", [1, 2, 4]),
         ],
         restrictions: vec![(param("block_size_x") * param("elems_per_thread")).le(512)],
+        objective: None,
         tuning_key: "vector_add".into(),
         problem_size: vec![arg("n")],
         block_size: [param("block_size_x"), lit(1), lit(1)],

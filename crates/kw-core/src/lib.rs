@@ -52,6 +52,7 @@ pub mod json_keys;
 pub mod kernel_def;
 pub mod kernel_tuner;
 pub mod null_device;
+pub mod objective;
 pub mod parse;
 pub mod rng;
 pub mod scalar;

@@ -154,7 +154,9 @@ pub struct TuningSpace {
 #[derive(Debug, Clone, Default)]
 struct Externals {
     device: Vec<(DeviceAttr, Value)>,
-    problem_size: Vec<i64>,
+    /// Per axis; `None` where the scope has no problem size (a restriction that mentions it
+    /// is then an evaluation error, never a guess).
+    problem_size: Vec<Option<i64>>,
     args: Vec<(ArgRef, Value)>,
 }
 
@@ -171,7 +173,7 @@ impl Externals {
                 Expr::ProblemSize(i) => {
                     while ext.problem_size.len() <= *i {
                         let axis = ext.problem_size.len();
-                        ext.problem_size.push(scope.problem_size(axis).unwrap_or(1));
+                        ext.problem_size.push(scope.problem_size(axis));
                     }
                 }
                 Expr::Arg(a) => {
@@ -206,7 +208,12 @@ impl Scope for Bound<'_> {
         ext.iter().find(|(a, _)| a == arg).map(|(_, v)| v.clone())
     }
     fn problem_size(&self, axis: usize) -> Option<i64> {
-        self.space.external.problem_size.get(axis).copied()
+        self.space
+            .external
+            .problem_size
+            .get(axis)
+            .copied()
+            .flatten()
     }
     fn device(&self, attr: DeviceAttr) -> Option<Value> {
         let ext = &self.space.external.device;

@@ -34,6 +34,7 @@ fn record(device: &str, arch: &str, backend: &str, size: &[i64], bx: i64, ms: f6
         objective: Objective {
             median_ms: ms,
             samples: 10,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(&space()),
         provenance: Provenance::default(),

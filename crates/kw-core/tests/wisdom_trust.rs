@@ -36,6 +36,7 @@ fn record(size: &[i64], bx: i64, ms: f64) -> WisdomRecord {
         objective: Objective {
             median_ms: ms,
             samples: 10,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(&space()),
         provenance: Provenance::default(),

@@ -59,6 +59,7 @@ pub fn tuned_record(
         objective: Objective {
             median_ms,
             samples: u32::try_from(samples).unwrap_or(u32::MAX),
+            ..Default::default()
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance {

@@ -154,6 +154,7 @@ fn record(
         objective: Objective {
             median_ms: 1.0,
             samples: 5,
+            ..Default::default()
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),

@@ -119,6 +119,16 @@ impl LogHeader {
         .or_else(|| differs("problem size", &self.problem_size, &current.problem_size))
         .or_else(|| differs("device", &self.device_name, &current.device_name))
         .or_else(|| differs("kernel", &self.kernel_name, &current.kernel_name))
+        .or_else(|| {
+            // A log's values are of one objective (times, or another objective's scores).
+            (self.objective != current.objective).then(|| {
+                (
+                    "objective",
+                    self.objective.clone(),
+                    current.objective.clone(),
+                )
+            })
+        })
     }
 }
 

@@ -98,7 +98,9 @@ int main(void) {
     bad = scale_builder();
     kw_builder_restriction(bad, "unknown_param < 3");
     kw_builder_buffer_len(bad, "nothing", "args.n");
+    kw_builder_tolerance(bad, "no_such_buffer", 1e-5, 1e-6, KW_TOL_NAN_IS_ERROR);
     expect("bad definition", kw_builder_check(bad), KW_ERROR_DEFINITION, "unknown_param");
+    expect("bad tolerance", kw_builder_check(bad), KW_ERROR_DEFINITION, "no_such_buffer");
     expect("bad definition lists all", kw_builder_check(bad), KW_ERROR_DEFINITION, "nothing");
     kw_builder_problem_size(bad, "-4096", NULL, NULL);
     expect("negative constant problem size", kw_builder_check(bad), KW_ERROR_DEFINITION,

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
     CHECK(kw_builder_arg_buffer(b, "b", KW_F32, KW_INPUT));
     CHECK(kw_builder_arg_scalar(b, "n", KW_I32));
     CHECK(kw_builder_buffer_len(b, "a", "args.n"));
+    CHECK(kw_builder_tolerance(b, "c", 1e-5, 1e-6, KW_TOL_EXACT));
     CHECK(kw_builder_check(b));
 
     CHECK(kw_device_attach_opencl(&dev, app.context, app.queue));

@@ -397,6 +397,7 @@ impl T1Benchmark {
             grid,
             shared_memory,
             args,
+            objective: None,
         };
         Ok(T1Benchmark {
             def,

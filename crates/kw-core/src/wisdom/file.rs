@@ -417,12 +417,16 @@ fn merge_record(file: &mut WisdomFile, record: WisdomRecord, policy: ReplacePoli
     }
 }
 
-/// `a` is faster than `b`; a record with a defect ([`WisdomRecord::defect`]) never is.
+/// `a` is better than `b` (faster, or better by their common objective,
+/// [`super::Objective::scores`]); a record with a defect ([`WisdomRecord::defect`]) never is.
 fn faster(a: &WisdomRecord, b: &WisdomRecord) -> bool {
     match (a.defect(), b.defect()) {
         (None, Some(_)) => true,
         (Some(_), _) => false,
-        (None, None) => a.objective.median_ms < b.objective.median_ms,
+        (None, None) => {
+            let (sa, sb) = a.objective.scores(&b.objective);
+            sa < sb
+        }
     }
 }
 

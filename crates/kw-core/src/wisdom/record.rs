@@ -33,12 +33,40 @@ impl WisdomDevice {
 }
 
 /// The measured objective of a record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct Objective {
     /// Median kernel time in milliseconds (lower is better).
     pub median_ms: f64,
     /// Number of timed samples behind the median.
     pub samples: u32,
+    /// The objective tuning optimised when it was not the time ([`crate::objective`]): its
+    /// name (`GFLOP/s`). `None`: the time (and in records written before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// That objective's value for this configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Whether higher values of that objective are better.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub maximize: bool,
+}
+
+impl Objective {
+    /// A score where lower is better, comparable between `self` and `other` when both were
+    /// tuned for the same objective (its value, negated when maximised); else the median
+    /// times.
+    pub fn scores(&self, other: &Objective) -> (f64, f64) {
+        match (&self.name, self.value, &other.name, other.value) {
+            (Some(a), Some(x), Some(b), Some(y)) if a == b && self.maximize == other.maximize => {
+                if self.maximize {
+                    (-x, -y)
+                } else {
+                    (x, y)
+                }
+            }
+            _ => (self.median_ms, other.median_ms),
+        }
+    }
 }
 
 /// The tuning space a record was tuned in: parameter names and values, and their hash.

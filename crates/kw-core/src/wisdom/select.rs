@@ -142,14 +142,10 @@ pub fn select(
         let best = matching.into_iter().min_by(|&a, &b| {
             let da = log_distance(&records[a].problem_size, &query.problem_size);
             let db = log_distance(&records[b].problem_size, &query.problem_size);
-            da.total_cmp(&db)
-                .then(
-                    records[a]
-                        .objective
-                        .median_ms
-                        .total_cmp(&records[b].objective.median_ms),
-                )
-                .then(a.cmp(&b))
+            // At equal distance, the better record by its objective (the time unless both
+            // were tuned for the same other objective).
+            let (sa, sb) = records[a].objective.scores(&records[b].objective);
+            da.total_cmp(&db).then(sa.total_cmp(&sb)).then(a.cmp(&b))
         });
         if let Some(i) = best {
             chosen = Some((*step, i));

@@ -71,6 +71,17 @@ pub struct TuneArgs {
     /// A NaN where the reference has a NaN fails verification (by default NaN equals NaN).
     #[arg(long)]
     pub(super) nan_is_error: bool,
+    /// Optimise this expression over `time` (ms), the problem size and the parameters
+    /// instead of the time (overrides the definition's objective), e.g. GFLOP/s:
+    /// `2*problem_size.x*problem_size.y*problem_size.z/(time*1e6)` with --maximize.
+    #[arg(long)]
+    pub(super) objective: Option<String>,
+    /// The objective's name in summaries and wisdom records (default: its expression).
+    #[arg(long, requires = "objective")]
+    pub(super) objective_name: Option<String>,
+    /// Higher values of --objective are better.
+    #[arg(long, requires = "objective")]
+    pub(super) maximize: bool,
     /// Warm-up launches per configuration.
     #[arg(long, default_value_t = 1)]
     pub(super) warmup: usize,

@@ -7,6 +7,7 @@
 
 mod args;
 mod device;
+mod objective;
 mod one;
 mod progress;
 pub mod report;

@@ -91,6 +91,10 @@ pub(super) fn tune_one(
     header.kernel_name = Some(def.kernel_name.clone());
     header.device_name = Some(info.name.clone());
     header.problem_size = Some(meta.problem_size.clone());
+    let objective = super::objective::chosen(args, &def)?;
+    if let Some(o) = &objective {
+        header.objective = o.name.clone();
+    }
     let checksum = capture_checksum(capture)?;
     header.capture_checksum = Some(checksum.clone());
     let (log, records) = if args.resume {
@@ -160,6 +164,22 @@ pub(super) fn tune_one(
         (None, Some(e)) => e,
         (None, None) => unreachable!("one evaluator is made"),
     };
+    // With an objective other than the time, the search sees its scores.
+    let mut ps = [1i64; 3];
+    for (axis, v) in meta.problem_size.iter().take(3).enumerate() {
+        ps[axis] = *v;
+    }
+    let mut objective_eval = None;
+    let inner: &mut dyn Evaluator = match &objective {
+        Some(o) => objective_eval.insert(super::objective::ObjectiveEval::new(
+            inner,
+            o.clone(),
+            &def,
+            space,
+            ps,
+        )),
+        None => inner,
+    };
     let bar = ProgressBar::with_draw_target(
         stop.remaining_evaluations(&Default::default()),
         ProgressDrawTarget::stderr(),
@@ -195,6 +215,7 @@ pub(super) fn tune_one(
         gave_up: false,
         captured: captured.clone(),
         inconsistent: None,
+        objective: objective.clone(),
     };
     let report = {
         let mut tuner = Tuner::new(space, stop.clone())
@@ -205,7 +226,9 @@ pub(super) fn tune_one(
         tuner.run(strategy.as_mut(), &mut wrapped)?
     };
     let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
-    if let Some(reason) = wrapped.inconsistent.take() {
+    let inconsistent = wrapped.inconsistent.take();
+    let times = objective_eval.take().map(|e| e.times);
+    if let Some(reason) = inconsistent {
         bar.finish_and_clear();
         bail!(inconsistent_capture(&meta, &reason));
     }
@@ -224,7 +247,15 @@ pub(super) fn tune_one(
         }
     }
     drop(isolated); // its worker is stopped before anything else uses the device
-    print_summary(&def.tuning_key, space, &report, &default, &stats, threads);
+    print_summary(
+        &def.tuning_key,
+        space,
+        &report,
+        &default,
+        &stats,
+        threads,
+        objective.as_ref(),
+    );
     match &unverified {
         Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
         None => println!("  verification: every output checked against the captured reference"),
@@ -246,14 +277,15 @@ pub(super) fn tune_one(
             Some(e) => e,
             None => ReplayEvaluator::new(session.clone(), options, 1),
         };
-        let repeat = match (objective_of(&report, &default), eval.measure(&default)) {
-            (Some(a), Ok(m)) => Some((a, m.median_ms)),
+        // Repeating the default's time means something only when the search saw times.
+        let repeat = match (objective_of(&report, &default), objective.is_none()) {
+            (Some(a), true) => eval.measure(&default).ok().map(|m| (a, m.median_ms)),
             _ => None,
         };
-        let kernel = report
-            .best
-            .as_ref()
-            .map(|(_, ms)| (session.bytes_moved(), *ms));
+        let kernel = report.best.as_ref().and_then(|(p, score)| match &times {
+            Some(t) => t.get(p).map(|ms| (session.bytes_moved(), *ms)),
+            None => Some((session.bytes_moved(), *score)),
+        });
         let copy = session.copy_bandwidth(20)?;
         print_timing(&TimingReport {
             repeat,
@@ -267,7 +299,7 @@ pub(super) fn tune_one(
             wrote_wisdom: false,
         });
     }
-    let Some((best, ms)) = &report.best else {
+    let Some((best, score)) = &report.best else {
         eprintln!("kw tune: no configuration succeeded; no wisdom written");
         if !gave_up {
             if let Some(e) = first_compile_error {
@@ -280,18 +312,28 @@ pub(super) fn tune_one(
         });
     };
     let key = space.kt_key(best);
-    let samples = kw_tune::log::read_log(log_path)?
+    let best_samples = kw_tune::log::read_log(log_path)?
         .records
         .iter()
         .find(|r| r.key == key)
-        .and_then(|r| r.samples.as_ref().map(Vec::len))
-        .unwrap_or(0);
-    let record = kw_replay::tuned_record(
+        .and_then(|r| r.samples.clone())
+        .unwrap_or_default();
+    let samples = best_samples.len();
+    // The record's time: the search's value, or with another objective the best
+    // configuration's median time (this run's, else the log's samples).
+    let ms = match &times {
+        None => *score,
+        Some(t) => t
+            .get(best)
+            .copied()
+            .unwrap_or_else(|| kw_replay::median(&mut best_samples.clone())),
+    };
+    let mut record = kw_replay::tuned_record(
         &meta,
         &info,
         space,
         space.config(best),
-        *ms,
+        ms,
         samples,
         kw_replay::TuningRun {
             strategy: &args.strategy,
@@ -302,6 +344,11 @@ pub(super) fn tune_one(
             tolerance: verify.then(|| args.tolerance()),
         },
     );
+    if let Some(o) = &objective {
+        record.objective.name = Some(o.name.clone());
+        record.objective.value = Some(o.score(*score));
+        record.objective.maximize = o.maximize;
+    }
     let (path, outcome) = add_record(
         &args.wisdom_dir,
         &def.tuning_key,

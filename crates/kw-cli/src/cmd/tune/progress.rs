@@ -25,6 +25,8 @@ pub(super) struct WithProgress<'a> {
     pub(super) captured: Option<Point>,
     /// Why the captured configuration failed verification: the capture is inconsistent.
     pub(super) inconsistent: Option<String>,
+    /// The objective the results are scores of (`None`: times in ms).
+    pub(super) objective: Option<kw_core::objective::ObjectiveDef>,
 }
 
 impl Evaluator for WithProgress<'_> {
@@ -64,7 +66,11 @@ impl Evaluator for WithProgress<'_> {
             }
         }
         self.bar.inc(1);
-        let best = self.best.map_or("-".to_string(), |b| format!("{b:.4} ms"));
+        let best = match (self.best, &self.objective) {
+            (None, _) => "-".to_string(),
+            (Some(b), Some(o)) => format!("{:.4} {}", o.score(b), o.name),
+            (Some(b), None) => format!("{b:.4} ms"),
+        };
         self.bar
             .set_message(format!("failures {}, best {best}", self.failures));
         r

@@ -1,6 +1,7 @@
 //! The summary `kw tune` prints after each capture, and the timing report
 //! (`--report-timing`): repeat-measurement spread and bandwidth against a device copy.
 
+use kw_core::objective::ObjectiveDef;
 use kw_core::{space::Point, space::TuningSpace};
 use kw_replay::ReplayStats;
 use kw_tune::TuneReport;
@@ -35,15 +36,27 @@ pub fn print_summary(
     default: &Point,
     stats: &ReplayStats,
     compile_threads: usize,
+    objective: Option<&ObjectiveDef>,
 ) {
     println!(
         "kernel {kernel}: {} evaluations ({} from the log); stopped: {}",
         report.progress.evaluations, report.replayed, report.reason
     );
-    let default_ms = objective_of(report, default);
-    match default_ms {
-        Some(ms) => println!(
-            "  default configuration: {ms:.4} ms  ({})",
+    // The search's values are times, or the objective's scores (its value, negated when
+    // maximised).
+    let shown = |score: f64| match objective {
+        Some(o) => format!("{:.4} {}", o.score(score), o.name),
+        None => format!("{score:.4} ms"),
+    };
+    if let Some(o) = objective {
+        let way = if o.maximize { "maximised" } else { "minimised" };
+        println!("  objective: {} = {} ({way})", o.name, o.expr);
+    }
+    let default_score = objective_of(report, default);
+    match default_score {
+        Some(v) => println!(
+            "  default configuration: {}  ({})",
+            shown(v),
             space.config(default).key()
         ),
         None => println!(
@@ -52,13 +65,21 @@ pub fn print_summary(
         ),
     }
     match &report.best {
-        Some((p, ms)) => {
+        Some((p, v)) => {
             println!(
-                "  best configuration:    {ms:.4} ms  ({})",
+                "  best configuration:    {}  ({})",
+                shown(*v),
                 space.config(p).key()
             );
-            if let Some(d) = default_ms {
-                println!("  speed-up over default: {:.3}x", d / ms);
+            if let Some(d) = default_score {
+                // The factor by which the best beats the default (scores of a maximised
+                // objective are negated values).
+                let factor = if objective.is_some_and(|o| o.maximize) {
+                    v / d
+                } else {
+                    d / v
+                };
+                println!("  speed-up over default: {factor:.3}x");
             }
         }
         None => println!("  best configuration:    none succeeded"),

@@ -1,0 +1,154 @@
+//! Selection per problem size, and validity at a launch: the restrictions that depend on the
+//! problem size or the arguments ([`kw_core::def_launch`]) apply to every configuration a
+//! launch may use (an installed selector's answer, wisdom records, the default, an explicit
+//! configuration).
+
+use super::{Selected, WisdomKernel};
+use crate::error::Error;
+use crate::wisdom::Choice;
+use kw_core::backend::{ArgView, KernelArg};
+use kw_core::config::Config;
+use kw_core::def_eval::ArgValues;
+use kw_core::wisdom::Step;
+
+impl WisdomKernel {
+    /// What the wisdom selects for a problem size, and at which step (without launching):
+    /// records whose configuration is not valid at that size are skipped.
+    pub fn choice(&self, problem_size: &[i64]) -> Choice {
+        let ps = three_axes(problem_size);
+        self.wisdom().choose_where(problem_size, &|c| {
+            self.valid_at(c, &ps, None).map_err(|e| e.to_string())
+        })
+    }
+
+    /// The configuration for a problem size: an installed selector's answer if it gives one
+    /// that is valid, else the wisdom's choice ([`WisdomKernel::choice`]: closest record by
+    /// device, architecture, backend and problem size), else the default configuration.
+    /// Called once per new problem size, never on the hot path. Only configurations valid
+    /// at the problem size are chosen; when none is (not even the default), the answer is
+    /// an [`Error::NoValidConfig`].
+    pub fn select_config(&self, problem_size: &[i64; 3]) -> Result<Config, Error> {
+        self.select(problem_size, None).map(|(c, _)| c)
+    }
+
+    /// [`WisdomKernel::select_config`] for a launch with these arguments, and whether an
+    /// exact wisdom record (same device, same problem size) decided (then capture needs
+    /// `KW_CAPTURE_FORCE`).
+    pub(super) fn select(
+        &self,
+        problem_size: &[i64; 3],
+        args: Option<&[KernelArg<'_>]>,
+    ) -> Result<(Config, bool), Error> {
+        if let Some(selector) = &self.selector {
+            if let Some(config) = selector(problem_size) {
+                let valid = self
+                    .validate(&config)
+                    .and_then(|()| self.valid_at(&config, problem_size, args));
+                match valid {
+                    Ok(()) => return Ok((config, false)),
+                    Err(e) => {
+                        kw_core::diag::warn(&format!("ignoring the selected configuration: {e}"))
+                    }
+                }
+            }
+        }
+        let choice = self.wisdom().choose_where(problem_size, &|c| {
+            self.valid_at(c, problem_size, args)
+                .map_err(|e| e.to_string())
+        });
+        if choice.record.is_some() {
+            match self.validate(&choice.config) {
+                Ok(()) => return Ok((choice.config, choice.step == Step::ExactDeviceExactSize)),
+                Err(e) => kw_core::diag::warn(&format!("ignoring the wisdom's configuration: {e}")),
+            }
+        }
+        Ok((self.default_at(problem_size, args)?, false))
+    }
+
+    /// Selects a configuration valid at this launch and compiles it; falls back to the
+    /// default (when valid here) if the selected one does not compile.
+    pub(super) fn select_and_compile(
+        &self,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> Result<Selected, Error> {
+        let (config, exact_wisdom) = self.select(ps, Some(args))?;
+        match self.make_selected(config.clone(), ps) {
+            Ok(s) => Ok(Selected { exact_wisdom, ..s }),
+            Err(e) if config != self.default_config => {
+                self.record_failure(&config, ps, &e);
+                let default = self.default_at(ps, Some(args))?;
+                self.make_selected(default, ps)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Checks that `config` is valid at a launch of problem size `ps` (with these arguments
+    /// when known). Free when the definition has no launch restriction.
+    pub(super) fn valid_at(
+        &self,
+        config: &Config,
+        ps: &[i64; 3],
+        args: Option<&[KernelArg<'_>]>,
+    ) -> Result<(), Error> {
+        if !self.launch_restricted {
+            return Ok(());
+        }
+        let view = args.map(ArgView);
+        let values = view.as_ref().map(|v| v as &dyn ArgValues);
+        self.launch_def
+            .check_at_launch(config, ps, values, Some(self.device.info()))
+            .or_else(|_| {
+                self.def
+                    .check_at_launch(config, ps, values, Some(self.device.info()))
+            })
+            .map_err(|e| Error::InvalidConfig {
+                kernel: self.def.kernel_name.clone(),
+                config: config.key(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// The default configuration, if it is valid at this launch; else the typed error that
+    /// stops the launch.
+    pub(super) fn default_at(
+        &self,
+        ps: &[i64; 3],
+        args: Option<&[KernelArg<'_>]>,
+    ) -> Result<Config, Error> {
+        match self.valid_at(&self.default_config, ps, args) {
+            Ok(()) => Ok(self.default_config.clone()),
+            Err(e) => Err(Error::NoValidConfig {
+                kernel: self.def.kernel_name.clone(),
+                problem_size: *ps,
+                config: self.default_config.key(),
+                reason: match e {
+                    Error::InvalidConfig { reason, .. } => reason,
+                    other => other.to_string(),
+                },
+            }),
+        }
+    }
+
+    /// Whether a configuration selected for this problem size earlier may serve a launch
+    /// with these arguments (restrictions over argument values may differ between launches
+    /// of one problem size).
+    pub(super) fn still_valid(
+        &self,
+        config: &Config,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> bool {
+        !self.args_restricted || self.valid_at(config, ps, Some(args)).is_ok()
+    }
+}
+
+/// A problem size as three axes (missing ones are 1).
+pub(super) fn three_axes(problem_size: &[i64]) -> [i64; 3] {
+    let mut ps = [1i64; 3];
+    for (axis, v) in problem_size.iter().take(3).enumerate() {
+        ps[axis] = *v;
+    }
+    ps
+}

@@ -1,0 +1,80 @@
+//! Tuning for an objective other than the time ([`kw_core::objective`]): the definition's, or
+//! `kw tune --objective EXPR [--objective-name NAME] [--maximize]`. The search minimises a
+//! score (the objective's value, negated when maximised); every configuration's median time
+//! is kept for the wisdom record.
+
+use super::args::TuneArgs;
+use anyhow::{Context, Result};
+use kw_core::kernel_def::KernelDef;
+use kw_core::objective::ObjectiveDef;
+use kw_core::space::{Point, TuningSpace};
+use kw_tune::{EvalFailure, EvalResult, Evaluator};
+use std::collections::HashMap;
+
+/// The objective of this run: the command line's, else the definition's, else `None` (time).
+pub(super) fn chosen(args: &TuneArgs, def: &KernelDef) -> Result<Option<ObjectiveDef>> {
+    let Some(text) = &args.objective else {
+        return Ok(def.objective.clone());
+    };
+    let name = args.objective_name.as_deref().unwrap_or(text);
+    let o = ObjectiveDef::parse(name, text, args.maximize)
+        .with_context(|| format!("--objective `{text}`"))?;
+    if let Some(unknown) = o.unknown_name(def) {
+        anyhow::bail!(
+            "--objective `{text}`: unknown name `{unknown}` (it may use `time`, in \
+             milliseconds, the problem size and the parameters of `{}`)",
+            def.kernel_name
+        );
+    }
+    Ok(Some(o))
+}
+
+/// An evaluator whose results are the objective's scores (lower is better) instead of times.
+pub(super) struct ObjectiveEval<'a> {
+    inner: &'a mut dyn Evaluator,
+    objective: ObjectiveDef,
+    def: &'a KernelDef,
+    space: &'a TuningSpace,
+    problem_size: [i64; 3],
+    /// Every successful configuration's median time (ms).
+    pub(super) times: HashMap<Point, f64>,
+}
+
+impl<'a> ObjectiveEval<'a> {
+    pub(super) fn new(
+        inner: &'a mut dyn Evaluator,
+        objective: ObjectiveDef,
+        def: &'a KernelDef,
+        space: &'a TuningSpace,
+        problem_size: [i64; 3],
+    ) -> ObjectiveEval<'a> {
+        ObjectiveEval {
+            inner,
+            objective,
+            def,
+            space,
+            problem_size,
+            times: HashMap::new(),
+        }
+    }
+}
+
+impl Evaluator for ObjectiveEval<'_> {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        let ms = self.inner.evaluate(point)?;
+        self.times.insert(point.clone(), ms);
+        let config = self.space.config(point);
+        let o = &self.objective;
+        match o.value(self.def, &config, &self.problem_size, ms) {
+            Ok(v) if v.is_finite() => Ok(o.score(v)),
+            Ok(v) => Err(EvalFailure::new(format!("objective `{}` is {v}", o.name))),
+            Err(e) => Err(EvalFailure::new(format!("objective `{}`: {e}", o.name))),
+        }
+    }
+    fn prefetch(&mut self, points: &[Point]) {
+        self.inner.prefetch(points)
+    }
+    fn take_samples(&mut self) -> Option<Vec<f64>> {
+        self.inner.take_samples()
+    }
+}

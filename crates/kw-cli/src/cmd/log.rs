@@ -19,8 +19,8 @@ pub enum LogCmd {
 pub fn run(cmd: LogCmd) -> Result<()> {
     match cmd {
         LogCmd::Export { log, kt_cache } => {
-            let n = kw_tune::export::export_log(&log, &kt_cache)
-                .with_context(|| format!("exporting {}", log.display()))?;
+            let n =
+                kw_tune::export::export_log(&log, &kt_cache).context("exporting a results log")?;
             eprintln!("{n} configurations written to {}", kt_cache.display());
             Ok(())
         }

@@ -1,0 +1,211 @@
+//! What kw writes: private directories, the modes of new files ([`FileModes`],
+//! `KW_FILE_MODE`), atomic replacement, and names nobody can predict.
+
+use super::{check_private_dir, current_uid, FILE_MODE_ENV};
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Creates `dir` and its missing parents; the directory itself (when created here) gets
+/// mode 0700. Existing directories are left as they are.
+pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    match b.create(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The modes of the files and directories kw creates for the user (captures, wisdom, logs):
+/// `KW_FILE_MODE=private` (the default: files 0600, directories 0700), `group` (0640 / 0750:
+/// readable by the group) or `shared` (0644 / 0755: readable by everyone), read once. The
+/// process umask applies on top. Nothing kw creates is ever writable by others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileModes {
+    /// Mode of new files.
+    pub file: u32,
+    /// Mode of new directories.
+    pub dir: u32,
+}
+
+impl FileModes {
+    /// The private modes.
+    pub const PRIVATE: FileModes = FileModes {
+        file: 0o600,
+        dir: 0o700,
+    };
+
+    /// Parses a `KW_FILE_MODE` value.
+    pub fn parse(text: &str) -> Option<FileModes> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "" | "private" => Some(FileModes::PRIVATE),
+            "group" => Some(FileModes {
+                file: 0o640,
+                dir: 0o750,
+            }),
+            "shared" | "public" => Some(FileModes {
+                file: 0o644,
+                dir: 0o755,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The modes in effect (`KW_FILE_MODE`, read once; an invalid value is warned about once
+    /// and the private modes are used).
+    pub fn get() -> FileModes {
+        static MODES: OnceLock<FileModes> = OnceLock::new();
+        *MODES.get_or_init(|| match std::env::var(FILE_MODE_ENV) {
+            Err(_) => FileModes::PRIVATE,
+            Ok(v) => FileModes::parse(&v).unwrap_or_else(|| {
+                crate::diag::warn_once(&format!(
+                    "invalid {FILE_MODE_ENV}={v:?} (expected private, group or shared); using \
+                     private (files 0600, directories 0700)"
+                ));
+                FileModes::PRIVATE
+            }),
+        })
+    }
+
+    /// Options that create a new file (never an existing one, never through a symbolic link)
+    /// with these modes, for writing.
+    pub fn create_new(self) -> OpenOptions {
+        let mut o = OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(self.file);
+        }
+        o
+    }
+
+    /// Creates `dir` and its missing parents, each with these modes (existing ones are left
+    /// as they are).
+    pub fn create_dir_all(self, dir: &Path) -> std::io::Result<()> {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            b.mode(self.dir);
+        }
+        b.create(dir)
+    }
+}
+
+/// A directory private to this user for kw's temporary files (embedded headers, ...):
+/// `$XDG_RUNTIME_DIR/kernel-wisdom` when that is set and private, else
+/// `<temp>/kernel-wisdom-<uid>`. When that directory exists but cannot be trusted (another
+/// user made it first, or it is writable by others), a new private directory with a random
+/// name is used for this process instead, after one warning. Made once per process.
+pub fn private_temp_dir() -> Result<PathBuf, String> {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let uid = current_uid().map_or(String::new(), |u| format!("-{u}"));
+        let mut candidates = Vec::new();
+        if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+            candidates.push(PathBuf::from(run).join("kernel-wisdom"));
+        }
+        candidates.push(std::env::temp_dir().join(format!("kernel-wisdom{uid}")));
+        let mut problems = Vec::new();
+        for dir in &candidates {
+            let made = create_private_dir_all(dir);
+            match made
+                .map_err(|e| format!("{}: {e}", dir.display()))
+                .and_then(|()| check_private_dir(dir).map_err(|e| e.to_string()))
+            {
+                Ok(()) => return Ok(dir.clone()),
+                Err(e) => problems.push(e),
+            }
+        }
+        // Somebody else holds the usual names: a fresh directory nobody can have prepared.
+        let base = std::env::temp_dir();
+        for attempt in 0..16u32 {
+            let nonce = nonce(u64::from(attempt));
+            let dir = base.join(format!("kernel-wisdom{uid}-{nonce:016x}"));
+            let mut b = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                b.mode(0o700);
+            }
+            if b.create(&dir).is_ok() {
+                crate::diag::warn_once(&format!(
+                    "not using {} for temporary files ({}); using {} for this process",
+                    candidates
+                        .last()
+                        .map_or(String::new(), |p| p.display().to_string()),
+                    problems.join("; "),
+                    dir.display()
+                ));
+                return Ok(dir);
+            }
+        }
+        Err(format!(
+            "no private directory for temporary files: {}",
+            problems.join("; ")
+        ))
+    })
+    .clone()
+}
+
+/// A number nobody can predict (keys from the operating system's randomness, through std's
+/// `RandomState`), for names of new private directories.
+pub fn nonce(salt: u64) -> u64 {
+    use std::hash::BuildHasher;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::collections::hash_map::RandomState::new().hash_one((nanos, std::process::id(), salt))
+}
+
+/// The BLAKE3 hash of `bytes` in hex (64 characters), for names of files by content.
+pub fn content_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// Writes `bytes` to `path` atomically with `modes`: a new temporary file beside it, with a
+/// name unique to this process and call (never an existing file or a symbolic link), synced,
+/// then renamed over `path`. A crash or a full disk leaves the previous file (or none).
+pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = modes.create_new().open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

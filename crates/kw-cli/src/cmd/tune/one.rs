@@ -61,9 +61,12 @@ pub(super) fn tune_one(
     let space = &space;
     let def = meta.kernel.clone();
     let has_reference = meta.args.iter().any(|a| a.output.is_some());
+    let size: Vec<String> = meta.problem_size.iter().map(i64::to_string).collect();
     eprintln!(
-        "kw tune: {} ({} configurations) on {}",
+        "kw tune: {} ({}, problem size {}, {} configurations) on {}",
         def.tuning_key,
+        capture.display(),
+        size.join("x"),
         space.len(),
         info.summary()
     );

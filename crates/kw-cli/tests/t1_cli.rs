@@ -131,7 +131,10 @@ fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
     );
     assert!(out.status.success(), "{text}");
     // The header names the capture and its problem size (two captures of one kernel differ).
-    assert!(text.contains("(blur.kwcap, problem size 100x37,"), "{text}");
+    assert!(
+        text.contains("; capture blur.kwcap, problem size 100x37"),
+        "{text}"
+    );
     let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
     let (mut wrong, mut right) = (0, 0);
     for line in log.lines().skip(1) {

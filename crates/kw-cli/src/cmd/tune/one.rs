@@ -62,13 +62,14 @@ pub(super) fn tune_one(
     let def = meta.kernel.clone();
     let has_reference = meta.args.iter().any(|a| a.output.is_some());
     let size: Vec<String> = meta.problem_size.iter().map(i64::to_string).collect();
+    // `(N configurations)` stays as it is: scripts read it (the side-by-side bench).
     eprintln!(
-        "kw tune: {} ({}, problem size {}, {} configurations) on {}",
+        "kw tune: {} ({} configurations) on {}; capture {}, problem size {}",
         def.tuning_key,
-        capture.display(),
-        size.join("x"),
         space.len(),
-        info.summary()
+        info.summary(),
+        capture.display(),
+        size.join("x")
     );
     let unverified = unverified_reason(args, capture, &meta)?;
     if let Some(reason) = &unverified {

@@ -81,12 +81,8 @@ impl Capture {
         let path = path.as_ref().to_path_buf();
         // A regular file only, opened without blocking (a FIFO is refused, never waited on).
         let rules = kw_core::files::ReadRules::new("capture", kw_core::files::caps::CAPTURE);
-        let (file, meta) = kw_core::files::open_regular(&path, rules).map_err(|e| match e {
-            kw_core::files::FileError::Io { source, .. } => {
-                CaptureError::io(&path, "opening", source)
-            }
-            other => CaptureError::io(&path, "opening", std::io::Error::other(other.detail())),
-        })?;
+        let (file, meta) = kw_core::files::open_regular(&path, rules)
+            .map_err(|e| CaptureError::io(&path, "opening", e.into_io()))?;
         if meta.len() < (PREFIX_LEN + TRAILER_LEN) as u64 {
             // Too short to be valid; read it to say why (bad magic or truncated).
             let mut bytes = Vec::new();

@@ -149,3 +149,41 @@ fn published_files_are_read_or_refused_precisely() {
         "{e}"
     );
 }
+
+/// Quirks of published T1 files (benchmark_hub's hotspot and gemm specs): a `Default` that is
+/// not among the `Values`, a one-element list as a `Default`, fields this reader does not use,
+/// and `Random` arguments without a seed (which must still differ from each other).
+#[test]
+fn published_quirks_are_read_with_notes() {
+    let d = dir("quirks");
+    let mut s = spec(
+        serde_json::json!([
+            {"Name": "power", "Type": "float", "MemoryType": "Vector", "FillType": "Random", "Size": 64},
+            {"Name": "temp", "Type": "float", "MemoryType": "Vector", "FillType": "Random", "Size": 64}
+        ]),
+        "OpenCL",
+    );
+    s["ConfigurationSpace"]["TuningParameters"][1]["Default"] = serde_json::json!([5]);
+    s["BenchmarkConfig"] = serde_json::json!({"dataSize": 4096});
+    s["KernelSpecification"]["Misc"] = serde_json::json!({"jitify": true});
+    s["KernelSpecification"]["Stream"] = serde_json::Value::Null;
+    let p = write(&d, &s);
+    let b = T1Benchmark::load(&p).unwrap();
+    assert_eq!(b.def.parameters[1].default, kw_core::value::Value::Int(5));
+    let notes = b.notes.join("\n");
+    assert!(notes.contains("`Default` 100 of `block_size_x`"), "{notes}");
+    assert!(
+        notes.contains("not used by kw: BenchmarkConfig, KernelSpecification.Misc"),
+        "{notes}"
+    );
+    assert!(notes.contains("GlobalSize"), "{notes}");
+    assert!(!notes.contains("Stream"), "{notes}");
+    assert!(notes.contains("`power`: random data, seed 0"), "{notes}");
+    assert!(notes.contains("`temp`: random data, seed 1"), "{notes}");
+    assert_ne!(b.inputs[0], b.inputs[1], "unseeded random arguments differ");
+    // The space reader takes the same fallback (kw space stats): never a refusal.
+    let space = kw_core::kernel_tuner::load_space_spec(&p).unwrap();
+    assert_eq!(space.params[0].default, kw_core::value::Value::Int(32));
+    assert_eq!(space.notes.len(), 1, "{:?}", space.notes);
+    let _ = std::fs::remove_dir_all(d);
+}

@@ -161,7 +161,6 @@ fn times_and_problem_sizes_must_be_real() {
 #[cfg(unix)]
 #[test]
 fn special_files_are_refused_at_once() {
-    use std::time::{Duration, Instant};
     let dir = temp_dir("special");
     let fifo = dir.join("fifo.json");
     let made = std::process::Command::new("mkfifo")
@@ -171,7 +170,7 @@ fn special_files_are_refused_at_once() {
     assert!(made.success(), "mkfifo");
     let zero = dir.join("zero.json");
     std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
-    let started = Instant::now();
+    // Returning at all is the point: a FIFO would block for ever, /dev/zero read for ever.
     let e = WisdomFile::load(&fifo).unwrap_err().to_string();
     assert!(e.contains("fifo.json") && e.contains("a FIFO"), "{e}");
     let e = WisdomFile::load(&zero).unwrap_err().to_string();
@@ -179,8 +178,6 @@ fn special_files_are_refused_at_once() {
         e.contains("zero.json") && e.contains("character device"),
         "{e}"
     );
-    // Not a bound on speed: a FIFO would block for ever, /dev/zero read for ever.
-    assert!(started.elapsed() < Duration::from_secs(60));
     // The merge command's input path: refused the same way.
     let e = merge_into(&dir.join("out"), vec![]).map(|_| ());
     assert!(e.is_ok());

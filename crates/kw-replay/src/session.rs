@@ -682,10 +682,7 @@ pub fn capture_checksum(path: &Path) -> Result<String, ReplayError> {
     let rules = kw_core::files::ReadRules::new("capture", kw_core::files::caps::CAPTURE);
     let (mut file, _) = kw_core::files::open_regular(path, rules).map_err(|e| ReplayError::Io {
         path: path.to_path_buf(),
-        source: match e {
-            kw_core::files::FileError::Io { source, .. } => source,
-            other => std::io::Error::other(other.detail()),
-        },
+        source: e.into_io(),
     })?;
     let mut hasher = blake3::Hasher::new();
     std::io::copy(&mut file, &mut hasher).map_err(|source| ReplayError::Io {

@@ -373,10 +373,8 @@ const DROPPED_LISTED: usize = 5;
 pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
     // A regular file only, opened without blocking (a FIFO is refused, never waited on).
     let rules = kw_core::files::ReadRules::new("results log", kw_core::files::caps::DOCUMENT);
-    let (file, _) = kw_core::files::open_regular(path, rules).map_err(|e| match e {
-        kw_core::files::FileError::Io { source, .. } => TuneError::io(path, source),
-        other => TuneError::io(path, std::io::Error::other(other.detail())),
-    })?;
+    let (file, _) =
+        kw_core::files::open_regular(path, rules).map_err(|e| TuneError::io(path, e.into_io()))?;
     let mut reader = BufReader::new(file);
     let bad = |line: usize, message: String| TuneError::LogFormat {
         path: path.to_path_buf(),

@@ -9,7 +9,7 @@
 
 use crate::error::TuneError;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -52,15 +52,8 @@ impl LogLock {
     /// naming the holder's pid and host.
     pub fn acquire(log: &Path) -> Result<LogLock, TuneError> {
         let lock_path = LogLock::lock_path(log);
-        let mut options = OpenOptions::new();
-        options.create(true).truncate(false).read(true).write(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(kw_core::files::FileModes::get().file);
-        }
-        let mut file = options
-            .open(&lock_path)
+        let mut file = kw_core::files::FileModes::get()
+            .open_lock(&lock_path)
             .map_err(|e| TuneError::io(&lock_path, e))?;
         match file.try_lock() {
             Ok(()) => {}

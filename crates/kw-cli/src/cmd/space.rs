@@ -36,6 +36,9 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
                 return capture_stats(&spec, &restrictions, restrictions_json.is_some(), started);
             }
             let mut spec_data = load_space_spec(&spec)?;
+            for note in &spec_data.notes {
+                eprintln!("kw space stats: {note}");
+            }
             for (i, text) in restrictions.iter().enumerate() {
                 let e = Expr::parse(text).with_context(|| format!("--restriction #{}", i + 1))?;
                 spec_data.restrictions.push(e);

@@ -194,14 +194,7 @@ pub fn usage(dir: &Path) -> std::io::Result<(u64, usize)> {
 
 fn lock_file(dir: &Path) -> std::io::Result<File> {
     files::create_private_dir_all(dir)?;
-    let mut o = OpenOptions::new();
-    o.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    no_follow(&mut o).open(dir.join(LOCK_FILE))
+    FileModes::PRIVATE.open_lock(&dir.join(LOCK_FILE))
 }
 
 /// When the entries take more than `max_bytes`, removes the least recently used until they

@@ -93,6 +93,15 @@ impl FileError {
             .map_or(full.clone(), str::to_string)
     }
 
+    /// As an I/O error for callers whose errors carry the path themselves: the operating
+    /// system's error, or one whose text is [`FileError::detail`].
+    pub fn into_io(self) -> std::io::Error {
+        match self {
+            FileError::Io { source, .. } => source,
+            other => std::io::Error::other(other.detail()),
+        }
+    }
+
     /// The file concerned.
     pub fn path(&self) -> &Path {
         match self {

@@ -92,6 +92,20 @@ impl FileModes {
         o
     }
 
+    /// Opens (creating it with these modes when missing) a lock file for reading and
+    /// writing, never through a symbolic link and never truncating what another holder
+    /// wrote.
+    pub fn open_lock(self, path: &Path) -> std::io::Result<std::fs::File> {
+        let mut o = OpenOptions::new();
+        o.create(true).truncate(false).read(true).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(self.file).custom_flags(libc::O_NOFOLLOW);
+        }
+        o.open(path)
+    }
+
     /// Creates `dir` and its missing parents, each with these modes (existing ones are left
     /// as they are).
     pub fn create_dir_all(self, dir: &Path) -> std::io::Result<()> {

@@ -67,10 +67,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
         source,
     };
     let rules = crate::files::ReadRules::new("Kernel Tuner file", crate::files::caps::DOCUMENT);
-    let bytes = crate::files::read(path, rules).map_err(|e| match e {
-        crate::files::FileError::Io { source, .. } => io(source),
-        other => io(std::io::Error::other(other.detail())),
-    })?;
+    let bytes = crate::files::read(path, rules).map_err(|e| io(e.into_io()))?;
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
@@ -144,6 +141,7 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
     } else if json.get("tune_params").is_some() {
         let cache = CacheFile::from_json(path, &json)?;
         Ok(T1Spec {
+            notes: Vec::new(),
             params: cache.params,
             restrictions: Vec::new(),
             kernel_name: Some(cache.kernel_name),

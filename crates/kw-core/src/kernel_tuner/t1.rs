@@ -11,6 +11,10 @@ pub struct T1Spec {
     pub params: Vec<Parameter>,
     /// `Conditions`, parsed.
     pub restrictions: Vec<Expr>,
+    /// What the reader fixed or does not use, for the user: a `Default` that is not among
+    /// the parameter's `Values` (the first value is used instead, as the published hotspot
+    /// file needs), fields kw does not read.
+    pub notes: Vec<String>,
     /// `KernelSpecification.KernelName`, when present.
     pub kernel_name: Option<String>,
 }
@@ -33,6 +37,7 @@ impl T1Spec {
             .and_then(|v| v.as_array())
             .ok_or_else(|| fmt("missing `ConfigurationSpace.TuningParameters` list".into()))?;
         let mut params = Vec::new();
+        let mut notes = Vec::new();
         for (i, p) in list.iter().enumerate() {
             let name = p
                 .get("Name")
@@ -57,12 +62,26 @@ impl T1Spec {
                 _ => values,
             };
             let mut param = Parameter::new(name, values);
-            if let Some(d) = p.get("Default").and_then(json_value) {
+            // A one-element list as the default (`"Default": [0]`, as published) is its value.
+            let default = match p.get("Default") {
+                Some(serde_json::Value::Array(a)) if a.len() == 1 => json_value(&a[0]),
+                Some(d) => json_value(d),
+                None => None,
+            };
+            if let Some(d) = default {
                 let d = match (&d, param.values.first()) {
                     (Value::Int(i), Some(Value::Float(_))) => Value::Float(*i as f64),
                     _ => d,
                 };
-                param.default = d;
+                if param.values.contains(&d) {
+                    param.default = d;
+                } else {
+                    notes.push(format!(
+                        "{}: the `Default` {d} of `{name}` is not among its `Values`; using {}",
+                        path.display(),
+                        param.default
+                    ));
+                }
             }
             params.push(param);
         }
@@ -84,6 +103,7 @@ impl T1Spec {
             .and_then(|v| v.as_str())
             .map(String::from);
         Ok(T1Spec {
+            notes,
             params,
             restrictions,
             kernel_name,

@@ -183,7 +183,12 @@ pub(super) fn argument(
             one.bytes().repeat(elements)
         }
         "Random" => {
-            let seed = a.get("RandomSeed").and_then(Json::as_u64).unwrap_or(0);
+            // Without a seed, the argument's position: arguments differ from each other, and
+            // every machine makes the same data.
+            let seed = a
+                .get("RandomSeed")
+                .and_then(Json::as_u64)
+                .unwrap_or(i as u64);
             notes.push(format!("argument `{name}`: random data, seed {seed}"));
             let mut rng = crate::rng::Rng::new(seed);
             let mut out = Vec::with_capacity(elements * ty.size());

@@ -15,13 +15,15 @@
 //!
 //! Supported: `Language` CUDA and OpenCL; `MemoryType` `Scalar` and `Vector`; the scalar
 //! types int8..uint64, bool (as uint8), float, double, and their vector forms (`float4`, ...)
-//! as buffers of the element type; `FillType` `Constant`, `Random` (`RandomSeed`, default 0:
-//! the same seed gives the same data on every machine; Kernel Tuner's standard normal
-//! distribution for floats), `BinaryRaw` (`DataSource` relative to the JSON file) and
+//! as buffers of the element type; `FillType` `Constant`, `Random` (`RandomSeed`, default the
+//! argument's position: the same seed gives the same data on every machine; Kernel Tuner's
+//! standard normal distribution for floats, integers in -100..=100), `BinaryRaw` (`DataSource` relative to the JSON file) and
 //! `Generator` (`DataSource` an expression of the element index `i`). Anything else the file
 //! asks for (HIP or Vulkan, `Local` or `Symbol` arguments, `half`, `Script`, `BinaryHDF`,
 //! `ReferenceArguments`) is an error that names the file, the field and what is supported.
-//! Nothing is silently ignored.
+//! Nothing is silently ignored: a `Default` not among its `Values` is replaced by the first
+//! value, and fields this reader does not use (`Search`, `BenchmarkConfig`, `Misc`,
+//! `GlobalSize` beside a `ProblemSize`, ...) are listed, both in [`T1Benchmark::notes`].
 
 use super::t1::T1Spec;
 use super::{parse_json, read_text, KtError};
@@ -106,25 +108,69 @@ pub(super) fn t1_expr(text: &str, spec: &T1Spec) -> Result<Expr, String> {
     }
 }
 
+/// The fields of a T1 file that this reader does not use, as one note (`None` when none).
+fn unused_fields(path: &Path, json: &Json) -> Option<String> {
+    const TOP: &[&str] = &[
+        "General",
+        "ConfigurationSpace",
+        "KernelSpecification",
+        "Budget",
+    ];
+    const KERNEL: &[&str] = &[
+        "Language",
+        "CompilerOptions",
+        "BenchmarkName",
+        "KernelName",
+        "KernelFile",
+        "GlobalSizeType",
+        "LocalSize",
+        "GlobalSize",
+        "GridDivX",
+        "GridDivY",
+        "GridDivZ",
+        "ProblemSize",
+        "SharedMemory",
+        "Arguments",
+        "ReferenceArguments",
+    ];
+    let mut unused: Vec<String> = Vec::new();
+    let keys = |v: &Json| -> Vec<String> {
+        v.as_object()
+            .map_or_else(Vec::new, |o| o.keys().cloned().collect())
+    };
+    for k in keys(json) {
+        if !TOP.contains(&k.as_str()) {
+            unused.push(k);
+        }
+    }
+    if let Some(ks) = json.get("KernelSpecification") {
+        for k in keys(ks) {
+            // `Stream: null` and an absent device say nothing.
+            let empty = ks.get(&k).is_some_and(Json::is_null);
+            if !KERNEL.contains(&k.as_str()) && !empty {
+                unused.push(format!("KernelSpecification.{k}"));
+            }
+        }
+        if ks.get("ProblemSize").is_some_and(|p| !p.is_null()) && ks.get("GlobalSize").is_some() {
+            unused.push(
+                "KernelSpecification.GlobalSize (the grid comes from ProblemSize and GridDiv*, \
+                 as Kernel Tuner reads T1 files)"
+                    .into(),
+            );
+        }
+    }
+    (!unused.is_empty())
+        .then(|| format!("{}: not used by kw: {}", path.display(), unused.join(", ")))
+}
+
 impl T1Benchmark {
     /// Reads a T1 file and everything it refers to (kernel file, data files).
     pub fn load(path: &Path) -> Result<T1Benchmark, KtError> {
         let text = read_text(path)?;
         let json = parse_json(path, &text)?;
         let mut spec = T1Spec::from_json(path, &json)?;
-        let mut notes = Vec::new();
-        for p in &mut spec.params {
-            if !p.values.contains(&p.default) {
-                let first = p.values.first().cloned().unwrap_or(Value::Int(0));
-                notes.push(format!(
-                    "{}: the `Default` {} of `{}` is not among its `Values`; using {first}",
-                    path.display(),
-                    p.default,
-                    p.name
-                ));
-                p.default = first;
-            }
-        }
+        let mut notes = std::mem::take(&mut spec.notes);
+        notes.extend(unused_fields(path, &json));
         let ks = json
             .get("KernelSpecification")
             .ok_or_else(|| fmt(path, "missing `KernelSpecification`".into()))?;

@@ -1,7 +1,7 @@
 use super::record::WisdomRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -300,15 +300,8 @@ fn create_dir(dir: &Path) -> Result<(), WisdomError> {
 /// that wisdom file takes); released when the returned file is dropped.
 fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
     let lock_path = dir.join(format!("{}.lock", wisdom_file_name(tuning_key)));
-    let mut options = OpenOptions::new();
-    options.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(crate::files::FileModes::get().file);
-    }
-    let lock = options
-        .open(&lock_path)
+    let lock = crate::files::FileModes::get()
+        .open_lock(&lock_path)
         .map_err(io(&lock_path, "cannot open the lock file"))?;
     lock.lock().map_err(io(&lock_path, "cannot lock"))?;
     Ok(lock)

@@ -129,6 +129,7 @@ fn launch_overhead(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Erro
         grid: [1, 1, 1],
         block: [256, 1, 1],
         shared_memory_bytes: 0,
+        local_args: Default::default(),
     };
     let args = [c.arg(), a.arg(), a.arg(), KernelArg::from(n_i32)];
     wk.launch(&args)?; // the first launch compiles; the timed ones hit the cache

@@ -4,7 +4,7 @@ use crate::error::Error;
 use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
 use kw_core::includes;
-use kw_core::kernel_def::{KernelSource, KERNEL_DEF_FORMAT_VERSION};
+use kw_core::kernel_def::{KernelSource, LocalArgDef, SymbolDef, KERNEL_DEF_FORMAT_VERSION};
 use kw_core::tolerance::Tolerance;
 use kw_core::{
     backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,
@@ -157,6 +157,8 @@ pub struct KernelBuilder {
     buffer_lens: Vec<(String, Expr)>,
     tolerances: Vec<(String, Tolerance)>,
     objective: Option<kw_core::objective::ObjectiveDef>,
+    local_args: Vec<LocalArgDef>,
+    symbols: Vec<SymbolDef>,
     problems: Vec<DefProblem>,
 }
 
@@ -183,6 +185,8 @@ impl KernelBuilder {
             buffer_lens: Vec::new(),
             tolerances: Vec::new(),
             objective: None,
+            local_args: Vec::new(),
+            symbols: Vec::new(),
             problems: Vec::new(),
         }
     }
@@ -381,6 +385,45 @@ impl KernelBuilder {
         self
     }
 
+    /// Declares the next kernel parameter: a `__local` memory argument (OpenCL) of `len`
+    /// elements of `T`, an expression over the tuning parameters, arguments and problem size
+    /// (e.g. `param("block_size_x") * 2`). The runtime passes it itself at this position of
+    /// the kernel's parameter list: the application's launch arguments leave it out. Any
+    /// number (up to 8) may stand anywhere among the arguments.
+    pub fn local<T: Scalar>(&mut self, name: &str, len: impl Into<Expr>) -> &mut Self {
+        self.local_of(name, T::TYPE, len)
+    }
+
+    /// [`KernelBuilder::local`] with the element type known at run time (as in the C API).
+    pub fn local_of(&mut self, name: &str, ty: ScalarType, len: impl Into<Expr>) -> &mut Self {
+        let position = self.args.len() + self.local_args.len();
+        self.local_args.push(LocalArgDef {
+            name: name.to_string(),
+            position,
+            ty,
+            len: len.into(),
+        });
+        self
+    }
+
+    /// Declares a constant-memory symbol of the source (CUDA: `__constant__ T name[len];` at
+    /// namespace scope). Set its contents with
+    /// [`WisdomKernel::set_symbol`](crate::WisdomKernel::set_symbol) before the first
+    /// launch; every configuration's module gets them, and captures carry them.
+    pub fn constant_symbol<T: Scalar>(&mut self, name: &str, len: u64) -> &mut Self {
+        self.constant_symbol_of(name, T::TYPE, len)
+    }
+
+    /// [`KernelBuilder::constant_symbol`] with the element type known at run time.
+    pub fn constant_symbol_of(&mut self, name: &str, ty: ScalarType, len: u64) -> &mut Self {
+        self.symbols.push(SymbolDef {
+            name: name.to_string(),
+            ty,
+            len,
+        });
+        self
+    }
+
     /// Declares how many elements buffer argument `name` must hold: an expression over the
     /// arguments (`arg("n")`), the problem size and the device. A launch with a shorter
     /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records the whole
@@ -526,6 +569,8 @@ impl KernelBuilder {
                 .unwrap_or_else(|| Grid::Divisors(self.block_size.clone())),
             shared_memory: self.shared_memory.clone(),
             args,
+            local_args: self.local_args.clone(),
+            symbols: self.symbols.clone(),
         };
         problems.extend(def.check(device));
         if problems.is_empty() {

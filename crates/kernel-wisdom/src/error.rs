@@ -107,6 +107,16 @@ pub enum Error {
         /// Why the default is not valid.
         reason: String,
     },
+    /// A constant-memory symbol could not be set, or a launch needs one not set yet.
+    #[error("kernel `{kernel}`: constant symbol `{name}`: {message}")]
+    Symbol {
+        /// The kernel name.
+        kernel: String,
+        /// The symbol's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
     /// Evaluating the definition failed (problem size, geometry, defines).
     #[error(transparent)]
     Eval(#[from] DefError),

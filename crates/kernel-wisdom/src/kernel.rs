@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 mod select;
+mod symbols;
 
 /// A function that may pick a configuration for a problem size (the wisdom layer installs
 /// one); `None` means "use the default".
@@ -124,6 +125,8 @@ pub struct WisdomKernel {
     /// Configuration key -> its compile (running or done). The lock only guards the map.
     compiled: Mutex<HashMap<String, CompileSlot>>,
     failures: Mutex<Vec<ConfigFailure>>,
+    /// The constant-memory symbols' contents, and the modules they were written into.
+    symbols: symbols::Symbols,
 }
 
 impl WisdomKernel {
@@ -154,7 +157,11 @@ impl WisdomKernel {
                 g.iter()
             }
         });
-        for e in geometry_exprs.chain(std::iter::once(&def.shared_memory)) {
+        let local_lens = def.local_args.iter().map(|l| &l.len);
+        for e in geometry_exprs
+            .chain(std::iter::once(&def.shared_memory))
+            .chain(local_lens)
+        {
             e.visit(&mut |n| geometry_uses_args |= matches!(n, Expr::Arg(_)));
         }
         let default_config = def.default_config();
@@ -177,7 +184,51 @@ impl WisdomKernel {
             preparing: Mutex::new(HashMap::new()),
             compiled: Mutex::new(HashMap::new()),
             failures: Mutex::new(Vec::new()),
+            symbols: symbols::Symbols::default(),
         })
+    }
+
+    /// Sets the constant-memory symbol `name` (declared with
+    /// [`KernelBuilder::constant_symbol`](crate::KernelBuilder::constant_symbol)) to `data`:
+    /// written into every configuration's module compiled so far, at once (after the work
+    /// already on the device's own stream), and into each module compiled later before its
+    /// first launch. Launches enqueued after this call read it; a capture records it. Every
+    /// declared symbol must be set before the first launch. `data` may be shorter than the
+    /// symbol (the rest keeps its contents), never longer.
+    pub fn set_symbol<T: kw_core::scalar::Scalar>(
+        &self,
+        name: &str,
+        data: &[T],
+    ) -> Result<(), Error> {
+        self.set_symbol_value(kw_core::scalar::SymbolValue::new(name, data))
+    }
+
+    /// [`WisdomKernel::set_symbol`] with the contents as a [`SymbolValue`] (element type and
+    /// bytes; what the C API passes).
+    ///
+    /// [`SymbolValue`]: kw_core::scalar::SymbolValue
+    pub fn set_symbol_value(&self, value: kw_core::scalar::SymbolValue) -> Result<(), Error> {
+        let name = value.name.clone();
+        self.symbols
+            .set(&self.def, self.device.as_ref(), value)
+            .map_err(|message| Error::Symbol {
+                kernel: self.def.kernel_name.clone(),
+                name,
+                message,
+            })
+    }
+
+    /// Refuses a launch while a declared constant symbol is not set.
+    #[inline]
+    fn check_symbols_set(&self) -> Result<(), Error> {
+        match self.symbols.first_unset(&self.def) {
+            None => Ok(()),
+            Some(name) => Err(Error::Symbol {
+                kernel: self.def.kernel_name.clone(),
+                name: name.to_string(),
+                message: "is not set: call `set_symbol` before the first launch".into(),
+            }),
+        }
     }
 
     /// Installs the function that picks a configuration per problem size (the wisdom layer's
@@ -280,6 +331,7 @@ impl WisdomKernel {
 
     /// The problem size, after checking the arguments and every buffer's length.
     fn checked_problem_size(&self, args: &[KernelArg<'_>]) -> Result<[i64; 3], Error> {
+        self.check_symbols_set()?;
         let ps = self.problem_size(args)?;
         let info = Some(self.device.info());
         let short = self.evaluate(|def| def.first_short_buffer(args, &ps, info))?;
@@ -351,6 +403,7 @@ impl WisdomKernel {
         // Arguments of a shape launched before: their problem size was evaluated and every
         // buffer checked then, with the same result (see `launch_memo`), and their selection
         // is compiled: launch it (under the memo's read lock: no reference count touched).
+        self.check_symbols_set()?;
         let mut shape = ArgShape::EMPTY;
         let memoised = shape.set(args);
         if memoised && !capture::active() {
@@ -448,6 +501,7 @@ impl WisdomKernel {
         let device = self.device.as_ref();
         let lens = self.def.buffer_lens(args, ps, Some(device.info()))?;
         let before = record::before_launch(dir, &self.def, device, queue, args, &lens)
+            .map(|b| b.with_symbols(self.symbols.values(&self.def)))
             .inspect_err(|e| capture::report(key, e))
             .ok();
         let (fallback, event) = self.launch_or_fall_back(queue, selected, ps, args, want_event)?;
@@ -673,7 +727,11 @@ impl WisdomKernel {
                 reason: e.to_string(),
                 log: String::new(),
             })?;
-        self.device.compile(&spec.request())
+        let kernel = self.device.compile(&spec.request())?;
+        if !self.def.symbols.is_empty() {
+            self.symbols.adopt(self.device.as_ref(), &kernel)?;
+        }
+        Ok(kernel)
     }
 
     /// Checks the arguments against the declaration (count, buffer/scalar, element type).

@@ -157,6 +157,15 @@ int kw_builder_arg_scalar(kw_builder* builder, const char* name, int type /* kw_
  * product of the problem size's axes. A shorter buffer is KW_ERROR_BUFFER_TOO_SHORT and
  * nothing is launched; capture records the whole buffer. */
 int kw_builder_buffer_len(kw_builder* builder, const char* name, const char* len);
+/* The next kernel parameter: an OpenCL `__local` argument of `len` elements of `type` (an
+ * expression over tuning parameters, arguments and problem size: "block_size_x * 2"). The
+ * runtime passes it; launches leave it out of `args`. Up to 8, at any position. */
+int kw_builder_arg_local(kw_builder* builder, const char* name, int type /* kw_type */,
+                         const char* len);
+/* A constant-memory symbol of the source (CUDA `__constant__ T name[len];` at namespace
+ * scope), set with kw_kernel_set_symbol before the first launch. */
+int kw_builder_constant_symbol(kw_builder* builder, const char* name, int type /* kw_type */,
+                               uint64_t len);
 /* How kw tune compares output buffer `name` with the captured reference: a float element
  * matches when |got - want| <= atol + rtol * (the output's largest finite |value|); NaN
  * equals NaN. flags: KW_TOL_EXACT (compare exactly), KW_TOL_NAN_IS_ERROR. */
@@ -284,6 +293,11 @@ int kw_kernel_launch(const kw_kernel* kernel, void* stream, const kw_arg* args, 
 int kw_kernel_launch_opencl(const kw_kernel* kernel, void* queue, void* const* wait_events,
                             size_t nwait, void** out_event, const kw_arg* args,
                             size_t nargs);
+/* Sets constant-memory symbol `name` to `count` elements of `type` at `data`: written into
+ * every configuration's module (now, and at each later compile) and carried by captures.
+ * Every declared symbol must be set before the first launch (else KW_ERROR_INVALID). */
+int kw_kernel_set_symbol(const kw_kernel* kernel, const char* name, int type /* kw_type */,
+                         const void* data, size_t count);
 /* The configuration ("name=value,...") launches of problem size (x, y, z) use, once one
  * was launched (unused axes are 1). */
 int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, char* buf,

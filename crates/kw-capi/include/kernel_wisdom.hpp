@@ -362,6 +362,19 @@ public:
         detail::check(kw_builder_buffer_len(h_.get(), name.c_str(), len.c_str()));
         return *this;
     }
+    // The next kernel parameter: an OpenCL `__local` argument of `len` elements of T, passed
+    // by the runtime (launches leave it out).
+    template <typename T>
+    KernelBuilder& local(const std::string& name, const Expr& len) {
+        detail::check(kw_builder_arg_local(h_.get(), name.c_str(), type_of<T>(), len.c_str()));
+        return *this;
+    }
+    // A CUDA `__constant__ T name[len];` of the source, set with Kernel::set_symbol.
+    template <typename T>
+    KernelBuilder& constant_symbol(const std::string& name, uint64_t len) {
+        detail::check(kw_builder_constant_symbol(h_.get(), name.c_str(), type_of<T>(), len));
+        return *this;
+    }
     // How kw tune compares output buffer `name` with the reference (see kw_builder_tolerance).
     KernelBuilder& tolerance(const std::string& name, double rtol, double atol,
                              unsigned flags = 0) {
@@ -460,6 +473,12 @@ public:
     // Launches with arguments packed by hand.
     void launch_args(void* stream, const std::vector<kw_arg>& args) const {
         detail::check(kw_kernel_launch(h_.get(), stream, args.data(), args.size()));
+    }
+    // Sets constant-memory symbol `name` (declared with KernelBuilder::constant_symbol).
+    template <typename T>
+    void set_symbol(const std::string& name, const std::vector<T>& data) const {
+        detail::check(kw_kernel_set_symbol(h_.get(), name.c_str(), type_of<T>(),
+                                           data.data(), data.size()));
     }
     // The configuration launches of this problem size use ("name=value,...").
     std::string config(int64_t x, int64_t y = 1, int64_t z = 1) const {

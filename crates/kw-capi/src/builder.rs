@@ -431,6 +431,42 @@ pub unsafe extern "C" fn kw_builder_buffer_len(
     })
 }
 
+/// `kw_builder_arg_local`: the next kernel parameter is a `__local` argument (OpenCL) of
+/// `len` elements of `elem_type`, passed by the runtime (launches leave it out).
+#[no_mangle]
+pub unsafe extern "C" fn kw_builder_arg_local(
+    b: *mut c_void,
+    name: *const c_char,
+    elem_type: c_int,
+    len: *const c_char,
+) -> c_int {
+    with(b, |k| {
+        // SAFETY (both): strings, as the header requires.
+        let name = unsafe { text(name, "local argument name") }?;
+        let t = unsafe { text(len, "local argument length") }?;
+        let len = expr(t, &format!("length of local argument `{name}`"))?;
+        k.local_of(name, scalar_type(elem_type)?, len);
+        Ok(())
+    })
+}
+
+/// `kw_builder_constant_symbol`: a constant-memory symbol of the source (CUDA
+/// `__constant__`), `len` elements of `elem_type`, set with `kw_kernel_set_symbol`.
+#[no_mangle]
+pub unsafe extern "C" fn kw_builder_constant_symbol(
+    b: *mut c_void,
+    name: *const c_char,
+    elem_type: c_int,
+    len: u64,
+) -> c_int {
+    with(b, |k| {
+        // SAFETY: a string, as the header requires.
+        let name = unsafe { text(name, "constant symbol name") }?;
+        k.constant_symbol_of(name, scalar_type(elem_type)?, len);
+        Ok(())
+    })
+}
+
 /// `kw_builder_tolerance`: how `kw tune` compares output buffer `name` with the reference
 /// (`flags`: 1 exact, 2 NaN is an error).
 #[no_mangle]

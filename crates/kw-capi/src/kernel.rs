@@ -335,6 +335,38 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
     })
 }
 
+/// `kw_kernel_set_symbol`: sets constant-memory symbol `name` to `count` elements of
+/// `elem_type` at `data` (see `WisdomKernel::set_symbol`).
+#[no_mangle]
+pub unsafe extern "C" fn kw_kernel_set_symbol(
+    k: *const c_void,
+    name: *const c_char,
+    elem_type: c_int,
+    data: *const c_void,
+    count: usize,
+) -> c_int {
+    guard(|| {
+        let kernel = KERNELS.get(k)?;
+        // SAFETY: a string, as the header requires.
+        let name = unsafe { crate::ffi::text(name, "constant symbol name") }?;
+        let ty = crate::types::scalar_type(elem_type)?;
+        let bytes = count.checked_mul(ty.size()).ok_or_else(|| {
+            CError::new(
+                Status::Invalid,
+                format!("constant symbol `{name}`: {count} elements of {ty} overflow"),
+            )
+        })?;
+        // SAFETY: `data` points at `count` elements of `elem_type`, as the header requires.
+        let data = unsafe { slice(data.cast::<u8>(), bytes, "data") }?;
+        kernel.set_symbol_value(kw_core::scalar::SymbolValue {
+            name: name.to_string(),
+            ty,
+            bytes: data.to_vec(),
+        })?;
+        Ok(())
+    })
+}
+
 /// `kw_kernel_config`: the configuration (`name=value,...`) launches of problem size
 /// `(x, y, z)` use, once one was launched.
 #[no_mangle]

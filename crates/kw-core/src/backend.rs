@@ -81,6 +81,16 @@ pub enum BackendError {
         /// What is wrong.
         message: String,
     },
+    /// A constant-memory symbol could not be written.
+    #[error("kernel `{kernel}`: constant symbol `{name}`: {message}")]
+    Symbol {
+        /// The kernel name.
+        kernel: String,
+        /// The symbol's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A launch failed.
     #[error("kernel `{kernel}`: launch with grid {grid:?} x block {block:?} failed: {message}")]
     Launch {
@@ -469,6 +479,27 @@ pub trait Device: Send + Sync {
         }
         Ok(times)
     }
+    /// Writes `data` at the start of the constant-memory symbol `name` of `kernel`'s module
+    /// (CUDA `__constant__`), after the work enqueued on the device's own queue so far, and
+    /// waits until it is written: later launches of `kernel` read it. Backends without
+    /// host-writable symbols (OpenCL) refuse with [`BackendError::Symbol`].
+    fn write_symbol(
+        &self,
+        kernel: &dyn CompiledKernel,
+        name: &str,
+        data: &[u8],
+    ) -> Result<(), BackendError> {
+        let _ = data;
+        Err(BackendError::Symbol {
+            kernel: kernel.name().to_string(),
+            name: name.to_string(),
+            message: format!(
+                "{} has no constant-memory symbols written from the host; pass the data as a \
+                 `__constant` pointer argument (a buffer) instead",
+                self.info().backend
+            ),
+        })
+    }
     /// The on-disk compile cache [`Device::compile`] goes through, where the backend has one
     /// (its counters say how many compiles ran and how many were served from disk).
     fn compile_cache(&self) -> Option<&Arc<crate::compile_cache::CompileCache>> {
@@ -512,6 +543,18 @@ pub trait DeviceMemory: Send + Sync {
     }
     /// The concrete type, for the backend that made it.
     fn as_any(&self) -> &dyn Any;
+}
+
+/// Writes every symbol of `symbols` into `kernel`'s module ([`Device::write_symbol`]), in
+/// order: what replay and capture do after each compile.
+pub fn write_symbols(
+    device: &dyn Device,
+    kernel: &dyn CompiledKernel,
+    symbols: &[crate::scalar::SymbolValue],
+) -> Result<(), BackendError> {
+    symbols
+        .iter()
+        .try_for_each(|s| device.write_symbol(kernel, &s.name, &s.bytes))
 }
 
 /// Checks that `[offset, offset + bytes)` lies in a buffer of `len` bytes.

@@ -41,6 +41,20 @@ pub struct CapturedArg {
     pub output: Option<String>,
 }
 
+/// A constant-memory symbol's contents at the captured launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapturedSymbol {
+    /// The symbol's name (as in `kernel.symbols`).
+    pub name: String,
+    /// Element type.
+    #[serde(rename = "type")]
+    pub ty: ScalarType,
+    /// The number of elements set.
+    pub len: usize,
+    /// The frame holding its contents.
+    pub frame: String,
+}
+
 /// Where and when a capture was made.
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct CaptureProvenance {
@@ -75,6 +89,9 @@ pub struct CaptureMetadata {
     pub config: Config,
     /// The arguments, in order.
     pub args: Vec<CapturedArg>,
+    /// The constant-memory symbols as set for the launch (older captures have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<CapturedSymbol>,
     /// The capturing device.
     pub device: DeviceInfo,
     /// Provenance.

@@ -125,6 +125,7 @@ impl KernelDef {
                 push(loc, "a scalar argument has no length".into());
             }
         }
+        self.check_locals_and_symbols(&mut push);
         let geometry = Allowed {
             params: true,
             args: true,
@@ -177,6 +178,79 @@ impl KernelDef {
             self.check_default(device, &mut out);
         }
         out
+    }
+
+    /// `__local` arguments (OpenCL only, each at its own position within the parameter
+    /// list, names unique) and constant-memory symbols (CUDA only, names unique, non-empty).
+    fn check_locals_and_symbols(&self, push: &mut impl FnMut(String, String)) {
+        let total = self.args.len() + self.local_args.len();
+        for (i, l) in self.local_args.iter().enumerate() {
+            let loc = format!("local argument `{}`", l.name);
+            if self.backend != BackendKind::Opencl {
+                push(
+                    loc.clone(),
+                    "`__local` arguments exist in OpenCL only; a CUDA kernel takes dynamic \
+                     shared memory through `shared_memory`"
+                        .into(),
+                );
+            }
+            if !is_identifier(&l.name) {
+                push(loc.clone(), "the name is not a valid identifier".into());
+            }
+            if self.args.iter().any(|a| a.name == l.name)
+                || self.local_args[..i].iter().any(|m| m.name == l.name)
+            {
+                push(loc.clone(), "the name is declared twice".into());
+            }
+            if l.position >= total {
+                push(
+                    loc.clone(),
+                    format!(
+                        "position {} is outside the kernel's {total} parameters ({} arguments \
+                         and {} local arguments)",
+                        l.position,
+                        self.args.len(),
+                        self.local_args.len()
+                    ),
+                );
+            }
+            if self.local_args[..i]
+                .iter()
+                .any(|m| m.position == l.position)
+            {
+                push(loc, format!("position {} is taken twice", l.position));
+            }
+        }
+        if self.local_args.len() > crate::def_eval::LocalArgs::MAX {
+            push(
+                "local arguments".into(),
+                format!(
+                    "{} declared, at most {} are supported",
+                    self.local_args.len(),
+                    crate::def_eval::LocalArgs::MAX
+                ),
+            );
+        }
+        for (i, sym) in self.symbols.iter().enumerate() {
+            let loc = format!("constant symbol `{}`", sym.name);
+            if self.backend != BackendKind::Cuda {
+                push(
+                    loc.clone(),
+                    "constant-memory symbols are set from the host in CUDA only; in OpenCL pass \
+                     the data as a `__constant` pointer argument (a buffer)"
+                        .into(),
+                );
+            }
+            if !is_identifier(&sym.name) {
+                push(loc.clone(), "the name is not a valid identifier".into());
+            }
+            if self.symbols[..i].iter().any(|t| t.name == sym.name) {
+                push(loc.clone(), "is declared twice".into());
+            }
+            if sym.len == 0 {
+                push(loc, "has a length of 0".into());
+            }
+        }
     }
 
     fn check_names(

@@ -85,7 +85,7 @@ impl Scope for DefScope<'_> {
 }
 
 /// The launch geometry of one configuration for one problem size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Geometry {
     /// Number of blocks (work-groups) per axis.
     pub grid: [u32; 3],
@@ -93,6 +93,64 @@ pub struct Geometry {
     pub block: [u32; 3],
     /// Dynamic shared (local) memory per block, in bytes.
     pub shared_memory_bytes: u32,
+    /// The `__local` arguments the backend inserts among the application's (OpenCL).
+    pub local_args: LocalArgs,
+}
+
+/// The `__local` arguments of a launch: `(position in the kernel's parameter list, bytes)`,
+/// by increasing position; at most [`LocalArgs::MAX`] (a fixed array keeps [`Geometry`]
+/// `Copy`, so the launch path allocates nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LocalArgs {
+    count: u8,
+    slots: [(u32, u32); LocalArgs::MAX],
+}
+
+impl LocalArgs {
+    /// The most `__local` arguments a kernel definition may declare.
+    pub const MAX: usize = 8;
+
+    /// From `(position, bytes)` pairs (sorted here); `None` when there are more than
+    /// [`LocalArgs::MAX`] or two share a position.
+    pub fn new(mut pairs: Vec<(u32, u32)>) -> Option<LocalArgs> {
+        if pairs.len() > Self::MAX {
+            return None;
+        }
+        pairs.sort_unstable();
+        if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        let mut out = LocalArgs {
+            count: pairs.len() as u8, // at most MAX (8)
+            ..LocalArgs::default()
+        };
+        for (slot, p) in out.slots.iter_mut().zip(pairs) {
+            *slot = p;
+        }
+        Some(out)
+    }
+
+    /// The `(position, bytes)` pairs, by increasing position.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.slots[..usize::from(self.count)].iter().copied()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The bytes of the `__local` argument at kernel parameter `position`, if one is there.
+    pub fn at(&self, position: usize) -> Option<u32> {
+        self.iter()
+            .find(|(p, _)| *p as usize == position)
+            .map(|(_, b)| b)
+    }
 }
 
 impl Geometry {
@@ -157,6 +215,35 @@ impl KernelDef {
             what: format!("{what}{}", axis.map_or("", |a| AXES[a])),
             expr: e.to_string(),
             source: Box::new(source),
+        })
+    }
+
+    /// The `__local` arguments' `(position, bytes)` for a scope (every length at least one
+    /// element: OpenCL refuses a local argument of 0 bytes).
+    fn local_args_in(&self, scope: &DefScope<'_>) -> Result<LocalArgs, DefError> {
+        if self.local_args.is_empty() {
+            return Ok(LocalArgs::default());
+        }
+        let mut pairs = Vec::with_capacity(self.local_args.len());
+        for l in &self.local_args {
+            let what = format!("local argument `{}` length", l.name);
+            let n = self.positive_u32(&what, None, &l.len, scope, false)?;
+            let bytes = u64::from(n) * l.ty.size() as u64;
+            let bytes = u32::try_from(bytes).map_err(|_| DefError::BadValue {
+                kernel: self.kernel_name.clone(),
+                what: what.clone(),
+                expr: l.len.to_string(),
+                value: n.to_string(),
+                reason: "more than 4 GiB of local memory",
+            })?;
+            pairs.push((u32::try_from(l.position).unwrap_or(u32::MAX), bytes));
+        }
+        LocalArgs::new(pairs).ok_or_else(|| DefError::BadValue {
+            kernel: self.kernel_name.clone(),
+            what: "local arguments".into(),
+            expr: String::new(),
+            value: self.local_args.len().to_string(),
+            reason: "at most 8 local arguments, each at its own position",
         })
     }
 
@@ -353,10 +440,12 @@ impl KernelDef {
         }
         let shared_memory_bytes =
             self.positive_u32("shared_memory", None, &self.shared_memory, &scope, true)?;
+        let local_args = self.local_args_in(&scope)?;
         Ok(Geometry {
             grid,
             block,
             shared_memory_bytes,
+            local_args,
         })
     }
 

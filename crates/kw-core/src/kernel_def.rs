@@ -84,6 +84,69 @@ pub struct ArgDef {
     pub tolerance: Option<crate::tolerance::Tolerance>,
 }
 
+/// A `__local` memory argument (OpenCL) that the runtime passes itself, at a given position
+/// of the kernel's parameter list, sized per configuration: the application does not pass
+/// it. Several may stand anywhere among the application's arguments (`args`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocalArgDef {
+    /// Its name (for messages).
+    pub name: String,
+    /// Its position in the kernel's parameter list (0-based, counting every parameter).
+    pub position: usize,
+    /// The element type.
+    #[serde(rename = "type")]
+    pub ty: ScalarType,
+    /// The number of elements (an expression over parameters, arguments, problem size and
+    /// device); the bytes passed are this times the element size.
+    pub len: Expr,
+}
+
+/// A constant-memory symbol of the module (CUDA `__constant__ T name[len];`), set by the
+/// application from host data and written into every configuration's module before its
+/// launches. Captures carry its contents; replay restores them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SymbolDef {
+    /// The symbol's name in the source (a variable at namespace scope).
+    pub name: String,
+    /// The element type.
+    #[serde(rename = "type")]
+    pub ty: ScalarType,
+    /// The number of elements it holds at most (data set must not be longer).
+    pub len: u64,
+}
+
+/// Checks a symbol's contents against its declaration: same name, same element type, a
+/// whole number of elements, no more than declared. The message names the symbol.
+pub fn check_symbol_value(
+    def: &SymbolDef,
+    value: &crate::scalar::SymbolValue,
+) -> Result<(), String> {
+    if value.name != def.name {
+        return Err(format!(
+            "contents for `{}` given to constant symbol `{}`",
+            value.name, def.name
+        ));
+    }
+    if value.ty != def.ty {
+        return Err(format!(
+            "constant symbol `{}` holds {}, the data is {}",
+            def.name, def.ty, value.ty
+        ));
+    }
+    let size = def.ty.size().max(1);
+    let elements = value.bytes.len() / size;
+    if value.bytes.len() % size != 0 || elements as u64 > def.len || elements == 0 {
+        return Err(format!(
+            "constant symbol `{}` holds 1 to {} elements of {}; {} bytes were given",
+            def.name,
+            def.len,
+            def.ty,
+            value.bytes.len()
+        ));
+    }
+    Ok(())
+}
+
 /// How the grid (number of blocks) is derived.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -135,8 +198,14 @@ pub struct KernelDef {
     pub grid: Grid,
     /// Dynamic shared (local) memory per block, in bytes.
     pub shared_memory: Expr,
-    /// The kernel's arguments, in order.
+    /// The kernel's arguments, in order: what the application passes.
     pub args: Vec<ArgDef>,
+    /// `__local` memory arguments the runtime inserts at their positions (OpenCL).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local_args: Vec<LocalArgDef>,
+    /// Constant-memory symbols the application sets (CUDA).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<SymbolDef>,
 }
 
 fn yes() -> bool {
@@ -212,6 +281,7 @@ impl KernelDef {
             Grid::Blocks(g) | Grid::Divisors(g) => g.iter_mut().for_each(&mut resolve),
         }
         resolve(&mut def.shared_memory);
+        def.local_args.iter_mut().for_each(|l| resolve(&mut l.len));
         def.args
             .iter_mut()
             .filter_map(|a| a.len.as_mut())
@@ -237,6 +307,9 @@ impl KernelDef {
             out.push((format!("{what}[{i}]"), e));
         }
         out.push(("shared_memory".into(), &self.shared_memory));
+        for l in &self.local_args {
+            out.push((format!("local argument `{}` length", l.name), &l.len));
+        }
         for (name, e) in &self.defines {
             out.push((format!("define {name}"), e));
         }
@@ -336,6 +409,8 @@ pub(crate) fn sample_def() -> KernelDef {
                 tolerance: None,
             },
         ],
+        local_args: vec![],
+        symbols: vec![],
     }
 }
 

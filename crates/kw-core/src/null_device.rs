@@ -156,6 +156,7 @@ mod tests {
             grid: [1, 1, 1],
             block: [b, 1, 1],
             shared_memory_bytes: 0,
+            local_args: Default::default(),
         };
         assert!(dev
             .launch_on(Queue::DEFAULT, &k, &g(256), &[], false)

@@ -168,6 +168,28 @@ mod tests {
     }
 }
 
+/// The contents of a constant-memory symbol ([`crate::kernel_def::SymbolDef`]) on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SymbolValue {
+    /// The symbol's name.
+    pub name: String,
+    /// Its element type.
+    pub ty: ScalarType,
+    /// Its contents (a whole number of elements, at most the symbol's size).
+    pub bytes: Vec<u8>,
+}
+
+impl SymbolValue {
+    /// A symbol's contents from typed data.
+    pub fn new<T: Scalar>(name: &str, data: &[T]) -> SymbolValue {
+        SymbolValue {
+            name: name.to_string(),
+            ty: T::TYPE,
+            bytes: bytemuck::cast_slice(data).to_vec(),
+        }
+    }
+}
+
 /// A launch argument on the host.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostArg {

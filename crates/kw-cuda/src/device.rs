@@ -291,6 +291,42 @@ impl Device for CudaDevice {
         Ok(times)
     }
 
+    fn write_symbol(
+        &self,
+        kernel: &dyn CompiledKernel,
+        name: &str,
+        data: &[u8],
+    ) -> Result<(), BackendError> {
+        let k = self.kernel(kernel)?;
+        let err = |message: String| BackendError::Symbol {
+            kernel: k.name().to_string(),
+            name: name.to_string(),
+            message,
+        };
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        let mut symbol = k.module().get_global(name, &self.stream).map_err(|e| {
+            err(format!(
+                "cuModuleGetGlobal: {} (declare it `__constant__` at namespace scope of the \
+                 kernel's source, outside any C++ namespace)",
+                crate::error::driver_message(e)
+            ))
+        })?;
+        if data.len() > symbol.len() {
+            return Err(err(format!(
+                "{} bytes given, the module's symbol holds {}",
+                data.len(),
+                symbol.len()
+            )));
+        }
+        let mut target = symbol.slice_mut(..data.len());
+        self.stream
+            .memcpy_htod(data, &mut target)
+            .map_err(|e| err(format!("cuMemcpyHtoD: {}", crate::error::driver_message(e))))?;
+        self.stream
+            .synchronize()
+            .map_err(api("cuStreamSynchronize"))
+    }
+
     fn synchronize(&self) -> Result<(), BackendError> {
         self.stream
             .synchronize()

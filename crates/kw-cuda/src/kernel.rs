@@ -31,7 +31,7 @@ pub struct CudaKernel {
     name: String,
     lowered_name: String,
     function: CudaFunction,
-    _module: Arc<CudaModule>,
+    module: Arc<CudaModule>,
     ctx: Arc<CudaContext>,
     /// Parameter sizes in bytes, where the driver reports them (CUDA 12.4+).
     param_sizes: Option<Vec<usize>>,
@@ -80,7 +80,7 @@ impl CudaKernel {
             name: name.to_string(),
             lowered_name: compiled.lowered_name,
             function,
-            _module: module,
+            module,
             ctx: ctx.clone(),
             param_sizes,
             dynamic_shared_limit: AtomicU32::new(DEFAULT_DYNAMIC_SHARED),
@@ -101,6 +101,11 @@ impl CudaKernel {
     pub(crate) fn loaded_from_cache(mut self) -> CudaKernel {
         self.stats.from_cache = true;
         self
+    }
+
+    /// The loaded module (its `__constant__` symbols are written through it).
+    pub fn module(&self) -> &Arc<CudaModule> {
+        &self.module
     }
 
     /// The cudarc function (for raw launches through cudarc).

@@ -60,6 +60,7 @@ fn compile_and_run(dev: &CudaDevice, salt: &str) -> CudaKernel {
         grid: [(n as u32).div_ceil(128), 1, 1],
         block: [128, 1, 1],
         shared_memory_bytes: 0,
+        local_args: Default::default(),
     };
     dev.launch(&k, &g, &[dy.arg(), dx.arg(), KernelArg::from(n as i32)])
         .expect("launch");

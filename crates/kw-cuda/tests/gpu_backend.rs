@@ -27,6 +27,7 @@ fn geometry(grid: u32, block: u32, shared: u32) -> Geometry {
         grid: [grid, 1, 1],
         block: [block, 1, 1],
         shared_memory_bytes: shared,
+        local_args: Default::default(),
     }
 }
 

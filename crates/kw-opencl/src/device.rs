@@ -149,22 +149,39 @@ impl ClDevice {
             message,
         };
         let n = args.len();
-        let has_local = match &k.params {
-            Some(p) => p.len() == n + 1 && p[n] == ParamSpace::Local,
-            None => k.num_args == n + 1,
-        };
-        if k.num_args != n && !has_local {
+        let locals = &g.local_args;
+        // Every parameter: the application's arguments in order, with the definition's
+        // `__local` arguments at their positions.
+        let declared = n + locals.len();
+        if let Some((p, _)) = locals.iter().find(|(p, _)| *p as usize >= declared) {
             return Err(arg_err(
-                n.min(k.num_args),
+                p as usize,
                 format!(
-                    "the kernel takes {} parameters, {n} arguments were given",
-                    k.num_args
+                    "a `__local` argument at position {p} is outside the {declared} parameters"
                 ),
+            ));
+        }
+        let has_local = match &k.params {
+            Some(p) => p.len() == declared + 1 && p[declared] == ParamSpace::Local,
+            None => k.num_args == declared + 1,
+        };
+        if k.num_args != declared && !has_local {
+            let given = if locals.is_empty() {
+                format!("{n} arguments were given")
+            } else {
+                format!(
+                    "{n} arguments and {} `__local` arguments were given",
+                    locals.len()
+                )
+            };
+            return Err(arg_err(
+                declared.min(k.num_args),
+                format!("the kernel takes {} parameters, {given}", k.num_args),
             ));
         }
         if g.shared_memory_bytes > 0 && !has_local {
             return Err(arg_err(
-                n,
+                declared,
                 format!(
                     "{} bytes of dynamic local memory were asked for, but the kernel has no \
                      trailing `__local` parameter for them",
@@ -172,8 +189,21 @@ impl ClDevice {
                 ),
             ));
         }
+        // The position of application argument `i` among the parameters (the local
+        // arguments come by increasing position).
+        let slot = |i: usize| {
+            let mut p = i;
+            for (l, _) in locals.iter() {
+                if l as usize > p {
+                    break;
+                }
+                p += 1;
+            }
+            p
+        };
         if let Some(params) = &k.params {
-            for (i, (a, p)) in args.iter().zip(params).enumerate() {
+            for (i, a) in args.iter().enumerate() {
+                let p = &params[slot(i)];
                 let ok = matches!(
                     (a, p),
                     (KernelArg::Buffer { .. }, ParamSpace::Memory)
@@ -181,15 +211,28 @@ impl ClDevice {
                 );
                 if !ok {
                     let want = match p {
-                        ParamSpace::Memory => "a buffer (`__global` pointer)",
-                        ParamSpace::Local => "a `__local` pointer (only as the trailing parameter)",
+                        ParamSpace::Memory => "a buffer (`__global` or `__constant` pointer)",
+                        ParamSpace::Local => {
+                            "a `__local` pointer (declare it a local argument of the definition)"
+                        }
                         ParamSpace::Private => "a scalar",
                     };
                     return Err(arg_err(
-                        i,
+                        slot(i),
                         format!("the kernel takes {want} here, got a {}", a.describe()),
                     ));
                 }
+            }
+            if let Some((p, _)) = locals
+                .iter()
+                .find(|(p, _)| params[*p as usize] != ParamSpace::Local)
+            {
+                return Err(arg_err(
+                    p as usize,
+                    "a `__local` argument is declared here, but the kernel's parameter is not a \
+                     `__local` pointer"
+                        .into(),
+                ));
             }
         }
         let mut global = [0usize; 3];
@@ -223,7 +266,7 @@ impl ClDevice {
                     unsafe {
                         set_kernel_arg(
                             raw,
-                            i as u32,
+                            slot(i) as u32,
                             std::mem::size_of::<cl_mem>(),
                             (&raw const handle).cast::<c_void>(),
                         )
@@ -233,13 +276,18 @@ impl ClDevice {
                     let bytes = s.bytes();
                     // SAFETY: the kernel is locked; the driver copies `bytes` before returning.
                     unsafe {
-                        set_kernel_arg(raw, i as u32, bytes.len(), bytes.as_ptr().cast::<c_void>())
+                        set_kernel_arg(
+                            raw,
+                            slot(i) as u32,
+                            bytes.len(),
+                            bytes.as_ptr().cast::<c_void>(),
+                        )
                     }
                 }
             };
             status.map_err(|e| {
                 arg_err(
-                    i,
+                    slot(i),
                     format!(
                         "clSetKernelArg with a {} failed: {}",
                         a.describe(),
@@ -248,18 +296,32 @@ impl ClDevice {
                 )
             })?;
         }
-        if has_local {
-            let bytes = (g.shared_memory_bytes as usize).max(1);
+        for (p, bytes) in locals.iter() {
             // SAFETY: a null value with a size declares a `__local` buffer of that size.
-            unsafe { set_kernel_arg(raw, n as u32, bytes, std::ptr::null()) }.map_err(|e| {
+            unsafe { set_kernel_arg(raw, p, bytes as usize, std::ptr::null()) }.map_err(|e| {
                 arg_err(
-                    n,
+                    p as usize,
                     format!(
-                        "setting {bytes} bytes of local memory failed: {}",
+                        "setting a `__local` argument of {bytes} bytes failed: {}",
                         describe(e.into())
                     ),
                 )
             })?;
+        }
+        if has_local {
+            let bytes = (g.shared_memory_bytes as usize).max(1);
+            // SAFETY: a null value with a size declares a `__local` buffer of that size.
+            unsafe { set_kernel_arg(raw, declared as u32, bytes, std::ptr::null()) }.map_err(
+                |e| {
+                    arg_err(
+                        declared,
+                        format!(
+                            "setting {bytes} bytes of local memory failed: {}",
+                            describe(e.into())
+                        ),
+                    )
+                },
+            )?;
         }
         // SAFETY: every argument was set above; `global` and `local` outlive the call.
         let wait = queue.wait_list();

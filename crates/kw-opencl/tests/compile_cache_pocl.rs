@@ -72,6 +72,7 @@ fn compile_and_run(d: &ClDevice, src: &KernelSource, salt: &str) {
         grid: [(n as u32).div_ceil(64), 1, 1],
         block: [64, 1, 1],
         shared_memory_bytes: 256,
+        local_args: Default::default(),
     };
     d.launch(
         k.as_ref(),

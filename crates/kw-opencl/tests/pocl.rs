@@ -110,6 +110,7 @@ fn compiles_with_defines_and_headers_and_launches() {
         grid: [(n as u32).div_ceil(64), 1, 1],
         block: [64, 1, 1],
         shared_memory_bytes: 0,
+        local_args: Default::default(),
     };
     let args = [
         out.arg(),
@@ -132,6 +133,7 @@ fn compiles_with_defines_and_headers_and_launches() {
     assert!(err.to_string().contains("scalar"), "{err}");
     let g_local = Geometry {
         shared_memory_bytes: 64,
+        local_args: Default::default(),
         ..g
     };
     let err = d.launch(k.as_ref(), &g_local, &args).unwrap_err();
@@ -191,6 +193,7 @@ __kernel void reverse_blocks(__global int* out, __global const int* in, __local 
         grid: [4, 1, 1],
         block: [64, 1, 1],
         shared_memory_bytes: 64 * 4,
+        local_args: Default::default(),
     };
     d.launch(k.as_ref(), &g, &[out.arg(), a.arg()]).unwrap();
     let got = out.to_vec().unwrap();
@@ -212,6 +215,7 @@ fn objects_of_another_device_are_refused() {
         grid: [1, 1, 1],
         block: [4, 1, 1],
         shared_memory_bytes: 0,
+        local_args: Default::default(),
     };
     let err = d2.launch(k.as_ref(), &g, &[buf.arg()]).unwrap_err();
     assert!(matches!(err, BackendError::Foreign { .. }), "{err}");

@@ -135,6 +135,7 @@ impl DeviceComparer {
             grid: [g, 1, 1],
             block: [self.wg, 1, 1],
             shared_memory_bytes: 0,
+            local_args: Default::default(),
         };
         let partials_len = self.partials.len_bytes() / 8;
         let _busy = self.busy.lock().unwrap_or_else(PoisonError::into_inner);

@@ -6,8 +6,9 @@ use crate::device_verify::DeviceComparer;
 use crate::error::ReplayError;
 use crate::verify::{magnitude, Tolerance};
 use kw_capture::{Capture, CaptureError};
-use kw_core::backend::{CompiledKernel, Device, DeviceMemory, KernelArg};
+use kw_core::backend::{write_symbols, CompiledKernel, Device, DeviceMemory, KernelArg};
 use kw_core::compile_cache::CacheStats;
+use kw_core::scalar::SymbolValue;
 use kw_core::{
     backend::BackendError, capture_meta::CaptureMetadata, capture_meta::CapturedArg,
     config::Config, def_eval::DefError, def_eval::Geometry, kernel_def::Access, kernel_def::ArgDef,
@@ -63,6 +64,8 @@ pub struct ReplaySession {
     cache_baseline: Option<CacheStats>,
     /// Where automatic verification goes once timed: `Some(true)` on the device.
     auto: Mutex<Option<bool>>,
+    /// The constant-memory symbols as captured, written into a module before its launches.
+    symbols: Vec<SymbolValue>,
 }
 
 /// Where outputs are compared with the reference.
@@ -441,6 +444,7 @@ impl ReplaySession {
         if comparer.is_ok() {
             upload_references(&device, &mut args);
         }
+        let symbols = load_symbols(path, &capture, &meta)?;
         Ok(ReplaySession {
             path: path.to_path_buf(),
             device,
@@ -452,6 +456,7 @@ impl ReplaySession {
             comparer,
             cache_baseline,
             auto: Mutex::new(None),
+            symbols,
         })
     }
 
@@ -571,12 +576,18 @@ impl ReplaySession {
             .collect()
     }
 
+    /// The constant-memory symbols as captured.
+    pub fn symbols(&self) -> &[SymbolValue] {
+        &self.symbols
+    }
+
     /// Launches a compiled configuration and returns its device time in milliseconds.
     pub fn launch_timed(
         &self,
         kernel: &dyn CompiledKernel,
         geometry: &Geometry,
     ) -> Result<f64, BackendError> {
+        write_symbols(self.device.as_ref(), kernel, &self.symbols)?;
         self.device
             .launch_timed(kernel, geometry, &self.kernel_args())
     }
@@ -602,6 +613,7 @@ impl ReplaySession {
                 _ => None,
             })
             .collect();
+        write_symbols(self.device.as_ref(), kernel, &self.symbols)?;
         self.device
             .launch_timed_runs(kernel, geometry, &self.kernel_args(), &restore, runs)
     }
@@ -634,6 +646,43 @@ impl ReplaySession {
         }
         Ok(Some((2 * bytes as u64, crate::measure::median(&mut times))))
     }
+}
+
+/// The constant-memory symbols the definition declares, read from the capture's frames and
+/// checked against their declarations (every one must be there: without its contents no
+/// configuration computes what the application's did).
+fn load_symbols(
+    path: &Path,
+    capture: &Capture,
+    meta: &CaptureMetadata,
+) -> Result<Vec<SymbolValue>, ReplayError> {
+    let def = &meta.kernel;
+    let err = |name: &str, message: String| ReplayError::Argument {
+        path: path.to_path_buf(),
+        kernel: def.kernel_name.clone(),
+        arg: format!("constant symbol {name}"),
+        message,
+    };
+    let mut out = Vec::with_capacity(def.symbols.len());
+    for d in &def.symbols {
+        let Some(c) = meta.symbols.iter().find(|c| c.name == d.name) else {
+            return Err(err(&d.name, "the capture holds no contents for it".into()));
+        };
+        let bytes = capture
+            .read_buffer(&c.frame)
+            .map_err(|e| ReplayError::Capture {
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            })?;
+        let value = SymbolValue {
+            name: c.name.clone(),
+            ty: c.ty,
+            bytes,
+        };
+        kw_core::kernel_def::check_symbol_value(d, &value).map_err(|m| err(&d.name, m))?;
+        out.push(value);
+    }
+    Ok(out)
 }
 
 /// The device comparison of a capture whose outputs have elements of `outputs` types: the

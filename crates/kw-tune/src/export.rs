@@ -1,5 +1,7 @@
-//! A results log as a Kernel Tuner cache file, so that Kernel Tuner (and every tool reading its
-//! files, this project's simulation included) can use what a run measured.
+//! A results log in other tools' formats: a Kernel Tuner cache file, so that Kernel Tuner (and
+//! every tool reading its files, this project's simulation included) can use what a run
+//! measured, and a T4 results file (the auto-tuning community's `results-schema.json`, as
+//! Kernel Tuner writes it), so results compare with other tools' on the same benchmark.
 
 use crate::error::TuneError;
 use crate::log::{read_log, LogHeader, LogRecord};
@@ -82,5 +84,96 @@ pub fn export_log(log: &Path, out: &Path) -> Result<usize, TuneError> {
         message: e.to_string(),
     })?;
     std::fs::write(out, text).map_err(|e| TuneError::io(out, e))?;
+    Ok(contents.records.len())
+}
+
+/// The T4 version written (`schema_version` of `results-schema.json`).
+pub const T4_SCHEMA_VERSION: &str = "1.0.0";
+
+/// The T4 `invalidity` of a failure reason (the prefixes kw's evaluators write).
+fn t4_invalidity(reason: &str) -> &'static str {
+    if reason.starts_with("compile failed") || reason == "CompilationFailedConfig" {
+        "compile"
+    } else if reason.starts_with("wrong result") {
+        "correctness"
+    } else if reason.starts_with("timed out") {
+        "timeout"
+    } else if reason.starts_with("invalid configuration") || reason == "InvalidConfig" {
+        "constraints"
+    } else {
+        "runtime"
+    }
+}
+
+/// The T4 results JSON of a log's header and records: one result per evaluation, with the
+/// configuration, the objective's measurements (`times.runtimes`: the timed samples in
+/// milliseconds where the log has them), `invalidity` (`correct` for a valid result, as Kernel
+/// Tuner writes, else `compile`, `runtime`, `correctness`, `timeout` or `constraints`) and
+/// `correctness` (1 verified or not checked, 0 wrong). A failure's reason is kept as
+/// `error`.
+pub fn t4_json(header: &LogHeader, records: &[LogRecord]) -> Json {
+    let unit = if header.objective == "time" { "ms" } else { "" };
+    let results: Vec<Json> = records
+        .iter()
+        .map(|r| {
+            let mut configuration = Map::new();
+            for (name, value) in r.config.iter() {
+                configuration.insert(name.to_string(), json!(value));
+            }
+            let runtimes = r.samples.clone().unwrap_or_default();
+            let mut out = json!({
+                "timestamp": r.elapsed_s,
+                "configuration": configuration,
+                "objectives": [header.objective],
+                "times": {
+                    "runtimes": runtimes,
+                    "benchmark": r.eval_s * 1000.0,
+                },
+            });
+            match (&r.objective, &r.failure) {
+                (Some(v), None) => {
+                    out["invalidity"] = json!("correct");
+                    out["correctness"] = json!(1);
+                    out["measurements"] =
+                        json!([{"name": header.objective, "value": v, "unit": unit}]);
+                }
+                (_, failure) => {
+                    let reason = failure.as_deref().unwrap_or("no objective recorded");
+                    let invalidity = t4_invalidity(reason);
+                    out["invalidity"] = json!(invalidity);
+                    out["correctness"] = json!(i32::from(invalidity != "correctness"));
+                    out["measurements"] = json!([]);
+                    out["error"] = json!(reason);
+                }
+            }
+            out
+        })
+        .collect();
+    json!({
+        "schema_version": T4_SCHEMA_VERSION,
+        "metadata": {
+            "kernel_name": header.kernel_name.clone().unwrap_or_default(),
+            "device_name": header.device_name.clone().unwrap_or_default(),
+            "problem_size": header.problem_size.clone().unwrap_or_default(),
+            "strategy": header.strategy.clone().unwrap_or_default(),
+            "objective": header.objective,
+            "tool": "kernel-wisdom",
+        },
+        "results": results,
+    })
+}
+
+/// Writes the results log at `log` as a T4 results file at `out` (atomically); returns how
+/// many results it holds.
+pub fn export_log_t4(log: &Path, out: &Path) -> Result<usize, TuneError> {
+    let contents = read_log(log)?;
+    let json = t4_json(&contents.header, &contents.records);
+    let text = serde_json::to_string_pretty(&json).map_err(|e| TuneError::LogFormat {
+        path: out.to_path_buf(),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    kw_core::files::write_atomic(out, text.as_bytes(), kw_core::files::FileModes::get())
+        .map_err(|e| TuneError::io(out, e))?;
     Ok(contents.records.len())
 }

@@ -10,7 +10,21 @@ use kw_core::backend::{ArgView, Device, DeviceMemory, KernelArg, Queue};
 use kw_core::{backend::BackendError, config::Config, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
 
-pub use kw_core::scalar::HostArg;
+pub use kw_core::scalar::{HostArg, SymbolValue};
+
+/// What a self-contained launch needs beside the definition: the arguments, the
+/// constant-memory symbols' contents and, optionally, expected outputs that replace the
+/// launch's own as the capture's reference.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaunchData<'a> {
+    /// One per argument of the definition.
+    pub args: &'a [HostArg],
+    /// The contents of the definition's symbols.
+    pub symbols: &'a [SymbolValue],
+    /// `(argument index, expected contents)` of written buffers (e.g. a T1 file's
+    /// `ReferenceArguments`).
+    pub references: &'a [(usize, Vec<u8>)],
+}
 
 /// Compiles `def` with `config` (its default when `None`) on `device` (through
 /// [`KernelDef::compile_spec`], as the runtime does), uploads `args`, launches once and writes
@@ -23,6 +37,23 @@ pub fn capture_launch(
     device: &dyn Device,
     args: &[HostArg],
 ) -> Result<PathBuf, RecordError> {
+    let data = LaunchData {
+        args,
+        ..LaunchData::default()
+    };
+    capture_launch_with(dir, stem, def, config, device, data)
+}
+
+/// [`capture_launch`] with symbols and reference outputs ([`LaunchData`]).
+pub fn capture_launch_with(
+    dir: &Path,
+    stem: &str,
+    def: &KernelDef,
+    config: Option<&Config>,
+    device: &dyn Device,
+    data: LaunchData<'_>,
+) -> Result<PathBuf, RecordError> {
+    let args = data.args;
     let device_err = |what: &'static str, source: BackendError| RecordError::Launch {
         kernel: def.kernel_name.clone(),
         what,
@@ -110,9 +141,12 @@ pub fn capture_launch(
     let lens = def.buffer_lens(&kargs, &problem_size, info)?;
     let geometry = def.geometry(&config, &problem_size, Some(&view), info)?;
     let spec = def.compile_spec(&config, info)?;
+    check_symbols(def, data.symbols)?;
     let kernel = device
         .compile(&spec.request())
         .map_err(|e| device_err("compiling", e))?;
+    kw_core::backend::write_symbols(device, kernel.as_ref(), data.symbols)
+        .map_err(|e| device_err("setting constant symbols", e))?;
     let before = before_launch(
         dir.to_path_buf(),
         def,
@@ -121,11 +155,12 @@ pub fn capture_launch(
         &kargs,
         &lens,
     )?
-    .named(stem);
+    .named(stem)
+    .with_symbols(data.symbols.to_vec());
     device
         .launch(kernel.as_ref(), &geometry, &kargs)
         .map_err(|e| device_err("launching", e))?;
-    let job = after_launch(
+    let mut job = after_launch(
         before,
         def,
         device,
@@ -134,6 +169,7 @@ pub fn capture_launch(
         &problem_size,
         &kargs,
     )?;
+    replace_references(&mut job, def, data.references)?;
     CaptureWriter::default()
         .write(&job.dir, &job.file_stem, &job.metadata, &job.buffers)
         .map(|w| w.path)
@@ -143,4 +179,69 @@ pub fn capture_launch(
                 .join(format!("{}.{}", job.file_stem, crate::EXTENSION)),
             source: Box::new(source),
         })
+}
+
+/// Checks the symbols' contents against the definition: every declared symbol set once,
+/// of its type, no longer than declared.
+fn check_symbols(def: &KernelDef, symbols: &[SymbolValue]) -> Result<(), RecordError> {
+    let invalid = |reason: String| RecordError::Invalid {
+        kernel: def.kernel_name.clone(),
+        reason,
+    };
+    for d in &def.symbols {
+        let Some(v) = symbols.iter().find(|v| v.name == d.name) else {
+            return Err(invalid(format!("constant symbol `{}` is not set", d.name)));
+        };
+        kw_core::kernel_def::check_symbol_value(d, v).map_err(invalid)?;
+    }
+    if let Some(v) = symbols
+        .iter()
+        .find(|v| !def.symbols.iter().any(|d| d.name == v.name))
+    {
+        return Err(invalid(format!(
+            "constant symbol `{}` is not declared by the definition",
+            v.name
+        )));
+    }
+    Ok(())
+}
+
+/// Replaces the reference contents of the arguments `references` names (the launch's own
+/// output stays only where no reference is given).
+fn replace_references(
+    job: &mut crate::CaptureJob,
+    def: &KernelDef,
+    references: &[(usize, Vec<u8>)],
+) -> Result<(), RecordError> {
+    for (index, bytes) in references {
+        let arg = def.args.get(*index).ok_or_else(|| RecordError::Invalid {
+            kernel: def.kernel_name.clone(),
+            reason: format!("a reference output names argument {index}, which is not declared"),
+        })?;
+        let frame = super::recorder::output_frame_name(&arg.name);
+        let slot = job
+            .buffers
+            .iter_mut()
+            .find(|b| b.name == frame)
+            .ok_or_else(|| RecordError::Invalid {
+                kernel: def.kernel_name.clone(),
+                reason: format!(
+                    "argument `{}` has no output to compare with a reference",
+                    arg.name
+                ),
+            })?;
+        if slot.bytes().len() != bytes.len() {
+            return Err(RecordError::Invalid {
+                kernel: def.kernel_name.clone(),
+                reason: format!(
+                    "the reference of `{}` holds {} bytes, the argument {}",
+                    arg.name,
+                    bytes.len(),
+                    slot.bytes().len()
+                ),
+            });
+        }
+        *slot = crate::CaptureBuffer::new(&frame, arg.ty.name(), bytes.clone());
+    }
+    Ok(())
 }

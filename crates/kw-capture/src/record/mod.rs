@@ -14,6 +14,8 @@ mod provenance;
 mod recorder;
 
 pub use error::RecordError;
-pub use launch::{capture_launch, HostArg};
+pub use launch::{capture_launch, capture_launch_with, HostArg, LaunchData, SymbolValue};
 pub use provenance::{now_rfc3339, provenance_now, TOOL_VERSION};
-pub use recorder::{after_launch, before_launch, input_frame_name, output_frame_name, Before};
+pub use recorder::{
+    after_launch, before_launch, input_frame_name, output_frame_name, symbol_frame_name, Before,
+};

@@ -5,7 +5,10 @@ use super::error::RecordError;
 use super::provenance::provenance_now;
 use crate::{capture_file_stem, CaptureBuffer, CaptureJob};
 use kw_core::backend::{Device, DeviceMemory, KernelArg, Mem, Queue};
-use kw_core::capture_meta::{CaptureMetadata, CapturedArg, CAPTURE_METADATA_VERSION};
+use kw_core::capture_meta::{
+    CaptureMetadata, CapturedArg, CapturedSymbol, CAPTURE_METADATA_VERSION,
+};
+use kw_core::scalar::SymbolValue;
 use kw_core::{config::Config, kernel_def::Access, kernel_def::KernelDef};
 use std::path::PathBuf;
 
@@ -16,9 +19,17 @@ pub struct Before {
     contents: Vec<Option<Vec<u8>>>,
     lens: Vec<u64>,
     stem: Option<String>,
+    symbols: Vec<SymbolValue>,
 }
 
 impl Before {
+    /// Records the constant-memory symbols as set for this launch (their contents go into
+    /// the capture, and replay writes them into every configuration's module).
+    pub fn with_symbols(mut self, symbols: Vec<SymbolValue>) -> Before {
+        self.symbols = symbols;
+        self
+    }
+
     /// Names the capture file `<stem>.kwcap` (instead of [`capture_file_stem`] of the
     /// tuning key and problem size).
     pub fn named(mut self, stem: &str) -> Before {
@@ -30,6 +41,11 @@ impl Before {
 /// The name of the frame holding an argument's contents before the launch.
 pub fn input_frame_name(arg_name: &str) -> String {
     format!("{arg_name}.before")
+}
+
+/// The name of the frame holding a constant-memory symbol's contents.
+pub fn symbol_frame_name(symbol: &str) -> String {
+    format!("{symbol}.symbol")
 }
 
 /// The name of the frame holding an argument's contents after the launch.
@@ -134,6 +150,7 @@ pub fn before_launch(
         contents: copy_all(def, device, args, lens, "before")?,
         lens: lens.to_vec(),
         stem: None,
+        symbols: Vec::new(),
         dir,
     })
 }
@@ -187,6 +204,17 @@ pub fn after_launch(
         }
         captured.push(entry);
     }
+    let mut symbols = Vec::with_capacity(before.symbols.len());
+    for sym in before.symbols {
+        let frame = symbol_frame_name(&sym.name);
+        symbols.push(CapturedSymbol {
+            name: sym.name,
+            ty: sym.ty,
+            len: sym.bytes.len() / sym.ty.size().max(1),
+            frame: frame.clone(),
+        });
+        buffers.push(CaptureBuffer::new(&frame, sym.ty.name(), sym.bytes));
+    }
     let info = device.info();
     let metadata = CaptureMetadata {
         format: "kernel-wisdom/capture".to_string(),
@@ -197,6 +225,7 @@ pub fn after_launch(
         problem_size: problem_size[..def.problem_size.len().clamp(1, 3)].to_vec(),
         config: config.clone(),
         args: captured,
+        symbols,
         device: info.clone(),
         provenance: provenance_now(info),
     };

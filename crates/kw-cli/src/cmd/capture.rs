@@ -88,13 +88,18 @@ pub fn from_t1(file: &Path, out: &Path, device: Option<&str>) -> Result<PathBuf>
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let device = super::tune::device_for(bench.def.backend, device)?;
-    let written = kw_capture::record::capture_launch(
+    let data = kw_capture::record::LaunchData {
+        args: &bench.inputs,
+        symbols: &bench.symbols,
+        references: &bench.references,
+    };
+    let written = kw_capture::record::capture_launch_with(
         dir,
         &stem,
         &bench.def,
         None,
         device.as_ref(),
-        &bench.inputs,
+        data,
     )
     .with_context(|| format!("{}: the Default configuration's launch", file.display()))?;
     Ok(written)

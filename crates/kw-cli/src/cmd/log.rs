@@ -11,17 +11,27 @@ pub enum LogCmd {
         /// The results log.
         log: PathBuf,
         /// Write it as a Kernel Tuner cache file here.
+        #[arg(long, required_unless_present = "t4")]
+        kt_cache: Option<PathBuf>,
+        /// Write it as a T4 results file (the auto-tuning community's results schema) here.
         #[arg(long)]
-        kt_cache: PathBuf,
+        t4: Option<PathBuf>,
     },
 }
 
 pub fn run(cmd: LogCmd) -> Result<()> {
     match cmd {
-        LogCmd::Export { log, kt_cache } => {
-            let n =
-                kw_tune::export::export_log(&log, &kt_cache).context("exporting a results log")?;
-            eprintln!("{n} configurations written to {}", kt_cache.display());
+        LogCmd::Export { log, kt_cache, t4 } => {
+            if let Some(out) = kt_cache {
+                let n =
+                    kw_tune::export::export_log(&log, &out).context("exporting a results log")?;
+                eprintln!("{n} configurations written to {}", out.display());
+            }
+            if let Some(out) = t4 {
+                let n = kw_tune::export::export_log_t4(&log, &out)
+                    .context("exporting a results log as T4")?;
+                eprintln!("{n} results written to {}", out.display());
+            }
             Ok(())
         }
     }

@@ -6,8 +6,8 @@ use super::t1_benchmark::{t1_expr, SizeScope};
 use super::KtError;
 use crate::eval::Scope;
 use crate::expr::{lit, Expr};
-use crate::kernel_def::{Access, ArgDef, ArgKind};
-use crate::scalar::{HostArg, ScalarType, ScalarValue};
+use crate::kernel_def::{Access, ArgDef, ArgKind, LocalArgDef, SymbolDef};
+use crate::scalar::{HostArg, ScalarType, ScalarValue, SymbolValue};
 use crate::value::Value;
 use serde_json::Value as Json;
 use std::path::Path;
@@ -90,17 +90,31 @@ impl Scope for IndexScope {
     }
 }
 
+/// One entry of a T1 file's `Arguments`.
+pub(super) enum T1Arg {
+    /// An argument the kernel takes and the launch passes: its declaration and data.
+    Kernel(ArgDef, HostArg),
+    /// A `__local` argument (`MemoryType: Local`): the runtime passes it, sized by `Size`.
+    Local(LocalArgDef),
+    /// A constant-memory symbol (`MemoryType: Symbol`, or Kernel Tuner's `MemType: Constant`
+    /// on a `Vector`): not a kernel parameter; set by name before the launches.
+    Symbol(SymbolDef, SymbolValue),
+}
+
 /// Reads argument #`i` (`a`) of the file at `path`: its declaration and its data. `probs` is
-/// the problem size, `base` the file's directory; notes for the user go to `notes`.
+/// the problem size, `base` the file's directory, `position` its place among the kernel's
+/// parameters (symbols are not parameters); notes for the user go to `notes`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn argument(
     path: &Path,
     spec: &T1Spec,
     probs: &[i64],
     base: &Path,
     i: usize,
+    position: usize,
     a: &Json,
     notes: &mut Vec<String>,
-) -> Result<(ArgDef, HostArg), KtError> {
+) -> Result<T1Arg, KtError> {
     let name = a
         .get("Name")
         .and_then(Json::as_str)
@@ -116,6 +130,7 @@ pub(super) fn argument(
         .and_then(Json::as_str)
         .unwrap_or("Vector");
     let fill_value = a.get("FillValue").and_then(Json::as_f64).unwrap_or(0.0);
+    let constant = a.get("MemType").and_then(Json::as_str) == Some("Constant");
     match memory {
         "Scalar" => {
             let arg = ArgDef {
@@ -126,22 +141,38 @@ pub(super) fn argument(
                 len: None,
                 tolerance: None,
             };
-            return Ok((arg, HostArg::Scalar(scalar_from(ty, fill_value))));
+            return Ok(T1Arg::Kernel(
+                arg,
+                HostArg::Scalar(scalar_from(ty, fill_value)),
+            ));
         }
-        "Vector" => {}
+        "Local" => {
+            let len = match a.get("Size") {
+                Some(Json::Number(n)) => lit(n.as_i64().unwrap_or(-1)),
+                Some(Json::String(s)) => {
+                    t1_expr(s, spec).map_err(|m| at(format!("`Size` `{s}`: {m}")))?
+                }
+                _ => return Err(at("missing `Size` (elements of local memory)".into())),
+            };
+            let len = if lanes == 1 {
+                len
+            } else {
+                len * lit(lanes as i64)
+            };
+            return Ok(T1Arg::Local(LocalArgDef {
+                name,
+                position,
+                ty,
+                len,
+            }));
+        }
+        "Vector" | "Symbol" => {}
         other => {
             return Err(at(format!(
-                "`MemoryType` {other} is not supported by this kw yet (supported: \
-                 Scalar, Vector)"
+                "`MemoryType` {other} is not supported (supported: Scalar, Vector, Local, \
+                 Symbol)"
             )))
         }
-    }
-    if a.get("MemType").and_then(Json::as_str) == Some("Constant") {
-        return Err(at(
-            "`MemType: Constant` (a constant-memory symbol) is not supported by this kw \
-             yet"
-            .into(),
-        ));
     }
     let count = match a.get("Size") {
         Some(Json::Number(n)) => n.as_i64().unwrap_or(-1),
@@ -157,6 +188,15 @@ pub(super) fn argument(
         .and_then(|c| c.checked_mul(lanes))
         .filter(|&c| c.saturating_mul(ty.size()) <= (16usize << 30))
         .ok_or_else(|| at(format!("`Size` {count} is not a size from 1 to 16 GiB")))?;
+    let bytes = fill(a, ty, elements, i as u64, base, &name, notes).map_err(at)?;
+    if memory == "Symbol" || constant {
+        let def = SymbolDef {
+            name: name.clone(),
+            ty,
+            len: elements as u64,
+        };
+        return Ok(T1Arg::Symbol(def, SymbolValue { name, ty, bytes }));
+    }
     let access = match a.get("AccessType").and_then(Json::as_str) {
         None | Some("ReadOnly") => Access::In,
         Some("WriteOnly") => Access::Out,
@@ -173,11 +213,35 @@ pub(super) fn argument(
         }
         (acc, _) => acc,
     };
+    let arg = ArgDef {
+        name,
+        ty,
+        kind: ArgKind::Buffer,
+        access,
+        len: Some(lit(elements as i64)),
+        tolerance: None,
+    };
+    Ok(T1Arg::Kernel(arg, HostArg::Buffer { ty, bytes }))
+}
+
+/// The contents of `elements` values of `ty` as `a` (an argument or a reference argument)
+/// asks: its `FillType` with `FillValue`, `RandomSeed` (default `seed`) or `DataSource`
+/// (relative to `base`). Errors are messages for the caller to place.
+pub(super) fn fill(
+    a: &Json,
+    ty: ScalarType,
+    elements: usize,
+    seed: u64,
+    base: &Path,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
+    let fill_value = a.get("FillValue").and_then(Json::as_f64).unwrap_or(0.0);
     let fill = a
         .get("FillType")
         .and_then(Json::as_str)
         .unwrap_or("Constant");
-    let bytes = match fill {
+    Ok(match fill {
         "Constant" => {
             let one = scalar_from(ty, fill_value);
             one.bytes().repeat(elements)
@@ -185,10 +249,7 @@ pub(super) fn argument(
         "Random" => {
             // Without a seed, the argument's position: arguments differ from each other, and
             // every machine makes the same data.
-            let seed = a
-                .get("RandomSeed")
-                .and_then(Json::as_u64)
-                .unwrap_or(i as u64);
+            let seed = a.get("RandomSeed").and_then(Json::as_u64).unwrap_or(seed);
             notes.push(format!("argument `{name}`: random data, seed {seed}"));
             let mut rng = crate::rng::Rng::new(seed);
             let mut out = Vec::with_capacity(elements * ty.size());
@@ -206,55 +267,43 @@ pub(super) fn argument(
             let source = a
                 .get("DataSource")
                 .and_then(Json::as_str)
-                .ok_or_else(|| at("`FillType: BinaryRaw` needs a `DataSource`".into()))?;
+                .ok_or("`FillType: BinaryRaw` needs a `DataSource`")?;
             let file = base.join(source);
             let rules = crate::files::ReadRules::new("data file", 16 << 30);
             let data =
-                crate::files::read(&file, rules).map_err(|e| at(format!("`DataSource`: {e}")))?;
+                crate::files::read(&file, rules).map_err(|e| format!("`DataSource`: {e}"))?;
             if data.len() != elements * ty.size() {
-                return Err(at(format!(
-                    "`DataSource` {} holds {} bytes, `Size` {count} of `{ty_text}` needs {}",
+                return Err(format!(
+                    "`DataSource` {} holds {} bytes, {elements} values of {ty} need {}",
                     file.display(),
                     data.len(),
                     elements * ty.size()
-                )));
+                ));
             }
             data
         }
         "Generator" => {
-            let source = a.get("DataSource").and_then(Json::as_str).ok_or_else(|| {
-                at("`FillType: Generator` needs a `DataSource` expression of `i`".into())
-            })?;
-            let e = Expr::parse(source).map_err(|e| at(format!("`DataSource` `{source}`: {e}")))?;
+            let source = a
+                .get("DataSource")
+                .and_then(Json::as_str)
+                .ok_or("`FillType: Generator` needs a `DataSource` expression of `i`")?;
+            let e = Expr::parse(source).map_err(|e| format!("`DataSource` `{source}`: {e}"))?;
             let mut out = Vec::with_capacity(elements * ty.size());
             for k in 0..elements {
                 let v = e
                     .eval(&IndexScope(k as i64))
                     .ok()
                     .and_then(|v| v.as_f64())
-                    .ok_or_else(|| {
-                        at(format!(
-                            "`DataSource` `{source}` gives no number at i = {k}"
-                        ))
-                    })?;
+                    .ok_or_else(|| format!("`DataSource` `{source}` gives no number at i = {k}"))?;
                 out.extend_from_slice(scalar_from(ty, v).bytes());
             }
             out
         }
         other => {
-            return Err(at(format!(
+            return Err(format!(
                 "`FillType` {other} is not supported (supported: Constant, Random, \
                  BinaryRaw, Generator)"
-            )))
+            ))
         }
-    };
-    let arg = ArgDef {
-        name,
-        ty,
-        kind: ArgKind::Buffer,
-        access,
-        len: Some(lit(elements as i64)),
-        tolerance: None,
-    };
-    Ok((arg, HostArg::Buffer { ty, bytes }))
+    })
 }

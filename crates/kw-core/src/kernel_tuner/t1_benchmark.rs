@@ -13,25 +13,31 @@
 //! is also a define, and `kernel_tuner` is defined as 1 (as Kernel Tuner does), so sources with
 //! `#ifndef kernel_tuner` blocks compile.
 //!
-//! Supported: `Language` CUDA and OpenCL; `MemoryType` `Scalar` and `Vector`; the scalar
+//! Supported: `Language` CUDA and OpenCL; `MemoryType` `Scalar`, `Vector`, `Local` (OpenCL
+//! `__local` arguments at their position, sized by `Size`, an expression that may use the
+//! tuning parameters) and `Symbol` (constant memory, CUDA; Kernel Tuner's `MemType: Constant`
+//! on a `Vector` means the same); `ReferenceArguments` (the expected contents of a written
+//! buffer, filled like an argument; other outputs are checked against the `Default`
+//! configuration's output); the scalar
 //! types int8..uint64, bool (as uint8), float, double, and their vector forms (`float4`, ...)
 //! as buffers of the element type; `FillType` `Constant`, `Random` (`RandomSeed`, default the
 //! argument's position: the same seed gives the same data on every machine; Kernel Tuner's
 //! standard normal distribution for floats, integers in -100..=100), `BinaryRaw` (`DataSource` relative to the JSON file) and
 //! `Generator` (`DataSource` an expression of the element index `i`). Anything else the file
-//! asks for (HIP or Vulkan, `Local` or `Symbol` arguments, `half`, `Script`, `BinaryHDF`,
-//! `ReferenceArguments`) is an error that names the file, the field and what is supported.
+//! asks for (HIP or Vulkan, `half`, `Script`, `BinaryHDF`, a symbol in OpenCL) is an error
+//! that names the file, the field and what is supported.
 //! Nothing is silently ignored: a `Default` not among its `Values` is replaced by the first
 //! value, and fields this reader does not use (`Search`, `BenchmarkConfig`, `Misc`,
 //! `GlobalSize` beside a `ProblemSize`, ...) are listed, both in [`T1Benchmark::notes`].
 
 use super::t1::T1Spec;
+use super::t1_args::{argument, T1Arg};
 use super::{parse_json, read_text, KtError};
 use crate::device::BackendKind;
 use crate::eval::Scope;
 use crate::expr::{lit, param, Expr, Func};
 use crate::kernel_def::{Grid, KernelDef, KernelSource, KERNEL_DEF_FORMAT_VERSION};
-use crate::scalar::HostArg;
+use crate::scalar::{HostArg, SymbolValue};
 use crate::value::Value;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -60,6 +66,60 @@ pub struct T1Benchmark {
     pub budget: T1Budget,
     /// Notes for the user: fixed data errors, the random seeds used.
     pub notes: Vec<String>,
+    /// The contents of the constant-memory symbols `def.symbols`, in order.
+    pub symbols: Vec<SymbolValue>,
+    /// Expected outputs from `ReferenceArguments`: `(index into def.args, contents)`; the
+    /// other written buffers' reference is the `Default` configuration's output.
+    pub references: Vec<(usize, Vec<u8>)>,
+}
+
+/// `ReferenceArguments`: each names (`TargetName`) a written buffer argument and fills its
+/// expected contents as an argument is filled (its type and size are the target's).
+fn reference_arguments(
+    path: &Path,
+    refs: Option<&Json>,
+    args: &[crate::kernel_def::ArgDef],
+    inputs: &[HostArg],
+    base: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(usize, Vec<u8>)>, KtError> {
+    let list = match refs {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(Json::Array(a)) => a,
+        Some(_) => return Err(fmt(path, "`ReferenceArguments` must be a list".into())),
+    };
+    let mut out: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, r) in list.iter().enumerate() {
+        let name = r.get("Name").and_then(Json::as_str).unwrap_or("");
+        let at = |m: String| fmt(path, format!("`ReferenceArguments` #{i} `{name}`: {m}"));
+        let target = r
+            .get("TargetName")
+            .and_then(Json::as_str)
+            .ok_or_else(|| at("missing `TargetName`".into()))?;
+        let index = args
+            .iter()
+            .position(|a| a.name == target)
+            .ok_or_else(|| at(format!("`TargetName` `{target}` is not a buffer argument")))?;
+        let (arg, input) = (&args[index], &inputs[index]);
+        let HostArg::Buffer { ty, bytes } = input else {
+            return Err(at(format!(
+                "`TargetName` `{target}` is a scalar, not an output"
+            )));
+        };
+        if arg.access == crate::kernel_def::Access::In {
+            return Err(at(format!(
+                "`TargetName` `{target}` is not written (`AccessType` ReadOnly, or `Output` 0)"
+            )));
+        }
+        if out.iter().any(|(k, _)| *k == index) {
+            return Err(at(format!("`TargetName` `{target}` has two references")));
+        }
+        let elements = bytes.len() / ty.size().max(1);
+        let data = super::t1_args::fill(r, *ty, elements, 1000 + i as u64, base, name, notes)
+            .map_err(at)?;
+        out.push((index, data));
+    }
+    Ok(out)
 }
 
 fn fmt(path: &Path, message: String) -> KtError {
@@ -365,29 +425,51 @@ impl T1Benchmark {
             }
             Some(_) => return Err(fmt(path, "`SharedMemory` must be a number".into())),
         };
-        if field("ReferenceArguments").is_some_and(|r| !r.is_null()) {
-            return Err(fmt(
-                path,
-                "`ReferenceArguments` is not supported by this kw yet: the reference output is \
-                 the output of the `Default` configuration (remove the field, or tune with \
-                 --no-verify)"
-                    .into(),
-            ));
-        }
         let probs = problem.clone().unwrap_or_default();
         let arguments = match field("Arguments") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(a)) => a.clone(),
             Some(_) => return Err(fmt(path, "`Arguments` must be a list".into())),
         };
-        let mut args = Vec::new();
-        let mut inputs = Vec::new();
+        let (mut args, mut inputs, mut local_args) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut symbols, mut symbol_values) = (Vec::new(), Vec::new());
+        let mut position = 0;
         for (i, a) in arguments.iter().enumerate() {
-            let (arg, input) =
-                super::t1_args::argument(path, &spec, &probs, base, i, a, &mut notes)?;
-            args.push(arg);
-            inputs.push(input);
+            match argument(path, &spec, &probs, base, i, position, a, &mut notes)? {
+                T1Arg::Kernel(arg, input) => {
+                    args.push(arg);
+                    inputs.push(input);
+                    position += 1;
+                }
+                T1Arg::Local(l) => {
+                    local_args.push(l);
+                    position += 1;
+                }
+                T1Arg::Symbol(d, v) => {
+                    symbols.push(d);
+                    symbol_values.push(v);
+                }
+            }
         }
+        if !symbols.is_empty() && backend != BackendKind::Cuda {
+            return Err(fmt(
+                path,
+                format!(
+                    "argument `{}` is a constant-memory symbol, which kw sets from the host in \
+                     CUDA only (in OpenCL, declare it a `__constant` pointer argument with \
+                     `MemoryType: Vector`)",
+                    symbols[0].name
+                ),
+            ));
+        }
+        let references = reference_arguments(
+            path,
+            field("ReferenceArguments"),
+            &args,
+            &inputs,
+            base,
+            &mut notes,
+        )?;
         let name = json
             .get("General")
             .and_then(|g| g.get("BenchmarkName"))
@@ -444,6 +526,8 @@ impl T1Benchmark {
             shared_memory,
             args,
             objective: None,
+            local_args,
+            symbols,
         };
         Ok(T1Benchmark {
             def,
@@ -451,6 +535,8 @@ impl T1Benchmark {
             name,
             budget,
             notes,
+            symbols: symbol_values,
+            references,
         })
     }
 }

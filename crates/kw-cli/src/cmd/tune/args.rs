@@ -49,6 +49,11 @@ pub struct TuneArgs {
     /// Default: `<capture name>.tune.jsonl` in the current directory.
     #[arg(long)]
     pub(super) log: Option<PathBuf>,
+    /// Also write the results as a T4 results file (the auto-tuning community's results
+    /// schema) here, after each capture's run; with several captures, a directory for one
+    /// file each (`<capture name>.t4.json`).
+    #[arg(long, value_name = "OUT.json")]
+    pub(super) t4: Option<PathBuf>,
     /// Continue from the results log instead of starting over.
     #[arg(long)]
     pub(super) resume: bool,

@@ -44,10 +44,15 @@ fn cancel_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
-fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
-    let stem = capture
+/// A capture's file name without its extension (`capture` when it has none).
+fn file_stem(capture: &Path) -> String {
+    capture
         .file_stem()
-        .map_or("capture".into(), |s| s.to_string_lossy().into_owned());
+        .map_or("capture".into(), |s| s.to_string_lossy().into_owned())
+}
+
+fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
+    let stem = file_stem(capture);
     match &args.log {
         Some(p) if several => p.join(format!("{stem}.tune.jsonl")),
         Some(p) => p.clone(),
@@ -103,7 +108,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     let cancel = cancel_flag();
     let several = captures.len() > 1;
     if several {
-        if let Some(dir) = &args.log {
+        for dir in [&args.log, &args.t4].into_iter().flatten() {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
     }
@@ -127,6 +132,17 @@ pub fn run(args: TuneArgs) -> Result<()> {
                 continue;
             }
         };
+        if let Some(t4) = &args.t4 {
+            let out = if several {
+                t4.join(format!("{}.t4.json", file_stem(capture)))
+            } else {
+                t4.clone()
+            };
+            match kw_tune::export::export_log_t4(&log_path, &out) {
+                Ok(n) => eprintln!("kw tune: {n} results written to {} (T4)", out.display()),
+                Err(e) => failed.push(format!("{}: writing T4 results: {e}", capture.display())),
+            }
+        }
         if outcome.reason == StopReason::Cancelled {
             eprintln!(
                 "kw tune: stopped; the results log {} is kept. Resume with:\n  {}",

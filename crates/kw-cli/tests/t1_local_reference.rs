@@ -130,6 +130,30 @@ fn local_arguments_anywhere_and_a_file_reference_verify_every_configuration() {
             assert_eq!(r["times"]["runtimes"].as_array().unwrap().len(), 1);
         }
     }
+    // `--t1` reuses its capture while nothing changes, and makes a new one when the kernel
+    // file (not only the JSON file) changes.
+    let again = |log: &str| {
+        let out = kw(
+            &dir,
+            &[
+                "tune",
+                "--t1",
+                "smooth_T1.json",
+                "--budget",
+                "1",
+                "--log",
+                log,
+                "--wisdom-dir",
+                "w",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        text(&out)
+    };
+    assert!(again("a.jsonl").contains("using its capture"));
+    let source = std::fs::read_to_string(dir.join("smooth.cl")).unwrap();
+    std::fs::write(dir.join("smooth.cl"), format!("// edited\n{source}")).unwrap();
+    assert!(again("b.jsonl").contains("captured captures/smooth_t1_test-"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -97,9 +97,9 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
             "`KernelSpecification.Language` Vulkan is not supported",
         ),
         (
-            serde_json::json!([{"Name": "s", "Type": "float", "MemoryType": "Local", "Size": 4}]),
+            serde_json::json!([{"Name": "s", "Type": "float", "MemoryType": "Symbol", "Size": 4}]),
             "OpenCL",
-            "argument #0 `s`: `MemoryType` Local",
+            "argument `s` is a constant-memory symbol, which kw sets from the host in CUDA only",
         ),
         (
             serde_json::json!([{"Name": "h", "Type": "half", "MemoryType": "Vector", "Size": 4}]),
@@ -131,8 +131,10 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
     let _ = std::fs::remove_dir_all(d);
 }
 
-/// The published T1 files of `../shared` load as far as this kw supports them: their spaces,
-/// geometry and sizes, until the constant-memory argument they need.
+/// The published T1 files of `../shared` load: without their kernel file the error names
+/// the field; with a kernel beside them (this repository's convolution, standing in for the
+/// published one), the constant-memory filter (`MemType: Constant`) becomes a symbol and the
+/// images the kernel's two arguments.
 #[test]
 fn published_files_are_read_or_refused_precisely() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tuning-spaces");
@@ -148,6 +150,45 @@ fn published_files_are_read_or_refused_precisely() {
         e.contains("convolution_T1.json") && e.contains("KernelFile"),
         "{e}"
     );
+    let d = dir("published");
+    std::fs::copy(
+        shared.join("convolution_T1.json"),
+        d.join("convolution_T1.json"),
+    )
+    .unwrap();
+    let kernel =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels/convolution/convolution.cu");
+    std::fs::copy(kernel, d.join("convolution_milo.cu")).unwrap();
+    let b = T1Benchmark::load(&d.join("convolution_T1.json")).unwrap();
+    let names: Vec<&str> = b.def.args.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["output_image", "input_image"]);
+    assert_eq!(b.def.symbols.len(), 1);
+    assert_eq!(b.def.symbols[0].name, "d_filter");
+    assert_eq!(b.def.symbols[0].len, 15 * 15);
+    assert_eq!(b.symbols[0].bytes.len(), 15 * 15 * 4);
+    assert_eq!(b.def.backend, kw_core::device::BackendKind::Cuda);
+    assert!(b.def.check(None).is_empty(), "{:?}", b.def.check(None));
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// This repository's CUDA convolution benchmark (`kernels/convolution/convolution_T1.json`):
+/// a `Symbol` argument, seeded data, the file's budget.
+#[test]
+fn the_convolution_benchmark_declares_its_constant_filter() {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels/convolution/convolution_T1.json");
+    let b = T1Benchmark::load(&p).unwrap();
+    assert_eq!(b.def.symbols[0].name, "d_filter");
+    assert_eq!(b.symbols[0].bytes.len(), 225 * 4);
+    assert_eq!(b.def.args.len(), 2);
+    assert_eq!(b.budget.evaluations, Some(100));
+    assert!(b
+        .notes
+        .iter()
+        .any(|n| n.contains("`d_filter`: random data, seed 2")));
+    assert!(b.def.check(None).is_empty(), "{:?}", b.def.check(None));
+    // The same seed gives the same filter.
+    assert_eq!(T1Benchmark::load(&p).unwrap().symbols, b.symbols);
 }
 
 /// Quirks of published T1 files (benchmark_hub's hotspot and gemm specs): a `Default` that is

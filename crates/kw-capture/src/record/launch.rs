@@ -64,7 +64,7 @@ pub fn capture_launch_with(
         return Err(RecordError::Invalid {
             kernel: def.kernel_name.clone(),
             reason: format!(
-                "the kernel is written for {}, the device is an {} device",
+                "the kernel is written for {}, the device is a {} device",
                 def.backend, info.backend
             ),
         });

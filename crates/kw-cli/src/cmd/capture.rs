@@ -64,6 +64,16 @@ pub fn run(cmd: CaptureCmd) -> Result<()> {
 /// Writes the capture of the T1 benchmark `file` to `out` (see [`CaptureCmd::FromT1`]).
 pub fn from_t1(file: &Path, out: &Path, device: Option<&str>) -> Result<PathBuf> {
     let bench = kw_core::kernel_tuner::T1Benchmark::load(file)?;
+    capture_t1(file, &bench, out, device)
+}
+
+/// Writes the capture of `bench`, loaded from the T1 file `file`, to `out`.
+pub fn capture_t1(
+    file: &Path,
+    bench: &kw_core::kernel_tuner::T1Benchmark,
+    out: &Path,
+    device: Option<&str>,
+) -> Result<PathBuf> {
     for note in &bench.notes {
         eprintln!("kw capture from-t1: {note}");
     }

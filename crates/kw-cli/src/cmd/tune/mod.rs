@@ -170,16 +170,15 @@ pub fn run(args: TuneArgs) -> Result<()> {
 }
 
 /// The capture of a T1 file for `--t1`: `captures/<benchmark>-<hash>.kwcap`, named by the
-/// BLAKE3 hash of the file's bytes, made once (as `kw capture from-t1`) and reused while the
-/// file is unchanged; and the file's budget.
+/// BLAKE3 hash of everything the benchmark is made of (the definition with its kernel
+/// source, every argument's and symbol's data, the reference outputs), made once (as `kw
+/// capture from-t1`) and reused while none of it changes; and the file's budget.
 fn t1_capture(
     file: &Path,
     device: Option<&str>,
 ) -> Result<(PathBuf, kw_core::kernel_tuner::T1Budget)> {
-    let rules = kw_core::files::ReadRules::new("T1 file", kw_core::files::caps::DOCUMENT);
-    let bytes = kw_core::files::read(file, rules)?;
     let bench = kw_core::kernel_tuner::T1Benchmark::load(file)?;
-    let hash = kw_core::files::content_hash(&bytes);
+    let hash = t1_hash(&bench);
     let stem: String = bench
         .name
         .chars()
@@ -202,8 +201,29 @@ fn t1_capture(
         kw_core::files::FileModes::get()
             .create_dir_all(Path::new("captures"))
             .context("creating captures/")?;
-        crate::cmd::capture::from_t1(file, &path, device)?;
+        crate::cmd::capture::capture_t1(file, &bench, &path, device)?;
         eprintln!("kw tune: {}: captured {}", file.display(), path.display());
     }
     Ok((path, bench.budget))
+}
+
+/// The BLAKE3 hash (hex) of a T1 benchmark's contents: its definition (kernel source and
+/// headers included) and all its data.
+fn t1_hash(bench: &kw_core::kernel_tuner::T1Benchmark) -> String {
+    use kw_core::scalar::HostArg;
+    let mut h = blake3::Hasher::new();
+    h.update(bench.def.to_json().as_bytes());
+    for input in &bench.inputs {
+        match input {
+            HostArg::Buffer { bytes, .. } => h.update(b"buffer").update(bytes),
+            HostArg::Scalar(v) => h.update(b"scalar").update(v.bytes()),
+        };
+    }
+    for s in &bench.symbols {
+        h.update(s.name.as_bytes()).update(&s.bytes);
+    }
+    for (index, bytes) in &bench.references {
+        h.update(&index.to_le_bytes()).update(bytes);
+    }
+    h.finalize().to_hex().to_string()
 }

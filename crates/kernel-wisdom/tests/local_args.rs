@@ -1,0 +1,119 @@
+//! OpenCL `__local` arguments anywhere in the parameter list (issue 25): declared with
+//! `KernelBuilder::local` between the other arguments, sized per configuration by an
+//! expression of the tuning parameters, passed by the runtime (the application's launch
+//! leaves them out); a `__constant` pointer argument is an ordinary buffer. Constant-memory
+//! symbols are refused for OpenCL with a message that says what to do instead. On PoCL.
+
+mod common;
+
+use common::device;
+use kernel_wisdom::{arg, lit, param, DeviceBuffer, Error, KernelBuilder, Source, WisdomKernel};
+
+const SOURCE: &str = include_str!("../../kw-cli/tests/t1/smooth.cl");
+
+fn builder() -> KernelBuilder {
+    let mut b = KernelBuilder::new("smooth", Source::text("smooth.cl", SOURCE));
+    let bx = b.tune("block_size_x", [8, 16, 32], 16);
+    let tile = b.tune("tile_size", [1, 2, 4], 1);
+    b.tune("use_blocked", [0, 1], 0);
+    b.tune("variant", [0], 0);
+    b.problem_size([arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx.clone() * tile.clone(), 1, 1)
+        .output::<f32>("out")
+        .local::<f32>("tile", param("block_size_x") * param("tile_size") + lit(2))
+        .input::<f32>("in")
+        .buffer_len("weights", lit(3))
+        .input::<f32>("weights")
+        .local::<f32>("w_local", 3)
+        .scalar::<i32>("n");
+    b
+}
+
+fn expected(input: &[f32], w: [f32; 3]) -> Vec<f32> {
+    let n = input.len() as isize;
+    let at = |i: isize| {
+        if i < 0 || i >= n {
+            0.0
+        } else {
+            input[i as usize]
+        }
+    };
+    (0..n)
+        .map(|i| w[0] * at(i - 1) + w[1] * at(i) + w[2] * at(i + 1))
+        .collect()
+}
+
+#[test]
+fn local_arguments_between_others_are_sized_per_configuration() {
+    let Some(dev) = device() else { return };
+    let def = builder().build().unwrap();
+    assert_eq!(
+        def.local_args
+            .iter()
+            .map(|l| l.position)
+            .collect::<Vec<_>>(),
+        [1, 4],
+        "`tile` after `out`, `w_local` after `weights`"
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let n = 777usize;
+    let input: Vec<f32> = (0..n).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+    let w = [0.5f32, -1.0, 2.0];
+    let ib = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let wb = DeviceBuffer::from_slice(dev.as_ref(), &w).unwrap();
+    let ob = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
+    let want = expected(&input, w);
+    // Every configuration: the local arguments' sizes follow block_size_x * tile_size.
+    for config in kernel.space().iter().map(|p| kernel.space().config(&p)) {
+        ob.write(&vec![f32::NAN; n]).unwrap();
+        kernel
+            .launch_with_config(&config, &[ob.arg(), ib.arg(), wb.arg(), (n as i32).into()])
+            .unwrap_or_else(|e| panic!("{{{config}}}: {e}"));
+        let got = ob.to_vec().unwrap();
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - e).abs() <= 1e-5,
+                "{{{config}}} element {i}: {g} vs {e}"
+            );
+        }
+    }
+    // The application passes its four arguments; five are refused, naming the count.
+    let e = kernel
+        .launch(&[ob.arg(), ib.arg(), wb.arg(), wb.arg(), (n as i32).into()])
+        .unwrap_err();
+    assert!(matches!(e, Error::ArgumentCount { .. }), "{e}");
+}
+
+#[test]
+fn constant_symbols_are_refused_for_opencl_with_what_to_do_instead() {
+    let mut b = builder();
+    b.constant_symbol::<f32>("weights_c", 3);
+    let e = b.build().unwrap_err().to_string();
+    assert!(
+        e.contains("constant symbol `weights_c`") && e.contains("`__constant` pointer argument"),
+        "{e}"
+    );
+}
+
+#[test]
+fn local_arguments_are_refused_where_they_cannot_stand() {
+    // Two at one position, and one past the end of the parameter list.
+    let mut def = builder().build().unwrap();
+    def.local_args[1].position = 1;
+    let text = def
+        .check(None)
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(text.contains("position 1 is taken twice"), "{text}");
+    def.local_args[1].position = 9;
+    let text = def
+        .check(None)
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(text.contains("position 9 is outside"), "{text}");
+}

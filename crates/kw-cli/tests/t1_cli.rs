@@ -93,6 +93,55 @@ fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
             "element {i}: {r} vs {e}"
         );
     }
+    // `--reference-config`: the reference is that configuration's output (variant 2 adds 1
+    // to every sum before the scale of 0.2); a parameter or value the space lacks is refused.
+    let out = kw(
+        &dir,
+        &[
+            "capture",
+            "from-t1",
+            t1.to_str().unwrap(),
+            "--reference-config",
+            "variant=2, block_size_x=8",
+            "-o",
+            "variant2.kwcap",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let capture = kw_capture::Capture::open(dir.join("variant2.kwcap")).unwrap();
+    let shifted = floats(&capture.read_buffer(&output_frame_name("out")).unwrap());
+    for (i, (r, e)) in shifted.iter().zip(&expected).enumerate() {
+        assert!(
+            (r - (e + 0.2)).abs() <= 1e-5 * e.abs().max(1.0),
+            "element {i}: {r} vs {e} + 0.2"
+        );
+    }
+    for (bad, said) in [
+        ("variant=7", "`variant` has no value 7"),
+        ("colour=1", "no parameter `colour`"),
+    ] {
+        let out = kw(
+            &dir,
+            &[
+                "capture",
+                "from-t1",
+                t1.to_str().unwrap(),
+                "--reference-config",
+                bad,
+                "-o",
+                "bad.kwcap",
+            ],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(said) && err.contains("blur_T1.json"),
+            "{err}"
+        );
+    }
     // Writing over an existing capture is refused.
     let again = kw(
         &dir,

@@ -3,6 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use kw_capture::{Capture, EXTENSION};
+use kw_core::config::Config;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,11 @@ pub enum CaptureCmd {
         /// of the file's language).
         #[arg(long)]
         device: Option<String>,
+        /// The configuration whose output is the reference (`name=value,...`; parameters not
+        /// named keep their `Default`), instead of the `Default` configuration. Outputs given
+        /// by the file's `ReferenceArguments` are the reference either way.
+        #[arg(long, value_name = "NAME=VALUE,...")]
+        reference_config: Option<String>,
     },
 }
 
@@ -53,26 +59,63 @@ pub fn run(cmd: CaptureCmd) -> Result<()> {
         CaptureCmd::Ls { dir } => ls(&dir),
         CaptureCmd::Show { file, json } => show(&file, json),
         CaptureCmd::Verify { files } => verify(&files),
-        CaptureCmd::FromT1 { file, out, device } => {
-            let path = from_t1(&file, &out, device.as_deref())?;
+        CaptureCmd::FromT1 {
+            file,
+            out,
+            device,
+            reference_config,
+        } => {
+            let bench = kw_core::kernel_tuner::T1Benchmark::load(&file)?;
+            let reference = reference_config
+                .as_deref()
+                .map(|t| parse_config(&bench.def, t))
+                .transpose()
+                .with_context(|| format!("{}: --reference-config", file.display()))?;
+            let path = capture_t1(&file, &bench, &out, device.as_deref(), reference.as_ref())?;
             println!("{}", path.display());
             Ok(())
         }
     }
 }
 
-/// Writes the capture of the T1 benchmark `file` to `out` (see [`CaptureCmd::FromT1`]).
-pub fn from_t1(file: &Path, out: &Path, device: Option<&str>) -> Result<PathBuf> {
-    let bench = kw_core::kernel_tuner::T1Benchmark::load(file)?;
-    capture_t1(file, &bench, out, device)
+/// A configuration of `def` from `name=value,...`: parameters not named keep their default;
+/// an unknown name or a value the parameter does not have is an error naming both.
+pub fn parse_config(def: &kw_core::kernel_def::KernelDef, text: &str) -> Result<Config> {
+    let mut config = def.default_config();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((name, value)) = part.split_once('=') else {
+            bail!("`{part}` is not NAME=VALUE");
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let Some(p) = def.parameters.iter().find(|p| p.name == name) else {
+            let names: Vec<&str> = def.parameters.iter().map(|p| p.name.as_str()).collect();
+            bail!("no parameter `{name}` (parameters: {})", names.join(", "));
+        };
+        let Some(v) = p
+            .values
+            .iter()
+            .find(|v| v.python_str() == value || v.to_string() == value)
+        else {
+            let values: Vec<String> = p.values.iter().map(|v| v.python_str()).collect();
+            bail!(
+                "`{name}` has no value {value} (values: {})",
+                values.join(", ")
+            );
+        };
+        config.set(name, v.clone());
+    }
+    Ok(config)
 }
 
-/// Writes the capture of `bench`, loaded from the T1 file `file`, to `out`.
+/// Writes the capture of `bench`, loaded from the T1 file `file`, to `out`; the reference
+/// output is `reference`'s (the `Default` configuration's when `None`), except where the file
+/// gives `ReferenceArguments`.
 pub fn capture_t1(
     file: &Path,
     bench: &kw_core::kernel_tuner::T1Benchmark,
     out: &Path,
     device: Option<&str>,
+    reference: Option<&Config>,
 ) -> Result<PathBuf> {
     for note in &bench.notes {
         eprintln!("kw capture from-t1: {note}");
@@ -107,11 +150,14 @@ pub fn capture_t1(
         dir,
         &stem,
         &bench.def,
-        None,
+        reference,
         device.as_ref(),
         data,
     )
-    .with_context(|| format!("{}: the Default configuration's launch", file.display()))?;
+    .with_context(|| match reference {
+        Some(_) => format!("{}: the reference configuration's launch", file.display()),
+        None => format!("{}: the Default configuration's launch", file.display()),
+    })?;
     Ok(written)
 }
 

@@ -16,6 +16,10 @@ pub struct TuneArgs {
     /// applies unless `--budget`, `--time` or `--stop` is given. Repeatable.
     #[arg(long = "t1", value_name = "FILE")]
     pub(super) t1: Vec<PathBuf>,
+    /// With `--t1`: the configuration whose output is the reference (`name=value,...`, as
+    /// `kw capture from-t1 --reference-config`), instead of each file's `Default`.
+    #[arg(long, value_name = "NAME=VALUE,...", requires = "t1")]
+    pub(super) reference_config: Option<String>,
     /// Capture a bundled kernel here first and tune it (on CUDA when a CUDA device exists):
     /// `vector_add[:N]`, `stencil2d[:WxH]` or `stencil2d-wide[:WxH]` (its space widened to
     /// 232 configurations): a self-contained measurement.

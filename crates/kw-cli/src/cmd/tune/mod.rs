@@ -99,7 +99,11 @@ pub fn run(args: TuneArgs) -> Result<()> {
     // Stop conditions of T1 files' budgets, by capture.
     let mut t1_stops: Vec<(PathBuf, Stop)> = Vec::new();
     for file in &args.t1 {
-        let (capture, budget) = t1_capture(file, args.device.as_deref())?;
+        let (capture, budget) = t1_capture(
+            file,
+            args.device.as_deref(),
+            args.reference_config.as_deref(),
+        )?;
         if let (false, Some(s)) = (args.has_stop(), args::t1_stop(&budget)) {
             t1_stops.push((capture.clone(), s));
         }
@@ -176,9 +180,14 @@ pub fn run(args: TuneArgs) -> Result<()> {
 fn t1_capture(
     file: &Path,
     device: Option<&str>,
+    reference_config: Option<&str>,
 ) -> Result<(PathBuf, kw_core::kernel_tuner::T1Budget)> {
     let bench = kw_core::kernel_tuner::T1Benchmark::load(file)?;
-    let hash = t1_hash(&bench);
+    let reference = reference_config
+        .map(|t| crate::cmd::capture::parse_config(&bench.def, t))
+        .transpose()
+        .with_context(|| format!("{}: --reference-config", file.display()))?;
+    let hash = t1_hash(&bench, reference.as_ref());
     let stem: String = bench
         .name
         .chars()
@@ -201,17 +210,23 @@ fn t1_capture(
         kw_core::files::FileModes::get()
             .create_dir_all(Path::new("captures"))
             .context("creating captures/")?;
-        crate::cmd::capture::capture_t1(file, &bench, &path, device)?;
+        crate::cmd::capture::capture_t1(file, &bench, &path, device, reference.as_ref())?;
         eprintln!("kw tune: {}: captured {}", file.display(), path.display());
     }
     Ok((path, bench.budget))
 }
 
 /// The BLAKE3 hash (hex) of a T1 benchmark's contents: its definition (kernel source and
-/// headers included) and all its data.
-fn t1_hash(bench: &kw_core::kernel_tuner::T1Benchmark) -> String {
+/// headers included), all its data, and the configuration whose output is the reference.
+fn t1_hash(
+    bench: &kw_core::kernel_tuner::T1Benchmark,
+    reference: Option<&kw_core::config::Config>,
+) -> String {
     use kw_core::scalar::HostArg;
     let mut h = blake3::Hasher::new();
+    if let Some(c) = reference {
+        h.update(b"reference config").update(c.key().as_bytes());
+    }
     h.update(bench.def.to_json().as_bytes());
     for input in &bench.inputs {
         match input {

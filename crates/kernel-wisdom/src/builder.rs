@@ -159,6 +159,7 @@ pub struct KernelBuilder {
     objective: Option<kw_core::objective::ObjectiveDef>,
     local_args: Vec<LocalArgDef>,
     symbols: Vec<SymbolDef>,
+    headers: Vec<kw_core::kernel_def::Header>,
     problems: Vec<DefProblem>,
 }
 
@@ -187,6 +188,7 @@ impl KernelBuilder {
             objective: None,
             local_args: Vec::new(),
             symbols: Vec::new(),
+            headers: Vec::new(),
             problems: Vec::new(),
         }
     }
@@ -385,6 +387,17 @@ impl KernelBuilder {
         self
     }
 
+    /// Makes `text` the header `#include "name"` finds (before any include directory):
+    /// headers of sources held in memory ([`Source::text`]), embedded in the definition.
+    pub fn header(&mut self, name: &str, text: &str) -> &mut Self {
+        self.headers.retain(|h| h.name != name);
+        self.headers.push(kw_core::kernel_def::Header {
+            name: name.to_string(),
+            text: text.to_string(),
+        });
+        self
+    }
+
     /// Declares the next kernel parameter: a `__local` memory argument (OpenCL) of `len`
     /// elements of `T`, an expression over the tuning parameters, arguments and problem size
     /// (e.g. `param("block_size_x") * 2`). The runtime passes it itself at this position of
@@ -496,8 +509,17 @@ impl KernelBuilder {
             Source::Text { text, .. } => (text.clone(), Vec::new()),
         };
         dirs.extend(self.include_dirs.iter().cloned());
-        let (headers, missing) = includes::resolve(&text, &dirs);
-        for name in missing {
+        let (found, missing) = includes::resolve(&text, &dirs);
+        let mut headers = self.headers.clone();
+        headers.extend(
+            found
+                .into_iter()
+                .filter(|h| !self.headers.iter().any(|e| e.name == h.name)),
+        );
+        for name in missing
+            .into_iter()
+            .filter(|m| !self.headers.iter().any(|h| &h.name == m))
+        {
             let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
             problems.push(DefProblem {
                 location: format!("#include \"{name}\""),

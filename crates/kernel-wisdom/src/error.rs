@@ -107,6 +107,14 @@ pub enum Error {
         /// Why the default is not valid.
         reason: String,
     },
+    /// A library routine was called with buffers or sizes that do not fit each other.
+    #[error("library routine `{routine}`: {message}")]
+    Shape {
+        /// The routine.
+        routine: &'static str,
+        /// What does not fit.
+        message: String,
+    },
     /// A constant-memory symbol could not be set, or a launch needs one not set yet.
     #[error("kernel `{kernel}`: constant symbol `{name}`: {message}")]
     Symbol {

@@ -93,6 +93,7 @@ mod devices;
 mod error;
 mod kernel;
 mod launch_memo;
+pub mod library;
 mod wisdom;
 
 pub use builder::{KernelBuilder, Source};

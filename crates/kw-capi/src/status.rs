@@ -103,7 +103,7 @@ impl From<Error> for CError {
             Error::Config { .. } | Error::InvalidConfig { .. } | Error::NoValidConfig { .. } => {
                 Status::Launch
             }
-            Error::Symbol { .. } => Status::Invalid,
+            Error::Symbol { .. } | Error::Shape { .. } => Status::Invalid,
             Error::Backend(b) => backend_status(b),
             _ => Status::Backend,
         };

@@ -135,7 +135,7 @@ pub fn check_symbol_value(
     }
     let size = def.ty.size().max(1);
     let elements = value.bytes.len() / size;
-    if value.bytes.len() % size != 0 || elements as u64 > def.len || elements == 0 {
+    if !value.bytes.len().is_multiple_of(size) || elements as u64 > def.len || elements == 0 {
         return Err(format!(
             "constant symbol `{}` holds 1 to {} elements of {}; {} bytes were given",
             def.name,

@@ -111,7 +111,7 @@ fn the_runtime_writes_the_filter_into_every_configurations_module() {
     for e in [
         kernel.set_symbol("d_filter", &[0f64; 4]).unwrap_err(),
         kernel
-            .set_symbol("d_filter", &vec![0f32; F * F + 1])
+            .set_symbol("d_filter", &[0f32; F * F + 1])
             .unwrap_err(),
         kernel.set_symbol("nope", &[0f32; 4]).unwrap_err(),
     ] {

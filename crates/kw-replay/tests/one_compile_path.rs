@@ -117,6 +117,7 @@ fn through_capture(def: &KernelDef, device: &DeviceInfo) -> KernelDef {
         problem_size: vec![4096, 1, 1],
         config: def.default_config(),
         args: Vec::new(),
+        symbols: Vec::new(),
         device: device.clone(),
         provenance: Default::default(),
     };

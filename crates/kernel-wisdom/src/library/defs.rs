@@ -1,0 +1,121 @@
+//! The library kernels' definitions: one source per kernel (`kernels/library/`, OpenCL C that
+//! also compiles as CUDA through `dialect.h`), its tuning space, geometry and arguments.
+
+use crate::builder::{KernelBuilder, Source};
+use crate::error::Error;
+use kw_core::device::BackendKind;
+use kw_core::expr::{arg, device, DeviceAttr};
+use kw_core::kernel_def::KernelDef;
+use kw_core::tolerance::Tolerance;
+
+/// `kernels/library/dialect.h`: the words OpenCL C and CUDA spell differently.
+pub const DIALECT_H: &str = include_str!("../../../../kernels/library/dialect.h");
+/// `kernels/library/transpose.cl`.
+pub const TRANSPOSE: &str = include_str!("../../../../kernels/library/transpose.cl");
+/// `kernels/library/reduce_sum.cl`.
+pub const REDUCE_SUM: &str = include_str!("../../../../kernels/library/reduce_sum.cl");
+/// `kernels/library/stencil3d.cl`.
+pub const STENCIL3D: &str = include_str!("../../../../kernels/library/stencil3d.cl");
+
+/// The library's kernels, by name.
+pub const KERNELS: &[&str] = &["transpose", "reduce_sum", "stencil3d"];
+
+fn builder(name: &str, file: &str, text: &str, backend: BackendKind) -> KernelBuilder {
+    let mut b = KernelBuilder::new(name, Source::text(file, text));
+    b.backend(backend)
+        .header("dialect.h", DIALECT_H)
+        .tuning_key(format!("kw_{name}"));
+    b
+}
+
+/// The definition of library kernel `name` for `backend`.
+pub fn definition(name: &str, backend: BackendKind) -> Result<KernelDef, Error> {
+    match name {
+        "transpose" => transpose(backend).build(),
+        "reduce_sum" => reduce_sum(backend).build(),
+        "stencil3d" => stencil3d(backend).build(),
+        other => Err(Error::Shape {
+            routine: "library",
+            message: format!(
+                "no library kernel `{other}` (kernels: {})",
+                KERNELS.join(", ")
+            ),
+        }),
+    }
+}
+
+/// `transpose(out, in, rows, cols)`: a rows x cols row-major matrix transposed into a cols x
+/// rows one. Problem size (cols, rows).
+pub fn transpose(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("transpose", "transpose.cl", TRANSPOSE, backend);
+    let tile = b.tune("tile_dim", [8, 16, 32, 64], 32);
+    let rows = b.tune("block_rows", [1, 2, 4, 8, 16, 32], 8);
+    b.tune("pad", [0, 1], 1);
+    b.tune("use_shared", [0, 1], 1);
+    b.restriction_text("block_rows <= tile_dim")
+        .restriction_text("tile_dim % block_rows == 0")
+        .restriction_text("use_shared == 1 or pad == 0")
+        .restriction((tile.clone() * rows.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .problem_size([arg("cols"), arg("rows")])
+        .block_size(tile.clone(), rows, 1)
+        .grid_divisors(tile.clone(), tile, 1)
+        .output::<f32>("out")
+        .buffer_len("out", arg("rows") * arg("cols"))
+        .input::<f32>("in")
+        .buffer_len("in", arg("rows") * arg("cols"))
+        .scalar::<i32>("rows")
+        .scalar::<i32>("cols");
+    b
+}
+
+/// `reduce_sum(out, in, n)`: `out[0] += sum(in[0..n])` (the caller zeroes `out[0]`).
+/// Problem size n. Float sums in another order differ in their last bits: `out` is compared
+/// with a tolerance of 1e-3 + 1e-4 x |sum|.
+pub fn reduce_sum(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("reduce_sum", "reduce_sum.cl", REDUCE_SUM, backend);
+    let bx = b.tune("block_size_x", [32, 64, 128, 256, 512, 1024], 256);
+    let ipt = b.tune("items_per_thread", [1, 2, 4, 8, 16], 4);
+    let passes = b.tune("passes", [1, 2, 4, 8, 16, 32], 4);
+    b.tune("strided", [0, 1], 1);
+    b.restriction(bx.clone().le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .problem_size([arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx * ipt * passes, 1, 1)
+        .inout::<f32>("out")
+        .buffer_len("out", 1)
+        .tolerance(
+            "out",
+            Tolerance {
+                rtol: 1e-4,
+                atol: 1e-3,
+                ..Tolerance::default()
+            },
+        )
+        .input::<f32>("in")
+        .buffer_len("in", arg("n"))
+        .scalar::<i32>("n");
+    b
+}
+
+/// `stencil3d(out, in, nx, ny, nz, c0, c1)`: the 7-point stencil on an nx x ny x nz grid
+/// (x fastest), boundary cells copied. Problem size (nx, ny, nz).
+pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("stencil3d", "stencil3d.cl", STENCIL3D, backend);
+    let bx = b.tune("block_size_x", [16, 32, 64, 128, 256], 32);
+    let by = b.tune("block_size_y", [1, 2, 4, 8, 16], 4);
+    let bz = b.tune("z_per_thread", [1, 2, 4, 8, 16, 32], 8);
+    b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .problem_size([arg("nx"), arg("ny"), arg("nz")])
+        .block_size(bx.clone(), by.clone(), 1)
+        .grid_divisors(bx, by, bz)
+        .output::<f32>("out")
+        .buffer_len("out", arg("nx") * arg("ny") * arg("nz"))
+        .input::<f32>("in")
+        .buffer_len("in", arg("nx") * arg("ny") * arg("nz"))
+        .scalar::<i32>("nx")
+        .scalar::<i32>("ny")
+        .scalar::<i32>("nz")
+        .scalar::<f32>("c0")
+        .scalar::<f32>("c1");
+    b
+}

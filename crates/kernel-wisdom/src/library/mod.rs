@@ -1,0 +1,181 @@
+//! Tuned routines to call in one line: [`Library`] launches the kernels of
+//! `kernels/library/` (one source for OpenCL and CUDA) through [`WisdomKernel`], so each
+//! problem size gets the configuration the wisdom selects for it (tuned records where there
+//! are, the default elsewhere). Every routine works at every size, with no padding asked of
+//! the caller: the kernels guard their edges. Wrong shapes or lengths are
+//! [`Error::Shape`], never a crash.
+//!
+//! ```no_run
+//! use kernel_wisdom::{library::Library, open_default_device, DeviceBuffer};
+//! # fn main() -> Result<(), kernel_wisdom::Error> {
+//! let device = open_default_device()?;
+//! let lib = Library::new(device.clone());
+//! let a = DeviceBuffer::from_slice(device.as_ref(), &vec![1.0f32; 300 * 200])?;
+//! let t = DeviceBuffer::<f32>::new(device.as_ref(), 300 * 200)?;
+//! lib.transpose(300, 200, &a, &t)?;
+//! assert_eq!(lib.sum(&a)?, 60_000.0);
+//! # Ok(()) }
+//! ```
+//!
+//! Each kernel is also a tuning benchmark: [`defs`] holds the definitions (`kw tune` tunes
+//! their captures; `KW_CAPTURE=kw_*` captures an application's calls), [`reference`] the CPU
+//! results they are checked against.
+
+pub mod defs;
+pub mod reference;
+
+use crate::error::Error;
+use crate::kernel::WisdomKernel;
+use kw_core::backend::Device;
+use kw_core::buffer::DeviceBuffer;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The library's routines on one device. Kernels are built and bound at their first call;
+/// a `Library` may be shared between threads.
+pub struct Library {
+    device: Arc<dyn Device>,
+    wisdom_dir: Option<PathBuf>,
+    kernels: Mutex<HashMap<&'static str, Arc<WisdomKernel>>>,
+    /// `reduce_sum`'s one-element result buffer.
+    scalar: Mutex<Option<DeviceBuffer<f32>>>,
+}
+
+/// An `i32` of a size, or [`Error::Shape`] naming the routine.
+fn int(routine: &'static str, what: &str, v: usize) -> Result<i32, Error> {
+    i32::try_from(v).map_err(|_| Error::Shape {
+        routine,
+        message: format!("{what} = {v} is more than the kernels' 32-bit sizes allow"),
+    })
+}
+
+/// `len` must be `want` (`what` names the buffer and how `want` follows from the shape).
+fn expect_len(routine: &'static str, what: &str, len: usize, want: usize) -> Result<(), Error> {
+    if len == want {
+        return Ok(());
+    }
+    Err(Error::Shape {
+        routine,
+        message: format!("{what} holds {len} elements, the shape needs {want}"),
+    })
+}
+
+impl Library {
+    /// The routines on `device`, selecting from the wisdom search path (`KW_WISDOM_PATH`,
+    /// then `./wisdom`).
+    pub fn new(device: Arc<dyn Device>) -> Library {
+        Library {
+            device,
+            wisdom_dir: None,
+            kernels: Mutex::new(HashMap::new()),
+            scalar: Mutex::new(None),
+        }
+    }
+
+    /// Uses `dir` as the application's wisdom directory (searched after `KW_WISDOM_PATH`).
+    pub fn with_wisdom_dir(mut self, dir: impl Into<PathBuf>) -> Library {
+        self.wisdom_dir = Some(dir.into());
+        self
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The bound kernel of routine `name` (built at its first use).
+    pub fn kernel(&self, name: &str) -> Result<Arc<WisdomKernel>, Error> {
+        let Some(&key) = defs::KERNELS.iter().find(|&&k| k == name) else {
+            return Err(Error::Shape {
+                routine: "library",
+                message: format!(
+                    "no library kernel `{name}` (kernels: {})",
+                    defs::KERNELS.join(", ")
+                ),
+            });
+        };
+        let mut map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(k) = map.get(key) {
+            return Ok(Arc::clone(k));
+        }
+        let def = defs::definition(key, self.device.info().backend)?;
+        let mut kernel = WisdomKernel::new(def, Arc::clone(&self.device))?;
+        if let Some(dir) = &self.wisdom_dir {
+            kernel = kernel.with_wisdom_dir(dir);
+        }
+        let kernel = Arc::new(kernel);
+        map.insert(key, Arc::clone(&kernel));
+        Ok(kernel)
+    }
+
+    /// `output` (cols x rows) = the transpose of `input` (rows x cols, row-major).
+    pub fn transpose(
+        &self,
+        rows: usize,
+        cols: usize,
+        input: &DeviceBuffer<f32>,
+        output: &DeviceBuffer<f32>,
+    ) -> Result<(), Error> {
+        const R: &str = "transpose";
+        let n = rows.checked_mul(cols).ok_or_else(|| Error::Shape {
+            routine: R,
+            message: format!("{rows} x {cols} elements overflow"),
+        })?;
+        expect_len(R, "input (rows x cols)", input.len(), n)?;
+        expect_len(R, "output (cols x rows)", output.len(), n)?;
+        let (r, c) = (int(R, "rows", rows)?, int(R, "cols", cols)?);
+        self.kernel(R)?
+            .launch(&[output.arg(), input.arg(), r.into(), c.into()])
+    }
+
+    /// The sum of `input`'s elements (accumulated in f32 per thread, then per block; waits
+    /// for the result).
+    pub fn sum(&self, input: &DeviceBuffer<f32>) -> Result<f32, Error> {
+        const R: &str = "sum";
+        let n = int(R, "the input's length", input.len())?;
+        let mut slot = self.scalar.lock().unwrap_or_else(PoisonError::into_inner);
+        let out = match slot.take() {
+            Some(b) => b,
+            None => DeviceBuffer::new(self.device.as_ref(), 1)?,
+        };
+        out.fill(0.0)?;
+        self.kernel("reduce_sum")?
+            .launch(&[out.arg(), input.arg(), n.into()])?;
+        let v = out.to_vec()?[0];
+        *slot = Some(out);
+        Ok(v)
+    }
+
+    /// `output` = the 7-point stencil of `input` on an nx x ny x nz grid (x fastest):
+    /// `c0 * centre + c1 * (six neighbours)`, boundary cells copied.
+    pub fn stencil3d(
+        &self,
+        [nx, ny, nz]: [usize; 3],
+        c0: f32,
+        c1: f32,
+        input: &DeviceBuffer<f32>,
+        output: &DeviceBuffer<f32>,
+    ) -> Result<(), Error> {
+        const R: &str = "stencil3d";
+        let n = nx
+            .checked_mul(ny)
+            .and_then(|p| p.checked_mul(nz))
+            .ok_or_else(|| Error::Shape {
+                routine: R,
+                message: format!("{nx} x {ny} x {nz} cells overflow"),
+            })?;
+        expect_len(R, "input (nx x ny x nz)", input.len(), n)?;
+        expect_len(R, "output (nx x ny x nz)", output.len(), n)?;
+        let (x, y, z) = (int(R, "nx", nx)?, int(R, "ny", ny)?, int(R, "nz", nz)?);
+        self.kernel(R)?.launch(&[
+            output.arg(),
+            input.arg(),
+            x.into(),
+            y.into(),
+            z.into(),
+            c0.into(),
+            c1.into(),
+        ])
+    }
+}

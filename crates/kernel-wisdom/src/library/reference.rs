@@ -1,0 +1,39 @@
+//! CPU references of the library routines: what tests and `kw bench` compare the devices'
+//! results with.
+
+/// The transpose of a rows x cols row-major matrix (a cols x rows one).
+pub fn transpose(input: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0f32; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = input[r * cols + c];
+        }
+    }
+    out
+}
+
+/// The sum, accumulated in f64.
+pub fn sum(input: &[f32]) -> f64 {
+    input.iter().map(|&v| f64::from(v)).sum()
+}
+
+/// The 7-point stencil on an nx x ny x nz grid (x fastest): `c0 * centre + c1 * (six
+/// neighbours)`, boundary cells copied.
+pub fn stencil3d(input: &[f32], [nx, ny, nz]: [usize; 3], c0: f32, c1: f32) -> Vec<f32> {
+    let mut out = input.to_vec();
+    let at = |x: usize, y: usize, z: usize| input[(z * ny + y) * nx + x];
+    for z in 1..nz.saturating_sub(1) {
+        for y in 1..ny.saturating_sub(1) {
+            for x in 1..nx.saturating_sub(1) {
+                let n = at(x - 1, y, z)
+                    + at(x + 1, y, z)
+                    + at(x, y - 1, z)
+                    + at(x, y + 1, z)
+                    + at(x, y, z - 1)
+                    + at(x, y, z + 1);
+                out[(z * ny + y) * nx + x] = c0 * at(x, y, z) + c1 * n;
+            }
+        }
+    }
+    out
+}

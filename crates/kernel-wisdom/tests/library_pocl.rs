@@ -1,0 +1,229 @@
+//! The library routines (`kernel_wisdom::library`, issue 29) on PoCL: every configuration
+//! of a reduced tuning space of each kernel, at shapes that no tile divides, against the CPU
+//! reference; the routines at random shapes (a property test over the selected
+//! configuration); wrong shapes are typed errors and launch nothing.
+
+mod common;
+
+use common::device;
+use kernel_wisdom::library::{defs, reference, Library};
+use kernel_wisdom::{BackendKind, DeviceBuffer, Error, KernelDef, Value, WisdomKernel};
+use kw_core::rng::Rng;
+use std::sync::Arc;
+
+/// `def` with each named parameter limited to the given values (its default among them).
+fn reduced(mut def: KernelDef, keep: &[(&str, &[i64])]) -> KernelDef {
+    for (name, values) in keep {
+        let p = def.parameters.iter_mut().find(|p| p.name == *name).unwrap();
+        p.values = values.iter().map(|&v| Value::Int(v)).collect();
+        if !p.values.contains(&p.default) {
+            p.default = p.values[0].clone();
+        }
+    }
+    def
+}
+
+fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| (rng.f64() * 2.0 - 1.0) as f32).collect()
+}
+
+/// Every configuration of `kernel`'s space, launched by `run`, which checks the result.
+fn every_config(kernel: &WisdomKernel, mut run: impl FnMut(&kernel_wisdom::Config)) -> usize {
+    let space = kernel.space().clone();
+    let mut n = 0;
+    for p in space.iter() {
+        run(&space.config(&p));
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn transpose_every_configuration_of_a_reduced_space() {
+    let Some(dev) = device() else { return };
+    let def = reduced(
+        defs::transpose(BackendKind::Opencl).build().unwrap(),
+        &[("tile_dim", &[8, 16, 32]), ("block_rows", &[1, 4, 8])],
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let (rows, cols) = (37, 53);
+    let input = random(&mut Rng::new(1), rows * cols);
+    let want = reference::transpose(&input, rows, cols);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), rows * cols).unwrap();
+    let args = [
+        dout.arg(),
+        din.arg(),
+        (rows as i32).into(),
+        (cols as i32).into(),
+    ];
+    let n = every_config(&kernel, |config| {
+        dout.fill(f32::NAN).unwrap();
+        kernel.launch_with_config(config, &args).unwrap();
+        assert_eq!(dout.to_vec().unwrap(), want, "{{{config}}}");
+    });
+    assert!(n >= 12, "{n} configurations");
+}
+
+#[test]
+fn reduce_sum_every_configuration_of_a_reduced_space() {
+    let Some(dev) = device() else { return };
+    let def = reduced(
+        defs::reduce_sum(BackendKind::Opencl).build().unwrap(),
+        &[
+            ("block_size_x", &[32, 128]),
+            ("items_per_thread", &[1, 4]),
+            ("passes", &[1, 8]),
+        ],
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let n: usize = 100_003;
+    let input: Vec<f32> = (0..n).map(|i| ((i * 7) % 19) as f32 * 0.25).collect();
+    let want = reference::sum(&input);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let out = DeviceBuffer::<f32>::new(dev.as_ref(), 1).unwrap();
+    let args = [out.arg(), din.arg(), (n as i32).into()];
+    let count = every_config(&kernel, |config| {
+        out.fill(0.0).unwrap();
+        kernel.launch_with_config(config, &args).unwrap();
+        let got = f64::from(out.to_vec().unwrap()[0]);
+        assert!(
+            (got - want).abs() <= 1e-4 * want.abs(),
+            "{{{config}}}: {got} vs {want}"
+        );
+    });
+    assert_eq!(count, 16);
+}
+
+#[test]
+fn stencil3d_every_configuration_of_a_reduced_space() {
+    let Some(dev) = device() else { return };
+    let def = reduced(
+        defs::stencil3d(BackendKind::Opencl).build().unwrap(),
+        &[
+            ("block_size_x", &[16, 32]),
+            ("block_size_y", &[1, 4]),
+            ("z_per_thread", &[1, 3, 8]),
+        ],
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let shape = [37, 11, 13];
+    let cells = shape.iter().product();
+    let input = random(&mut Rng::new(2), cells);
+    let want = reference::stencil3d(&input, shape, 0.4, 0.1);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), cells).unwrap();
+    let [x, y, z] = shape.map(|v| v as i32);
+    let args = [
+        dout.arg(),
+        din.arg(),
+        x.into(),
+        y.into(),
+        z.into(),
+        0.4f32.into(),
+        0.1f32.into(),
+    ];
+    let n = every_config(&kernel, |config| {
+        dout.fill(f32::NAN).unwrap();
+        kernel.launch_with_config(config, &args).unwrap();
+        for (i, (g, w)) in dout.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-5, "{{{config}}} cell {i}: {g} vs {w}");
+        }
+    });
+    assert_eq!(n, 12);
+}
+
+#[test]
+fn the_routines_at_random_shapes_and_wrong_shapes_refused() {
+    let Some(dev) = device() else { return };
+    let lib = Library::new(dev.clone());
+    let mut rng = Rng::new(3);
+    for _ in 0..6 {
+        let (rows, cols) = (1 + rng.below(90) as usize, 1 + rng.below(90) as usize);
+        let input = random(&mut rng, rows * cols);
+        let a = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+        let t = DeviceBuffer::<f32>::new(dev.as_ref(), rows * cols).unwrap();
+        lib.transpose(rows, cols, &a, &t).unwrap();
+        assert_eq!(
+            t.to_vec().unwrap(),
+            reference::transpose(&input, rows, cols)
+        );
+        let got = f64::from(lib.sum(&a).unwrap());
+        let want = reference::sum(&input);
+        let scale: f64 = input.iter().map(|v| f64::from(v.abs())).sum();
+        assert!((got - want).abs() <= 1e-5 * scale + 1e-6, "{got} vs {want}");
+        let shape = [
+            2 + rng.below(20) as usize,
+            2 + rng.below(9) as usize,
+            2 + rng.below(9) as usize,
+        ];
+        let cells = shape.iter().product();
+        let g = random(&mut rng, cells);
+        let gi = DeviceBuffer::from_slice(dev.as_ref(), &g).unwrap();
+        let go = DeviceBuffer::<f32>::new(dev.as_ref(), cells).unwrap();
+        lib.stencil3d(shape, 0.5, 0.125, &gi, &go).unwrap();
+        let want = reference::stencil3d(&g, shape, 0.5, 0.125);
+        for (i, (x, w)) in go.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!((x - w).abs() <= 1e-5, "{shape:?} cell {i}: {x} vs {w}");
+        }
+    }
+    // Lengths that do not fit the shape: typed errors naming the routine; nothing launched.
+    let a = DeviceBuffer::from_slice(dev.as_ref(), &[1.0f32; 12]).unwrap();
+    let t = DeviceBuffer::from_slice(dev.as_ref(), &[7.0f32; 12]).unwrap();
+    for e in [
+        lib.transpose(3, 5, &a, &t).unwrap_err(),
+        lib.transpose(usize::MAX, 2, &a, &t).unwrap_err(),
+        lib.stencil3d([2, 2, 2], 1.0, 0.0, &a, &t).unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::Shape { .. }), "{e}");
+    }
+    assert_eq!(t.to_vec().unwrap(), vec![7.0; 12], "nothing launched");
+    assert!(matches!(lib.kernel("gemm"), Err(Error::Shape { .. })));
+    let _ = Arc::clone(lib.device());
+}
+
+/// Each library kernel's T1 file (`kernels/library/*_T1.json`, what `kw tune --t1` tunes)
+/// describes the kernel the library launches: the same source, parameters, values, defaults
+/// and arguments.
+#[test]
+fn each_t1_file_matches_the_library_definition() {
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../kernels/library"
+    ));
+    // A copy at a small problem size (the published sizes fill hundreds of MiB with random
+    // data, slow in a debug build); everything else as shipped.
+    let tmp = std::env::temp_dir().join(format!(
+        "kw-library-t1-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(9)
+    ));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, tmp.join(path.file_name().unwrap())).unwrap();
+    }
+    for name in defs::KERNELS {
+        let file = tmp.join(format!("{name}_T1.json"));
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let size = &mut json["KernelSpecification"]["ProblemSize"];
+        *size = serde_json::json!(vec![8; size.as_array().unwrap().len()]);
+        std::fs::write(&file, json.to_string()).unwrap();
+        let t1 = kw_core::kernel_tuner::T1Benchmark::load(&file).unwrap();
+        let def = defs::definition(name, BackendKind::Opencl).unwrap();
+        assert_eq!(t1.def.kernel_name, def.kernel_name);
+        assert_eq!(t1.def.tuning_key, def.tuning_key, "{name}");
+        assert_eq!(t1.def.source.text, def.source.text, "{name}");
+        assert_eq!(t1.def.source.headers, def.source.headers, "{name}");
+        assert_eq!(t1.def.parameters, def.parameters, "{name}");
+        let names = |d: &KernelDef| {
+            d.args
+                .iter()
+                .map(|a| (a.name.clone(), a.ty, a.access))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&t1.def), names(&def), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}

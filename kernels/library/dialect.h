@@ -1,0 +1,54 @@
+// One kernel source for OpenCL C and CUDA (NVRTC): the few words the two dialects spell
+// differently. Included by every library kernel; the backend is detected, no flag needed.
+//
+//   KW_KERNEL            the kernel qualifier (`__kernel void` / `extern "C" __global__ void`)
+//   KW_GLOBAL            a pointer to device memory (`__global` / nothing)
+//   KW_SHARED            per-block memory (`__local` / `__shared__`)
+//   KW_BARRIER()         a block-wide barrier with memory fence
+//   KW_LID(a), KW_GROUP(a), KW_LSIZE(a), KW_NGROUPS(a)   ids and sizes per axis (0, 1, 2)
+//   KW_RESTRICT          a restrict qualifier on pointers
+//   KW_INLINE            a device function
+//   kw_atomic_add_f32(p, v)  *p += v atomically on a float in device memory
+#ifndef KW_DIALECT_H
+#define KW_DIALECT_H
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define KW_CUDA 1
+#define KW_KERNEL extern "C" __global__ void
+#define KW_GLOBAL
+#define KW_SHARED __shared__
+#define KW_BARRIER() __syncthreads()
+#define KW_RESTRICT __restrict__
+#define KW_INLINE __device__ __forceinline__
+#define KW_AXIS(v, a) ((a) == 0 ? (v).x : (a) == 1 ? (v).y : (v).z)
+#define KW_LID(a) ((int)KW_AXIS(threadIdx, a))
+#define KW_GROUP(a) ((int)KW_AXIS(blockIdx, a))
+#define KW_LSIZE(a) ((int)KW_AXIS(blockDim, a))
+#define KW_NGROUPS(a) ((int)KW_AXIS(gridDim, a))
+KW_INLINE void kw_atomic_add_f32(float* p, float v) { atomicAdd(p, v); }
+#else
+#define KW_OPENCL 1
+#define KW_KERNEL __kernel void
+#define KW_GLOBAL __global
+#define KW_SHARED __local
+#define KW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define KW_RESTRICT restrict
+#define KW_INLINE inline
+#define KW_LID(a) ((int)get_local_id(a))
+#define KW_GROUP(a) ((int)get_group_id(a))
+#define KW_LSIZE(a) ((int)get_local_size(a))
+#define KW_NGROUPS(a) ((int)get_num_groups(a))
+// OpenCL 1.2 has no float atomic add: a compare-and-swap loop on the float's bits.
+inline void kw_atomic_add_f32(volatile __global float* p, float v) {
+    union {
+        unsigned int u;
+        float f;
+    } seen, next;
+    do {
+        seen.f = *p;
+        next.f = seen.f + v;
+    } while (atomic_cmpxchg((volatile __global unsigned int*)p, seen.u, next.u) != seen.u);
+}
+#endif
+
+#endif

@@ -1,0 +1,57 @@
+// Matrix transpose, out[c][r] = in[r][c] for a rows x cols row-major matrix of floats, any
+// size (edge tiles are guarded). One block moves a tile_dim x tile_dim tile: it reads rows of
+// the tile with coalesced loads into shared memory (block_rows rows per pass) and writes them
+// back as coalesced rows of the transposed tile.
+//
+// Tuning parameters (defines): tile_dim (the tile's side, = block_size_x), block_rows
+// (= block_size_y; tile_dim / block_rows rows per thread), pad (1: one extra column per
+// shared-memory row against bank conflicts), use_shared (0: a direct transpose without
+// shared memory, coalesced on reads only).
+#include "dialect.h"
+
+#ifndef tile_dim
+#define tile_dim 32
+#endif
+#ifndef block_rows
+#define block_rows 8
+#endif
+#ifndef pad
+#define pad 1
+#endif
+#ifndef use_shared
+#define use_shared 1
+#endif
+
+KW_KERNEL transpose(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_RESTRICT in,
+                    const int rows, const int cols) {
+    const int tx = KW_LID(0);
+    const int ty = KW_LID(1);
+    const int c0 = KW_GROUP(0) * tile_dim;
+    const int r0 = KW_GROUP(1) * tile_dim;
+#if use_shared
+    KW_SHARED float tile[tile_dim][tile_dim + pad];
+    for (int j = ty; j < tile_dim; j += block_rows) {
+        const int r = r0 + j;
+        const int c = c0 + tx;
+        if (r < rows && c < cols) {
+            tile[j][tx] = in[(long)r * cols + c];
+        }
+    }
+    KW_BARRIER();
+    for (int j = ty; j < tile_dim; j += block_rows) {
+        const int r = c0 + j;  // a row of the output: a column of the input
+        const int c = r0 + tx;
+        if (r < cols && c < rows) {
+            out[(long)r * rows + c] = tile[tx][j];
+        }
+    }
+#else
+    for (int j = ty; j < tile_dim; j += block_rows) {
+        const int r = r0 + j;
+        const int c = c0 + tx;
+        if (r < rows && c < cols) {
+            out[(long)c * rows + r] = in[(long)r * cols + c];
+        }
+    }
+#endif
+}

@@ -41,6 +41,9 @@ enum Command {
                             KW_DEVICE=1 my-app    # run an application on device 1"
     )]
     Devices(cmd::devices::DevicesArgs),
+    /// The library kernels at their benchmark sizes on one device: verified against the CPU,
+    /// timed, and set against the device's copy bandwidth measured in the same run.
+    Bench(cmd::bench::BenchArgs),
     /// Tuning spaces: size and structure.
     #[command(subcommand)]
     Space(cmd::space::SpaceCmd),
@@ -109,6 +112,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Devices(a) => cmd::devices::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Space(c) => cmd::space::run(c),
         Command::Wisdom(c) => cmd::wisdom::run(c),
         Command::Capture(c) => cmd::capture::run(c),

@@ -1,3 +1,4 @@
+pub mod bench;
 pub mod cache;
 pub mod capture;
 pub mod devices;

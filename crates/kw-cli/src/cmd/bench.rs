@@ -1,0 +1,268 @@
+//! `kw bench [KERNEL...]`: each library kernel (`kernel_wisdom::library`) at its benchmark
+//! sizes on one device, with the configuration the wisdom selects there: verified against
+//! the CPU reference, timed with device events (median of the runs), and set against a bound
+//! measured in the same run: the device-to-device copy bandwidth (the kernels are
+//! memory-bound; effective bytes: every input element read once and every output element
+//! written once).
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kernel_wisdom::library::{defs, reference};
+use kernel_wisdom::{open_device, Config, DeviceBuffer, DeviceSelector, KernelArg, WisdomKernel};
+use kw_core::backend::Device;
+use kw_core::rng::Rng;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `kw bench`.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json")]
+pub struct BenchArgs {
+    /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d.
+    kernels: Vec<String>,
+    /// Sizes small enough for a CPU OpenCL device (PoCL) in CI.
+    #[arg(long)]
+    small: bool,
+    /// One JSON object per kernel and size.
+    #[arg(long)]
+    json: bool,
+    /// The device: an index or a name substring (default: KW_DEVICE, else device 0).
+    #[arg(long)]
+    device: Option<String>,
+    /// Timed runs per kernel and size (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+}
+
+/// One kernel at one size.
+struct Row {
+    kernel: &'static str,
+    size: Vec<usize>,
+    verified: bool,
+    ms: f64,
+    gbs: f64,
+    bound_gbs: f64,
+    config: Config,
+    step: String,
+}
+
+fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
+    match (kernel, small) {
+        ("transpose", false) => vec![vec![8192, 8192], vec![4096, 12288], vec![1000, 30000]],
+        ("transpose", true) => vec![vec![256, 200], vec![37, 523]],
+        ("reduce_sum", false) => vec![vec![1 << 26], vec![100_000_007]],
+        ("reduce_sum", true) => vec![vec![100_003]],
+        ("stencil3d", false) => vec![vec![512, 512, 512], vec![1000, 300, 200]],
+        ("stencil3d", true) => vec![vec![64, 48, 40]],
+        _ => Vec::new(),
+    }
+}
+
+fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| (rng.f64() * 2.0 - 1.0) as f32).collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Device-to-device copy bandwidth in GB/s (read + write), host-timed blocking copies of
+/// `bytes`: the median of 10 after a warm-up.
+fn copy_bandwidth(device: &dyn Device, bytes: usize) -> Result<f64> {
+    let a = device.alloc(bytes)?;
+    let b = device.alloc(bytes)?;
+    a.fill_zero()?;
+    b.copy_from(a.as_ref())?;
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        b.copy_from(a.as_ref())?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    Ok(2.0 * bytes as f64 / median(times) / 1e9)
+}
+
+/// Times `kernel` with its selected configuration at problem size `ps`.
+fn time(
+    kernel: &WisdomKernel,
+    ps: &[i64],
+    args: &[KernelArg<'_>],
+    runs: usize,
+) -> Result<(f64, Config, String)> {
+    let choice = kernel.choice(ps);
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        times.push(kernel.launch_timed_with_config(&choice.config, args)?);
+    }
+    Ok((median(times), choice.config, choice.step.to_string()))
+}
+
+fn bench_one(
+    device: &Arc<dyn Device>,
+    name: &'static str,
+    size: &[usize],
+    runs: usize,
+    bound_gbs: f64,
+) -> Result<Row> {
+    let def = defs::definition(name, device.info().backend)?;
+    let kernel = WisdomKernel::new(def, device.clone())?;
+    let mut rng = Rng::new(size.iter().sum::<usize>() as u64);
+    let d = device.as_ref();
+    let (verified, ms, bytes, config, step) = match name {
+        "transpose" => {
+            let (rows, cols) = (size[0], size[1]);
+            let input = random(&mut rng, rows * cols);
+            let din = DeviceBuffer::from_slice(d, &input)?;
+            let dout = DeviceBuffer::<f32>::new(d, rows * cols)?;
+            let args = [
+                dout.arg(),
+                din.arg(),
+                (rows as i32).into(),
+                (cols as i32).into(),
+            ];
+            let (ms, config, step) = time(&kernel, &[cols as i64, rows as i64], &args, runs)?;
+            let ok = dout.to_vec()? == reference::transpose(&input, rows, cols);
+            (ok, ms, 2 * rows * cols * 4, config, step)
+        }
+        "reduce_sum" => {
+            let n = size[0];
+            let input: Vec<f32> = (0..n).map(|i| ((i * 7) % 19) as f32 * 0.25).collect();
+            let din = DeviceBuffer::from_slice(d, &input)?;
+            let out = DeviceBuffer::<f32>::new(d, 1)?;
+            let args = [out.arg(), din.arg(), (n as i32).into()];
+            let (ms, config, step) = time(&kernel, &[n as i64], &args, runs)?;
+            out.fill(0.0)?;
+            kernel.launch_with_config(&config, &args)?;
+            let (got, want) = (f64::from(out.to_vec()?[0]), reference::sum(&input));
+            (
+                (got - want).abs() <= 1e-4 * want.abs(),
+                ms,
+                n * 4,
+                config,
+                step,
+            )
+        }
+        "stencil3d" => {
+            let shape = [size[0], size[1], size[2]];
+            let cells = shape.iter().product();
+            let input = random(&mut rng, cells);
+            let din = DeviceBuffer::from_slice(d, &input)?;
+            let dout = DeviceBuffer::<f32>::new(d, cells)?;
+            let [x, y, z] = shape.map(|v| v as i32);
+            let args = [
+                dout.arg(),
+                din.arg(),
+                x.into(),
+                y.into(),
+                z.into(),
+                0.4f32.into(),
+                0.1f32.into(),
+            ];
+            let ps = shape.map(|v| v as i64);
+            let (ms, config, step) = time(&kernel, &ps, &args, runs)?;
+            let want = reference::stencil3d(&input, shape, 0.4, 0.1);
+            let got = dout.to_vec()?;
+            let ok = got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-5);
+            (ok, ms, 2 * cells * 4, config, step)
+        }
+        other => bail!("no library kernel `{other}`"),
+    };
+    Ok(Row {
+        kernel: name,
+        size: size.to_vec(),
+        verified,
+        ms,
+        gbs: bytes as f64 / (ms * 1e-3) / 1e9,
+        bound_gbs,
+        config,
+        step,
+    })
+}
+
+/// Runs `kw bench`.
+pub fn run(args: BenchArgs) -> Result<()> {
+    let selector = args
+        .device
+        .clone()
+        .or_else(|| std::env::var(kernel_wisdom::DEVICE_ENV).ok())
+        .unwrap_or_default();
+    let device = open_device(&DeviceSelector::parse(&selector)).context("opening the device")?;
+    let kernels: Vec<&'static str> = if args.kernels.is_empty() {
+        defs::KERNELS.to_vec()
+    } else {
+        let mut out = Vec::new();
+        for k in &args.kernels {
+            match defs::KERNELS.iter().find(|&&d| d == k) {
+                Some(&d) => out.push(d),
+                None => bail!(
+                    "no library kernel `{k}` (kernels: {})",
+                    defs::KERNELS.join(", ")
+                ),
+            }
+        }
+        out
+    };
+    let copy_bytes = if args.small { 16 << 20 } else { 1 << 30 };
+    let bound = copy_bandwidth(device.as_ref(), copy_bytes).context("timing a device copy")?;
+    if !args.json {
+        println!("device: {}", device.info().summary());
+        println!(
+            "bound: device-to-device copy {bound:.1} GB/s (read + write, {} MiB, median of 10)",
+            copy_bytes >> 20
+        );
+        println!(
+            "{:<11} {:<18} {:>9} {:>10} {:>9} {:>8}  configuration (selection step)",
+            "kernel", "size", "verified", "ms", "GB/s", "% bound"
+        );
+    }
+    let mut failed = false;
+    for name in kernels {
+        for size in sizes(name, args.small) {
+            let row = bench_one(&device, name, &size, args.runs, bound)
+                .with_context(|| format!("{name} at {size:?}"))?;
+            failed |= !row.verified;
+            let size_text = row
+                .size
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join("x");
+            let pct = 100.0 * row.gbs / row.bound_gbs;
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "kernel": row.kernel,
+                        "size": row.size,
+                        "verified": row.verified,
+                        "ms": row.ms,
+                        "throughput": row.gbs,
+                        "unit": "GB/s",
+                        "bound": row.bound_gbs,
+                        "bound_kind": "device-to-device copy",
+                        "percent_of_bound": pct,
+                        "config": row.config.key(),
+                        "selection_step": row.step,
+                    })
+                );
+            } else {
+                println!(
+                    "{:<11} {:<18} {:>9} {:>10.4} {:>9.1} {:>7.1}%  {{{}}} ({})",
+                    row.kernel,
+                    size_text,
+                    if row.verified { "yes" } else { "NO" },
+                    row.ms,
+                    row.gbs,
+                    pct,
+                    row.config,
+                    row.step
+                );
+            }
+        }
+    }
+    if failed {
+        bail!("a result differs from the CPU reference (the rows marked NO)");
+    }
+    Ok(())
+}

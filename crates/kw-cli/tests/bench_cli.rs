@@ -1,0 +1,48 @@
+//! `kw bench --small --json` on PoCL (issue 29): every library kernel at its small sizes,
+//! verified against the CPU reference, with a throughput and the percentage of the copy
+//! bandwidth measured in the same run; an unknown kernel is refused by name.
+
+use std::process::Command;
+
+fn kw(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kw"))
+        .args(args)
+        .env("KW_DEVICE", "pthread")
+        .output()
+        .expect("running kw")
+}
+
+#[test]
+fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
+    if !kernel_wisdom::list_devices()
+        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
+    {
+        eprintln!("SKIPPED: no PoCL device");
+        return;
+    }
+    let out = kw(&["bench", "--small", "--json", "--runs", "3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kernels: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+    assert_eq!(
+        kernels.into_iter().collect::<Vec<_>>(),
+        ["reduce_sum", "stencil3d", "transpose"]
+    );
+    for r in &rows {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["unit"], "GB/s");
+        assert!(r["throughput"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["bound"].as_f64().unwrap() > 0.0, "{r}");
+        let pct = r["percent_of_bound"].as_f64().unwrap();
+        assert!(pct > 0.0 && pct.is_finite(), "{r}");
+        assert!(!r["size"].as_array().unwrap().is_empty());
+    }
+    let out = kw(&["bench", "gemm", "--small"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no library kernel `gemm`"));
+}

@@ -4,7 +4,7 @@
 // back as coalesced rows of the transposed tile.
 //
 // Tuning parameters (defines): tile_dim (the tile's side, = block_size_x), block_rows
-// (= block_size_y; tile_dim / block_rows rows per thread), pad (1: one extra column per
+// (= block_size_y; tile_dim / block_rows rows per thread), tile_pad (1: one extra column per
 // shared-memory row against bank conflicts), use_shared (0: a direct transpose without
 // shared memory, coalesced on reads only).
 #include "dialect.h"
@@ -15,8 +15,8 @@
 #ifndef block_rows
 #define block_rows 8
 #endif
-#ifndef pad
-#define pad 1
+#ifndef tile_pad
+#define tile_pad 1
 #endif
 #ifndef use_shared
 #define use_shared 1
@@ -29,7 +29,7 @@ KW_KERNEL transpose(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_
     const int c0 = KW_GROUP(0) * tile_dim;
     const int r0 = KW_GROUP(1) * tile_dim;
 #if use_shared
-    KW_SHARED float tile[tile_dim][tile_dim + pad];
+    KW_SHARED float tile[tile_dim][tile_dim + tile_pad];
     for (int j = ty; j < tile_dim; j += block_rows) {
         const int r = r0 + j;
         const int c = c0 + tx;

@@ -50,11 +50,11 @@ pub fn transpose(backend: BackendKind) -> KernelBuilder {
     let mut b = builder("transpose", "transpose.cl", TRANSPOSE, backend);
     let tile = b.tune("tile_dim", [8, 16, 32, 64], 32);
     let rows = b.tune("block_rows", [1, 2, 4, 8, 16, 32], 8);
-    b.tune("pad", [0, 1], 1);
+    b.tune("tile_pad", [0, 1], 1);
     b.tune("use_shared", [0, 1], 1);
     b.restriction_text("block_rows <= tile_dim")
         .restriction_text("tile_dim % block_rows == 0")
-        .restriction_text("use_shared == 1 or pad == 0")
+        .restriction_text("use_shared == 1 or tile_pad == 0")
         .restriction((tile.clone() * rows.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("cols"), arg("rows")])
         .block_size(tile.clone(), rows, 1)

@@ -116,6 +116,8 @@ pub struct WisdomKernel {
     /// The wisdom, loaded at first use (so that `with_wisdom_dir` loads and reports only the
     /// directories actually searched).
     wisdom: OnceLock<WisdomSource>,
+    /// Wisdom files embedded in the program (`(label, JSON)`), searched after the path.
+    embedded: Vec<(String, &'static str)>,
     /// Problem size -> what launches of that size use.
     by_size: RwLock<FastMap<[i64; 3], Arc<Selected>>>,
     /// Argument shapes launched before -> their checked problem size and selection.
@@ -172,6 +174,7 @@ impl WisdomKernel {
             launch_def: def.with_arg_names_resolved(),
             wisdom_dir: None,
             wisdom: OnceLock::new(),
+            embedded: Vec::new(),
             def: Arc::new(def),
             device,
             space,
@@ -242,6 +245,16 @@ impl WisdomKernel {
         self
     }
 
+    /// Adds a wisdom file embedded in the program (`json`, the text of a `KEY.json` wisdom
+    /// file; `label` names it in messages), searched after the directories of the search
+    /// path: an application with no wisdom files on disk still selects its records, and a
+    /// file on the path wins over it where both match at the same selection step.
+    pub fn with_embedded_wisdom(mut self, label: &str, json: &'static str) -> WisdomKernel {
+        self.embedded.push((label.to_string(), json));
+        self.wisdom = OnceLock::new();
+        self
+    }
+
     /// Uses `dir` as the application's wisdom directory (searched after `KW_WISDOM_PATH`)
     /// instead of `./wisdom`. Problem sizes already launched keep their configuration.
     pub fn with_wisdom_dir(mut self, dir: impl AsRef<std::path::Path>) -> WisdomKernel {
@@ -253,9 +266,10 @@ impl WisdomKernel {
     /// The wisdom loaded for this kernel (file and records).
     pub fn wisdom(&self) -> &WisdomSource {
         self.wisdom.get_or_init(|| {
-            WisdomSource::load(
+            WisdomSource::load_with(
                 &self.def.tuning_key,
                 &search_path(self.wisdom_dir.as_deref()),
+                &self.embedded,
                 self.device.info(),
                 &self.space,
                 &self.default_config,

@@ -78,9 +78,34 @@ impl WisdomSource {
         space: &TuningSpace,
         default_config: &Config,
     ) -> WisdomSource {
-        let (found, errors) = find_wisdom_files(tuning_key, dirs);
+        Self::load_with(tuning_key, dirs, &[], device, space, default_config)
+    }
+
+    /// [`WisdomSource::load`], with wisdom files embedded in the program (`(label, JSON)`,
+    /// e.g. the library's shipped records) after the files of the search path: a file on the
+    /// path wins over an embedded one whose match comes at the same selection step.
+    pub fn load_with(
+        tuning_key: &str,
+        dirs: &[PathBuf],
+        embedded: &[(String, &str)],
+        device: &DeviceInfo,
+        space: &TuningSpace,
+        default_config: &Config,
+    ) -> WisdomSource {
+        let (mut found, errors) = find_wisdom_files(tuning_key, dirs);
         for e in errors {
             kw_core::diag::warn_once(&format!("skipping wisdom: {e}"));
+        }
+        for (label, json) in embedded {
+            let path = PathBuf::from(label);
+            match kw_core::wisdom::WisdomFile::parse(&path, json.as_bytes()) {
+                Ok(f) if f.tuning_key == tuning_key => found.push((path, f)),
+                Ok(f) => kw_core::diag::warn_once(&format!(
+                    "skipping embedded wisdom {label}: it is for `{}`, not `{tuning_key}`",
+                    f.tuning_key
+                )),
+                Err(e) => kw_core::diag::warn_once(&format!("skipping embedded wisdom: {e}")),
+            }
         }
         let files: Vec<SourceFile> = found
             .into_iter()

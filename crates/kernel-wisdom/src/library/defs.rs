@@ -17,6 +17,16 @@ pub const REDUCE_SUM: &str = include_str!("../../../../kernels/library/reduce_su
 /// `kernels/library/stencil3d.cl`.
 pub const STENCIL3D: &str = include_str!("../../../../kernels/library/stencil3d.cl");
 
+/// The wisdom shipped for library kernel `name` (`wisdom/kw_NAME.json`), embedded.
+pub fn shipped_wisdom(name: &str) -> Option<&'static str> {
+    match name {
+        "transpose" => Some(include_str!("../../../../wisdom/kw_transpose.json")),
+        "reduce_sum" => Some(include_str!("../../../../wisdom/kw_reduce_sum.json")),
+        "stencil3d" => Some(include_str!("../../../../wisdom/kw_stencil3d.json")),
+        _ => None,
+    }
+}
+
 /// The library's kernels, by name.
 pub const KERNELS: &[&str] = &["transpose", "reduce_sum", "stencil3d"];
 

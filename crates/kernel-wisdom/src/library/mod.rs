@@ -1,7 +1,8 @@
 //! Tuned routines to call in one line: [`Library`] launches the kernels of
 //! `kernels/library/` (one source for OpenCL and CUDA) through [`WisdomKernel`], so each
 //! problem size gets the configuration the wisdom selects for it (tuned records where there
-//! are, the default elsewhere). Every routine works at every size, with no padding asked of
+//! are, the default elsewhere; the records shipped in `wisdom/kw_*.json` are embedded, and a
+//! file on the wisdom path wins over them). Every routine works at every size, with no padding asked of
 //! the caller: the kernels guard their edges. Wrong shapes or lengths are
 //! [`Error::Shape`], never a crash.
 //!
@@ -101,6 +102,9 @@ impl Library {
         }
         let def = defs::definition(key, self.device.info().backend)?;
         let mut kernel = WisdomKernel::new(def, Arc::clone(&self.device))?;
+        if let Some(json) = defs::shipped_wisdom(key) {
+            kernel = kernel.with_embedded_wisdom(&format!("embedded:kw_{key}.json"), json);
+        }
         if let Some(dir) = &self.wisdom_dir {
             kernel = kernel.with_wisdom_dir(dir);
         }

@@ -218,3 +218,56 @@ fn every_file_on_the_search_path_is_considered() {
     assert_eq!(choice.step, Step::Default);
     assert!(choice.file.is_none());
 }
+
+/// Wisdom embedded in the program (`with_embedded_wisdom`: what the library ships) is
+/// selected when no file on the path has a record for the size; a file on the path wins
+/// where both match at the same step; an embedded file of another kernel is skipped.
+#[test]
+fn embedded_wisdom_is_searched_after_the_path() {
+    let Some(device) = common::device() else {
+        return;
+    };
+    let dir = temp_dir("embedded");
+    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let (info, space) = (device.info().clone(), probe.space().clone());
+    let mut embedded = WisdomFile::new("vector_add");
+    embedded.records = vec![
+        record(&info, &info.name, &space, 1000, 64, 2),
+        record(&info, &info.name, &space, 3000, 32, 4),
+    ];
+    let json: &'static str = Box::leak(serde_json::to_string(&embedded).unwrap().into_boxed_str());
+    let mut other = WisdomFile::new("not_vector_add");
+    other.records = vec![record(&info, &info.name, &space, 3000, 256, 8)];
+    let other: &'static str = Box::leak(serde_json::to_string(&other).unwrap().into_boxed_str());
+    // On disk: a record for 1000 only.
+    add_record(
+        &dir,
+        "vector_add",
+        record(&info, &info.name, &space, 1000, 128, 1),
+        ReplacePolicy::Always,
+    )
+    .unwrap();
+    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+        .unwrap()
+        .with_wisdom_dir(&dir)
+        .with_embedded_wisdom("embedded:other.json", other)
+        .with_embedded_wisdom("embedded:vector_add.json", json);
+    let at = |n: i64| kernel.choice(&[n]);
+    assert_eq!(
+        at(1000).config.get("block_size_x"),
+        Some(&Value::Int(128)),
+        "the disk wins"
+    );
+    let c = at(3000);
+    assert_eq!(
+        c.config.get("block_size_x"),
+        Some(&Value::Int(32)),
+        "embedded"
+    );
+    assert_eq!(
+        c.file.unwrap().display().to_string(),
+        "embedded:vector_add.json"
+    );
+    run(&kernel, 3000);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -58,6 +58,14 @@ enum Command {
     /// The on-disk compile cache shared by applications and `kw tune`: list, stats, clear.
     #[command(subcommand)]
     Cache(cmd::cache::CacheCmd),
+    /// A self-contained HTML report (SVG figures, no network) on results logs, wisdom,
+    /// captures and `kw simulate --json` output.
+    #[command(
+        after_help = "Examples:\n  kw report ~/.local/state/kw/logs/*.jsonl wisdom/ -o report/\n  \
+                      kw simulate --suite spaces/ --budgets 50,100,200 --json > ours.json\n  \
+                      kw report ours.json --peer theirs.json -o report/"
+    )]
+    Report(cmd::report::ReportArgs),
     /// Results logs of tuning runs.
     #[command(subcommand)]
     Log(cmd::log::LogCmd),
@@ -115,6 +123,7 @@ fn main() {
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
         Command::Cache(c) => cmd::cache::run(c),
+        Command::Report(a) => cmd::report::run(a),
         Command::Tune(a) => cmd::tune::run(a),
         Command::EvalWorker(a) => cmd::worker::run(a),
     };

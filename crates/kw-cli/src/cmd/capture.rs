@@ -125,7 +125,7 @@ fn text(v: Option<&Value>) -> String {
     }
 }
 
-fn tuning_key(meta: &Value) -> String {
+pub(crate) fn tuning_key(meta: &Value) -> String {
     text(lookup(
         meta,
         &[
@@ -137,16 +137,16 @@ fn tuning_key(meta: &Value) -> String {
     ))
 }
 
-fn problem_size(meta: &Value) -> String {
+pub(crate) fn problem_size(meta: &Value) -> String {
     text(lookup(meta, &["problem_size", "kernel.problem_size"]))
 }
 
-fn device(meta: &Value) -> String {
+pub(crate) fn device(meta: &Value) -> String {
     text(lookup(meta, &["device.name", "device"]))
 }
 
 /// `provenance.date` (or `date`) from the metadata, else the file's modification time (UTC).
-fn date(meta: &Value, file: &Path) -> String {
+pub(crate) fn date(meta: &Value, file: &Path) -> String {
     if let Some(d) = lookup(meta, &["provenance.date", "date"]) {
         return text(Some(d));
     }
@@ -180,7 +180,7 @@ fn format_utc(secs: u64) -> String {
     )
 }
 
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     kw_core::diag::bytes(bytes)
 }
 

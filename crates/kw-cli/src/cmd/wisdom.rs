@@ -90,7 +90,7 @@ fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
     }
 }
 
-fn wisdom_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn wisdom_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list the directory", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

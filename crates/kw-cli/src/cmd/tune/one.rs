@@ -101,6 +101,8 @@ pub(super) fn tune_one(
     }
     let checksum = capture_checksum(capture)?;
     header.capture_checksum = Some(checksum.clone());
+    let default = reference_point(space, &def, &meta)?;
+    header.default_key = Some(space.kt_key(&default));
     let (log, records) = if args.resume {
         ResultsLog::resume_locked(Arc::clone(&lock), space, &header)?
     } else {
@@ -114,7 +116,6 @@ pub(super) fn tune_one(
         }
         (log, Vec::new())
     };
-    let default = reference_point(space, &def, &meta)?;
     // The run's wall-time limit, less what the resumed log already spent, interrupts even a
     // hung evaluation.
     let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);

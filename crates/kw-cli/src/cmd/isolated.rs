@@ -287,6 +287,12 @@ impl IsolatedEvaluator {
         }
     }
 
+    /// Replaces the run's deadline (`None`: none), e.g. to confirm a winner after the
+    /// search used the run's time.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
     /// Learns the default configuration's evaluation time from a resumed log.
     pub fn learn_timeout(&mut self, took: Duration) {
         self.timeout.learn(took);

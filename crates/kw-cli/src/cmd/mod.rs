@@ -7,7 +7,6 @@ pub mod report;
 pub mod simulate;
 pub mod simulate_suite;
 pub mod space;
-pub mod speed;
 pub mod tune;
 pub mod wisdom;
 pub mod worker;

@@ -12,9 +12,9 @@ mod strategies;
 mod svg;
 mod wisdom;
 
-pub use crate::cmd::speed::ratio_words;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+pub use kw_core::diag::ratio_words;
 use kw_core::wisdom::WisdomFile;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

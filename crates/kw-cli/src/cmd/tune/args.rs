@@ -106,6 +106,14 @@ pub struct TuneArgs {
     /// configuration that crashes ends the run (for measuring the cost of isolation).
     #[arg(long)]
     pub(super) no_isolation: bool,
+    /// Before writing a winner, measure the best few candidates and the default again,
+    /// alternating, this many rounds; the winner is written only when it is faster with
+    /// the stated confidence (else the default is). 0: write the search's best unconfirmed.
+    #[arg(long, default_value_t = 7)]
+    pub(super) confirm_rounds: usize,
+    /// How many of the best candidates the confirmation measures against the default.
+    #[arg(long, default_value_t = 3)]
+    pub(super) confirm_top: usize,
 }
 
 /// Parses `90`, `90s`, `15m`, `1h`, `250ms`.

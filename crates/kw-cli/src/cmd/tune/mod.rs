@@ -6,6 +6,7 @@
 //! which is then not recorded) and prints the command that resumes.
 
 mod args;
+mod confirm;
 mod device;
 mod objective;
 mod one;

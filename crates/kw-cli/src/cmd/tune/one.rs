@@ -243,6 +243,23 @@ pub(super) fn tune_one(
         (_, Some(e)) => e.stats(),
         _ => ReplayStats::default(),
     };
+    // The winner measured again against the default, interleaved, with the same evaluator
+    // (isolated, unless --no-isolation), past the run's deadline.
+    let confirmed = match (&report.best, &objective, args.confirm_rounds) {
+        (Some((best, _)), None, rounds) if rounds > 0 && *best != default => {
+            if let Some(e) = isolated.as_mut() {
+                e.set_deadline(None);
+            }
+            let eval: &mut dyn Evaluator = match (&mut in_process, &mut isolated) {
+                (Some(e), _) => e,
+                (None, Some(e)) => e,
+                (None, None) => unreachable!("one evaluator is made"),
+            };
+            let top = super::confirm::candidates(&report, &default, args.confirm_top.max(1));
+            Some(super::confirm::confirm(eval, &default, &top, rounds))
+        }
+        _ => None,
+    };
     if let Some(e) = &isolated {
         if e.starts > 1 {
             eprintln!(
@@ -261,6 +278,19 @@ pub(super) fn tune_one(
         threads,
         objective.as_ref(),
     );
+    let confirmed = match confirmed {
+        Some(Ok(c)) => {
+            println!("  {}", c.line);
+            Some(c)
+        }
+        Some(Err(why)) => {
+            println!(
+                "  confirmation: not possible ({why}); the search's best is recorded unconfirmed"
+            );
+            None
+        }
+        None => None,
+    };
     match &unverified {
         Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
         None => println!("  verification: every output checked against the captured reference"),
@@ -333,6 +363,11 @@ pub(super) fn tune_one(
             .copied()
             .unwrap_or_else(|| kw_replay::median(&mut best_samples.clone())),
     };
+    // A confirmed run records what the confirmation chose, at its time over the rounds.
+    let (best, ms, samples) = match &confirmed {
+        Some(c) => (&c.point, c.median_ms, c.confirmation.rounds as usize),
+        None => (best, ms, samples),
+    };
     let mut record = kw_replay::tuned_record(
         &meta,
         &info,
@@ -349,6 +384,7 @@ pub(super) fn tune_one(
             tolerance: verify.then(|| args.tolerance()),
         },
     );
+    record.objective.confirmation = confirmed.map(|c| c.confirmation);
     if let Some(o) = &objective {
         record.objective.name = Some(o.name.clone());
         record.objective.value = Some(o.score(*score));

@@ -8,13 +8,11 @@ use super::report::{objective_of, print_summary, print_timing, TimingReport};
 use crate::cmd::isolated::{EvalTimeout, IsolatedEvaluator};
 use crate::cmd::worker::WorkerArgs;
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kw_core::wisdom::{add_record, ReplacePolicy};
 use kw_replay::{
     capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, VerifyMode,
 };
 use kw_tune::{strategies, Evaluator, LogHeader, LogLock, ResultsLog, Stop, StopReason, Tuner};
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -185,20 +183,9 @@ pub(super) fn tune_one(
         )),
         None => inner,
     };
-    let bar = ProgressBar::with_draw_target(
-        stop.remaining_evaluations(&Default::default()),
-        ProgressDrawTarget::stderr(),
-    );
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} evals, {msg} (ETA {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_prefix(def.tuning_key.clone());
+    let total = stop.remaining_evaluations(&Default::default());
+    let bar = super::progress::bar(&def.tuning_key, total);
+    let pace = super::progress::Pace::new(&def.tuning_key, total, deadline);
     // The captured configuration first: if it does not reproduce its own output, the
     // capture is inconsistent and the run stops there (see `inconsistent_capture`).
     let captured = space
@@ -213,6 +200,7 @@ pub(super) fn tune_one(
     let mut wrapped = WithProgress {
         inner,
         bar: &bar,
+        pace,
         failures: 0,
         best: None,
         compile_failures: 0,

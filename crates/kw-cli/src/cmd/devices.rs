@@ -24,6 +24,7 @@ pub fn run(args: DevicesArgs) -> Result<()> {
             .map(|d| {
                 serde_json::json!({
                     "index": d.index,
+                    "id": d.identity(),
                     "backend": d.info.backend.as_str(),
                     "name": d.info.name,
                     "vendor": d.info.vendor,

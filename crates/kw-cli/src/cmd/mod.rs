@@ -9,4 +9,5 @@ pub mod simulate_suite;
 pub mod space;
 pub mod tune;
 pub mod wisdom;
+pub mod wisdom_device;
 pub mod worker;

@@ -27,17 +27,18 @@ pub enum WisdomCmd {
     Explain {
         /// Tuning key, or path to a wisdom file.
         key: String,
-        /// Device name, as the driver reports it.
+        /// The device: an index or a name substring of a device here (as `kw devices`
+        /// lists them), or a device name of the records (exact, or a substring of one).
         #[arg(long)]
         device: String,
-        /// Architecture (e.g. sm_90).
+        /// Architecture (e.g. sm_90); default: the device's.
         #[arg(long, default_value = "")]
         arch: String,
         /// Backend (cuda or opencl); default: cuda for sm_* architectures, else any.
         #[arg(long)]
         backend: Option<String>,
-        /// Problem size, e.g. 4096,4096.
-        #[arg(long, value_delimiter = ',', num_args = 1..)]
+        /// Problem size, e.g. 4096,4096 (the selection depends on it).
+        #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
         problem_size: Vec<i64>,
         /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
         #[arg(long = "dir")]
@@ -191,15 +192,21 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             for (axis, v) in problem_size.iter().take(3).enumerate() {
                 ps[axis] = *v;
             }
+            let target = super::wisdom_device::resolve(&device, &file.records)?;
+            let arch = if arch.is_empty() {
+                target.architecture
+            } else {
+                arch
+            };
             let backend = backend.unwrap_or_else(|| {
                 if arch.starts_with("sm_") {
                     "cuda".into()
                 } else {
-                    String::new()
+                    target.backend
                 }
             });
             let query = Query {
-                device_name: device,
+                device_name: target.name,
                 architecture: arch,
                 backend,
                 problem_size,

@@ -73,6 +73,7 @@ impl Pace {
             Duration::from_secs_f64(each * t.saturating_sub(self.done) as f64)
         });
         match by_deadline.into_iter().chain(by_count).min() {
+            Some(d) if d.as_secs() == 0 => "under 1 s left".into(),
             Some(d) => format!("about {} left", human_duration(d)),
             None => "time left unknown".into(),
         }
@@ -98,12 +99,11 @@ impl Pace {
     }
 }
 
-/// `under 1 s`, `45 s`, `3 min 20 s`, `1 h 5 min`.
+/// `45 s`, `3 min 20 s`, `1 h 5 min`.
 fn human_duration(d: Duration) -> String {
     let s = d.as_secs();
     match s {
-        0 => "under 1 s".into(),
-        1..=59 => format!("{s} s"),
+        0..=59 => format!("{s} s"),
         60..=3599 => format!("{} min {} s", s / 60, s % 60),
         _ => format!("{} h {} min", s / 3600, s / 60 % 60),
     }

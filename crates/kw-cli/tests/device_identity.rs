@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 fn kw(dir: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .env("POCL_DEVICES", "pthread pthread")
         .env("KW_LOG", "debug")
         .args(args)

@@ -22,6 +22,8 @@ fn the_record_is_the_confirmed_winner_or_the_default() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(&dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args([
             "tune",
             "--bundled",

@@ -7,6 +7,8 @@ use std::process::Command;
 fn tune(dir: &std::path::Path, interval: &str, log: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .env("KW_PROGRESS_INTERVAL", interval)
         .args([
             "tune",

@@ -85,8 +85,13 @@ pub fn run(args: DevicesArgs) -> Result<()> {
         })
         .collect();
     println!(
-        "wisdom search path (KW_WISDOM_PATH, then the application's directory, ./wisdom by default): {}",
+        "wisdom search path (KW_WISDOM_PATH, then the per-user directory kw tune writes to, \
+         then the application's directory, ./wisdom by default): {}",
         shown.join(", ")
     );
+    match kw_core::user_dirs::state_dir() {
+        Some(d) => println!("kw tune's results logs: {}", d.join("logs").display()),
+        None => println!("kw tune's results logs: the current directory (no KW_STATE_DIR or HOME)"),
+    }
     Ok(())
 }

@@ -42,13 +42,19 @@ pub struct TuneArgs {
     /// the capture's backend).
     #[arg(long)]
     pub(super) device: Option<String>,
-    /// Where wisdom files are written.
-    #[arg(long, default_value = "wisdom")]
-    pub(super) wisdom_dir: PathBuf,
+    /// Where wisdom files are written. Default: the per-user wisdom directory, which
+    /// applications read automatically (KW_USER_WISDOM_DIR, else
+    /// ~/.local/share/kernel-wisdom/wisdom); give a project's `wisdom/` to ship the result.
+    #[arg(long)]
+    pub(super) wisdom_dir: Option<PathBuf>,
     /// The results log (JSON lines); with several captures, a directory for one log each.
-    /// Default: `<capture name>.tune.jsonl` in the current directory.
+    /// Default: `<capture name>.tune.jsonl` in the state directory's `logs/`.
     #[arg(long)]
     pub(super) log: Option<PathBuf>,
+    /// The state directory (results logs in its `logs/`). Default: KW_STATE_DIR, else
+    /// ~/.local/state/kernel-wisdom.
+    #[arg(long)]
+    pub(super) state_dir: Option<PathBuf>,
     /// Continue from the results log instead of starting over.
     #[arg(long)]
     pub(super) resume: bool,
@@ -157,6 +163,26 @@ pub(super) fn t1_stop(budget: &kw_core::kernel_tuner::T1Budget) -> Option<Stop> 
 }
 
 impl TuneArgs {
+    /// Where wisdom is written: `--wisdom-dir`, else the per-user wisdom directory.
+    pub(super) fn wisdom_dir(&self) -> Result<PathBuf> {
+        match &self.wisdom_dir {
+            Some(d) => Ok(d.clone()),
+            None => kw_core::user_dirs::user_wisdom_dir().context(
+                "no per-user wisdom directory (neither KW_USER_WISDOM_DIR, XDG_DATA_HOME nor \
+                 HOME is set): pass --wisdom-dir",
+            ),
+        }
+    }
+
+    /// Where results logs go by default: `--state-dir`, else the state directory, in its
+    /// `logs/`; the current directory when neither is known.
+    pub(super) fn log_dir(&self) -> PathBuf {
+        self.state_dir
+            .clone()
+            .or_else(kw_core::user_dirs::state_dir)
+            .map_or_else(PathBuf::new, |d| d.join("logs"))
+    }
+
     /// Whether the command line gives a stop condition of its own.
     pub(super) fn has_stop(&self) -> bool {
         self.budget.is_some() || self.time.is_some() || self.stop.is_some()

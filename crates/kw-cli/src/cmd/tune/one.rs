@@ -379,7 +379,7 @@ pub(super) fn tune_one(
         record.objective.maximize = o.maximize;
     }
     let (path, outcome) = add_record(
-        &args.wisdom_dir,
+        &args.wisdom_dir()?,
         &def.tuning_key,
         record,
         ReplacePolicy::IfBetter,

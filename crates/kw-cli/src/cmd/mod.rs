@@ -1,5 +1,6 @@
 pub mod cache;
 pub mod capture;
+pub mod capture_tables;
 pub mod devices;
 pub mod isolated;
 pub mod log;
@@ -7,6 +8,7 @@ pub mod report;
 pub mod simulate;
 pub mod simulate_suite;
 pub mod space;
+pub mod table;
 pub mod tune;
 pub mod wisdom;
 pub mod wisdom_device;

@@ -9,13 +9,17 @@ use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum WisdomCmd {
-    /// List the wisdom files of a directory.
+    /// List the wisdom files of a directory (default: every directory of the search path).
+    #[command(after_help = "Examples:\n  kw wisdom ls\n  kw wisdom ls wisdom/")]
     Ls {
-        /// The wisdom directory.
-        #[arg(default_value = "wisdom")]
-        dir: PathBuf,
+        /// The wisdom directory (default: KW_WISDOM_PATH, the per-user wisdom directory and
+        /// ./wisdom, those that exist).
+        dir: Option<PathBuf>,
     },
     /// Show the records of a tuning key (or of a wisdom file given by path).
+    #[command(
+        after_help = "Examples:\n  kw wisdom show vector_add\n  kw wisdom show wisdom/vector_add.json"
+    )]
     Show {
         /// Tuning key, or path to a wisdom file.
         key: String,
@@ -24,6 +28,10 @@ pub enum WisdomCmd {
         dirs: Vec<PathBuf>,
     },
     /// Explain which record the runtime would choose for a device and problem size, and why.
+    #[command(
+        after_help = "Examples:\n  kw wisdom explain vector_add --device 0 --problem-size 3000000\n  \
+                            kw wisdom explain gemm --device H100 --arch sm_90 --problem-size 4096,4096"
+    )]
     Explain {
         /// Tuning key, or path to a wisdom file.
         key: String,
@@ -50,6 +58,7 @@ pub enum WisdomCmd {
     },
     /// Combine wisdom files from many tuning nodes, keeping the fastest usable record per
     /// device, size and tuning space (under the lock `kw tune` takes).
+    #[command(after_help = "Examples:\n  kw wisdom merge wisdom/ node1/wisdom node2/wisdom")]
     Merge {
         /// Output directory (files in it take part in the merge too).
         out: PathBuf,
@@ -115,27 +124,42 @@ fn size(s: &[i64]) -> String {
 pub fn run(cmd: WisdomCmd) -> Result<()> {
     match cmd {
         WisdomCmd::Ls { dir } => {
-            let files = wisdom_files_in(&dir)?;
-            if files.is_empty() {
-                println!("no wisdom files (*.json) in {}", dir.display());
+            let dirs: Vec<PathBuf> = match dir {
+                Some(d) => vec![d],
+                None => search_path(Vec::new())
+                    .into_iter()
+                    .filter(|d| d.is_dir())
+                    .collect(),
+            };
+            if dirs.is_empty() {
+                println!("no wisdom directory exists on the search path");
             }
-            for path in files {
-                match WisdomFile::load(&path) {
-                    Ok(f) => {
-                        let mut devices: Vec<&str> =
-                            f.records.iter().map(|r| r.device.name.as_str()).collect();
-                        devices.sort();
-                        devices.dedup();
-                        println!(
-                            "{}\t{}\t{} record(s)\t{}",
-                            path.display(),
-                            f.tuning_key,
-                            f.records.len(),
-                            devices.join("; ")
-                        );
-                    }
-                    Err(e) => println!("{}\tINVALID: {e}", path.display()),
+            let mut rows = Vec::new();
+            for dir in &dirs {
+                let files = wisdom_files_in(dir)?;
+                if files.is_empty() {
+                    println!("no wisdom files (*.json) in {}", dir.display());
                 }
+                for path in files {
+                    rows.push(match WisdomFile::load(&path) {
+                        Ok(f) => {
+                            let mut devices: Vec<&str> =
+                                f.records.iter().map(|r| r.device.name.as_str()).collect();
+                            devices.sort();
+                            devices.dedup();
+                            vec![
+                                path.display().to_string(),
+                                f.tuning_key.clone(),
+                                f.records.len().to_string(),
+                                devices.join("; "),
+                            ]
+                        }
+                        Err(e) => vec![path.display().to_string(), format!("INVALID: {e}")],
+                    });
+                }
+            }
+            if !rows.is_empty() {
+                super::table::print(&["file", "tuning key", "records", "devices"], &rows);
             }
             Ok(())
         }

@@ -23,7 +23,8 @@ pub enum WisdomCmd {
     Show {
         /// Tuning key, or path to a wisdom file.
         key: String,
-        /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
+        /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
+        /// directory, then ./wisdom).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
     },
@@ -48,7 +49,8 @@ pub enum WisdomCmd {
         /// Problem size, e.g. 4096,4096 (the selection depends on it).
         #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
         problem_size: Vec<i64>,
-        /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
+        /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
+        /// directory, then ./wisdom).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
         /// A capture of the kernel: records whose configuration its tuning space (on the

@@ -3,13 +3,12 @@
 //! device's identity, and the worker opens exactly that device; a selector applies within
 //! the capture's backend and one that matches nothing there fails clearly.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 fn kw(dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
-        .current_dir(dir)
-        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
-        .env("KW_STATE_DIR", dir.join("state"))
+    common::kw_in(dir)
         .env("POCL_DEVICES", "pthread pthread")
         .env("KW_LOG", "debug")
         .args(args)
@@ -23,14 +22,7 @@ fn a_worker_opens_the_device_its_parent_chose() {
         eprintln!("SKIPPED: no OpenCL platform");
         return;
     }
-    let dir = std::env::temp_dir().join(format!(
-        "kw-device-identity-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::unique_dir("device-identity");
     let listed = kw(&dir, &["devices", "--json"]);
     let devices: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
     let pocl: Vec<&serde_json::Value> = devices

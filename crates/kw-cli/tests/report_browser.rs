@@ -4,17 +4,13 @@
 //! page must load with no console error, every figure must have a drawing, and nothing
 //! outside the file may be referenced.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
-        .current_dir(dir)
-        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
-        .env("KW_STATE_DIR", dir.join("state"))
-        .args(args)
-        .output()
-        .expect("running kw");
+    let out = common::kw_in(dir).args(args).output().expect("running kw");
     assert!(
         out.status.success(),
         "kw {args:?}:\n{}\n{}",
@@ -73,15 +69,7 @@ fn a_report_opens_in_a_headless_browser_with_every_figure_drawn() {
         );
         return;
     };
-    let dir = std::env::temp_dir().join(format!(
-        "kw-report-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::unique_dir("report");
     let tune = [
         "tune",
         "--bundled",

@@ -2,15 +2,13 @@
 //! ls`, `kw wisdom ls`, `kw cache ls`, `kw capture show`'s space and arguments); `kw cache
 //! ls` says what sets entries of one kernel apart; every `--help` ends with examples.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 fn kw(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
-        .current_dir(dir)
+    let out = common::kw_in(dir)
         .env("KW_CACHE_DIR", dir.join("cache"))
-        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
-        .env("KW_STATE_DIR", dir.join("state"))
         .args(args)
         .output()
         .expect("running kw");
@@ -23,21 +21,9 @@ fn kw(dir: &Path, args: &[&str]) -> String {
     text
 }
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "kw-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn every_help_ends_with_examples() {
-    let dir = temp("help");
+    let dir = common::unique_dir("help");
     for c in [
         "devices",
         "space",
@@ -83,7 +69,7 @@ fn ls_and_show_print_tables() {
         eprintln!("SKIPPED: no OpenCL platform");
         return;
     }
-    let dir = temp("tables");
+    let dir = common::unique_dir("tables");
     kw(
         &dir,
         &[

@@ -4,7 +4,7 @@
 //! the record say which, with the spread. Which branch a run takes depends on the machine's
 //! timing, so the test checks that whichever was taken is consistent.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn the_record_is_the_confirmed_winner_or_the_default() {
@@ -12,18 +12,8 @@ fn the_record_is_the_confirmed_winner_or_the_default() {
         eprintln!("SKIPPED: no OpenCL platform");
         return;
     }
-    let dir = std::env::temp_dir().join(format!(
-        "kw-tune-confirm-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
-        .current_dir(&dir)
-        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
-        .env("KW_STATE_DIR", dir.join("state"))
+    let dir = common::unique_dir("tune-confirm");
+    let out = common::kw_in(&dir)
         .args([
             "tune",
             "--bundled",

@@ -4,7 +4,9 @@
 //! (`KW_STATE_DIR`); the current directory stays empty. A `KW_WISDOM_PATH` entry that does
 //! not exist is said in one line.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn kw(cwd: &Path, root: &Path, args: &[&str]) -> Output {
@@ -34,13 +36,7 @@ fn tune_writes_to_the_user_and_state_directories_not_the_current_one() {
         eprintln!("SKIPPED: no OpenCL platform");
         return;
     }
-    let root: PathBuf = std::env::temp_dir().join(format!(
-        "kw-tune-defaults-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
+    let root = common::unique_dir("tune-defaults");
     let (setup, work) = (root.join("setup"), root.join("work"));
     std::fs::create_dir_all(&setup).unwrap();
     std::fs::create_dir_all(&work).unwrap();
@@ -91,19 +87,16 @@ fn tune_writes_to_the_user_and_state_directories_not_the_current_one() {
         "{text}"
     );
     // Selection reads the per-user directory without --dir or KW_WISDOM_PATH.
-    let explained = ok(&kw(
-        &work,
-        &root,
-        &[
-            "wisdom",
-            "explain",
-            "vector_add",
-            "--device",
-            "0",
-            "--problem-size",
-            "4096",
-        ],
-    ));
+    let explain = [
+        "wisdom",
+        "explain",
+        "vector_add",
+        "--device",
+        "0",
+        "--problem-size",
+        "4096",
+    ];
+    let explained = ok(&kw(&work, &root, &explain));
     assert!(
         explained.contains(&wisdom.display().to_string()),
         "{explained}"
@@ -114,15 +107,7 @@ fn tune_writes_to_the_user_and_state_directories_not_the_current_one() {
         .current_dir(&work)
         .env("KW_USER_WISDOM_DIR", root.join("user-wisdom"))
         .env("KW_WISDOM_PATH", &missing)
-        .args([
-            "wisdom",
-            "explain",
-            "vector_add",
-            "--device",
-            "0",
-            "--problem-size",
-            "4096",
-        ])
+        .args(explain)
         .output()
         .unwrap();
     let text = ok(&out);

@@ -2,13 +2,10 @@
 //! (evaluations, failures, best so far, time left), one per evaluation with
 //! `KW_PROGRESS_INTERVAL=0`, only the first with a long interval.
 
-use std::process::Command;
+mod common;
 
 fn tune(dir: &std::path::Path, interval: &str, log: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
-        .current_dir(dir)
-        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
-        .env("KW_STATE_DIR", dir.join("state"))
+    let out = common::kw_in(dir)
         .env("KW_PROGRESS_INTERVAL", interval)
         .args([
             "tune",
@@ -38,14 +35,7 @@ fn plain_progress_lines_when_not_a_terminal() {
         eprintln!("SKIPPED: no OpenCL platform");
         return;
     }
-    let dir = std::env::temp_dir().join(format!(
-        "kw-tune-progress-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::unique_dir("tune-progress");
     let every = tune(&dir, "0", "a.jsonl");
     let lines: Vec<&str> = every
         .lines()

@@ -2,7 +2,7 @@
 //! no script, nothing fetched) about results logs, wisdom directories, captures and
 //! `kw simulate --json` output.
 //!
-//! One concern per file: [`html`] (the page), [`svg`] (the figures), [`run`] (a tuning run),
+//! One concern per file: [`html`] (the page), [`svg`] (the figures), [`run`](mod@run) (a tuning run),
 //! [`wisdom`] (a wisdom set), [`strategies`] (a strategy comparison), [`captures`].
 
 mod captures;

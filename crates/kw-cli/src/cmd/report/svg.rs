@@ -91,6 +91,17 @@ fn span(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
+/// The label of a categorical axis at `v`: the category at an integer position, nothing
+/// between.
+fn label_at(labels: &[String], v: f64) -> String {
+    let i = v.round();
+    if (v - i).abs() < 1e-6 && i >= 0.0 {
+        labels.get(i as usize).cloned().unwrap_or_default()
+    } else {
+        String::new()
+    }
+}
+
 /// Draws `f` onto a fresh SVG of `size` and returns the SVG text.
 fn render(
     what: &str,
@@ -293,14 +304,7 @@ pub fn strip(
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n.min(12))
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 {
-                    labels.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| label_at(&labels, *x))
             .y_desc(y_desc)
             .draw()
             .map_err(failed(title))?;
@@ -352,14 +356,7 @@ pub fn bars(title: &str, x_desc: &str, items: &[(String, f64)]) -> Result<String
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(n)
-            .y_label_formatter(&|y| {
-                let i = y.round();
-                if (y - i).abs() < 1e-6 && i >= 0.0 {
-                    labels.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .y_label_formatter(&|y| label_at(&labels, *y))
             .x_desc(x_desc)
             .draw()
             .map_err(failed(title))?;
@@ -406,21 +403,14 @@ pub fn heatmap(
             .y_label_area_size(56)
             .build_cartesian_2d(-0.5f64..nx as f64 - 0.5, -0.5f64..ny as f64 - 0.5)
             .map_err(failed(title))?;
-        let at = |labels: &[String], v: f64| {
-            if (v - v.round()).abs() < 1e-6 && v >= 0.0 {
-                labels.get(v.round() as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
         let (cl, rl) = (columns.to_vec(), rows.to_vec());
         chart
             .configure_mesh()
             .disable_mesh()
             .x_labels(nx)
             .y_labels(ny)
-            .x_label_formatter(&|v| at(&cl, *v))
-            .y_label_formatter(&|v| at(&rl, *v))
+            .x_label_formatter(&|v| label_at(&cl, *v))
+            .y_label_formatter(&|v| label_at(&rl, *v))
             .x_desc(x_desc)
             .y_desc(y_desc)
             .draw()

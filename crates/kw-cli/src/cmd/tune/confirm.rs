@@ -255,6 +255,24 @@ mod tests {
     }
 
     #[test]
+    fn one_stray_round_of_ten_does_not_decide() {
+        let (d, a) = (vec![0], vec![1]);
+        let mut slow = vec![1.0; 10];
+        slow[4] = 1.6; // one round where the candidate was hit by the machine
+        let mut t = Table {
+            ms: HashMap::from([(d.clone(), vec![1.5; 10]), (a.clone(), slow)]),
+            calls: 0,
+        };
+        let c = confirm(&mut t, &d, std::slice::from_ref(&a), 10).unwrap();
+        assert_eq!(c.point, a, "{}", c.line);
+        assert_eq!(
+            (c.confirmation.speedup_low, c.confirmation.speedup_high),
+            (1.5, 1.5)
+        );
+        assert!(c.line.contains("97% interval"), "{}", c.line);
+    }
+
+    #[test]
     fn a_default_that_fails_again_is_an_error() {
         let (d, a) = (vec![0], vec![1]);
         let mut t = Table {

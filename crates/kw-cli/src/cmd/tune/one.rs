@@ -234,7 +234,9 @@ pub(super) fn tune_one(
     // The winner measured again against the default, interleaved, with the same evaluator
     // (isolated, unless --no-isolation), past the run's deadline.
     let confirmed = match (&report.best, &objective, args.confirm_rounds) {
-        (Some((best, _)), None, rounds) if rounds > 0 && *best != default => {
+        (Some((best, _)), None, rounds)
+            if rounds > 0 && *best != default && report.reason != StopReason::Cancelled =>
+        {
             if let Some(e) = isolated.as_mut() {
                 e.set_deadline(None);
             }

@@ -25,6 +25,8 @@ out=${KW_DEMO_OUT:-target/demo}
 rm -rf "$out"
 mkdir -p "$out/captures" "$out/wisdom"
 export KW_WISDOM_PATH="$out/wisdom"
+# The demo keeps to its own directory: no per-user wisdom or state of the machine takes part.
+export KW_USER_WISDOM_DIR="$out/wisdom" KW_STATE_DIR="$out/state"
 
 echo
 echo "== 1. the application, capture on (KW_CAPTURE='*'), no wisdom yet: default configurations"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kernel-wisdom's tests and demo need on a Debian/Ubuntu machine, idempotently:
 # PoCL (OpenCL on the CPU), the OpenCL ICD loader, and what the C API's tests need (cmake,
-# pkg-config, a C and a C++ compiler). Does nothing when they are present.
+# pkg-config, a C and a C++ compiler), and a headless browser for the report's test
+# (chromium). Does nothing when they are present.
 set -euo pipefail
 
 need=()
@@ -31,6 +32,21 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# `kw report`'s test opens a report in a headless browser (Debian's chromium). Where it
+# cannot be installed (no apt-get, no root, no such package) the test says it is skipped.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo="sudo"
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; } &&
+    echo "setup: installing chromium (for the report's browser test)" &&
+    { $sudo apt-get update -qq || true; } &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; then
+    :
+  else
+    echo "setup: chromium could not be installed here: the report's browser test will be skipped" >&2
+  fi
 fi
 
 if command -v clinfo >/dev/null 2>&1; then

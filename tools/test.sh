@@ -11,7 +11,12 @@ tools/setup.sh
 # compiles use cache directories of their own.
 KW_CACHE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-cache.XXXXXX")"
 export KW_CACHE_DIR
-trap 'rm -rf "$KW_CACHE_DIR"' EXIT
+# Likewise the per-user wisdom (read by every selection) and the state directory (results
+# logs): the user's own never take part in, or receive, a test's results.
+KW_USER_WISDOM_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-wisdom.XXXXXX")"
+KW_STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-state.XXXXXX")"
+export KW_USER_WISDOM_DIR KW_STATE_DIR
+trap 'rm -rf "$KW_CACHE_DIR" "$KW_USER_WISDOM_DIR" "$KW_STATE_DIR"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

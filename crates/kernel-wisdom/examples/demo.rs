@@ -79,8 +79,8 @@ fn report(
         default.sort_by(f64::total_cmp);
         let (c, d) = (chosen[1], default[1]);
         println!(
-            "            {c:.4} ms vs default {d:.4} ms: {:.2}x faster",
-            d / c
+            "            {c:.4} ms vs default {d:.4} ms: {}",
+            kw_core::diag::ratio_words(d, c)
         );
     }
     Ok(())

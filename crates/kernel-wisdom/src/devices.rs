@@ -22,6 +22,9 @@ pub use not_built::OpenClBackend;
 /// The environment variable that selects the default device: an index or a name substring.
 pub const DEVICE_ENV: &str = "KW_DEVICE";
 
+/// How a device identity ([`ListedDevice::identity`]) starts.
+const ID_PREFIX: &str = "id:";
+
 /// How to pick a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSelector {
@@ -29,6 +32,9 @@ pub enum DeviceSelector {
     Index(usize),
     /// The first device whose name contains this text (case-insensitive).
     Name(String),
+    /// The device [`ListedDevice::identity`] describes (`id:...`): what a process hands to
+    /// another so that both open the same device however each numbers them.
+    Id(String),
 }
 
 impl DeviceSelector {
@@ -36,7 +42,9 @@ impl DeviceSelector {
     /// empty text is index 0.
     pub fn parse(text: &str) -> DeviceSelector {
         let t = text.trim();
-        if t.is_empty() {
+        if t.starts_with(ID_PREFIX) {
+            DeviceSelector::Id(t.to_string())
+        } else if t.is_empty() {
             DeviceSelector::Index(0)
         } else if let Ok(i) = t.parse::<usize>() {
             DeviceSelector::Index(i)
@@ -100,6 +108,88 @@ pub struct ListedDevice {
     pub info: DeviceInfo,
 }
 
+impl ListedDevice {
+    /// A stable identity: `id:BACKEND:INDEX-IN-BACKEND:UUID:NAME` (`-` for no UUID). Another
+    /// process opens the same device from it ([`DeviceSelector::Id`]) whatever devices
+    /// other backends list there: by UUID where the driver gives one that no other device
+    /// shares, else by the backend's own index, checked against the name.
+    pub fn identity(&self) -> String {
+        format!(
+            "{ID_PREFIX}{}:{}:{}:{}",
+            self.info.backend.as_str(),
+            self.backend_index,
+            self.info.uuid.as_deref().unwrap_or("-"),
+            self.info.name
+        )
+    }
+}
+
+/// The device of `devices` that `id` ([`ListedDevice::identity`]) describes.
+fn find_identity<'a>(devices: &'a [ListedDevice], id: &str) -> Option<&'a ListedDevice> {
+    let mut parts = id.strip_prefix(ID_PREFIX)?.splitn(4, ':');
+    let (backend, index, uuid, name) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let index: usize = index.parse().ok()?;
+    let of_backend: Vec<&ListedDevice> = devices
+        .iter()
+        .filter(|d| d.info.backend.as_str() == backend)
+        .collect();
+    if uuid != "-" {
+        let same: Vec<&&ListedDevice> = of_backend
+            .iter()
+            .filter(|d| d.info.uuid.as_deref() == Some(uuid))
+            .collect();
+        if let [one] = same.as_slice() {
+            return (one.info.name == name).then_some(**one);
+        }
+    }
+    of_backend
+        .into_iter()
+        .find(|d| d.backend_index == index && d.info.name == name)
+}
+
+/// The device `selector` picks among `devices`, restricted to `backend` when given (an
+/// index naming a device of another backend matches nothing).
+pub fn resolve(
+    selector: &DeviceSelector,
+    backend: Option<BackendKind>,
+) -> Result<ListedDevice, Error> {
+    let devices = list_devices()?;
+    let in_backend = |d: &&ListedDevice| backend.is_none_or(|b| d.info.backend == b);
+    let found = match selector {
+        DeviceSelector::Index(i) => devices.get(*i).filter(in_backend),
+        DeviceSelector::Name(n) => {
+            let n = n.to_lowercase();
+            devices
+                .iter()
+                .filter(in_backend)
+                .find(|d| d.info.name.to_lowercase().contains(&n))
+        }
+        DeviceSelector::Id(id) => find_identity(&devices, id).filter(in_backend),
+    };
+    if let Some(d) = found {
+        return Ok(d.clone());
+    }
+    let available: Vec<String> = devices
+        .iter()
+        .map(|d| format!("{}: {} ({})", d.index, d.info.name, d.info.backend))
+        .collect();
+    let within = backend.map_or(String::new(), |b| format!(" among the {b} devices"));
+    Err(Error::NoDevice {
+        selector: match selector {
+            DeviceSelector::Index(i) => format!("index {i}{within}"),
+            DeviceSelector::Name(n) => format!("a name containing {n:?}{within}"),
+            DeviceSelector::Id(id) => format!("the identity {id:?}{within}"),
+        },
+        available: available.join(", "),
+    })
+}
+
+/// Opens a device [`resolve`] found.
+pub fn open_listed(d: &ListedDevice) -> Result<Arc<dyn Device>, Error> {
+    report_cache_settings();
+    Ok(backends()[d.backend].open(d.backend_index)?)
+}
+
 /// Every device of every available backend. Backends that are not available are skipped;
 /// if none is, the last backend's "unavailable" error is returned.
 pub fn list_devices() -> Result<Vec<ListedDevice>, Error> {
@@ -140,31 +230,7 @@ pub fn list_devices() -> Result<Vec<ListedDevice>, Error> {
 
 /// Opens the device a selector picks.
 pub fn open_device(selector: &DeviceSelector) -> Result<Arc<dyn Device>, Error> {
-    let devices = list_devices()?;
-    let found = match selector {
-        DeviceSelector::Index(i) => devices.get(*i),
-        DeviceSelector::Name(n) => {
-            let n = n.to_lowercase();
-            devices
-                .iter()
-                .find(|d| d.info.name.to_lowercase().contains(&n))
-        }
-    };
-    let Some(d) = found else {
-        let available: Vec<String> = devices
-            .iter()
-            .map(|d| format!("{}: {} ({})", d.index, d.info.name, d.info.backend))
-            .collect();
-        return Err(Error::NoDevice {
-            selector: match selector {
-                DeviceSelector::Index(i) => format!("index {i}"),
-                DeviceSelector::Name(n) => format!("a name containing {n:?}"),
-            },
-            available: available.join(", "),
-        });
-    };
-    report_cache_settings();
-    Ok(backends()[d.backend].open(d.backend_index)?)
+    open_listed(&resolve(selector, None)?)
 }
 
 /// Says once which compile cache the process uses (debug) and what is wrong with its
@@ -246,6 +312,45 @@ mod tests {
         assert_eq!(
             DeviceSelector::parse("A100"),
             DeviceSelector::Name("A100".into())
+        );
+        assert_eq!(
+            DeviceSelector::parse("id:opencl:1:-:a:b"),
+            DeviceSelector::Id("id:opencl:1:-:a:b".into())
+        );
+    }
+
+    fn listed(index: usize, backend_index: usize, uuid: Option<&str>, name: &str) -> ListedDevice {
+        use kw_core::backend::Device as _;
+        let mut info = kw_core::null_device::NullDevice::new(BackendKind::Opencl)
+            .info()
+            .clone();
+        info.uuid = uuid.map(str::to_string);
+        info.name = name.into();
+        ListedDevice {
+            index,
+            backend: 1,
+            backend_index,
+            info,
+        }
+    }
+
+    #[test]
+    fn identities_find_the_same_device_in_another_numbering() {
+        let here = [listed(0, 0, None, "cpu: a"), listed(1, 1, None, "cpu: a")];
+        let id = here[1].identity();
+        assert_eq!(id, "id:opencl:1:-:cpu: a");
+        // Elsewhere a CUDA device comes first: the global index moves, the identity holds.
+        let there = [listed(1, 0, None, "cpu: a"), listed(2, 1, None, "cpu: a")];
+        assert_eq!(find_identity(&there, &id).map(|d| d.index), Some(2));
+        // A different device at that position is not taken for it.
+        let other = [listed(0, 0, None, "cpu: a"), listed(1, 1, None, "gpu")];
+        assert!(find_identity(&other, &id).is_none());
+        // A unique UUID wins over the position.
+        let u = [listed(0, 0, Some("u0"), "g"), listed(1, 1, Some("u1"), "g")];
+        let moved = [listed(0, 0, Some("u1"), "g"), listed(1, 1, Some("u0"), "g")];
+        assert_eq!(
+            find_identity(&moved, &u[1].identity()).map(|d| d.index),
+            Some(0)
         );
     }
 }

@@ -104,7 +104,7 @@ pub use capture::{
 };
 pub use devices::{
     backend_built, backends, first_device_of, list_devices, open_default_device, open_device,
-    CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
+    open_listed, resolve, CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
 pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};

@@ -2,6 +2,8 @@
 //! per problem size (the five steps of [`kw_core::wisdom::select`]).
 //!
 //! Search path: the directories in `KW_WISDOM_PATH` (separated like `PATH`), then the
+//! per-user wisdom directory `kw tune` writes to by default (`KW_USER_WISDOM_DIR`, else
+//! `$XDG_DATA_HOME/kernel-wisdom/wisdom`, else `~/.local/share/kernel-wisdom/wisdom`), then the
 //! application's wisdom directory ([`crate::WisdomKernel::with_wisdom_dir`]; `./wisdom` by
 //! default). Every file found for the tuning key takes part: the selection uses the file whose
 //! best match is at the earliest step (1-4), the earlier file on the path when two tie, and
@@ -55,7 +57,10 @@ pub struct WisdomSource {
 
 use kw_core::diag::debug_enabled;
 
-/// The search path: `KW_WISDOM_PATH`'s directories, then `app_dir` (or `./wisdom`).
+/// The search path: `KW_WISDOM_PATH`'s directories, then the per-user wisdom directory
+/// (where `kw tune` writes by default: [`kw_core::user_dirs::user_wisdom_dir`]), then
+/// `app_dir` (or `./wisdom`). A `KW_WISDOM_PATH` entry that does not exist is said once
+/// (info): a mistyped path would otherwise leave every kernel on its default silently.
 pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os(WISDOM_PATH_ENV)
         .map(|p| {
@@ -64,6 +69,15 @@ pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
                 .collect()
         })
         .unwrap_or_default();
+    for d in &dirs {
+        if !d.exists() && kw_core::diag::once(&format!("wisdom path entry {}", d.display())) {
+            kw_core::diag::info(&format!(
+                "{WISDOM_PATH_ENV} names {}, which does not exist: no wisdom is read from it",
+                d.display()
+            ));
+        }
+    }
+    dirs.extend(kw_core::user_dirs::user_wisdom_dir());
     dirs.push(app_dir.map_or_else(|| PathBuf::from(DEFAULT_WISDOM_DIR), Path::to_path_buf));
     dirs
 }

@@ -45,24 +45,52 @@ enum Command {
     /// timed, and set against the device's copy bandwidth measured in the same run.
     Bench(cmd::bench::BenchArgs),
     /// Tuning spaces: size and structure.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  kw space stats captures/vector_add_4096.kwcap"
+    )]
     Space(cmd::space::SpaceCmd),
     /// Wisdom files: list, show, explain a selection, merge.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  kw wisdom ls\n  kw wisdom explain vector_add --device 0 --problem-size 4096"
+    )]
     Wisdom(cmd::wisdom::WisdomCmd),
     /// Capture files: list, show, verify.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  kw capture ls\n  kw capture show captures/vector_add_4096.kwcap"
+    )]
     Capture(cmd::capture::CaptureCmd),
     /// Score search strategies on a measured space (Kernel Tuner cache file), without a GPU.
+    #[command(
+        after_help = "Examples:\n  kw simulate gemm_A100.json.gz --strategy all --budgets 25,50,100\n  \
+                      kw simulate --suite spaces/ --budgets 50,100,200 --json > scores.json"
+    )]
     Simulate(cmd::simulate::SimulateArgs),
     /// Tune captured kernels: replay each capture under many configurations, verified, and
     /// add the best to its wisdom file.
+    #[command(
+        after_help = "Examples:\n  kw tune captures/vector_add_4096.kwcap --time 2m\n  \
+                      kw tune captures/*.kwcap --budget 200 --wisdom-dir wisdom/   # into a project's shipped wisdom"
+    )]
     Tune(Box<cmd::tune::TuneArgs>),
     /// The on-disk compile cache shared by applications and `kw tune`: list, stats, clear.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Examples:\n  kw cache ls\n  kw cache stats")]
     Cache(cmd::cache::CacheCmd),
+    /// A self-contained HTML report (SVG figures, no network) on results logs, wisdom,
+    /// captures and `kw simulate --json` output.
+    #[command(
+        after_help = "Examples:\n  kw report ~/.local/state/kernel-wisdom/logs/*.jsonl wisdom/ -o report/\n  \
+                      kw simulate --suite spaces/ --budgets 50,100,200 --json > ours.json\n  \
+                      kw report ours.json --peer theirs.json -o report/"
+    )]
+    Report(cmd::report::ReportArgs),
     /// Results logs of tuning runs.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  kw log export run.tune.jsonl --kt-cache kt.json"
+    )]
     Log(cmd::log::LogCmd),
     /// The evaluation worker `kw tune` starts (not for people).
     #[command(name = "__eval-worker", hide = true)]
@@ -119,6 +147,7 @@ fn main() {
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
         Command::Cache(c) => cmd::cache::run(c),
+        Command::Report(a) => cmd::report::run(a),
         Command::Tune(a) => cmd::tune::run(*a),
         Command::EvalWorker(a) => cmd::worker::run(a),
     };

@@ -57,6 +57,8 @@ fn run_child(dir: &Path, which: &str, vars: &[(&str, &str)]) -> (String, String)
     let mut cmd = Command::new(std::env::current_exe().expect("test binary path"));
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
         .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .env(CHILD_ENV, which)
         .env("KW_EXAMPLE_N", "4096")
         .env("KW_EXAMPLE_PLATFORM", "Portable Computing Language");
@@ -183,6 +185,8 @@ fn instrumented_opencl_app_capture_tune_select() {
     // 4. Tune it.
     let out = Command::new(kw_bin())
         .current_dir(&dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args([
             "tune",
             capture.to_str().unwrap(),
@@ -260,6 +264,8 @@ fn instrumented_cudarc_app_capture_tune_select() {
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
     let out = Command::new(kw_bin())
         .current_dir(&dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args(["tune", files[0].to_str().unwrap(), "--budget", "24"])
         .args(["--wisdom-dir", wisdom_dir.to_str().unwrap()])
         .output()

@@ -78,6 +78,8 @@ fn kw_bin() -> PathBuf {
 fn kw(dir: &Path, args: &[&str]) -> Output {
     Command::new(kw_bin())
         .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args(args)
         .output()
         .expect("running kw")
@@ -248,6 +250,8 @@ fn ctrl_c_stops_a_hung_evaluation() {
     let idx = index.to_string();
     let child = Command::new(kw_bin())
         .current_dir(&dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args([
             "tune",
             capture.to_str().unwrap(),

@@ -8,7 +8,11 @@ use std::process::Command;
 
 fn kw(dir: &Path, cache: &Path, off: bool, args: &[&str]) -> String {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kw"));
-    cmd.current_dir(dir).args(args).env("KW_CACHE_DIR", cache);
+    cmd.current_dir(dir)
+        .args(args)
+        .env("KW_CACHE_DIR", cache)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"));
     if off {
         cmd.env("KW_CACHE", "off");
     } else {

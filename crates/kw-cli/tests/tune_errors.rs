@@ -10,6 +10,8 @@ use std::process::{Command, Output};
 fn kw(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args(args)
         .output()
         .expect("running kw")

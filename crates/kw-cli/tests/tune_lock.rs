@@ -13,6 +13,8 @@ use std::process::{Command, Output, Stdio};
 fn kw(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args(args)
         .output()
         .expect("running kw")
@@ -99,6 +101,8 @@ fn a_second_kw_tune_on_a_held_log_is_refused_naming_the_running_process() {
     // before its time limit).
     let first = Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(&dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args(["tune", &capture, "--eval-timeout", "10m"])
         .args(common)
         .stdout(Stdio::piped())

@@ -191,3 +191,85 @@ fn explain_skips_records_not_valid_at_the_problem_size() {
         "{text}"
     );
 }
+
+/// `kw wisdom explain --device` takes what `--device` takes elsewhere (an index or a name
+/// substring of a device here) or a device of the records, fails clearly when nothing or
+/// several match, and wants a problem size.
+#[test]
+fn explain_device_is_an_index_or_a_substring_and_wants_a_size() {
+    let dir = std::env::temp_dir().join(format!(
+        "kw-explain-device-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    use kw_core::backend::Device as _;
+    let null = kw_core::null_device::NullDevice::new(BackendKind::Opencl);
+    let space = bundled::vector_add()
+        .unwrap()
+        .space(Some(null.info()))
+        .unwrap();
+    let mut file = WisdomFile::new("vector_add");
+    for (name, bx) in [("Alpha Accelerator", 64), ("Beta Accelerator", 128)] {
+        let mut r = record(&space, bx, 1.0);
+        r.device.name = name.into();
+        file.records.push(r);
+    }
+    let path = dir.join("vector_add.json");
+    file.save(&path).unwrap();
+    let explain = |device: &str, size: Option<&str>| {
+        let mut args = vec![
+            "wisdom",
+            "explain",
+            path.to_str().unwrap(),
+            "--device",
+            device,
+        ];
+        if let Some(s) = size {
+            args.extend(["--problem-size", s]);
+        }
+        let out = kw(&dir, &args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    // A substring of one record's device: that device (its record is chosen exactly).
+    let (ok, text) = explain("alpha", Some("1024"));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("Alpha Accelerator") && text.contains("block_size_x=64"),
+        "{text}"
+    );
+    // Several or none: an error that lists what there is.
+    let (ok, text) = explain("accelerator", Some("1024"));
+    assert!(
+        !ok && text.contains("matches several devices of the records"),
+        "{text}"
+    );
+    let (ok, text) = explain("no such device", Some("1024"));
+    assert!(!ok && text.contains("matches no device here"), "{text}");
+    assert!(
+        text.contains("Alpha Accelerator, Beta Accelerator"),
+        "{text}"
+    );
+    // An index is a device here (as `kw devices` numbers them).
+    let (ok, text) = explain("99", Some("1024"));
+    assert!(
+        !ok && text.contains("no device has index 99 here"),
+        "{text}"
+    );
+    if let Some(d) = list_devices().ok().and_then(|l| l.into_iter().next()) {
+        let (ok, text) = explain(&d.index.to_string(), Some("1024"));
+        assert!(ok, "{text}");
+        assert!(text.contains(&d.info.name), "{text}");
+    }
+    // No problem size: an error, not a distance.
+    let (ok, text) = explain("alpha", None);
+    assert!(!ok && text.contains("--problem-size"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -176,6 +176,8 @@ fn a_capture_that_fails_to_load_after_loading_is_a_start_failure() {
     // `kw tune`: the run stops with the start failure; no configuration is blamed.
     let out = Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(&dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
         .args(["tune", capture.to_str().unwrap(), "--device", &idx])
         .args(["--budget", "4", "--samples", "2", "--log", "run.jsonl"])
         .output()

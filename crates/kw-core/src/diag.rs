@@ -108,6 +108,22 @@ pub fn error_once(key: &str, message: &str) {
     }
 }
 
+/// How `new_ms` compares with `baseline_ms` (both times, lower is better), in words:
+/// `1.23x faster`, `1.18x slower` (never `0.85x faster`), `as fast` within 0.5%.
+pub fn ratio_words(baseline_ms: f64, new_ms: f64) -> String {
+    if !(baseline_ms > 0.0 && new_ms > 0.0) {
+        return "not comparable".into();
+    }
+    let r = baseline_ms / new_ms;
+    if (r - 1.0).abs() < 0.005 {
+        "as fast".into()
+    } else if r > 1.0 {
+        format!("{r:.2}x faster")
+    } else {
+        format!("{:.2}x slower", 1.0 / r)
+    }
+}
+
 /// `12.0 MiB`, `512 B`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -127,6 +143,14 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratios_below_one_read_as_slower() {
+        assert_eq!(ratio_words(1.23, 1.0), "1.23x faster");
+        assert_eq!(ratio_words(1.0, 1.18), "1.18x slower");
+        assert_eq!(ratio_words(1.0, 1.001), "as fast");
+        assert_eq!(ratio_words(0.0, 1.0), "not comparable");
+    }
 
     #[test]
     fn levels_parse_and_order() {

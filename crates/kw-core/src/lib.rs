@@ -59,5 +59,6 @@ pub mod scalar;
 pub mod space;
 pub mod suggest;
 pub mod tolerance;
+pub mod user_dirs;
 pub mod value;
 pub mod wisdom;

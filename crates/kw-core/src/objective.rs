@@ -159,6 +159,7 @@ mod tests {
             name: Some("GFLOP/s".into()),
             value: Some(value),
             maximize: true,
+            confirmation: None,
         };
         // Slower but more work done: better by throughput.
         let (a, b) = gflops(2.0, 300.0).scores(&gflops(1.0, 200.0));

@@ -61,6 +61,10 @@ pub struct LogHeader {
     /// The capture's checksum, when the log is a capture's (`kw tune`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture_checksum: Option<String>,
+    /// Kernel Tuner's cache key of the run's reference (default) configuration, when known
+    /// (`kw tune`; absent in logs written before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_key: Option<String>,
     /// The objective's name (`time`: milliseconds).
     pub objective: String,
 }
@@ -86,6 +90,7 @@ impl LogHeader {
             device_name: None,
             problem_size: None,
             capture_checksum: None,
+            default_key: None,
             objective: "time".to_string(),
         }
     }

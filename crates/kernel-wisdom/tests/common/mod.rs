@@ -37,6 +37,7 @@ pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
                 Some(DeviceSelector::Name(n)) => {
                     d.info.name.to_lowercase().contains(&n.to_lowercase())
                 }
+                Some(DeviceSelector::Id(id)) => d.identity() == *id,
             }
     }) else {
         eprintln!("SKIPPED: no OpenCL platform (no OpenCL device listed or selected)");

@@ -9,11 +9,21 @@ use std::time::SystemTime;
 
 #[derive(Subcommand)]
 pub enum CacheCmd {
-    /// List the entries, most recently used first (each is read and checked).
+    /// List the entries, most recently used first (each is read and checked), with the
+    /// options (tuned defines) that set each apart from its kernel's other entries.
+    #[command(
+        after_help = "Examples:\n  kw cache ls\n  kw cache ls --dir /scratch/kw-cache | grep vector_add"
+    )]
     Ls(Where),
     /// Directory, size limit, entries and bytes per backend, entries that fail their checks.
+    #[command(
+        after_help = "Examples:\n  kw cache stats\n  KW_CACHE_DIR=/scratch/kw-cache kw cache stats"
+    )]
     Stats(Where),
     /// Remove every entry.
+    #[command(
+        after_help = "Examples:\n  kw cache clear\n  kw cache clear --dir /scratch/kw-cache"
+    )]
     Clear(Where),
 }
 
@@ -54,6 +64,42 @@ fn when(t: SystemTime) -> String {
         .to_string()
 }
 
+/// Per entry, the compiler options that set it apart from the other entries of its kernel
+/// and device (the tuned defines, typically): options every one of them shares are left
+/// out. `-` when nothing differs (one entry, or only the compiler or source differ).
+fn distinguishing(entries: &[store::Listed]) -> Vec<String> {
+    use std::collections::HashMap;
+    let words = |o: &str| -> Vec<String> { o.split_whitespace().map(str::to_string).collect() };
+    let mut groups: HashMap<(String, String), Vec<Vec<String>>> = HashMap::new();
+    for e in entries {
+        if let Ok(h) = &e.header {
+            groups
+                .entry((h.kernel.clone(), h.device.clone()))
+                .or_default()
+                .push(words(&h.options));
+        }
+    }
+    entries
+        .iter()
+        .map(|e| {
+            let Ok(h) = &e.header else {
+                return String::new();
+            };
+            let group = &groups[&(h.kernel.clone(), h.device.clone())];
+            let own: Vec<String> = words(&h.options)
+                .into_iter()
+                .filter(|w| !group.iter().all(|g| g.contains(w)))
+                .map(|w| w.strip_prefix("-D").map_or(w.clone(), str::to_string))
+                .collect();
+            if own.is_empty() {
+                "-".into()
+            } else {
+                own.join(" ")
+            }
+        })
+        .collect()
+}
+
 pub fn run(cmd: CacheCmd) -> Result<()> {
     match cmd {
         CacheCmd::Ls(w) => {
@@ -61,28 +107,52 @@ pub fn run(cmd: CacheCmd) -> Result<()> {
             let entries =
                 store::list(&dir).with_context(|| format!("listing {}", dir.display()))?;
             println!("{}: {} entries", dir.display(), entries.len());
-            for e in entries {
-                let key = e
-                    .path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().chars().take(16).collect::<String>())
-                    .unwrap_or_default();
-                match e.header {
-                    Ok(h) => println!(
-                        "{key}  {:<6} {:<13} {:>10}  {}  {}  on {}",
-                        h.backend,
-                        h.kind,
-                        human(e.bytes),
-                        when(e.last_used),
-                        h.kernel,
-                        h.device
-                    ),
-                    Err(why) => println!(
-                        "{key}  UNUSABLE {:>10}  {}  {why} (it will be recompiled and replaced)",
-                        human(e.bytes),
-                        when(e.last_used)
-                    ),
-                }
+            let differs = distinguishing(&entries);
+            let rows: Vec<Vec<String>> = entries
+                .iter()
+                .zip(differs)
+                .map(|(e, differs)| {
+                    let key = e
+                        .path
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().chars().take(16).collect::<String>())
+                        .unwrap_or_default();
+                    match &e.header {
+                        Ok(h) => vec![
+                            key,
+                            h.backend.clone(),
+                            h.kind.clone(),
+                            human(e.bytes),
+                            when(e.last_used),
+                            h.kernel.clone(),
+                            h.device.clone(),
+                            differs,
+                        ],
+                        Err(why) => vec![
+                            key,
+                            "UNUSABLE".into(),
+                            "-".into(),
+                            human(e.bytes),
+                            when(e.last_used),
+                            format!("{why} (it will be recompiled and replaced)"),
+                        ],
+                    }
+                })
+                .collect();
+            if !rows.is_empty() {
+                super::table::print(
+                    &[
+                        "key",
+                        "backend",
+                        "kind",
+                        "size",
+                        "last used",
+                        "kernel",
+                        "device",
+                        "differs by",
+                    ],
+                    &rows,
+                );
             }
             Ok(())
         }

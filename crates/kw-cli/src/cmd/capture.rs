@@ -10,12 +10,18 @@ use std::path::{Path, PathBuf};
 #[derive(Subcommand)]
 pub enum CaptureCmd {
     /// One line per capture in DIR: file, tuning key, problem size, date, compressed and raw size.
+    #[command(after_help = "Examples:\n  kw capture ls\n  kw capture ls /scratch/captures")]
     Ls {
         /// Directory holding `.kwcap` files (default: the default capture directory).
         #[arg(default_value = kernel_wisdom::DEFAULT_CAPTURE_DIR)]
         dir: PathBuf,
     },
-    /// Kernel, problem size, device, date, arguments and buffers of one capture.
+    /// Kernel, problem size, device, date, the tuning space and the configuration launched,
+    /// the arguments and the buffers of one capture.
+    #[command(
+        after_help = "Examples:\n  kw capture show captures/vector_add_4096.kwcap\n  \
+                            kw capture show captures/vector_add_4096.kwcap --json | jq .args"
+    )]
     Show {
         /// A `.kwcap` file.
         file: PathBuf,
@@ -24,6 +30,7 @@ pub enum CaptureCmd {
         json: bool,
     },
     /// Check every checksum of each file; exits non-zero if any file fails.
+    #[command(after_help = "Examples:\n  kw capture verify captures/*.kwcap")]
     Verify {
         /// `.kwcap` files.
         #[arg(required = true)]
@@ -186,7 +193,7 @@ fn text(v: Option<&Value>) -> String {
     }
 }
 
-fn tuning_key(meta: &Value) -> String {
+pub(crate) fn tuning_key(meta: &Value) -> String {
     text(lookup(
         meta,
         &[
@@ -198,16 +205,16 @@ fn tuning_key(meta: &Value) -> String {
     ))
 }
 
-fn problem_size(meta: &Value) -> String {
+pub(crate) fn problem_size(meta: &Value) -> String {
     text(lookup(meta, &["problem_size", "kernel.problem_size"]))
 }
 
-fn device(meta: &Value) -> String {
+pub(crate) fn device(meta: &Value) -> String {
     text(lookup(meta, &["device.name", "device"]))
 }
 
 /// `provenance.date` (or `date`) from the metadata, else the file's modification time (UTC).
-fn date(meta: &Value, file: &Path) -> String {
+pub(crate) fn date(meta: &Value, file: &Path) -> String {
     if let Some(d) = lookup(meta, &["provenance.date", "date"]) {
         return text(Some(d));
     }
@@ -241,7 +248,7 @@ fn format_utc(secs: u64) -> String {
     )
 }
 
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     kw_core::diag::bytes(bytes)
 }
 
@@ -262,28 +269,37 @@ fn ls(dir: &Path) -> Result<()> {
         println!("no capture files (*.{EXTENSION}) in {}", dir.display());
         return Ok(());
     }
-    println!(
-        "{:<48} {:<24} {:<16} {:<25} {:>11} {:>11}",
-        "FILE", "TUNING KEY", "PROBLEM SIZE", "DATE", "COMPRESSED", "RAW"
+    let rows: Vec<Vec<String>> = files
+        .iter()
+        .map(|f| {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match Capture::open(f) {
+                Ok(c) => vec![
+                    name,
+                    tuning_key(c.metadata()),
+                    problem_size(c.metadata()),
+                    date(c.metadata(), f),
+                    human(c.file_len()),
+                    human(c.raw_len()),
+                ],
+                Err(e) => vec![name, format!("UNREADABLE: {e}")],
+            }
+        })
+        .collect();
+    super::table::print(
+        &[
+            "file",
+            "tuning key",
+            "problem size",
+            "date",
+            "compressed",
+            "raw",
+        ],
+        &rows,
     );
-    for f in files {
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match Capture::open(&f) {
-            Ok(c) => println!(
-                "{:<48} {:<24} {:<16} {:<25} {:>11} {:>11}",
-                name,
-                tuning_key(c.metadata()),
-                problem_size(c.metadata()),
-                date(c.metadata(), &f),
-                human(c.file_len()),
-                human(c.raw_len())
-            ),
-            Err(e) => println!("{name:<48} UNREADABLE: {e}"),
-        }
-    }
     Ok(())
 }
 
@@ -340,16 +356,16 @@ fn show(file: &Path, as_json: bool) -> Result<()> {
         human(c.compressed_len()),
         human(c.raw_len())
     );
-    if let Some(Value::Array(args)) = lookup(meta, &["args", "arguments"]) {
-        println!("arguments:");
-        for (i, a) in args.iter().enumerate() {
-            let compact = serde_json::to_string(a)?;
-            let compact = if compact.len() > 100 {
-                format!("{}...", compact.chars().take(97).collect::<String>())
-            } else {
-                compact
-            };
-            println!("  {i:>3}: {compact}");
+    match c.metadata_as::<kw_core::capture_meta::CaptureMetadata>() {
+        Ok(m) => super::capture_tables::print(&m),
+        // An older or foreign metadata layout: the arguments as JSON, one per line.
+        Err(_) => {
+            if let Some(Value::Array(args)) = lookup(meta, &["args", "arguments"]) {
+                println!("arguments:");
+                for (i, a) in args.iter().enumerate() {
+                    println!("  {i:>3}: {}", serde_json::to_string(a)?);
+                }
+            }
         }
     }
     println!("buffers:");

@@ -24,6 +24,7 @@ pub fn run(args: DevicesArgs) -> Result<()> {
             .map(|d| {
                 serde_json::json!({
                     "index": d.index,
+                    "id": d.identity(),
                     "backend": d.info.backend.as_str(),
                     "name": d.info.name,
                     "vendor": d.info.vendor,
@@ -84,8 +85,13 @@ pub fn run(args: DevicesArgs) -> Result<()> {
         })
         .collect();
     println!(
-        "wisdom search path (KW_WISDOM_PATH, then the application's directory, ./wisdom by default): {}",
+        "wisdom search path (KW_WISDOM_PATH, then the per-user directory kw tune writes to, \
+         then the application's directory, ./wisdom by default): {}",
         shown.join(", ")
     );
+    match kw_core::user_dirs::state_dir() {
+        Some(d) => println!("kw tune's results logs: {}", d.join("logs").display()),
+        None => println!("kw tune's results logs: the current directory (no KW_STATE_DIR or HOME)"),
+    }
     Ok(())
 }

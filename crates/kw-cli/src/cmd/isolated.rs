@@ -287,6 +287,12 @@ impl IsolatedEvaluator {
         }
     }
 
+    /// Replaces the run's deadline (`None`: none), e.g. to confirm a winner after the
+    /// search used the run's time.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
     /// Learns the default configuration's evaluation time from a resumed log.
     pub fn learn_timeout(&mut self, took: Duration) {
         self.timeout.learn(took);
@@ -364,7 +370,16 @@ impl IsolatedEvaluator {
     fn await_start(&self, w: &mut Worker, accept_loading: bool) -> Result<(), EvalFailure> {
         let waited = w.wait(FIRST_TIMEOUT, &self.cancel, self.deadline);
         let failure = match waited {
-            Waited::Reply(Reply::Loading) if accept_loading => {
+            Waited::Reply(Reply::Loading { device }) if accept_loading => {
+                kw_core::diag::debug(&format!("evaluation worker opened {device}"));
+                // Given an identity, the worker must have opened exactly that device.
+                if self.args.device.starts_with("id:") && device != self.args.device {
+                    w.kill();
+                    return Err(EvalFailure::fatal(format!(
+                        "the evaluation worker opened {device}, not {}",
+                        self.args.device
+                    )));
+                }
                 w.loading = true;
                 return Ok(());
             }

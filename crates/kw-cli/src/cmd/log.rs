@@ -7,6 +7,9 @@ use std::path::PathBuf;
 #[derive(Subcommand)]
 pub enum LogCmd {
     /// Export a results log (JSON lines) in another format.
+    #[command(after_help = "Examples:\n  \
+                            kw log export ~/.local/state/kernel-wisdom/logs/vector_add_4096.tune.jsonl --kt-cache kt.json\n  \
+                            kw simulate kt.json --strategy all --budget 50")]
     Export {
         /// The results log.
         log: PathBuf,

@@ -1,12 +1,16 @@
 pub mod bench;
 pub mod cache;
 pub mod capture;
+pub mod capture_tables;
 pub mod devices;
 pub mod isolated;
 pub mod log;
+pub mod report;
 pub mod simulate;
 pub mod simulate_suite;
 pub mod space;
+pub mod table;
 pub mod tune;
 pub mod wisdom;
+pub mod wisdom_device;
 pub mod worker;

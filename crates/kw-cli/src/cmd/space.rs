@@ -10,6 +10,10 @@ use std::time::Instant;
 #[derive(Subcommand)]
 pub enum SpaceCmd {
     /// Count a space's valid configurations (JSON: parameters, product, valid, seconds).
+    #[command(
+        after_help = "Examples:\n  kw space stats captures/vector_add_4096.kwcap\n  \
+                            kw space stats gemm_A100.json.gz --restrictions-json gemm_T1.json"
+    )]
     Stats {
         /// A Kernel Tuner cache file (.json or .json.gz), a T1 specification file, or a
         /// capture (.kwcap: the space `kw tune` searches for it, on the device it was made on,

@@ -9,37 +9,48 @@ use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum WisdomCmd {
-    /// List the wisdom files of a directory.
+    /// List the wisdom files of a directory (default: every directory of the search path).
+    #[command(after_help = "Examples:\n  kw wisdom ls\n  kw wisdom ls wisdom/")]
     Ls {
-        /// The wisdom directory.
-        #[arg(default_value = "wisdom")]
-        dir: PathBuf,
+        /// The wisdom directory (default: KW_WISDOM_PATH, the per-user wisdom directory and
+        /// ./wisdom, those that exist).
+        dir: Option<PathBuf>,
     },
     /// Show the records of a tuning key (or of a wisdom file given by path).
+    #[command(
+        after_help = "Examples:\n  kw wisdom show vector_add\n  kw wisdom show wisdom/vector_add.json"
+    )]
     Show {
         /// Tuning key, or path to a wisdom file.
         key: String,
-        /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
+        /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
+        /// directory, then ./wisdom).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
     },
     /// Explain which record the runtime would choose for a device and problem size, and why.
+    #[command(
+        after_help = "Examples:\n  kw wisdom explain vector_add --device 0 --problem-size 3000000\n  \
+                            kw wisdom explain gemm --device H100 --arch sm_90 --problem-size 4096,4096"
+    )]
     Explain {
         /// Tuning key, or path to a wisdom file.
         key: String,
-        /// Device name, as the driver reports it.
+        /// The device: an index or a name substring of a device here (as `kw devices`
+        /// lists them), or a device name of the records (exact, or a substring of one).
         #[arg(long)]
         device: String,
-        /// Architecture (e.g. sm_90).
+        /// Architecture (e.g. sm_90); default: the device's.
         #[arg(long, default_value = "")]
         arch: String,
         /// Backend (cuda or opencl); default: cuda for sm_* architectures, else any.
         #[arg(long)]
         backend: Option<String>,
-        /// Problem size, e.g. 4096,4096.
-        #[arg(long, value_delimiter = ',', num_args = 1..)]
+        /// Problem size, e.g. 4096,4096 (the selection depends on it).
+        #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
         problem_size: Vec<i64>,
-        /// Wisdom directories to search (default: $KW_WISDOM_PATH, then ./wisdom).
+        /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
+        /// directory, then ./wisdom).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
         /// A capture of the kernel: records whose configuration its tuning space (on the
@@ -49,6 +60,7 @@ pub enum WisdomCmd {
     },
     /// Combine wisdom files from many tuning nodes, keeping the fastest usable record per
     /// device, size and tuning space (under the lock `kw tune` takes).
+    #[command(after_help = "Examples:\n  kw wisdom merge wisdom/ node1/wisdom node2/wisdom")]
     Merge {
         /// Output directory (files in it take part in the merge too).
         out: PathBuf,
@@ -90,7 +102,7 @@ fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
     }
 }
 
-fn wisdom_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn wisdom_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list the directory", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -114,27 +126,42 @@ fn size(s: &[i64]) -> String {
 pub fn run(cmd: WisdomCmd) -> Result<()> {
     match cmd {
         WisdomCmd::Ls { dir } => {
-            let files = wisdom_files_in(&dir)?;
-            if files.is_empty() {
-                println!("no wisdom files (*.json) in {}", dir.display());
+            let dirs: Vec<PathBuf> = match dir {
+                Some(d) => vec![d],
+                None => search_path(Vec::new())
+                    .into_iter()
+                    .filter(|d| d.is_dir())
+                    .collect(),
+            };
+            if dirs.is_empty() {
+                println!("no wisdom directory exists on the search path");
             }
-            for path in files {
-                match WisdomFile::load(&path) {
-                    Ok(f) => {
-                        let mut devices: Vec<&str> =
-                            f.records.iter().map(|r| r.device.name.as_str()).collect();
-                        devices.sort();
-                        devices.dedup();
-                        println!(
-                            "{}\t{}\t{} record(s)\t{}",
-                            path.display(),
-                            f.tuning_key,
-                            f.records.len(),
-                            devices.join("; ")
-                        );
-                    }
-                    Err(e) => println!("{}\tINVALID: {e}", path.display()),
+            let mut rows = Vec::new();
+            for dir in &dirs {
+                let files = wisdom_files_in(dir)?;
+                if files.is_empty() {
+                    println!("no wisdom files (*.json) in {}", dir.display());
                 }
+                for path in files {
+                    rows.push(match WisdomFile::load(&path) {
+                        Ok(f) => {
+                            let mut devices: Vec<&str> =
+                                f.records.iter().map(|r| r.device.name.as_str()).collect();
+                            devices.sort();
+                            devices.dedup();
+                            vec![
+                                path.display().to_string(),
+                                f.tuning_key.clone(),
+                                f.records.len().to_string(),
+                                devices.join("; "),
+                            ]
+                        }
+                        Err(e) => vec![path.display().to_string(), format!("INVALID: {e}")],
+                    });
+                }
+            }
+            if !rows.is_empty() {
+                super::table::print(&["file", "tuning key", "records", "devices"], &rows);
             }
             Ok(())
         }
@@ -191,15 +218,21 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             for (axis, v) in problem_size.iter().take(3).enumerate() {
                 ps[axis] = *v;
             }
+            let target = super::wisdom_device::resolve(&device, &file.records)?;
+            let arch = if arch.is_empty() {
+                target.architecture
+            } else {
+                arch
+            };
             let backend = backend.unwrap_or_else(|| {
                 if arch.starts_with("sm_") {
                     "cuda".into()
                 } else {
-                    String::new()
+                    target.backend
                 }
             });
             let query = Query {
-                device_name: device,
+                device_name: target.name,
                 architecture: arch,
                 backend,
                 problem_size,

@@ -13,7 +13,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use kernel_wisdom::{open_device, DeviceSelector};
+use kernel_wisdom::{open_listed, resolve, DeviceSelector};
 use kw_core::space::Point;
 use kw_replay::{
     CompilePool, MeasureOptions, ReplayError, ReplayEvaluator, ReplaySession, ToleranceOverride,
@@ -128,7 +128,11 @@ impl WireStats {
 pub enum Reply {
     /// The device is open and the capture's metadata read: the capture loads now, and
     /// prefetches compile meanwhile. `ready` or `start_failed` follows, before any result.
-    Loading,
+    Loading {
+        /// The identity of the device opened (`kernel_wisdom::ListedDevice::identity`).
+        #[serde(default)]
+        device: String,
+    },
     /// The capture is loaded.
     Ready {
         /// Seconds from the worker's start to now (opening the device, loading the capture).
@@ -160,7 +164,8 @@ pub struct WorkerArgs {
     /// The capture.
     #[arg(long)]
     pub capture: PathBuf,
-    /// The device (`kw tune` passes the index it resolved).
+    /// The device: `kw tune` passes the identity of the one it opened
+    /// (`kernel_wisdom::ListedDevice::identity`); an index or name substring works too.
     #[arg(long)]
     pub device: String,
     /// Warm-up launches.
@@ -308,13 +313,14 @@ pub fn run(args: WorkerArgs) -> Result<()> {
         std::process::exit(0);
     });
     let mut out = std::io::stdout().lock();
-    let opened = open_device(&DeviceSelector::parse(&args.device))
+    let opened = resolve(&DeviceSelector::parse(&args.device), None)
+        .and_then(|listed| Ok((open_listed(&listed)?, listed.identity())))
         .map_err(anyhow::Error::from)
-        .and_then(|device| {
+        .and_then(|(device, id)| {
             let (meta, space) = ReplaySession::inspect(&args.capture, device.info())?;
-            Ok((device, meta, space))
+            Ok((device, id, meta, space))
         });
-    let (device, meta, space) = match opened {
+    let (device, device_id, meta, space) = match opened {
         Ok(o) => o,
         Err(e) => {
             let reason = format!("{e:#}");
@@ -327,7 +333,7 @@ pub fn run(args: WorkerArgs) -> Result<()> {
         Arc::new(meta.kernel),
         args.compile_threads.max(1),
     ));
-    reply(&mut out, &Reply::Loading)?;
+    reply(&mut out, &Reply::Loading { device: device_id })?;
     let capture = args.capture.clone();
     std::thread::spawn(move || {
         let load = || ReplaySession::load(&capture, device);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 /// A vector_add capture of `n` elements made on the first OpenCL device, in a fresh directory
 /// named after `test`: the directory, the capture, the device's index (as `--device` takes
 /// it) and the device. `None` (after saying so) without an OpenCL device.
+#[allow(dead_code)]
 pub fn vector_add_capture(
     test: &str,
     n: usize,
@@ -34,4 +35,28 @@ pub fn vector_add_capture(
     let def = bundled::vector_add().unwrap();
     let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
     Some((dir, capture, d.index.to_string(), device))
+}
+
+/// A fresh directory for one test (pid and a nonce in its name, so that runs side by side
+/// never share it).
+#[allow(dead_code)]
+pub fn unique_dir(test: &str) -> PathBuf {
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("kw-{test}-{}-{nonce}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("creating the test directory");
+    dir
+}
+
+/// `kw` to run in `dir`, with the per-user wisdom directory and the state directory inside it
+/// (`dir/wisdom`, `dir/state`): the user's own take no part.
+#[allow(dead_code)]
+pub fn kw_in(dir: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kw"));
+    cmd.current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"));
+    cmd
 }

@@ -110,13 +110,7 @@ impl CacheSettings {
             )),
             None => {}
         }
-        let nonempty = |name: &str| var(name).filter(|v| !v.is_empty());
-        let dir = nonempty(CACHE_DIR_ENV)
-            .map(PathBuf::from)
-            .or_else(|| nonempty("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("kernel-wisdom")))
-            .or_else(|| {
-                nonempty("HOME").map(|h| PathBuf::from(h).join(".cache").join("kernel-wisdom"))
-            });
+        let dir = crate::user_dirs::resolve(&var, CACHE_DIR_ENV, "XDG_CACHE_HOME", ".cache", "");
         match dir {
             Some(dir) => CacheSettings {
                 dir: Some(dir),

@@ -49,6 +49,31 @@ pub struct Objective {
     /// Whether higher values of that objective are better.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub maximize: bool,
+    /// The winner re-measured against the default, interleaved, before the record was
+    /// written. `None` in records written before this field and where none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
+}
+
+/// The winner and the default measured in alternation (`kw tune`'s confirmation): how much
+/// faster the record's configuration is than the default, with its spread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Confirmation {
+    /// Rounds of alternating measurements (each round: both configurations, once each).
+    pub rounds: u32,
+    /// The default configuration's median time over the rounds, in milliseconds.
+    pub default_median_ms: f64,
+    /// The record's configuration's median time over the rounds, in milliseconds.
+    pub median_ms: f64,
+    /// The default's time over the record's (above 1: the record is faster), the median of
+    /// the rounds' ratios.
+    pub speedup: f64,
+    /// The lower end of the confidence interval of [`Confirmation::speedup`].
+    pub speedup_low: f64,
+    /// The upper end of that interval.
+    pub speedup_high: f64,
+    /// The confidence of the interval (0.95: 95%).
+    pub confidence: f64,
 }
 
 impl Objective {

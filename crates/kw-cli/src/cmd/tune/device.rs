@@ -1,17 +1,21 @@
 //! The device a capture is tuned on, and the capture `--bundled` asks for.
 
 use anyhow::{Context, Result};
-use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kernel_wisdom::{bundled, list_devices, open_listed, resolve, DeviceSelector};
 use kw_core::{backend::Device, device::BackendKind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Opens the device to tune on: the one `selector` (or `KW_DEVICE`) names, else the first of
-/// `backend`. Also returns its index (what evaluation workers are given).
+/// Opens the device to tune on: the one `selector` (or `KW_DEVICE`) names among the
+/// devices of `backend` (an index as `kw devices` numbers them, or a name substring), else
+/// the first of `backend`.
 pub fn open_for(backend: BackendKind, selector: Option<&str>) -> Result<Arc<dyn Device>> {
     Ok(open_indexed(backend, selector)?.0)
 }
 
+/// [`open_for`], also returning the device's stable identity
+/// ([`kernel_wisdom::ListedDevice::identity`]): what evaluation workers are given, so that
+/// they open exactly this device whatever their own numbering.
 pub(super) fn open_indexed(
     backend: BackendKind,
     selector: Option<&str>,
@@ -22,19 +26,12 @@ pub(super) fn open_indexed(
             .ok()
             .map(|s| DeviceSelector::parse(&s)),
     };
-    let selector = match selector {
-        Some(s) => s,
-        None => {
-            let d = kernel_wisdom::first_device_of(backend)
-                .with_context(|| format!("no {backend} device to replay on"))?;
-            DeviceSelector::Index(d.index)
-        }
+    let listed = match selector {
+        Some(s) => resolve(&s, Some(backend))?,
+        None => kernel_wisdom::first_device_of(backend)
+            .with_context(|| format!("no {backend} device to replay on"))?,
     };
-    let text = match &selector {
-        DeviceSelector::Index(i) => i.to_string(),
-        DeviceSelector::Name(n) => n.clone(),
-    };
-    Ok((open_device(&selector)?, text))
+    Ok((open_listed(&listed)?, listed.identity()))
 }
 
 pub(super) fn backend_of(path: &Path) -> Result<BackendKind> {

@@ -6,6 +6,7 @@
 //! which is then not recorded) and prints the command that resumes.
 
 mod args;
+mod confirm;
 mod device;
 mod objective;
 mod one;
@@ -56,7 +57,7 @@ fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
     match &args.log {
         Some(p) if several => p.join(format!("{stem}.tune.jsonl")),
         Some(p) => p.clone(),
-        None => PathBuf::from(format!("{stem}.tune.jsonl")),
+        None => args.log_dir().join(format!("{stem}.tune.jsonl")),
     }
 }
 
@@ -91,7 +92,15 @@ pub fn run(args: TuneArgs) -> Result<()> {
         }
     }
     // Found now, not after an hour of tuning.
-    check_writable(&args.wisdom_dir).context("the wisdom directory (--wisdom-dir)")?;
+    check_writable(&args.wisdom_dir()?).context("the wisdom directory (--wisdom-dir)")?;
+    if args.log.is_none() {
+        let dir = args.log_dir();
+        if !dir.as_os_str().is_empty() {
+            kw_core::files::FileModes::get()
+                .create_dir_all(&dir)
+                .with_context(|| format!("creating the results log directory {}", dir.display()))?;
+        }
+    }
     let mut captures = args.captures.clone();
     if let Some(spec) = &args.bundled {
         captures.push(bundled_capture(spec, args.device.as_deref())?);

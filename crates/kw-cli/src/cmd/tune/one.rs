@@ -8,13 +8,11 @@ use super::report::{objective_of, print_summary, print_timing, TimingReport};
 use crate::cmd::isolated::{EvalTimeout, IsolatedEvaluator};
 use crate::cmd::worker::WorkerArgs;
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kw_core::wisdom::{add_record, ReplacePolicy};
 use kw_replay::{
     capture_checksum, MeasureOptions, ReplayEvaluator, ReplaySession, ReplayStats, VerifyMode,
 };
 use kw_tune::{strategies, Evaluator, LogHeader, LogLock, ResultsLog, Stop, StopReason, Tuner};
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -101,6 +99,8 @@ pub(super) fn tune_one(
     }
     let checksum = capture_checksum(capture)?;
     header.capture_checksum = Some(checksum.clone());
+    let default = reference_point(space, &def, &meta)?;
+    header.default_key = Some(space.kt_key(&default));
     let (log, records) = if args.resume {
         ResultsLog::resume_locked(Arc::clone(&lock), space, &header)?
     } else {
@@ -114,7 +114,6 @@ pub(super) fn tune_one(
         }
         (log, Vec::new())
     };
-    let default = reference_point(space, &def, &meta)?;
     // The run's wall-time limit, less what the resumed log already spent, interrupts even a
     // hung evaluation.
     let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);
@@ -184,20 +183,9 @@ pub(super) fn tune_one(
         )),
         None => inner,
     };
-    let bar = ProgressBar::with_draw_target(
-        stop.remaining_evaluations(&Default::default()),
-        ProgressDrawTarget::stderr(),
-    );
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} evals, {msg} (ETA {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_prefix(def.tuning_key.clone());
+    let total = stop.remaining_evaluations(&Default::default());
+    let bar = super::progress::bar(&def.tuning_key, total);
+    let pace = super::progress::Pace::new(&def.tuning_key, total, deadline);
     // The captured configuration first: if it does not reproduce its own output, the
     // capture is inconsistent and the run stops there (see `inconsistent_capture`).
     let captured = space
@@ -212,6 +200,7 @@ pub(super) fn tune_one(
     let mut wrapped = WithProgress {
         inner,
         bar: &bar,
+        pace,
         failures: 0,
         best: None,
         compile_failures: 0,
@@ -242,6 +231,25 @@ pub(super) fn tune_one(
         (_, Some(e)) => e.stats(),
         _ => ReplayStats::default(),
     };
+    // The winner measured again against the default, interleaved, with the same evaluator
+    // (isolated, unless --no-isolation), past the run's deadline.
+    let confirmed = match (&report.best, &objective, args.confirm_rounds) {
+        (Some((best, _)), None, rounds)
+            if rounds > 0 && *best != default && report.reason != StopReason::Cancelled =>
+        {
+            if let Some(e) = isolated.as_mut() {
+                e.set_deadline(None);
+            }
+            let eval: &mut dyn Evaluator = match (&mut in_process, &mut isolated) {
+                (Some(e), _) => e,
+                (None, Some(e)) => e,
+                (None, None) => unreachable!("one evaluator is made"),
+            };
+            let top = super::confirm::candidates(&report, &default, args.confirm_top.max(1));
+            Some(super::confirm::confirm(eval, &default, &top, rounds))
+        }
+        _ => None,
+    };
     if let Some(e) = &isolated {
         if e.starts > 1 {
             eprintln!(
@@ -260,6 +268,19 @@ pub(super) fn tune_one(
         threads,
         objective.as_ref(),
     );
+    let confirmed = match confirmed {
+        Some(Ok(c)) => {
+            println!("  {}", c.line);
+            Some(c)
+        }
+        Some(Err(why)) => {
+            println!(
+                "  confirmation: not possible ({why}); the search's best is recorded unconfirmed"
+            );
+            None
+        }
+        None => None,
+    };
     match &unverified {
         Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
         None => println!("  verification: every output checked against the captured reference"),
@@ -332,6 +353,11 @@ pub(super) fn tune_one(
             .copied()
             .unwrap_or_else(|| kw_replay::median(&mut best_samples.clone())),
     };
+    // A confirmed run records what the confirmation chose, at its time over the rounds.
+    let (best, ms, samples) = match &confirmed {
+        Some(c) => (&c.point, c.median_ms, c.confirmation.rounds as usize),
+        None => (best, ms, samples),
+    };
     let mut record = kw_replay::tuned_record(
         &meta,
         &info,
@@ -348,13 +374,14 @@ pub(super) fn tune_one(
             tolerance: verify.then(|| args.tolerance()),
         },
     );
+    record.objective.confirmation = confirmed.map(|c| c.confirmation);
     if let Some(o) = &objective {
         record.objective.name = Some(o.name.clone());
         record.objective.value = Some(o.score(*score));
         record.objective.maximize = o.maximize;
     }
     let (path, outcome) = add_record(
-        &args.wisdom_dir,
+        &args.wisdom_dir()?,
         &def.tuning_key,
         record,
         ReplacePolicy::IfBetter,

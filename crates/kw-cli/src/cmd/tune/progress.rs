@@ -1,10 +1,113 @@
-//! The progress bar, and giving up when the first configurations all fail to compile or
-//! when the captured configuration does not reproduce its own reference (an inconsistent
-//! capture: every configuration would fail verification).
+//! Progress, and giving up when the first configurations all fail to compile or when the
+//! captured configuration does not reproduce its own reference (an inconsistent capture:
+//! every configuration would fail verification).
+//!
+//! On a terminal, a live line (indicatif): evaluations, failures, best so far, time left.
+//! Otherwise (a log file, a batch job) a plain line on standard error every
+//! [`PROGRESS_INTERVAL_ENV`] seconds (default 10), with the same facts.
 
-use indicatif::ProgressBar;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kw_core::space::Point;
 use kw_tune::{EvalFailure, EvalResult, Evaluator};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// Seconds between plain progress lines when standard error is not a terminal (`0`: a line
+/// after every evaluation).
+pub(super) const PROGRESS_INTERVAL_ENV: &str = "KW_PROGRESS_INTERVAL";
+
+/// The live line on a terminal (hidden elsewhere); `total`: evaluations this run may make.
+pub(super) fn bar(label: &str, total: Option<u64>) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} evals, {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+/// The run's pace: evaluations done, time left, and when the next plain line is due.
+pub(super) struct Pace {
+    label: String,
+    started: Instant,
+    deadline: Option<Instant>,
+    total: Option<u64>,
+    done: u64,
+    /// Plain lines (not a terminal): the interval and when the last was printed.
+    plain: Option<(Duration, Option<Instant>)>,
+}
+
+impl Pace {
+    /// `total`: evaluations this run may make; `deadline`: when its time is up.
+    pub(super) fn new(label: &str, total: Option<u64>, deadline: Option<Instant>) -> Pace {
+        let plain = (!std::io::stderr().is_terminal()).then(|| {
+            let secs = std::env::var(PROGRESS_INTERVAL_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .unwrap_or(10.0);
+            (Duration::from_secs_f64(secs), None)
+        });
+        Pace {
+            label: label.to_string(),
+            started: Instant::now(),
+            deadline,
+            total,
+            done: 0,
+            plain,
+        }
+    }
+
+    /// The time left: the shorter of the deadline and the remaining evaluations at the
+    /// pace so far.
+    fn left(&self, now: Instant) -> String {
+        let by_deadline = self.deadline.map(|d| d.saturating_duration_since(now));
+        let by_count = self.total.filter(|_| self.done > 0).map(|t| {
+            let each = now.duration_since(self.started).as_secs_f64() / self.done as f64;
+            Duration::from_secs_f64(each * t.saturating_sub(self.done) as f64)
+        });
+        match by_deadline.into_iter().chain(by_count).min() {
+            Some(d) if d.as_secs() == 0 => "under 1 s left".into(),
+            Some(d) => format!("about {} left", human_duration(d)),
+            None => "time left unknown".into(),
+        }
+    }
+
+    /// Counts one evaluation; returns the progress text, and prints a plain line when one
+    /// is due.
+    fn tick(&mut self, failures: u64, best: &str) -> String {
+        self.done += 1;
+        let now = Instant::now();
+        let text = format!("failures {failures}, best {best}, {}", self.left(now));
+        if let Some((every, last)) = &mut self.plain {
+            if last.is_none_or(|l| now.duration_since(l) >= *every) {
+                *last = Some(now);
+                let of = self.total.map_or(String::new(), |t| format!("/{t}"));
+                eprintln!(
+                    "kw tune: {}: {}{of} evaluations, {text}",
+                    self.label, self.done
+                );
+            }
+        }
+        text
+    }
+}
+
+/// `45 s`, `3 min 20 s`, `1 h 5 min`.
+fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, s / 60 % 60),
+    }
+}
 
 /// How many configurations in a row that all fail to compile stop a run that has no success
 /// yet (the kernel or its definition is broken, not a configuration).
@@ -15,6 +118,7 @@ pub(super) const COMPILE_GIVE_UP: u64 = 8;
 pub(super) struct WithProgress<'a> {
     pub(super) inner: &'a mut dyn Evaluator,
     pub(super) bar: &'a ProgressBar,
+    pub(super) pace: Pace,
     pub(super) failures: u64,
     pub(super) best: Option<f64>,
     /// Evaluations in a row, with no success yet, that failed to compile; the first error.
@@ -71,8 +175,8 @@ impl Evaluator for WithProgress<'_> {
             (Some(b), Some(o)) => format!("{:.4} {}", o.score(b), o.name),
             (Some(b), None) => format!("{b:.4} ms"),
         };
-        self.bar
-            .set_message(format!("failures {}, best {best}", self.failures));
+        let text = self.pace.tick(self.failures, &best);
+        self.bar.set_message(text);
         r
     }
     fn prefetch(&mut self, points: &[Point]) {
@@ -80,5 +184,24 @@ impl Evaluator for WithProgress<'_> {
     }
     fn take_samples(&mut self) -> Option<Vec<f64>> {
         self.inner.take_samples()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_left_is_the_shorter_of_deadline_and_pace() {
+        let now = Instant::now();
+        let mut p = Pace::new("k", Some(10), Some(now + Duration::from_secs(100)));
+        p.started = now - Duration::from_secs(4);
+        p.done = 2; // 2 s each, 8 left: 16 s, before the deadline
+        assert_eq!(p.left(now), "about 16 s left");
+        p.total = None;
+        assert_eq!(p.left(now), "about 1 min 40 s left");
+        p.deadline = None;
+        assert_eq!(p.left(now), "time left unknown");
+        assert_eq!(human_duration(Duration::from_secs(3900)), "1 h 5 min");
     }
 }

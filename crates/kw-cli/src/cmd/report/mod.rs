@@ -1,0 +1,202 @@
+//! `kw report INPUT... -o DIR`: one self-contained HTML page (inline style and SVG figures,
+//! no script, nothing fetched) about results logs, wisdom directories, captures and
+//! `kw simulate --json` output.
+//!
+//! One concern per file: [`html`] (the page), [`svg`] (the figures), [`run`](mod@run) (a tuning run),
+//! [`wisdom`] (a wisdom set), [`strategies`] (a strategy comparison), [`captures`].
+
+mod captures;
+mod html;
+mod run;
+mod strategies;
+mod svg;
+mod wisdom;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+pub use kw_core::diag::ratio_words;
+use kw_core::wisdom::WisdomFile;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Results logs (.jsonl), wisdom directories or files, captures (.kwcap, or directories
+    /// holding them) and `kw simulate --json` output files.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// The directory to write the report into (`index.html`; created when missing).
+    #[arg(short, long)]
+    out: PathBuf,
+    /// A peer's strategy scores, in `kw simulate --json` form, drawn beside ours.
+    #[arg(long)]
+    peer: Vec<PathBuf>,
+    /// The report's title.
+    #[arg(long, default_value = "kernel-wisdom report")]
+    title: String,
+}
+
+/// What an input file is.
+enum Input {
+    Log(PathBuf),
+    Wisdom(PathBuf, Vec<PathBuf>),
+    Capture(PathBuf),
+    Simulation(PathBuf, serde_json::Value),
+}
+
+/// The `format` field of a file's first JSON line, if it has one.
+fn first_line_format(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    BufReader::new(file.take(1 << 20))
+        .read_line(&mut line)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    v.get("format")?.as_str().map(str::to_string)
+}
+
+/// A JSON document (scores, a wisdom file), read with the files module's size cap.
+fn read_json(path: &Path, what: &'static str) -> Result<serde_json::Value> {
+    let rules = kw_core::files::ReadRules::new(what, kw_core::files::caps::WISDOM);
+    let text = kw_core::files::read_to_string(path, rules)?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))
+}
+
+/// Sorts `path` into the inputs it holds.
+fn classify(path: &Path, out: &mut Vec<Input>) -> Result<()> {
+    let is_capture = |p: &Path| p.extension().is_some_and(|e| e == kw_capture::EXTENSION);
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("{}: cannot list the directory", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        let before = out.len();
+        let wisdom = crate::cmd::wisdom::wisdom_files_in(path)?;
+        if !wisdom.is_empty() {
+            out.push(Input::Wisdom(path.to_path_buf(), wisdom));
+        }
+        for e in entries {
+            if is_capture(&e) {
+                out.push(Input::Capture(e));
+            } else if e.extension().is_some_and(|x| x == "jsonl")
+                && first_line_format(&e).as_deref() == Some(kw_tune::log::LOG_FORMAT)
+            {
+                out.push(Input::Log(e));
+            }
+        }
+        if out.len() == before {
+            bail!(
+                "{}: holds no wisdom file, capture or results log",
+                path.display()
+            );
+        }
+        return Ok(());
+    }
+    if is_capture(path) {
+        out.push(Input::Capture(path.to_path_buf()));
+        return Ok(());
+    }
+    match first_line_format(path).as_deref() {
+        Some(kw_tune::log::LOG_FORMAT) => out.push(Input::Log(path.to_path_buf())),
+        Some("kernel-wisdom") => {
+            out.push(Input::Wisdom(path.to_path_buf(), vec![path.to_path_buf()]))
+        }
+        _ => {
+            let v = read_json(path, "report input").map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: not a results log, wisdom file, capture or `kw simulate --json` \
+                     output ({e})",
+                    path.display()
+                )
+            })?;
+            if let Some("kernel-wisdom") = v.get("format").and_then(|f| f.as_str()) {
+                out.push(Input::Wisdom(path.to_path_buf(), vec![path.to_path_buf()]));
+            } else if strategies::is_simulation(&v) {
+                out.push(Input::Simulation(path.to_path_buf(), v));
+            } else {
+                bail!(
+                    "{}: not a results log, wisdom file, capture or `kw simulate --json` output",
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: ReportArgs) -> Result<()> {
+    let mut inputs = Vec::new();
+    for p in &args.inputs {
+        classify(p, &mut inputs)?;
+    }
+    let mut page = html::Page::new();
+    let mut scores = Vec::new();
+    let mut sources = Vec::new();
+    let mut capture_files = Vec::new();
+    for input in &inputs {
+        match input {
+            Input::Log(p) => {
+                let log = kw_tune::log::read_log(p)?;
+                run::section(&mut page, p, &log)?;
+            }
+            Input::Wisdom(dir, files) => {
+                let mut loaded = Vec::new();
+                let mut problems = Vec::new();
+                for f in files {
+                    match WisdomFile::load(f) {
+                        Ok(w) => loaded.push((f.display().to_string(), w)),
+                        Err(e) => problems.push(format!("left out: {e}")),
+                    }
+                }
+                wisdom::section(&mut page, dir, &loaded, &problems)?;
+            }
+            Input::Capture(p) => capture_files.push(p.clone()),
+            Input::Simulation(p, v) => {
+                scores.extend(strategies::scores(p, v, false)?);
+                sources.push(p.display().to_string());
+            }
+        }
+    }
+    for p in &args.peer {
+        let v = read_json(p, "peer scores")?;
+        scores.extend(strategies::scores(p, &v, true)?);
+        sources.push(format!("{} (peer)", p.display()));
+    }
+    if !scores.is_empty() {
+        strategies::section(&mut page, &sources, scores)?;
+    }
+    if !capture_files.is_empty() {
+        captures::section(&mut page, &capture_files);
+    }
+    let figures = page.figures();
+    let intro = format!(
+        "Made by kw {} on {} from {}.",
+        env!("CARGO_PKG_VERSION"),
+        chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
+        args.inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let html = page.finish(&args.title, &intro);
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("{}: cannot create the report directory", args.out.display()))?;
+    let index = args.out.join("index.html");
+    let existed = index.exists();
+    kw_core::files::write_atomic(&index, html.as_bytes(), kw_core::files::FileModes::get())
+        .with_context(|| format!("{}: cannot write the report", index.display()))?;
+    println!(
+        "report: {} ({} figures{})",
+        index.display(),
+        figures,
+        if existed {
+            "; replaced the previous report"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}

@@ -93,6 +93,7 @@ mod devices;
 mod error;
 mod kernel;
 mod launch_memo;
+pub mod online;
 mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
@@ -106,6 +107,11 @@ pub use devices::{
     CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
+pub use online::{
+    online_reports, set_tune_mode, set_tune_ranks, set_tune_settings, tune_settings,
+    OnlineReport, TuneBudget, TuneMode, TuneRanks, TuneSettings, TUNE_BUDGET_ENV, TUNE_DIR_ENV,
+    TUNE_ENV, TUNE_RANKS_ENV, TUNE_SHARE_ENV,
+};
 pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
 pub use wisdom::{
     search_path, Choice, WisdomSource, DEFAULT_WISDOM_DIR, DEVICE_NAME_ENV, WISDOM_PATH_ENV,

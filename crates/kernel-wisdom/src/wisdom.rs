@@ -55,7 +55,8 @@ pub struct WisdomSource {
 
 use kw_core::diag::debug_enabled;
 
-/// The search path: `KW_WISDOM_PATH`'s directories, then `app_dir` (or `./wisdom`).
+/// The search path: `KW_WISDOM_PATH`'s directories, then `app_dir` (or `./wisdom`), then the
+/// online wisdom directory (`KW_TUNE_DIR`, see [`crate::online`]) when it exists.
 pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os(WISDOM_PATH_ENV)
         .map(|p| {
@@ -65,6 +66,7 @@ pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
         })
         .unwrap_or_default();
     dirs.push(app_dir.map_or_else(|| PathBuf::from(DEFAULT_WISDOM_DIR), Path::to_path_buf));
+    dirs.extend(crate::online::search_dir());
     dirs
 }
 

@@ -24,5 +24,7 @@ pub use file::{
     wisdom_file_name, AddOutcome, MergeReport, ReplacePolicy, WisdomError, WisdomFile,
     WISDOM_FORMAT_VERSION,
 };
-pub use record::{Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord};
+pub use record::{
+    Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord, ORIGIN_ONLINE,
+};
 pub use select::{explain, log_distance, select, Query, Selection, Step};

@@ -126,6 +126,26 @@ pub struct Provenance {
     /// and in records tuned without verification.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tolerances: std::collections::BTreeMap<String, crate::tolerance::Tolerance>,
+    /// How the record was made: empty for offline tuning (`kw tune`, and records written
+    /// before this field); [`ORIGIN_ONLINE`] for a record tuned inside a running application
+    /// (`KW_TUNE=online`). Unknown values load as they are.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub origin: String,
+    /// For an online record published to processes that share a wisdom directory
+    /// (`KW_TUNE_RANKS=shared`): the launch index (of this kernel at this problem size, counted
+    /// from 1 in each process) from which those processes use it. `None` elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt_at: Option<u64>,
+}
+
+/// [`Provenance::origin`] of records tuned inside a running application.
+pub const ORIGIN_ONLINE: &str = "online";
+
+impl Provenance {
+    /// Whether the record was tuned online ([`ORIGIN_ONLINE`]).
+    pub fn is_online(&self) -> bool {
+        self.origin == ORIGIN_ONLINE
+    }
 }
 
 /// One tuned configuration for (device, problem size).

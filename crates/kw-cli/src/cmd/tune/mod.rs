@@ -11,6 +11,7 @@ mod objective;
 mod one;
 mod progress;
 pub mod report;
+mod share;
 
 pub use args::{parse_duration, TuneArgs};
 pub use device::open_for as device_for;

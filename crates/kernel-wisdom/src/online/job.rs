@@ -113,6 +113,8 @@ fn run(job: Job) {
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(report);
         }
+        // Shared ranks: the launches learn the published result at their checkpoints.
+        Ok(None) if shared => {}
         Ok(None) => job.watch.finished_without_result(),
         Err(why) => {
             job.watch.finished_without_result();
@@ -213,6 +215,7 @@ fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
         .files
         .publish(record, shared.then_some(s.period))
         .map_err(|e| format!("publishing the result: {e}"))?;
+    job.watch.switch_now();
     // Published: the job keeps its capture, results log and output (for `kw tune` to
     // refine), not a second copy of the record.
     let _ = std::fs::remove_dir_all(&wisdom_dir);

@@ -122,7 +122,7 @@ pub struct TuneSettings {
     pub dir: Option<PathBuf>,
     /// Where [`TuneMode::Record`] writes its captures (`KW_CAPTURE_DIR`, default `captures`).
     pub capture_dir: PathBuf,
-    /// Launches between checkpoints with [`TuneRanks::Shared`] (at least 1).
+    /// Launches between checkpoints with [`TuneRanks::Shared`] (at least 2).
     pub period: u64,
 }
 

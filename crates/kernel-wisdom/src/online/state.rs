@@ -51,7 +51,9 @@ fn install(mut settings: TuneSettings) {
         );
         settings.mode = TuneMode::Off;
     }
-    settings.period = settings.period.max(1);
+    // At least 2: launch 1 (the capture, in the process that tunes) is never a checkpoint,
+    // and no switch is ever published for it (see `shared`).
+    settings.period = settings.period.max(2);
     let mode = match settings.mode {
         TuneMode::Off => OFF,
         TuneMode::Record => RECORD,

@@ -80,11 +80,16 @@ impl Watch {
             .is_some()
     }
 
-    /// The tuning's result, compiled. With own ranks, launches switch at the next launch;
-    /// with shared ranks, at the launch the published record names (learnt at a checkpoint).
+    /// The tuning's result, compiled: with shared ranks, launches switch to it at the launch
+    /// the published record names (learnt at a checkpoint); with own ranks, once
+    /// [`Watch::switch_now`] says so.
     pub(crate) fn tuned(&self, tuned: Tuned) {
         let _ = self.tuned.set(tuned);
-        if self.shared.is_none() {
+    }
+
+    /// Own ranks: the next launch switches to the tuned configuration (once published).
+    pub(crate) fn switch_now(&self) {
+        if self.shared.is_none() && self.tuned.get().is_some() {
             self.switch_at.store(0, Ordering::Release);
         }
     }

@@ -11,7 +11,11 @@ tools/setup.sh
 # compiles use cache directories of their own.
 KW_CACHE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-cache.XXXXXX")"
 export KW_CACHE_DIR
-trap 'rm -rf "$KW_CACHE_DIR"' EXIT
+# The online wisdom directory (KW_TUNE, read by every run): an empty one, so that no result
+# depends on what the user's data directory holds.
+KW_TUNE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-online.XXXXXX")"
+export KW_TUNE_DIR
+trap 'rm -rf "$KW_CACHE_DIR" "$KW_TUNE_DIR"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

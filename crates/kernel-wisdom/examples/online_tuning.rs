@@ -112,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 _ => {}
             }
         }
-        if total % 64 == 0 {
+        if total.is_multiple_of(64) {
             device.synchronize()?;
         }
         if work.iter().all(|w| w.switched_at.is_some()) || last_round {

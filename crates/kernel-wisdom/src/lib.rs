@@ -107,12 +107,12 @@ pub use devices::{
     CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
-pub use online::{
-    online_reports, set_tune_mode, set_tune_ranks, set_tune_settings, tune_settings,
-    OnlineReport, TuneBudget, TuneMode, TuneRanks, TuneSettings, TUNE_BUDGET_ENV, TUNE_DIR_ENV,
-    TUNE_ENV, TUNE_RANKS_ENV, TUNE_SHARE_ENV,
-};
 pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
+pub use online::{
+    online_reports, set_tune_mode, set_tune_ranks, set_tune_settings, tune_settings, OnlineReport,
+    TuneBudget, TuneMode, TuneRanks, TuneSettings, TUNE_BUDGET_ENV, TUNE_DIR_ENV, TUNE_ENV,
+    TUNE_RANKS_ENV, TUNE_SHARE_ENV,
+};
 pub use wisdom::{
     search_path, Choice, WisdomSource, DEFAULT_WISDOM_DIR, DEVICE_NAME_ENV, WISDOM_PATH_ENV,
 };

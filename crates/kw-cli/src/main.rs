@@ -54,7 +54,7 @@ enum Command {
     Simulate(cmd::simulate::SimulateArgs),
     /// Tune captured kernels: replay each capture under many configurations, verified, and
     /// add the best to its wisdom file.
-    Tune(cmd::tune::TuneArgs),
+    Tune(Box<cmd::tune::TuneArgs>),
     /// The on-disk compile cache shared by applications and `kw tune`: list, stats, clear.
     #[command(subcommand)]
     Cache(cmd::cache::CacheCmd),
@@ -115,7 +115,7 @@ fn main() {
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Log(c) => cmd::log::run(c),
         Command::Cache(c) => cmd::cache::run(c),
-        Command::Tune(a) => cmd::tune::run(a),
+        Command::Tune(a) => cmd::tune::run(*a),
         Command::EvalWorker(a) => cmd::worker::run(a),
     };
     if let Err(e) = result {

@@ -30,11 +30,14 @@ fn opencl_index() -> Option<usize> {
     found.map(|d| d.index)
 }
 
+/// A tuning parameter: name, values, default.
+type Param = (&'static str, &'static [i64], i64);
+
 /// `scale`: `y = 2x`. `slow = 1` (the default) computes it 400 times over, so the tuned
 /// configuration differs from the default. `faulty`: `mode = 1` never ends, `mode = 2`
 /// writes `3x` (fast and wrong), `mode = 0` (the default) is right.
 fn def(kind: &str) -> KernelDef {
-    let (name, src, params): (&str, &str, &[(&str, &[i64], i64)]) = match kind {
+    let (name, src, params): (&str, &str, &[Param]) = match kind {
         "scale" => (
             "scale",
             r#"
@@ -63,7 +66,7 @@ __kernel void faulty(__global float* y, __global const float* x, const int n) {
             &[("block_size_x", &[16, 32], 32), ("mode", &[0, 1, 2], 0)],
         ),
     };
-    let mut b = KernelBuilder::new(name, Source::text(&format!("{name}.cl"), src));
+    let mut b = KernelBuilder::new(name, Source::text(format!("{name}.cl"), src));
     let mut bx = None;
     for (p, values, default) in params {
         let e = b.tune(p, values.to_vec(), *default);
@@ -187,10 +190,12 @@ fn child_app() {
     device.synchronize().unwrap();
     for w in &work {
         let y = w.y.to_vec().unwrap();
-        let wrong = (0..w.n)
-            .filter(|&i| y[i] != 2.0 * (i % 97) as f32)
-            .count();
-        println!("KWT final {} {} wrong={wrong}", w.n, w.config.as_deref().unwrap_or("-"));
+        let wrong = (0..w.n).filter(|&i| y[i] != 2.0 * (i % 97) as f32).count();
+        println!(
+            "KWT final {} {} wrong={wrong}",
+            w.n,
+            w.config.as_deref().unwrap_or("-")
+        );
     }
     for r in online_reports() {
         let (busy, wall) = r.busy.unwrap_or_default();
@@ -311,19 +316,28 @@ fn record_mode_captures_exactly_the_sizes_without_an_exact_record() {
     .output()
     .unwrap();
     let words = lines(&out);
-    assert!(words.iter().all(|w| w[0] != "final" || w[3] == "wrong=0"), "{words:?}");
+    assert!(
+        words.iter().all(|w| w[0] != "final" || w[3] == "wrong=0"),
+        "{words:?}"
+    );
     let mut sizes: Vec<Vec<i64>> = std::fs::read_dir(dir.join("captures"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "kwcap"))
         .map(|p| {
-            let meta: kw_core::capture_meta::CaptureMetadata =
-                kw_capture::Capture::open(&p).unwrap().metadata_as().unwrap();
+            let meta: kw_core::capture_meta::CaptureMetadata = kw_capture::Capture::open(&p)
+                .unwrap()
+                .metadata_as()
+                .unwrap();
             meta.problem_size
         })
         .collect();
     sizes.sort();
-    assert_eq!(sizes, vec![vec![1000], vec![3000]], "one capture per missing size");
+    assert_eq!(
+        sizes,
+        vec![vec![1000], vec![3000]],
+        "one capture per missing size"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("KW_TUNE=record: 2 kernel size(s)")
@@ -367,24 +381,39 @@ fn online_results_are_selected_at_step_1_next_time_within_the_share() {
         ],
     );
     let report = words.iter().find(|w| w[0] == "report").expect("a report");
-    assert!(report[2].contains("slow=0"), "the fast configuration won: {report:?}");
+    assert!(
+        report[2].contains("slow=0"),
+        "the fast configuration won: {report:?}"
+    );
     let change = words.iter().find(|w| w[0] == "change").expect("a switch");
     assert_eq!(change[3], report[2], "{words:?}");
     let final_line = words.iter().find(|w| w[0] == "final").unwrap();
-    assert_eq!((final_line[2].as_str(), final_line[3].as_str()), (report[2].as_str(), "wrong=0"));
+    assert_eq!(
+        (final_line[2].as_str(), final_line[3].as_str()),
+        (report[2].as_str(), "wrong=0")
+    );
     // The share: evaluation time within `share` of the tuning's window (kw tune's account),
     // and of the time the application ran until it switched (measured by the application).
     let busy: f64 = field(report, "busy").parse().unwrap();
     let wall: f64 = field(report, "wall").parse().unwrap();
     let switched_after: f64 = change[4].parse().unwrap();
     assert!(busy > 0.0 && busy <= share * wall + 1e-6, "{report:?}");
-    assert!(busy <= share * switched_after, "{busy} s busy, switched after {switched_after} s");
+    assert!(
+        busy <= share * switched_after,
+        "{busy} s busy, switched after {switched_after} s"
+    );
     // The record: online provenance, in the online directory.
     let file = kw_core::wisdom::WisdomFile::load(&dir.join("online").join("scale.json")).unwrap();
     assert_eq!(file.records.len(), 1);
     let r = &file.records[0];
-    assert!(r.provenance.is_online() && r.provenance.adopt_at.is_none(), "{r:?}");
-    assert_eq!((r.problem_size.clone(), r.config.to_string()), (vec![2048], report[2].clone()));
+    assert!(
+        r.provenance.is_online() && r.provenance.adopt_at.is_none(),
+        "{r:?}"
+    );
+    assert_eq!(
+        (r.problem_size.clone(), r.config.to_string()),
+        (vec![2048], report[2].clone())
+    );
     // The next process (no KW_TUNE) selects it at step 1 from the online directory.
     let next = child(
         &dir,
@@ -399,7 +428,11 @@ fn online_results_are_selected_at_step_1_next_time_within_the_share() {
     .output()
     .unwrap();
     let choice = lines(&next);
-    assert_eq!(choice[0][..4], ["choice", "2048", "1", report[2].as_str()], "{choice:?}");
+    assert_eq!(
+        choice[0][..4],
+        ["choice", "2048", "1", report[2].as_str()],
+        "{choice:?}"
+    );
     assert!(choice[0][4].ends_with("scale.json") && choice[0][4].contains("online"));
 }
 
@@ -414,12 +447,18 @@ fn wrong_or_hanging_candidates_are_never_selected() {
         &dir,
         "faulty",
         1024,
-        &[("KW_TUNE_BUDGET", "6,120s".into()), ("KW_TUNE_SHARE", "1".into())],
+        &[
+            ("KW_TUNE_BUDGET", "6,120s".into()),
+            ("KW_TUNE_SHARE", "1".into()),
+        ],
     );
     let report = words.iter().find(|w| w[0] == "report").expect("a report");
     assert!(report[2].contains("mode=0"), "{report:?}");
     let final_line = words.iter().find(|w| w[0] == "final").unwrap();
-    assert!(final_line[2].contains("mode=0") && final_line[3] == "wrong=0", "{words:?}");
+    assert!(
+        final_line[2].contains("mode=0") && final_line[3] == "wrong=0",
+        "{words:?}"
+    );
     // Both faulty modes were tried, and failed for their reasons.
     let log = std::fs::read_to_string(Path::new(field(report, "job")).join("tune.jsonl")).unwrap();
     let mut failures: BTreeMap<i64, Vec<String>> = BTreeMap::new();
@@ -431,8 +470,14 @@ fn wrong_or_hanging_candidates_are_never_selected() {
         }
     }
     assert!(!failures.contains_key(&0), "{failures:?}");
-    assert!(failures[&1].iter().all(|f| f.starts_with("timed out")), "{failures:?}");
-    assert!(failures[&2].iter().all(|f| f.starts_with("wrong result")), "{failures:?}");
+    assert!(
+        failures[&1].iter().all(|f| f.starts_with("timed out")),
+        "{failures:?}"
+    );
+    assert!(
+        failures[&2].iter().all(|f| f.starts_with("wrong result")),
+        "{failures:?}"
+    );
 }
 
 #[test]
@@ -482,6 +527,7 @@ fn shared_ranks_use_identical_configuration_sequences() {
             .collect()
     };
     let (a, b) = (sequence(&outs[0]), sequence(&outs[1]));
+    eprintln!("rank 0: {a:?}\nrank 1: {b:?}");
     assert_eq!(a, b, "identical sequences");
     assert_eq!(a.len(), 2, "one switch: {a:?}");
     assert!(a[1].1.contains("slow=0"), "{a:?}");

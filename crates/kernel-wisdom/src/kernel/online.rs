@@ -50,7 +50,7 @@ impl WisdomKernel {
                 None
             }
         };
-        let shared = (s.ranks == TuneRanks::Shared).then(|| (files, s.period));
+        let shared = (s.ranks == TuneRanks::Shared).then_some((files, s.period));
         if claim.is_none() && shared.is_none() {
             return;
         }
@@ -69,7 +69,9 @@ impl WisdomKernel {
     ) -> Result<Option<Event>, Error> {
         let selected = match watch.turn() {
             Turn::Keep => Arc::clone(selected),
-            Turn::Capture => return self.launch_for_tuning(queue, selected, watch, ps, args, want_event),
+            Turn::Capture => {
+                return self.launch_for_tuning(queue, selected, watch, ps, args, want_event)
+            }
             Turn::SwitchCompiled => match watch.compiled() {
                 Some(t) => self.adopt(selected, t.config.clone(), Some(&t.kernel), ps, args),
                 None => Arc::clone(selected),

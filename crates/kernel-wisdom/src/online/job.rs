@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 /// Where the runtime finds the `kw` binary first.
 pub const KW_BIN_ENV: &str = "KW_BIN";
+/// Why a tuning ended when the application exits: not a failure (a later run tunes the
+/// size), and not reported.
+const EXITING: &str = "stopped: the application is exiting";
 /// Time added to a tuning's wall-time limit (device time / share) before the runtime stops
 /// it: the `kw tune` process's start, its first compile and the capture's load.
 const GRACE: Duration = Duration::from_secs(180);
@@ -52,12 +55,17 @@ static REPORTS: Mutex<Vec<OnlineReport>> = Mutex::new(Vec::new());
 /// Held by the tuning that runs: one at a time per process, so that `KW_TUNE_SHARE` caps the
 /// share of all of them together.
 static TURN: Mutex<()> = Mutex::new(());
-/// The `kw tune` processes running (stopped at exit).
+/// The `kw tune` processes running, each with its standard input: `kw tune
+/// --stop-on-stdin-eof` stops (and stops its worker) when that closes, which the exit hook
+/// does, and which happens too when the application dies.
 static RUNNING: Mutex<Vec<Child>> = Mutex::new(Vec::new());
 
 /// Every online tuning of this process that ended with a result, in order.
 pub fn online_reports() -> Vec<OnlineReport> {
-    REPORTS.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    REPORTS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
 }
 
 /// One size's tuning, handed to its thread.
@@ -71,8 +79,9 @@ pub(crate) struct Job {
     pub(crate) in_use: Config,
 }
 
-/// Starts the tuning on its own thread.
+/// Starts the tuning on its own thread (and the exit hook that stops it).
 pub(crate) fn start(job: Job) {
+    crate::capture::install_exit_hook();
     let spawned = std::thread::Builder::new()
         .name("kw-online-tuning".into())
         .spawn(move || run(job));
@@ -100,9 +109,9 @@ fn run(job: Job) {
                 Some(at) => format!("every process sharing the directory switches at launch {at}"),
                 None => "launches switch now".into(),
             };
-            let before = report
-                .in_use_ms
-                .map_or(String::new(), |ms| format!(" (the configuration in use: {ms:.4} ms)"));
+            let before = report.in_use_ms.map_or(String::new(), |ms| {
+                format!(" (the configuration in use: {ms:.4} ms)")
+            });
             kw_core::diag::info(&format!(
                 "online tuning of {what}: {{{}}} at {:.4} ms{before} after {} evaluations{share}; \
                  {when}",
@@ -116,6 +125,7 @@ fn run(job: Job) {
         // Shared ranks: the launches learn the published result at their checkpoints.
         Ok(None) if shared => {}
         Ok(None) => job.watch.finished_without_result(),
+        Err(why) if why == EXITING => job.watch.finished_without_result(),
         Err(why) => {
             job.watch.finished_without_result();
             if shared {
@@ -177,10 +187,11 @@ fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
         .arg(dir.join("tune.jsonl"))
         .args(["--device", &job.device.info().name])
         .args(["--compile-threads", "1"])
+        .arg("--stop-on-stdin-eof")
         .current_dir(dir)
         .env_remove(super::TUNE_ENV)
         .env_remove(crate::CAPTURE_ENV)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(out)
         .stderr(err);
     let child = cmd
@@ -245,11 +256,12 @@ fn wait(child: Child, limit: Duration) -> Result<bool, String> {
         std::thread::sleep(Duration::from_millis(50));
         let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(i) = running.iter().position(|c| c.id() == pid) else {
-            return Err("stopped (the application is exiting)".into());
+            return Err(EXITING.into());
         };
         match running[i].try_wait() {
             Ok(Some(status)) => {
-                running.swap_remove(i);
+                // Ended: `wait` returns at once.
+                let _ = running.swap_remove(i).wait();
                 return Ok(status.success());
             }
             Ok(None) if started.elapsed() > limit => {
@@ -263,17 +275,28 @@ fn wait(child: Child, limit: Duration) -> Result<bool, String> {
             }
             Ok(None) => {}
             Err(e) => {
-                running.swap_remove(i);
+                let mut c = running.swap_remove(i);
+                let _ = c.kill();
+                let _ = c.wait();
                 return Err(format!("waiting for `kw tune`: {e}"));
             }
         }
     }
 }
 
-/// Stops every `kw tune` still running (at exit: the application does not wait for them).
+/// Stops every `kw tune` still running (at exit: the application does not wait for them):
+/// closes their standard input (they stop their workers and end), and kills those still
+/// running a second later.
 pub(crate) fn stop_all() {
     let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    for c in running.iter_mut() {
+        drop(c.stdin.take());
+    }
+    let until = Instant::now() + Duration::from_secs(1);
     for mut c in running.drain(..) {
+        while Instant::now() < until && matches!(c.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = c.kill();
         let _ = c.wait();
     }
@@ -295,7 +318,9 @@ fn logged_time(log: &Path, config: &Config) -> Option<f64> {
     text.lines().skip(1).find_map(|line| {
         let v: serde_json::Value = serde_json::from_str(line).ok()?;
         let c: Config = serde_json::from_value(v.get("config")?.clone()).ok()?;
-        (c == *config).then(|| v.get("objective")?.as_f64()).flatten()
+        (c == *config)
+            .then(|| v.get("objective")?.as_f64())
+            .flatten()
     })
 }
 

@@ -179,9 +179,11 @@ impl SizeFiles {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        let path = self
-            .dir
-            .join(format!("{}.{}.{device}.claim", self.stem(), sizes.join("x")));
+        let path = self.dir.join(format!(
+            "{}.{}.{device}.claim",
+            self.stem(),
+            sizes.join("x")
+        ));
         let f = FileModes::get()
             .open_lock(&path)
             .map_err(io(&path, "cannot open the claim file"))?;
@@ -226,8 +228,7 @@ impl SizeFiles {
             message: e.to_string(),
         })?;
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut file, &mut text)
-            .map_err(io(&path, "cannot read"))?;
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(io(&path, "cannot read"))?;
         let invalid = |message: String| SharedError::Invalid {
             path: path.clone(),
             message,

@@ -114,7 +114,7 @@ impl Watch {
         let mut at = self.switch_at.load(Ordering::Acquire);
         if at == UNKNOWN && !self.done.load(Ordering::Acquire) {
             if let Some((files, period)) = &self.shared {
-                if n % period == 0 {
+                if n.is_multiple_of(*period) {
                     at = self.checkpoint(files, n);
                 }
             }
@@ -148,7 +148,10 @@ impl Watch {
                 UNKNOWN
             }
             Ok(Checkpoint::Adopt { at, config }) => {
-                *self.published.lock().unwrap_or_else(PoisonError::into_inner) = Some(config);
+                *self
+                    .published
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(config);
                 self.switch_at.store(at, Ordering::Release);
                 at
             }

@@ -115,6 +115,10 @@ pub struct TuneArgs {
     /// device time (evaluations count whole, compile waits included).
     #[arg(long)]
     pub(super) max_device_time: Option<String>,
+    /// Stop, as Ctrl-C does, when standard input closes (for a parent process that runs
+    /// `kw tune`: online tuning, whose `kw tune` ends with the application).
+    #[arg(long)]
+    pub(super) stop_on_stdin_eof: bool,
 }
 
 /// Parses `90`, `90s`, `15m`, `1h`, `250ms` ([`kw_core::duration::parse_duration`]).

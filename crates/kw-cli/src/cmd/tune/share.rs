@@ -111,9 +111,15 @@ mod tests {
         let last = t.last;
         // Every evaluation takes at least 20 ms: the budget stops the run once spent, never
         // before.
-        assert!(done >= 1 && busy >= budget && busy - last < budget, "{busy:?} {last:?}");
+        assert!(
+            done >= 1 && busy >= budget && busy - last < budget,
+            "{busy:?} {last:?}"
+        );
         // Each evaluation is followed by its pause: wall >= busy / share.
-        assert!(wall + Duration::from_micros(1) >= busy.mul_f64(2.0), "{wall:?} {busy:?}");
+        assert!(
+            wall + Duration::from_micros(1) >= busy.mul_f64(2.0),
+            "{wall:?} {busy:?}"
+        );
         assert!(began.elapsed() >= wall);
     }
 }

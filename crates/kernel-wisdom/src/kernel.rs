@@ -685,14 +685,20 @@ impl WisdomKernel {
     /// map's lock is held only to find the configuration's slot; the compile runs outside it,
     /// and a thread that needs a configuration being compiled waits for that compile only.
     fn compiled_for(&self, config: &Config) -> CompileResult {
-        let slot = Arc::clone(
+        self.compile_slot(config)
+            .get_or_init(|| self.compile(config))
+            .clone()
+    }
+
+    /// The compile slot of a configuration (made empty when new).
+    fn compile_slot(&self, config: &Config) -> CompileSlot {
+        Arc::clone(
             self.compiled
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(config.key())
                 .or_default(),
-        );
-        slot.get_or_init(|| self.compile(config)).clone()
+        )
     }
 
     fn compile(&self, config: &Config) -> CompileResult {

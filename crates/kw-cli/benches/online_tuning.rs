@@ -32,6 +32,11 @@ use std::time::Instant;
 
 const CHILD: &str = "KW_BENCH_ONLINE_CHILD";
 
+/// The `kw` binary: `KW_BIN` when set (a packaged run on a GPU machine), else cargo's.
+fn kw_bin() -> String {
+    std::env::var("KW_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kw").to_string())
+}
+
 fn arg<'a>(args: &'a [String], name: &str, default: &'a str) -> &'a str {
     args.iter()
         .position(|a| a == name)
@@ -141,7 +146,7 @@ fn run_child(mode: &str, vars: &[(&str, String)], dir: &Path) -> String {
         }
     }
     cmd.env("KW_WISDOM_PATH", dir.join("no-wisdom"))
-        .env("KW_BIN", env!("CARGO_BIN_EXE_kw"));
+        .env("KW_BIN", kw_bin());
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -310,7 +315,7 @@ fn main() {
         .next()
         .unwrap_or("32")
         .trim_start_matches("evals=");
-    let status = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let status = Command::new(kw_bin())
         .arg("tune")
         .arg(&capture)
         .args(["--budget", evals, "--compile-threads", "1", "--device"])
@@ -327,12 +332,15 @@ fn main() {
         "{}",
         String::from_utf8_lossy(&status.stderr)
     );
-    let config_in = |dir: &Path| -> Config {
-        let file = kw_core::wisdom::WisdomFile::load(&dir.join("vector_add.json")).unwrap();
-        file.records[0].config.clone()
+    let config_in = |dir: &Path| -> Option<Config> {
+        let file = kw_core::wisdom::WisdomFile::load(&dir.join("vector_add.json")).ok()?;
+        file.records.first().map(|r| r.config.clone())
     };
-    let offline = config_in(&offline_dir);
-    let online = config_in(&root.join("online-0"));
+    let offline = config_in(&offline_dir).expect("offline kw tune wrote a record");
+    let Some(online) = config_in(&root.join("online-0")) else {
+        println!("offline comparison: the first online run ended before its tuning did");
+        return;
+    };
     // Both timed here, interleaved.
     let def = match kind {
         BackendKind::Cuda => kernel_wisdom::bundled_cuda::vector_add().unwrap(),

@@ -7,10 +7,10 @@
 //! stderr) without an OpenCL device.
 
 use kernel_wisdom::{
-    arg, list_devices, online_reports, open_device, set_tune_settings, DeviceBuffer,
-    DeviceSelector, KernelBuilder, Source, TuneSettings, WisdomKernel,
+    arg, online_reports, open_device, set_tune_settings, DeviceBuffer, DeviceSelector,
+    KernelBuilder, Source, TuneSettings, WisdomKernel,
 };
-use kw_core::{device::BackendKind, kernel_def::KernelDef};
+use kw_core::kernel_def::KernelDef;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,17 +18,8 @@ use std::time::Instant;
 
 const CHILD: &str = "KW_ONLINE_CHILD";
 
-/// The first OpenCL device (chosen explicitly: on a GPU machine device 0 may be CUDA).
-fn opencl_index() -> Option<usize> {
-    let found = list_devices().ok().and_then(|l| {
-        l.into_iter()
-            .find(|d| d.info.backend == BackendKind::Opencl)
-    });
-    if found.is_none() {
-        eprintln!("SKIPPED: no OpenCL device");
-    }
-    found.map(|d| d.index)
-}
+mod common;
+use common::opencl_index;
 
 /// A tuning parameter: name, values, default.
 type Param = (&'static str, &'static [i64], i64);

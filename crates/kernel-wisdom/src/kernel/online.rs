@@ -143,14 +143,8 @@ impl WisdomKernel {
         args: &[KernelArg<'_>],
     ) -> Arc<Selected> {
         if let Some(k) = kernel {
-            let slot = Arc::clone(
-                self.compiled
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(config.key())
-                    .or_default(),
-            );
-            let _ = slot.set(Ok(Arc::clone(k)));
+            // Compiled by the tuning: `make_selected` below finds it.
+            let _ = self.compile_slot(&config).set(Ok(Arc::clone(k)));
         }
         let made = self
             .validate(&config)

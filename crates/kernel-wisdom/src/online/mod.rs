@@ -7,12 +7,12 @@
 //!   `kw tune` on a tuning node. Nothing else changes.
 //! - `online`: the first such launch is captured into a private job directory of the online
 //!   wisdom directory (`KW_TUNE_DIR`), and a background thread runs `kw tune` on it in a child
-//!   process ([`job`]), bounded by `KW_TUNE_BUDGET` and `KW_TUNE_SHARE`. The application's
+//!   process (`online/job.rs`), bounded by `KW_TUNE_BUDGET` and `KW_TUNE_SHARE`. The application's
 //!   launches never wait: they keep their configuration until the tuned one is compiled,
-//!   then switch ([`watch`]). The result is published in the online directory, which the
-//!   selection reads in later runs ([`search_dir`]).
+//!   then switch (`online/watch.rs`). The result is published in the online directory, which the
+//!   selection reads in later runs (the last directory of the search path).
 //! - `KW_TUNE_RANKS=shared`: processes sharing the online directory use the same
-//!   configuration at every launch count ([`shared`] states and proves the rule).
+//!   configuration at every launch count (`online/shared.rs` states and proves the rule).
 //!
 //! The user documentation is `docs/online-tuning.md`.
 

@@ -336,6 +336,7 @@ fn record_mode_captures_exactly_the_sizes_without_an_exact_record() {
             && stderr.contains("`scale` 3000"),
         "{stderr}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Online tuning of `kind` at `size` in a child; its `KWT` lines.
@@ -425,6 +426,7 @@ fn online_results_are_selected_at_step_1_next_time_within_the_share() {
         "{choice:?}"
     );
     assert!(choice[0][4].ends_with("scale.json") && choice[0][4].contains("online"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -469,6 +471,7 @@ fn wrong_or_hanging_candidates_are_never_selected() {
         failures[&2].iter().all(|f| f.starts_with("wrong result")),
         "{failures:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -535,4 +538,5 @@ fn shared_ranks_use_identical_configuration_sequences() {
     let adopt_at = file.records[0].provenance.adopt_at.unwrap();
     assert_eq!(adopt_at.to_string(), a[1].0);
     assert_eq!(adopt_at % 25, 0, "a checkpoint");
+    let _ = std::fs::remove_dir_all(&dir);
 }

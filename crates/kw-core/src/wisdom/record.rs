@@ -251,6 +251,21 @@ mod tests {
         .unwrap();
         assert_eq!(old.verified, None);
         assert_eq!(old.unverified_reason, "");
+        // Offline, and no switch launch: neither field is written for such a record.
+        assert!(!old.is_online() && old.adopt_at.is_none());
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(
+            !text.contains("origin") && !text.contains("adopt_at"),
+            "{text}"
+        );
+        let online = Provenance {
+            origin: ORIGIN_ONLINE.into(),
+            adopt_at: Some(300),
+            ..Provenance::default()
+        };
+        let back: Provenance =
+            serde_json::from_str(&serde_json::to_string(&online).unwrap()).unwrap();
+        assert!(back.is_online() && back.adopt_at == Some(300));
         assert!(!serde_json::to_string(&old).unwrap().contains("verified"));
 
         let unverified = Provenance {

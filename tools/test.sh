@@ -16,7 +16,11 @@ export KW_CACHE_DIR
 KW_USER_WISDOM_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-wisdom.XXXXXX")"
 KW_STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-state.XXXXXX")"
 export KW_USER_WISDOM_DIR KW_STATE_DIR
-trap 'rm -rf "$KW_CACHE_DIR" "$KW_USER_WISDOM_DIR" "$KW_STATE_DIR"' EXIT
+# The online wisdom directory (KW_TUNE, read by every run): an empty one, so that no result
+# depends on what the user's data directory holds.
+KW_TUNE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-online.XXXXXX")"
+export KW_TUNE_DIR
+trap 'rm -rf "$KW_CACHE_DIR" "$KW_USER_WISDOM_DIR" "$KW_STATE_DIR" "$KW_TUNE_DIR"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

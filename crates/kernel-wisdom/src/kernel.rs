@@ -16,6 +16,7 @@ use kw_core::{
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
+mod online;
 mod select;
 mod symbols;
 
@@ -43,6 +44,8 @@ struct Selected {
     /// The selection found a wisdom record for exactly this device and problem size (capture
     /// then needs `KW_CAPTURE_FORCE`). The wisdom selection sets it; `false` until then.
     exact_wisdom: bool,
+    /// Online tuning of this size (`KW_TUNE=online`): its launches take the full path.
+    watch: Option<Arc<crate::online::watch::Watch>>,
 }
 
 /// The launch arguments as expressions see them: buffers as element counts, scalars as values.
@@ -422,9 +425,10 @@ impl WisdomKernel {
         let memoised = shape.set(args);
         if memoised && !capture::active() {
             let hit = self.by_shape.with(&shape, |(ps, selected)| {
-                self.launch_selected(queue, selected, ps, args, want_event)
+                (selected.watch.is_none())
+                    .then(|| self.launch_selected(queue, selected, ps, args, want_event))
             });
-            if let Some(Ok(event)) = hit {
+            if let Some(Some(Ok(event))) = hit {
                 return Ok(event);
             }
             // Not launched before, or the launch failed: the full path below (which falls
@@ -451,6 +455,14 @@ impl WisdomKernel {
         }
         if capture::active() {
             if let Some(dir) = capture::ticket(&self.def.tuning_key, &ps, selected.exact_wisdom) {
+                return self.launch_captured(queue, &selected, &ps, args, dir, want_event);
+            }
+        }
+        if let Some(watch) = &selected.watch {
+            return self.launch_watched(queue, &selected, watch, &ps, args, want_event);
+        }
+        if !selected.exact_wisdom && crate::online::recording() {
+            if let Some(dir) = crate::online::record_ticket(&self.def.tuning_key, &ps) {
                 return self.launch_captured(queue, &selected, &ps, args, dir, want_event);
             }
         }
@@ -511,6 +523,23 @@ impl WisdomKernel {
         dir: std::path::PathBuf,
         want_event: bool,
     ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
+        let sink = |job, _: &Config| capture::submit(job);
+        self.launch_recorded(queue, selected, ps, args, dir, want_event, sink)
+    }
+
+    /// [`WisdomKernel::launch_captured`] handing the capture (and the configuration launched)
+    /// to `sink`.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_recorded(
+        &self,
+        queue: Queue<'_>,
+        selected: &Selected,
+        ps: &[i64; 3],
+        args: &[KernelArg<'_>],
+        dir: std::path::PathBuf,
+        want_event: bool,
+        sink: impl FnOnce(kw_capture::CaptureJob, &Config) -> Result<(), record::RecordError>,
+    ) -> Result<Option<Box<dyn DeviceEvent>>, Error> {
         let key = &self.def.tuning_key;
         let device = self.device.as_ref();
         let lens = self.def.buffer_lens(args, ps, Some(device.info()))?;
@@ -522,7 +551,7 @@ impl WisdomKernel {
         if let Some(before) = before {
             let config = &fallback.as_deref().unwrap_or(selected).config;
             let job = record::after_launch(before, &self.def, device, queue, config, ps, args);
-            if let Err(e) = job.and_then(capture::submit) {
+            if let Err(e) = job.and_then(|job| sink(job, config)) {
                 capture::report(key, &e);
             }
         }
@@ -590,6 +619,7 @@ impl WisdomKernel {
             kernel,
             geometry,
             exact_wisdom: false,
+            watch: None,
         })
     }
 
@@ -672,7 +702,9 @@ impl WisdomKernel {
 
     /// [`WisdomKernel::prepare`]'s work, by the one thread whose turn it is.
     fn prepare_now(&self, ps: &[i64; 3], args: &[KernelArg<'_>]) -> Result<Arc<Selected>, Error> {
-        let selected = Arc::new(self.select_and_compile(ps, args)?);
+        let mut selected = self.select_and_compile(ps, args)?;
+        self.online_watch(&mut selected, ps);
+        let selected = Arc::new(selected);
         self.by_size
             .write()
             .unwrap_or_else(PoisonError::into_inner)
@@ -697,6 +729,7 @@ impl WisdomKernel {
             kernel,
             geometry,
             exact_wisdom: false,
+            watch: None,
         })
     }
 
@@ -720,14 +753,20 @@ impl WisdomKernel {
     /// map's lock is held only to find the configuration's slot; the compile runs outside it,
     /// and a thread that needs a configuration being compiled waits for that compile only.
     fn compiled_for(&self, config: &Config) -> CompileResult {
-        let slot = Arc::clone(
+        self.compile_slot(config)
+            .get_or_init(|| self.compile(config))
+            .clone()
+    }
+
+    /// The compile slot of a configuration (made empty when new).
+    fn compile_slot(&self, config: &Config) -> CompileSlot {
+        Arc::clone(
             self.compiled
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(config.key())
                 .or_default(),
-        );
-        slot.get_or_init(|| self.compile(config)).clone()
+        )
     }
 
     fn compile(&self, config: &Config) -> CompileResult {

@@ -53,6 +53,17 @@
 //!
 //! When capture is off, a launch pays one relaxed atomic load for it.
 //!
+//! ## Recording and online tuning (`KW_TUNE`)
+//!
+//! For launches that no exact wisdom record covers (the selection decided at step 2 or
+//! later), `KW_TUNE=record` captures each kernel and size once into `KW_CAPTURE_DIR` and
+//! lists them at exit; `KW_TUNE=online` tunes them in the background while the application
+//! runs (the `kw` binary in a child process, bounded by `KW_TUNE_BUDGET` and `KW_TUNE_SHARE`),
+//! switches the launches to the result and writes it to `KW_TUNE_DIR`, which later runs read;
+//! `KW_TUNE_RANKS=shared` makes processes sharing that directory switch at the same launch.
+//! From code: [`set_tune_settings`], [`set_tune_mode`], [`set_tune_ranks`]; results:
+//! [`online_reports`]. Details: [`online`] and `docs/online-tuning.md`.
+//!
 //! Joining an existing application: the library can use the application's context, streams
 //! or queues and memory instead of its own. CUDA: [`cuda::CudaDevice::from_context`] (a
 //! cudarc `Arc<CudaContext>`), [`cuda::CudaDevice::attach_primary`] (the CUDA runtime's
@@ -94,6 +105,7 @@ mod error;
 mod kernel;
 mod launch_memo;
 pub mod library;
+pub mod online;
 mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
@@ -108,6 +120,11 @@ pub use devices::{
 };
 pub use error::Error;
 pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
+pub use online::{
+    online_reports, set_tune_mode, set_tune_ranks, set_tune_settings, tune_settings, OnlineReport,
+    TuneBudget, TuneMode, TuneRanks, TuneSettings, TUNE_BUDGET_ENV, TUNE_DIR_ENV, TUNE_ENV,
+    TUNE_RANKS_ENV, TUNE_SHARE_ENV,
+};
 pub use wisdom::{
     search_path, Choice, WisdomSource, DEFAULT_WISDOM_DIR, DEVICE_NAME_ENV, WISDOM_PATH_ENV,
 };

@@ -59,8 +59,9 @@ use kw_core::diag::debug_enabled;
 
 /// The search path: `KW_WISDOM_PATH`'s directories, then the per-user wisdom directory
 /// (where `kw tune` writes by default: [`kw_core::user_dirs::user_wisdom_dir`]), then
-/// `app_dir` (or `./wisdom`). A `KW_WISDOM_PATH` entry that does not exist is said once
-/// (info): a mistyped path would otherwise leave every kernel on its default silently.
+/// `app_dir` (or `./wisdom`), then the online wisdom directory (`KW_TUNE_DIR`, see
+/// [`crate::online`]) when it exists. A `KW_WISDOM_PATH` entry that does not exist is said
+/// once (info): a mistyped path would otherwise leave every kernel on its default silently.
 pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os(WISDOM_PATH_ENV)
         .map(|p| {
@@ -79,6 +80,7 @@ pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
     }
     dirs.extend(kw_core::user_dirs::user_wisdom_dir());
     dirs.push(app_dir.map_or_else(|| PathBuf::from(DEFAULT_WISDOM_DIR), Path::to_path_buf));
+    dirs.extend(crate::online::search_dir());
     dirs
 }
 

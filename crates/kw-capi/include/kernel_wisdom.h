@@ -67,6 +67,14 @@ const char* kw_status_name(int status);
 const char* kw_version(void);
 /* Waits until pending captures are written (optional: they are written at exit). */
 int kw_flush_captures(void);
+/* What a launch that no exact wisdom record covers does, as KW_TUNE says: "off", "record"
+ * (captured once per kernel and size into KW_CAPTURE_DIR, listed at exit) or "online" (tuned
+ * in the background, results in KW_TUNE_DIR). Wins over the environment; call it before the
+ * first launch. docs/online-tuning.md. */
+int kw_set_tune_mode(const char* mode);
+/* As KW_TUNE_RANKS says: "own" or "shared" (processes sharing KW_TUNE_DIR switch to a tuned
+ * configuration at the same launch). */
+int kw_set_tune_ranks(const char* ranks);
 
 /* ---- enums ------------------------------------------------------------------------ */
 

@@ -56,6 +56,13 @@ inline void check(int status) {
 inline const char* c_str_or_null(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
 }  // namespace detail
 
+// ---- KW_TUNE ------------------------------------------------------------------------
+
+// "off", "record" or "online" (KW_TUNE's spelling); wins over the environment.
+inline void set_tune_mode(const std::string& mode) { detail::check(kw_set_tune_mode(mode.c_str())); }
+// "own" or "shared" (KW_TUNE_RANKS's spelling).
+inline void set_tune_ranks(const std::string& ranks) { detail::check(kw_set_tune_ranks(ranks.c_str())); }
+
 // ---- types --------------------------------------------------------------------------
 
 // The kw_type of an arithmetic C++ type (by size and signedness; bool has none).

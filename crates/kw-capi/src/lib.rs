@@ -43,6 +43,7 @@ pub mod ffi;
 pub mod handles;
 pub mod kernel;
 pub mod status;
+pub mod tune;
 pub mod types;
 
 use status::{guard, last_error_ptr, ALL};

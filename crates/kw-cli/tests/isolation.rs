@@ -11,17 +11,8 @@ use kw_core::{device::BackendKind, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The first OpenCL device (chosen explicitly: on a GPU machine device 0 may be CUDA).
-fn opencl_index() -> Option<usize> {
-    let found = list_devices().ok().and_then(|l| {
-        l.into_iter()
-            .find(|d| d.info.backend == BackendKind::Opencl)
-    });
-    if found.is_none() {
-        eprintln!("SKIPPED: no OpenCL device");
-    }
-    found.map(|d| d.index)
-}
+mod common;
+use common::opencl_index;
 
 /// `scale`: `y = 2x`; `mode = 1` loops forever, `mode = 2` traps (the worker dies of
 /// SIGILL/SIGABRT). `bx` = 16 exists only with mode 0, so the space has 4 configurations.

@@ -4,9 +4,9 @@
 //! resumes. A log with torn lines in the middle and at the end resumes with a warning and
 //! loses only those lines.
 
-use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};
+use kernel_wisdom::{open_device, DeviceSelector, KernelBuilder, Source};
 use kw_capture::record::{capture_launch, HostArg};
-use kw_core::{device::BackendKind, kernel_def::KernelDef};
+use kw_core::kernel_def::KernelDef;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -20,16 +20,8 @@ fn kw(dir: &Path, args: &[&str]) -> Output {
         .expect("running kw")
 }
 
-fn opencl_index() -> Option<usize> {
-    let found = list_devices().ok().and_then(|l| {
-        l.into_iter()
-            .find(|d| d.info.backend == BackendKind::Opencl)
-    });
-    if found.is_none() {
-        eprintln!("SKIPPED: no OpenCL device");
-    }
-    found.map(|d| d.index)
-}
+mod common;
+use common::opencl_index;
 
 /// `y = 2x`; its other configuration (`hang = 1`) loops forever: a run that holds its log
 /// for as long as the test needs, with no timing involved. The default (`hang = 0`, what

@@ -100,6 +100,7 @@ fn main() {
                     verified: Some(true),
                     unverified_reason: String::new(),
                     tolerances: Default::default(),
+                    ..Default::default()
                 },
             }
         })

@@ -42,6 +42,7 @@ pub mod def_eval;
 pub mod def_launch;
 pub mod device;
 pub mod diag;
+pub mod duration;
 pub mod eval;
 pub mod expr;
 pub mod files;

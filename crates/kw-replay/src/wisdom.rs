@@ -79,6 +79,7 @@ pub fn tuned_record(
                 .tolerance
                 .map(|over| verified_tolerances(meta, over))
                 .unwrap_or_default(),
+            ..Provenance::default()
         },
     }
 }

@@ -5,6 +5,7 @@ mod glob;
 mod settings;
 mod state;
 
+pub(crate) use exit_hook::install as install_exit_hook;
 pub use glob::glob_match;
 pub use settings::{
     CaptureSettings, SettingsError, CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV,

@@ -193,6 +193,7 @@ fn unmatched_report(c: &Control) -> Option<String> {
 /// nothing.
 pub(crate) fn at_exit() {
     flush_captures();
+    crate::online::at_exit();
     if let Some(message) = unmatched_report(&control()) {
         diag::warn(&message);
     }

@@ -408,6 +408,14 @@ impl IsolatedEvaluator {
         Err(failure)
     }
 
+    /// Starts a worker and waits until it has loaded the capture, so that the first
+    /// evaluation's time is the configuration's own (a run throttled to a share of the device
+    /// counts evaluation time).
+    pub fn preload(&mut self) -> Result<(), EvalFailure> {
+        self.ensure_worker()?;
+        self.ensure_loaded()
+    }
+
     /// Waits for the current worker to finish loading the capture, if it still loads. A
     /// failure is a start failure (fatal; a worker that failed to load is not started again).
     fn ensure_loaded(&mut self) -> Result<(), EvalFailure> {

@@ -175,7 +175,7 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             );
             for (i, r) in file.records.iter().enumerate() {
                 println!(
-                    "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}",
+                    "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}{}",
                     i + 1,
                     size(&r.problem_size),
                     r.device.name,
@@ -184,6 +184,11 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                     r.config.key(),
                     if r.provenance.verified == Some(false) {
                         "  UNVERIFIED"
+                    } else {
+                        ""
+                    },
+                    if r.provenance.is_online() {
+                        "  online"
                     } else {
                         ""
                     }

@@ -1,10 +1,24 @@
-//! Set-up shared by the `kw` binary's tests.
+//! Set-up shared by the `kw` binary's tests (each test binary uses part of it).
+#![allow(dead_code)]
 
 use kernel_wisdom::{bundled, list_devices, open_device, Device, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::device::BackendKind;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// The index of the first OpenCL device (chosen explicitly: on a GPU machine device 0 may be
+/// CUDA); `None` (after saying so) without one.
+pub fn opencl_index() -> Option<usize> {
+    let found = list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.backend == BackendKind::Opencl)
+    });
+    if found.is_none() {
+        eprintln!("SKIPPED: no OpenCL device");
+    }
+    found.map(|d| d.index)
+}
 
 /// A vector_add capture of `n` elements made on the first OpenCL device, in a fresh directory
 /// named after `test`: the directory, the capture, the device's index (as `--device` takes
@@ -14,17 +28,11 @@ pub fn vector_add_capture(
     test: &str,
     n: usize,
 ) -> Option<(PathBuf, PathBuf, String, Arc<dyn Device>)> {
-    let Some(d) = list_devices().ok().and_then(|l| {
-        l.into_iter()
-            .find(|d| d.info.backend == BackendKind::Opencl)
-    }) else {
-        eprintln!("SKIPPED: no OpenCL device");
-        return None;
-    };
+    let index = opencl_index()?;
     let dir = std::env::temp_dir().join(format!("kw-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
+    let device = open_device(&DeviceSelector::Index(index)).unwrap();
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let args = [
         HostArg::buffer(&vec![0f32; n]),
@@ -34,7 +42,7 @@ pub fn vector_add_capture(
     ];
     let def = bundled::vector_add().unwrap();
     let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
-    Some((dir, capture, d.index.to_string(), device))
+    Some((dir, capture, index.to_string(), device))
 }
 
 /// A fresh directory for one test (pid and a nonce in its name, so that runs side by side

@@ -26,5 +26,6 @@ pub use file::{
 };
 pub use record::{
     Confirmation, Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord,
+    ORIGIN_ONLINE,
 };
 pub use select::{explain, log_distance, select, Query, Selection, Step};

@@ -151,6 +151,26 @@ pub struct Provenance {
     /// and in records tuned without verification.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tolerances: std::collections::BTreeMap<String, crate::tolerance::Tolerance>,
+    /// How the record was made: empty for offline tuning (`kw tune`, and records written
+    /// before this field); [`ORIGIN_ONLINE`] for a record tuned inside a running application
+    /// (`KW_TUNE=online`). Unknown values load as they are.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub origin: String,
+    /// For an online record published to processes that share a wisdom directory
+    /// (`KW_TUNE_RANKS=shared`): the launch index (of this kernel at this problem size, counted
+    /// from 1 in each process) from which those processes use it. `None` elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt_at: Option<u64>,
+}
+
+/// [`Provenance::origin`] of records tuned inside a running application.
+pub const ORIGIN_ONLINE: &str = "online";
+
+impl Provenance {
+    /// Whether the record was tuned online ([`ORIGIN_ONLINE`]).
+    pub fn is_online(&self) -> bool {
+        self.origin == ORIGIN_ONLINE
+    }
 }
 
 /// One tuned configuration for (device, problem size).
@@ -256,6 +276,21 @@ mod tests {
         .unwrap();
         assert_eq!(old.verified, None);
         assert_eq!(old.unverified_reason, "");
+        // Offline, and no switch launch: neither field is written for such a record.
+        assert!(!old.is_online() && old.adopt_at.is_none());
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(
+            !text.contains("origin") && !text.contains("adopt_at"),
+            "{text}"
+        );
+        let online = Provenance {
+            origin: ORIGIN_ONLINE.into(),
+            adopt_at: Some(300),
+            ..Provenance::default()
+        };
+        let back: Provenance =
+            serde_json::from_str(&serde_json::to_string(&online).unwrap()).unwrap();
+        assert!(back.is_online() && back.adopt_at == Some(300));
         assert!(!serde_json::to_string(&old).unwrap().contains("verified"));
 
         let unverified = Provenance {

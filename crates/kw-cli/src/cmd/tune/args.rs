@@ -130,27 +130,24 @@ pub struct TuneArgs {
     /// How many of the best candidates the confirmation measures against the default.
     #[arg(long, default_value_t = 3)]
     pub(super) confirm_top: usize,
+    /// Spend at most this share of the wall time evaluating (`0.1` or `10%`): after an
+    /// evaluation that took `d`, the next starts `d / share` after it began (for a run that
+    /// shares the device with an application: online tuning).
+    #[arg(long, value_parser = kw_core::duration::parse_share)]
+    pub(super) max_share: Option<f64>,
+    /// Start no evaluation once evaluations took this much time in all (`30s`): a budget of
+    /// device time (evaluations count whole, compile waits included).
+    #[arg(long)]
+    pub(super) max_device_time: Option<String>,
+    /// Stop, as Ctrl-C does, when standard input closes (for a parent process that runs
+    /// `kw tune`: online tuning, whose `kw tune` ends with the application).
+    #[arg(long)]
+    pub(super) stop_on_stdin_eof: bool,
 }
 
-/// Parses `90`, `90s`, `15m`, `1h`, `250ms`.
+/// Parses `90`, `90s`, `15m`, `1h`, `250ms` ([`kw_core::duration::parse_duration`]).
 pub fn parse_duration(text: &str) -> Result<Duration> {
-    let t = text.trim();
-    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
-    let v: f64 = num
-        .trim()
-        .parse()
-        .with_context(|| format!("bad duration `{text}`"))?;
-    let secs = match unit {
-        "" | "s" => v,
-        "ms" => v / 1e3,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => bail!("bad duration unit in `{text}` (use ms, s, m or h)"),
-    };
-    if !(secs.is_finite() && secs >= 0.0) {
-        bail!("bad duration `{text}`");
-    }
-    Ok(Duration::from_secs_f64(secs))
+    kw_core::duration::parse_duration(text).map_err(anyhow::Error::msg)
 }
 
 /// The stop condition of a T1 file's `Budget` (`None` when it has none).

@@ -12,6 +12,7 @@ mod objective;
 mod one;
 mod progress;
 pub mod report;
+mod share;
 
 pub use args::{parse_duration, TuneArgs};
 pub use device::open_for as device_for;
@@ -119,6 +120,15 @@ pub fn run(args: TuneArgs) -> Result<()> {
         captures.push(capture);
     }
     let cancel = cancel_flag();
+    if args.stop_on_stdin_eof {
+        // The parent (an application tuning online) ended or let go: stop as Ctrl-C does,
+        // which stops a hung evaluation's worker too.
+        let flag = cancel.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            flag.store(true, Ordering::SeqCst);
+        });
+    }
     let several = captures.len() > 1;
     if several {
         for dir in [&args.log, &args.t4].into_iter().flatten() {

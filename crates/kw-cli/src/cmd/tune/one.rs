@@ -5,6 +5,7 @@ use super::args::{parse_duration, TuneArgs};
 use super::device::{backend_of, open_indexed};
 use super::progress::{WithProgress, COMPILE_GIVE_UP};
 use super::report::{objective_of, print_summary, print_timing, TimingReport};
+use super::share::ShareThrottle;
 use crate::cmd::isolated::{EvalTimeout, IsolatedEvaluator};
 use crate::cmd::worker::WorkerArgs;
 use anyhow::{bail, Context, Result};
@@ -162,6 +163,18 @@ pub(super) fn tune_one(
     } else {
         None
     };
+    let device_time = args
+        .max_device_time
+        .as_deref()
+        .map(parse_duration)
+        .transpose()?;
+    if let (Some(e), true) = (
+        &mut isolated,
+        args.max_share.is_some() || device_time.is_some(),
+    ) {
+        // Not counted as evaluation time: a failure here shows again at the first evaluation.
+        let _ = e.preload();
+    }
     let inner: &mut dyn Evaluator = match (&mut in_process, &mut isolated) {
         (Some(e), _) => e,
         (None, Some(e)) => e,
@@ -182,6 +195,16 @@ pub(super) fn tune_one(
             ps,
         )),
         None => inner,
+    };
+    let mut throttle = None;
+    let inner: &mut dyn Evaluator = if args.max_share.is_some() || device_time.is_some() {
+        throttle.insert(ShareThrottle::new(
+            inner,
+            args.max_share.unwrap_or(1.0),
+            device_time,
+        ))
+    } else {
+        inner
     };
     let total = stop.remaining_evaluations(&Default::default());
     let bar = super::progress::bar(&def.tuning_key, total);
@@ -220,6 +243,7 @@ pub(super) fn tune_one(
     };
     let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
     let inconsistent = wrapped.inconsistent.take();
+    let share_usage = throttle.as_ref().map(ShareThrottle::usage);
     let times = objective_eval.take().map(|e| e.times);
     if let Some(reason) = inconsistent {
         bar.finish_and_clear();
@@ -281,6 +305,15 @@ pub(super) fn tune_one(
         }
         None => None,
     };
+    if let Some((busy, wall)) = share_usage {
+        // Read by the runtime's online tuning (`kernel_wisdom::online`): keep the words.
+        println!(
+            "  device share: busy_s={:.6} wall_s={:.6} cap={}",
+            busy.as_secs_f64(),
+            wall.as_secs_f64(),
+            args.max_share.unwrap_or(1.0)
+        );
+    }
     match &unverified {
         Some(reason) => println!("  verification: UNVERIFIED ({reason})"),
         None => println!("  verification: every output checked against the captured reference"),

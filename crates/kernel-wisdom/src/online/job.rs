@@ -1,0 +1,377 @@
+//! The background tuning of one problem size: writes the capture of its first launch, runs
+//! `kw tune` on it in a child process (which itself measures every candidate in a worker
+//! process under a watchdog: a hanging or crashing candidate is a failed result, never the
+//! application's problem), compiles the winner, hands it to the launches and publishes it.
+
+use super::shared::SizeFiles;
+use super::watch::{Tuned, Watch};
+use super::TuneSettings;
+use kw_capture::{CaptureJob, CaptureWriter};
+use kw_core::backend::Device;
+use kw_core::config::Config;
+use kw_core::kernel_def::KernelDef;
+use kw_core::wisdom::{wisdom_file_name, WisdomFile, WisdomRecord};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Where the runtime finds the `kw` binary first.
+pub const KW_BIN_ENV: &str = "KW_BIN";
+/// Why a tuning ended when the application exits: not a failure (a later run tunes the
+/// size), and not reported.
+const EXITING: &str = "stopped: the application is exiting";
+/// Time added to a tuning's wall-time limit (device time / share) before the runtime stops
+/// it: the `kw tune` process's start, its first compile and the capture's load.
+const GRACE: Duration = Duration::from_secs(180);
+
+/// What one size's online tuning did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnlineReport {
+    /// The tuning key.
+    pub tuning_key: String,
+    /// The problem size.
+    pub problem_size: Vec<i64>,
+    /// The configuration the application used (and verification compared against).
+    pub in_use: Config,
+    /// Its time in the tuning, milliseconds (when it was measured).
+    pub in_use_ms: Option<f64>,
+    /// The tuned configuration.
+    pub tuned: Config,
+    /// Its time, milliseconds.
+    pub tuned_ms: f64,
+    /// Configurations evaluated.
+    pub evaluations: u64,
+    /// Evaluation time and wall time of the tuning (`kw tune --max-share`'s account).
+    pub busy: Option<(Duration, Duration)>,
+    /// Shared ranks: the launch from which every process uses it.
+    pub adopt_at: Option<u64>,
+    /// The directory of the tuning's capture, results log and output (kept for `kw tune`
+    /// to refine later).
+    pub job_dir: PathBuf,
+}
+
+static REPORTS: Mutex<Vec<OnlineReport>> = Mutex::new(Vec::new());
+/// Held by the tuning that runs: one at a time per process, so that `KW_TUNE_SHARE` caps the
+/// share of all of them together.
+static TURN: Mutex<()> = Mutex::new(());
+/// The `kw tune` processes running, each with its standard input: `kw tune
+/// --stop-on-stdin-eof` stops (and stops its worker) when that closes, which the exit hook
+/// does, and which happens too when the application dies.
+static RUNNING: Mutex<Vec<Child>> = Mutex::new(Vec::new());
+
+/// Every online tuning of this process that ended with a result, in order.
+pub fn online_reports() -> Vec<OnlineReport> {
+    REPORTS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// One size's tuning, handed to its thread.
+pub(crate) struct Job {
+    pub(crate) capture: CaptureJob,
+    pub(crate) files: SizeFiles,
+    pub(crate) settings: TuneSettings,
+    pub(crate) watch: Arc<Watch>,
+    pub(crate) def: Arc<KernelDef>,
+    pub(crate) device: Arc<dyn Device>,
+    pub(crate) in_use: Config,
+}
+
+/// Starts the tuning on its own thread (and the exit hook that stops it).
+pub(crate) fn start(job: Job) {
+    crate::capture::install_exit_hook();
+    let spawned = std::thread::Builder::new()
+        .name("kw-online-tuning".into())
+        .spawn(move || run(job));
+    if let Err(e) = spawned {
+        kw_core::diag::error(&format!("online tuning: cannot start its thread: {e}"));
+    }
+}
+
+fn run(job: Job) {
+    let claim = job.watch.take_claim();
+    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
+    let what = job.files.describe();
+    let shared = job.settings.ranks == super::TuneRanks::Shared;
+    match tune(&job) {
+        Ok(Some(report)) => {
+            let share = report.busy.map_or(String::new(), |(b, w)| {
+                format!(
+                    ", device time {:.2} s in {:.2} s ({:.1}%)",
+                    b.as_secs_f64(),
+                    w.as_secs_f64(),
+                    100.0 * b.as_secs_f64() / w.as_secs_f64().max(1e-9)
+                )
+            });
+            let when = match report.adopt_at {
+                Some(at) => format!("every process sharing the directory switches at launch {at}"),
+                None => "launches switch now".into(),
+            };
+            let before = report.in_use_ms.map_or(String::new(), |ms| {
+                format!(" (the configuration in use: {ms:.4} ms)")
+            });
+            kw_core::diag::info(&format!(
+                "online tuning of {what}: {{{}}} at {:.4} ms{before} after {} evaluations{share}; \
+                 {when}",
+                report.tuned, report.tuned_ms, report.evaluations
+            ));
+            REPORTS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(report);
+        }
+        // Shared ranks: the launches learn the published result at their checkpoints.
+        Ok(None) if shared => {}
+        Ok(None) => job.watch.finished_without_result(),
+        Err(why) if why == EXITING => job.watch.finished_without_result(),
+        Err(why) => {
+            job.watch.finished_without_result();
+            if shared {
+                if let Err(e) = job.files.mark_failed() {
+                    kw_core::diag::error(&format!("online tuning of {what}: {e}"));
+                }
+            }
+            kw_core::diag::warn(&format!(
+                "online tuning of {what} ended without a result; the application keeps its \
+                 configuration: {why}"
+            ));
+        }
+    }
+    drop(claim);
+}
+
+/// The tuning; `Ok(None)`: nothing to do (another process published a result already).
+fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
+    let shared = job.settings.ranks == super::TuneRanks::Shared;
+    if !job.files.to_tune().map_err(|e| e.to_string())? {
+        return Ok(None);
+    }
+    let c = &job.capture;
+    let capture = CaptureWriter::default()
+        .write(&c.dir, &c.file_stem, &c.metadata, &c.buffers)
+        .map_err(|e| format!("writing the capture: {e}"))?
+        .path;
+    let kw = find_kw().ok_or_else(|| {
+        format!(
+            "the `kw` binary was not found (set {KW_BIN_ENV}, or put it on PATH or beside the \
+             application)"
+        )
+    })?;
+    let dir = &c.dir;
+    let wisdom_dir = dir.join("wisdom");
+    let out_path = dir.join("tune.out");
+    let out = kw_core::files::FileModes::get()
+        .create_new()
+        .open(&out_path)
+        .map_err(|e| format!("{}: {e}", out_path.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", out_path.display()))?;
+    let s = &job.settings;
+    let wall = s.budget.device_time.div_f64(s.share);
+    let mut cmd = Command::new(&kw);
+    cmd.arg("tune")
+        .arg(&capture)
+        .args(["--budget", &s.budget.evaluations.to_string()])
+        .args([
+            "--max-device-time",
+            &format!("{}ms", s.budget.device_time.as_millis()),
+        ])
+        .args(["--max-share", &s.share.to_string()])
+        .args(["--time", &format!("{}ms", wall.as_millis().max(1))])
+        .arg("--wisdom-dir")
+        .arg(&wisdom_dir)
+        .arg("--log")
+        .arg(dir.join("tune.jsonl"))
+        .args(["--device", &job.device.info().name])
+        .args(["--compile-threads", "1"])
+        .arg("--stop-on-stdin-eof")
+        .current_dir(dir)
+        .env_remove(super::TUNE_ENV)
+        .env_remove(crate::CAPTURE_ENV)
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .stderr(err);
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", kw.display()))?;
+    let status = wait(child, wall + GRACE)?;
+    let output = std::fs::read_to_string(&out_path).unwrap_or_default();
+    if !status {
+        return Err(format!(
+            "`kw tune` failed; its output ({}): {}",
+            out_path.display(),
+            tail(&output)
+        ));
+    }
+    let record = tuned_record(&wisdom_dir, &job.files)?;
+    let config = record.config.clone();
+    let spec = job
+        .def
+        .compile_spec(&config, Some(job.device.info()))
+        .map_err(|e| format!("configuration {{{config}}}: {e}"))?;
+    let kernel = job
+        .device
+        .compile(&spec.request())
+        .map_err(|e| format!("compiling the tuned configuration {{{config}}}: {e}"))?;
+    job.watch.tuned(Tuned {
+        config: config.clone(),
+        kernel,
+    });
+    let tuned_ms = record.objective.median_ms;
+    let evaluations = record.provenance.evaluations;
+    let adopt_at = job
+        .files
+        .publish(record, shared.then_some(s.period))
+        .map_err(|e| format!("publishing the result: {e}"))?;
+    job.watch.switch_now();
+    // Published: the job keeps its capture, results log and output (for `kw tune` to
+    // refine), not a second copy of the record.
+    let _ = std::fs::remove_dir_all(&wisdom_dir);
+    Ok(Some(OnlineReport {
+        tuning_key: job.files.key.clone(),
+        problem_size: job.files.size.clone(),
+        in_use_ms: logged_time(&dir.join("tune.jsonl"), &job.in_use),
+        in_use: job.in_use.clone(),
+        tuned: config,
+        tuned_ms,
+        evaluations,
+        busy: share_line(&output),
+        adopt_at,
+        job_dir: dir.clone(),
+    }))
+}
+
+/// Waits for `kw tune`, stopping it past `limit`; true when it succeeded.
+fn wait(child: Child, limit: Duration) -> Result<bool, String> {
+    let pid = child.id();
+    RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(child);
+    let started = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(i) = running.iter().position(|c| c.id() == pid) else {
+            return Err(EXITING.into());
+        };
+        match running[i].try_wait() {
+            Ok(Some(status)) => {
+                // Ended: `wait` returns at once.
+                let _ = running.swap_remove(i).wait();
+                return Ok(status.success());
+            }
+            Ok(None) if started.elapsed() > limit => {
+                let mut c = running.swap_remove(i);
+                let _ = c.kill();
+                let _ = c.wait();
+                return Err(format!(
+                    "`kw tune` ran past {} s and was stopped",
+                    limit.as_secs()
+                ));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let mut c = running.swap_remove(i);
+                let _ = c.kill();
+                let _ = c.wait();
+                return Err(format!("waiting for `kw tune`: {e}"));
+            }
+        }
+    }
+}
+
+/// Stops every `kw tune` still running (at exit: the application does not wait for them):
+/// closes their standard input (they stop their workers and end), and kills those still
+/// running a second later.
+pub(crate) fn stop_all() {
+    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    for c in running.iter_mut() {
+        drop(c.stdin.take());
+    }
+    let until = Instant::now() + Duration::from_secs(1);
+    for mut c in running.drain(..) {
+        while Instant::now() < until && matches!(c.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+/// The record `kw tune` wrote for this device and size.
+fn tuned_record(wisdom_dir: &Path, files: &SizeFiles) -> Result<WisdomRecord, String> {
+    let path = wisdom_dir.join(wisdom_file_name(&files.key));
+    let file = WisdomFile::load(&path).map_err(|e| format!("no result: {e}"))?;
+    file.records
+        .into_iter()
+        .find(|r| r.device.name == files.device && super::trim(&r.problem_size) == files.size)
+        .ok_or_else(|| format!("{}: no record of this device and size", path.display()))
+}
+
+/// The time the results log gives `config`, if it was measured.
+fn logged_time(log: &Path, config: &Config) -> Option<f64> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines().skip(1).find_map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        let c: Config = serde_json::from_value(v.get("config")?.clone()).ok()?;
+        (c == *config)
+            .then(|| v.get("objective")?.as_f64())
+            .flatten()
+    })
+}
+
+/// `kw tune --max-share`'s account: `device share: busy_s=B wall_s=W`.
+fn share_line(output: &str) -> Option<(Duration, Duration)> {
+    let line = output.lines().find(|l| l.contains("device share:"))?;
+    let field = |name: &str| -> Option<Duration> {
+        let rest = line.split(name).nth(1)?;
+        let v: f64 = rest.split_whitespace().next()?.parse().ok()?;
+        Duration::try_from_secs_f64(v).ok()
+    };
+    Some((field("busy_s=")?, field("wall_s=")?))
+}
+
+/// The last lines of an output, on one line.
+fn tail(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(4)..].join(" | ")
+}
+
+/// The `kw` binary: `KW_BIN`, else beside the application (or one directory up: cargo's
+/// `examples/` and `deps/`), else on `PATH`.
+fn find_kw() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(KW_BIN_ENV).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let name = format!("kw{}", std::env::consts::EXE_SUFFIX);
+    let exe = std::env::current_exe().ok();
+    let beside = exe
+        .iter()
+        .flat_map(|e| e.ancestors().skip(1).take(2))
+        .map(|d| d.join(&name));
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.join(&name));
+    beside.chain(on_path).find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_share_line_parses() {
+        let out = "kw tune: ...\n  device share: busy_s=0.250000 wall_s=2.600000 cap=0.1\n";
+        assert_eq!(
+            share_line(out),
+            Some((Duration::from_millis(250), Duration::from_millis(2600)))
+        );
+        assert_eq!(share_line("no such line"), None);
+    }
+}

@@ -148,6 +148,9 @@ pub struct Hybrid4 {
     global: Option<Point>,
     /// The model, its best target value and the number of results it was fitted on.
     model: Option<(Rc<ExtraTrees>, f64, usize)>,
+    /// Results of a prior's configurations ([`Strategy::tell_prior`]): not part of the
+    /// initial design or the early phase, which count this strategy's own evaluations.
+    prior: usize,
 }
 
 impl Hybrid4 {
@@ -171,19 +174,21 @@ impl Hybrid4 {
             proposals: 0,
             global: None,
             model: None,
+            prior: 0,
         }
     }
 
     fn next(&mut self, space: &TuningSpace, hint: usize) -> Option<Point> {
         let told = self.base.memory().results.len();
-        if told < self.base.params().initial {
+        let own = told.saturating_sub(self.prior);
+        if own < self.base.params().initial {
             let p = self.random(space)?;
             if self.params.early == 0 {
                 self.pack.proposed(None, p.clone());
             }
             return Some(p);
         }
-        if told < self.params.early {
+        if own < self.params.early {
             return self.model_proposal(space, hint, told);
         }
         if self.params.early > 0 && self.pack.members().is_empty() {
@@ -332,6 +337,17 @@ impl Strategy for Hybrid4 {
         }
         let (memory, rng) = self.base.parts();
         self.pack.told(memory, rng, point);
+    }
+
+    fn set_prior_scores(&mut self, scores: super::surrogate::PriorScores) {
+        self.base.set_prior_scores(scores);
+    }
+
+    fn tell_prior(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
+        if !self.base.memory().results.contains_key(point) {
+            self.prior += 1;
+        }
+        self.tell(space, point, result);
     }
 
     fn anytime(&self) -> bool {

@@ -16,6 +16,7 @@ pub mod ils;
 pub mod pack;
 pub mod pso;
 pub mod random;
+pub mod seeded;
 pub mod surrogate;
 pub mod tabu_greywolf;
 pub mod trees;
@@ -141,4 +142,25 @@ pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
             name: name.to_string(),
             known: names().join(", "),
         })
+}
+
+/// [`create`], seeded with a prior's configurations (see [`seeded`]): they are proposed
+/// first. Without prior points, the strategy itself.
+pub fn create_seeded(
+    name: &str,
+    seed: u64,
+    prior: &crate::prior::Seeding,
+) -> Result<Box<dyn Strategy>, TuneError> {
+    let mut inner = create(name, seed)?;
+    if let Some(scores) = &prior.scores {
+        inner.set_prior_scores(scores.clone());
+    }
+    if prior.points.is_empty() {
+        return Ok(inner);
+    }
+    Ok(Box::new(seeded::Seeded::new(
+        inner,
+        prior.points.clone(),
+        prior.share,
+    )))
 }

@@ -9,6 +9,7 @@ mod args;
 mod device;
 mod objective;
 mod one;
+mod prior;
 mod progress;
 pub mod report;
 

@@ -3,16 +3,23 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn suite_scores_every_selected_space_with_a_mean() {
+/// The shared measured spaces (`../shared` relative to the workspace root), if present.
+fn shared_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/data/tuning-spaces"
     ));
-    if !dir.is_dir() {
+    if dir.is_dir() {
+        Some(dir)
+    } else {
         println!("SKIPPED: ../shared not found");
-        return;
+        None
     }
+}
+
+#[test]
+fn suite_scores_every_selected_space_with_a_mean() {
+    let Some(dir) = shared_dir() else { return };
     let out = Command::new(env!("CARGO_BIN_EXE_kw"))
         .args(["simulate", "--suite"])
         .arg(&dir)
@@ -70,14 +77,7 @@ fn suite_scores_every_selected_space_with_a_mean() {
 /// evaluations), and the matching is reported.
 #[test]
 fn simulate_with_a_prior_from_other_gpus_of_the_family() {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/tuning-spaces"
-    ));
-    if !dir.is_dir() {
-        println!("SKIPPED: ../shared not found");
-        return;
-    }
+    let Some(dir) = shared_dir() else { return };
     let out = Command::new(env!("CARGO_BIN_EXE_kw"))
         .arg("simulate")
         .arg(dir.join("convolution_A6000.json.gz"))

@@ -90,4 +90,52 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
     );
     let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 1 + 6);
+    // The first run's wisdom is this kernel's prior now (its best configuration, already in
+    // the log, so not evaluated again).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("prior: 1 of 1 earlier results (1 source(s)) match this space")
+            && stderr.contains("1 configuration(s) evaluated first"),
+        "{stderr}"
+    );
+
+    // A results log as an explicit prior, and --no-prior.
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture,
+            "--budget",
+            "2",
+            "--samples",
+            "3",
+            "--log",
+            "two.jsonl",
+            "--prior",
+            "run.jsonl",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("prior: 7 of 7 earlier results (2 source(s))"),
+        "{stderr}"
+    );
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture,
+            "--budget",
+            "2",
+            "--samples",
+            "3",
+            "--log",
+            "three.jsonl",
+            "--no-prior",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("prior:"), "{stderr}");
 }

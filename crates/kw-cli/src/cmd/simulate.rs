@@ -175,7 +175,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let sources = load_priors(&args.prior)?;
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
     for run in &runs {
-        let points = prior_points(&sources, &sim.space, run.prior, !args.json);
+        let points = prior_points(&sources, &sim.space, run.prior, true);
         for &budget in &budgets {
             let started = Instant::now();
             let mut result = benchmark_seeds(

@@ -99,31 +99,16 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
         "{stderr}"
     );
 
-    // A results log as an explicit prior, and --no-prior.
-    let out = kw(
-        &dir,
-        &[
-            "tune",
-            capture,
-            "--budget",
-            "2",
-            "--samples",
-            "3",
-            "--log",
+    // A results log as an explicit prior, and --no-prior: (log, prior arguments, expected).
+    for (log, prior, expect) in [
+        (
             "two.jsonl",
-            "--prior",
-            "run.jsonl",
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("prior: 7 of 7 earlier results (2 source(s))"),
-        "{stderr}"
-    );
-    let out = kw(
-        &dir,
-        &[
+            &["--prior", "run.jsonl"][..],
+            Some("prior: 7 of 7 earlier results (2 source(s))"),
+        ),
+        ("three.jsonl", &["--no-prior"][..], None),
+    ] {
+        let mut args = vec![
             "tune",
             capture,
             "--budget",
@@ -131,11 +116,15 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
             "--samples",
             "3",
             "--log",
-            "three.jsonl",
-            "--no-prior",
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("prior:"), "{stderr}");
+            log,
+        ];
+        args.extend_from_slice(prior);
+        let out = kw(&dir, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        match expect {
+            Some(text) => assert!(stderr.contains(text), "{stderr}"),
+            None => assert!(!stderr.contains("prior:"), "{stderr}"),
+        }
+    }
 }

@@ -92,4 +92,41 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
     );
     let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 1 + 6);
+    // The first run's wisdom is this kernel's prior now (its best configuration, already in
+    // the log, so not evaluated again).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("prior: 1 of 1 earlier results (1 source(s)) match this space")
+            && stderr.contains("1 configuration(s) evaluated first"),
+        "{stderr}"
+    );
+
+    // A results log as an explicit prior, and --no-prior: (log, prior arguments, expected).
+    for (log, prior, expect) in [
+        (
+            "two.jsonl",
+            &["--prior", "run.jsonl"][..],
+            Some("prior: 7 of 7 earlier results (2 source(s))"),
+        ),
+        ("three.jsonl", &["--no-prior"][..], None),
+    ] {
+        let mut args = vec![
+            "tune",
+            capture,
+            "--budget",
+            "2",
+            "--samples",
+            "3",
+            "--log",
+            log,
+        ];
+        args.extend_from_slice(prior);
+        let out = kw(&dir, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        match expect {
+            Some(text) => assert!(stderr.contains(text), "{stderr}"),
+            None => assert!(!stderr.contains("prior:"), "{stderr}"),
+        }
+    }
 }

@@ -73,9 +73,16 @@ fn main() {
         .get(3)
         .map(|a| a.split(',').map(str::to_string).collect())
         .unwrap_or_else(|| {
-            ["random", "tabu_greywolf", "hybrid3", "hybrid4", "hybrid5"]
-                .map(str::to_string)
-                .to_vec()
+            [
+                "random",
+                "tabu_greywolf",
+                "hybrid3",
+                "hybrid4",
+                "hybrid5",
+                "hybrid6",
+            ]
+            .map(str::to_string)
+            .to_vec()
         });
     let space = space();
     let table: std::collections::HashMap<Point, EvalResult> = space

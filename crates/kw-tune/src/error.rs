@@ -102,6 +102,14 @@ pub enum TuneError {
         /// The point (value indices).
         point: String,
     },
+    /// A prior (earlier results of the kernel) could not be read.
+    #[error("prior {path}: {message}")]
+    Prior {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not a Kernel Tuner cache file, results log or wisdom file.
+        message: String,
+    },
     /// The space has no valid configuration.
     #[error("the tuning space has no valid configuration")]
     EmptySpace,

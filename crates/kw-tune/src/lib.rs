@@ -14,6 +14,8 @@
 //! - [`suite`]: scoring strategies on a directory of measured spaces (final fraction and
 //!   area under the best-so-far curve per budget).
 //! - [`export`]: a results log as a Kernel Tuner cache file.
+//! - [`prior`]: results of the same kernel elsewhere (cache files, logs, wisdom) that seed a
+//!   search ([`strategies::create_seeded`]).
 //!
 //! ## Layer
 //!
@@ -34,6 +36,7 @@ pub mod evaluator;
 pub mod export;
 pub mod log;
 pub mod log_lock;
+pub mod prior;
 pub mod simulate;
 pub mod stop;
 pub mod strategies;

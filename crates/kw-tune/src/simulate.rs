@@ -5,6 +5,7 @@
 
 use crate::error::TuneError;
 use crate::evaluator::{EvalFailure, EvalResult, Evaluator};
+use crate::prior::Seeding;
 use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
@@ -159,13 +160,15 @@ pub fn benchmark(
     budget: u64,
     seeds: u64,
 ) -> Result<BenchResult, TuneError> {
-    benchmark_seeds(sim, name, budget, 0..seeds, 1)
+    benchmark_seeds(sim, name, &Seeding::default(), budget, 0..seeds, 1)
 }
 
-/// Like [`benchmark`] for the given seeds, running up to `threads` seeds at once.
+/// Like [`benchmark`] for the given seeds, running up to `threads` seeds at once, each run
+/// seeded with `prior` (empty: none; [`strategies::create_seeded`]).
 pub fn benchmark_seeds(
     sim: &Simulation,
     name: &str,
+    prior: &Seeding,
     budget: u64,
     seeds: std::ops::Range<u64>,
     threads: usize,
@@ -173,7 +176,7 @@ pub fn benchmark_seeds(
     strategies::create(name, 0)?;
     let seeds: Vec<u64> = seeds.collect();
     let run = |seed: u64| -> Result<f64, TuneError> {
-        let mut strategy = strategies::create(name, seed)?;
+        let mut strategy = strategies::create_seeded(name, seed, prior)?;
         let mut evaluator = sim.evaluator.clone();
         let report = Tuner::new(&sim.space, Stop::Evaluations(budget))
             .run(&mut *strategy, &mut evaluator)?;

@@ -26,6 +26,20 @@ pub trait Strategy {
     /// The result of one point: its objective value (lower is better) or its failure.
     fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult);
 
+    /// The result of a prior's configuration that was evaluated before this strategy's own
+    /// proposals ([`crate::strategies::seeded`]). By default like [`Strategy::tell`]; a
+    /// strategy with an initial design may keep that design whole, so that a prior adds to
+    /// its exploration instead of replacing it.
+    fn tell_prior(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
+        self.tell(space, point, result);
+    }
+
+    /// A prior's score of configurations (0 best, 1 worst), given before the first
+    /// [`Strategy::ask`]: a model-based strategy may use it as a feature. Ignored by default.
+    fn set_prior_scores(&mut self, scores: crate::strategies::surrogate::PriorScores) {
+        let _ = scores;
+    }
+
     /// True when the proposals never depend on `hint` (the budget left): a run with a budget
     /// of `n` is then the first `n` evaluations of a run with any larger budget, which
     /// simulation uses to score several budgets with one run.

@@ -11,6 +11,7 @@
 //! search, 1 the optimum from the first evaluation.
 
 use crate::error::TuneError;
+use crate::prior::Seeding;
 use crate::simulate::Simulation;
 use crate::stop::Stop;
 use crate::strategies;
@@ -108,14 +109,15 @@ pub fn random_curve(sim: &Simulation, n: usize) -> Vec<f64> {
 }
 
 /// The best-so-far fraction after each evaluation of one run of `name` with `seed` and
-/// `budget`; a run that ended early (space exhausted) is extended with its last value.
+/// `budget`, seeded with `prior` (empty: none); a run that ended early (space exhausted) is extended with its last value.
 pub fn run_curve(
     sim: &Simulation,
     name: &str,
+    prior: &Seeding,
     seed: u64,
     budget: u64,
 ) -> Result<Vec<f64>, TuneError> {
-    let mut strategy = strategies::create(name, seed)?;
+    let mut strategy = strategies::create_seeded(name, seed, prior)?;
     let mut evaluator = sim.evaluator.clone();
     let report =
         Tuner::new(&sim.space, Stop::Evaluations(budget)).run(&mut *strategy, &mut evaluator)?;
@@ -197,14 +199,15 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// Scores `name` on `sim` at every budget (ascending, non-empty) with `seeds`, `threads` seeds
-/// at once. A strategy that ignores the budget ([`crate::Strategy::anytime`]) runs once per
+/// Scores `name` seeded with `prior` (empty: none) on `sim` at every budget (ascending,
+/// non-empty) with `seeds`, `threads` seeds at once. A strategy that ignores the budget ([`crate::Strategy::anytime`]) runs once per
 /// seed at the largest budget and every budget is scored on the prefix of that run (the same
 /// proposals it would make with the smaller budget); others run once per budget.
 pub fn score(
     sim: &Simulation,
     random: &[f64],
     name: &str,
+    prior: &Seeding,
     budgets: &[u64],
     seeds: &[u64],
     threads: usize,
@@ -213,7 +216,7 @@ pub fn score(
     let max = budgets.iter().copied().max().unwrap_or(0);
     let per_seed = |seed: u64| -> Result<Vec<(f64, f64)>, TuneError> {
         if anytime {
-            let curve = run_curve(sim, name, seed, max)?;
+            let curve = run_curve(sim, name, prior, seed, max)?;
             Ok(budgets
                 .iter()
                 .map(|&b| {
@@ -225,7 +228,7 @@ pub fn score(
             budgets
                 .iter()
                 .map(|&b| {
-                    let c = run_curve(sim, name, seed, b)?;
+                    let c = run_curve(sim, name, prior, seed, b)?;
                     Ok((c.last().copied().unwrap_or(0.0), area(&c, random)))
                 })
                 .collect()

@@ -128,7 +128,7 @@ fn anytime_strategies_ignore_the_budget() {
 fn anytime_prefix_on_a_measured_space() {
     let Some(dir) = shared_dir() else { return };
     let sim = simulation(&dir, "convolution");
-    for name in ["tabu_greywolf", "hybrid4", "hybrid5"] {
+    for name in ["tabu_greywolf", "hybrid4", "hybrid5", "hybrid6"] {
         let mut ev = sim.evaluator.clone();
         let short = run(&sim.space, &mut ev, name, 5, 30);
         let mut ev = sim.evaluator.clone();

@@ -64,7 +64,16 @@ fn random_baseline_matches_random_search() {
     assert!((curve[0] - mean).abs() < 1e-9, "{} vs {mean}", curve[0]);
     // 200 seeded random runs land near the expectation (standard error about 0.004).
     let seeds: Vec<u64> = (0..200).collect();
-    let cells = suite::score(&sim, &curve, "random", &[10, 50], &seeds, 2).expect("score");
+    let cells = suite::score(
+        &sim,
+        &curve,
+        "random",
+        &Default::default(),
+        &[10, 50],
+        &seeds,
+        2,
+    )
+    .expect("score");
     for (cell, expected) in cells.iter().zip([curve[9], curve[49]]) {
         assert!(
             (cell.mean() - expected).abs() < 0.02,
@@ -82,8 +91,26 @@ fn anytime_scores_equal_separate_runs() {
     let sim = Simulation::load(&dir.join("pnpoly_RTX_3090.json.gz"), None).expect("load");
     let curve = suite::random_curve(&sim, 40);
     let seeds = [3, 4];
-    let joint = suite::score(&sim, &curve, "tabu_greywolf", &[20, 40], &seeds, 1).expect("joint");
-    let alone = suite::score(&sim, &curve, "tabu_greywolf", &[20], &seeds, 1).expect("alone");
+    let joint = suite::score(
+        &sim,
+        &curve,
+        "tabu_greywolf",
+        &Default::default(),
+        &[20, 40],
+        &seeds,
+        1,
+    )
+    .expect("joint");
+    let alone = suite::score(
+        &sim,
+        &curve,
+        "tabu_greywolf",
+        &Default::default(),
+        &[20],
+        &seeds,
+        1,
+    )
+    .expect("alone");
     assert_eq!(joint[0], alone[0]);
     assert!(joint[1].mean() >= joint[0].mean());
 }

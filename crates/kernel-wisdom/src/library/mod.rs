@@ -18,7 +18,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Each kernel is also a tuning benchmark: [`defs`](self::defs) holds the definitions (`kw tune` tunes
+//! Each kernel is also a tuning benchmark: [`defs`] holds the definitions (`kw tune` tunes
 //! their captures; `KW_CAPTURE=kw_*` captures an application's calls), [`reference`](self::reference) the CPU
 //! results they are checked against.
 

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 use kw_tune::simulate::{benchmark_seeds, BenchResult, Simulation};
 use kw_tune::strategies;
 use std::path::PathBuf;
@@ -48,6 +49,33 @@ pub struct SimulateArgs {
     /// Print one JSON array, one object per strategy (and budget, and space with --suite).
     #[arg(long)]
     pub json: bool,
+    /// Earlier results of the same kernel (other devices or sizes): Kernel Tuner cache files,
+    /// kw results logs or wisdom files. Each strategy then runs without and with them (row
+    /// `NAME+prior`: their best configurations, mapped into this space, evaluated first).
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub prior: Vec<PathBuf>,
+    /// With --suite: each space's prior is the other spaces of its family
+    /// (leave-one-device-out), as with --prior.
+    #[arg(long, requires = "suite", conflicts_with = "prior")]
+    pub prior_family: bool,
+    /// How priors seed the search, for experiments: `take=N:rank=robin|mean`; several give
+    /// one row each (`NAME+prior(SETTINGS)`). Default: the chosen settings.
+    #[arg(long)]
+    pub prior_settings: Vec<String>,
+    /// With priors: skip the runs without them.
+    #[arg(long)]
+    pub prior_only: bool,
+}
+
+/// One way to run a strategy: its name, and the prior settings (`None`: no prior).
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The strategy.
+    pub name: String,
+    /// Prior settings, when seeded by the prior.
+    pub prior: Option<PriorParams>,
+    /// The row's label.
+    pub label: String,
 }
 
 impl SimulateArgs {
@@ -62,6 +90,47 @@ impl SimulateArgs {
             strategies::create(n, 0)?;
         }
         Ok(names)
+    }
+
+    /// Whether priors are given.
+    pub fn has_prior(&self) -> bool {
+        !self.prior.is_empty() || self.prior_family
+    }
+
+    /// Every strategy without and with the prior (when given; see [`SimulateArgs::prior`]).
+    pub fn runs(&self) -> Result<Vec<Run>> {
+        let mut settings: Vec<(PriorParams, String)> = Vec::new();
+        for text in &self.prior_settings {
+            let p = PriorParams::parse(text)
+                .map_err(|m| anyhow::anyhow!("--prior-settings {text}: {m}"))?;
+            settings.push((p, format!("+prior({text})")));
+        }
+        if settings.is_empty() {
+            settings.push((PriorParams::default(), "+prior".to_string()));
+        }
+        if !self.has_prior() && !self.prior_settings.is_empty() {
+            bail!("--prior-settings needs --prior or --prior-family");
+        }
+        let mut runs = Vec::new();
+        for name in self.names()? {
+            if !self.has_prior() || !self.prior_only {
+                runs.push(Run {
+                    name: name.clone(),
+                    prior: None,
+                    label: name.clone(),
+                });
+            }
+            if self.has_prior() {
+                for (p, suffix) in &settings {
+                    runs.push(Run {
+                        name: name.clone(),
+                        prior: Some(*p),
+                        label: format!("{name}{suffix}"),
+                    });
+                }
+            }
+        }
+        Ok(runs)
     }
 
     /// The budgets, ascending.
@@ -99,21 +168,26 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
     let sim = Simulation::load(&cache, restrictions)
         .with_context(|| format!("loading the simulation of {}", cache.display()))?;
-    let names = args.names()?;
+    let runs = args.runs()?;
+    let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let budgets = args.budgets()?;
     let threads = args.threads();
+    let sources = load_priors(&args.prior)?;
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
-    for name in &names {
+    for run in &runs {
+        let points = prior_points(&sources, &sim.space, run.prior, true);
         for &budget in &budgets {
             let started = Instant::now();
-            let result = benchmark_seeds(
+            let mut result = benchmark_seeds(
                 &sim,
-                name,
+                &run.name,
+                &points,
                 budget,
                 args.first_seed..args.first_seed + args.seeds,
                 threads,
             )
-            .with_context(|| format!("simulating `{name}` with budget {budget}"))?;
+            .with_context(|| format!("simulating `{}` with budget {budget}", run.label))?;
+            result.strategy = run.label.clone();
             rows.push((result, started.elapsed().as_secs_f64()));
         }
     }
@@ -174,4 +248,39 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Reads prior files (see [`SimulateArgs::prior`]).
+pub fn load_priors(files: &[PathBuf]) -> Result<Vec<PriorSource>> {
+    let mut sources = Vec::new();
+    for f in files {
+        sources.extend(prior::load(f).context("reading a prior")?);
+    }
+    Ok(sources)
+}
+
+/// What seeds the runs of `settings` in `space` (nothing without settings); with `tell`,
+/// says on stderr how many results matched and what was ignored.
+pub fn prior_points(
+    sources: &[PriorSource],
+    space: &kw_core::space::TuningSpace,
+    settings: Option<PriorParams>,
+    tell: bool,
+) -> Seeding {
+    let Some(settings) = settings else {
+        return Seeding::default();
+    };
+    let mapped = prior::map(sources, space, settings);
+    if tell {
+        eprintln!(
+            "prior: {} of {} results match this space; {} configurations evaluated first",
+            mapped.matched,
+            mapped.total,
+            mapped.points.len()
+        );
+        for note in &mapped.notes {
+            eprintln!("prior: note: {note}");
+        }
+    }
+    mapped.seeding()
 }

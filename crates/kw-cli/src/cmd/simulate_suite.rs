@@ -2,11 +2,11 @@
 //! per family and overall mean, the final fraction and the area under the best-so-far curve
 //! at each budget.
 
-use super::simulate::SimulateArgs;
+use super::simulate::{load_priors, prior_points, SimulateArgs};
 use anyhow::{bail, Context, Result};
 use kw_tune::simulate::Simulation;
 use kw_tune::suite::{self, Cell, SuiteEntry};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// One row: a space (or a mean), a strategy and its cells per budget.
@@ -18,11 +18,13 @@ struct Row {
 }
 
 pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
-    let names = args.names()?;
+    let runs = args.runs()?;
+    let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let budgets = args.budgets()?;
     let threads = args.threads();
     let mut entries =
         suite::discover(dir).with_context(|| format!("reading the suite {}", dir.display()))?;
+    let all = entries.clone();
     if !args.spaces.is_empty() {
         entries.retain(|e: &SuiteEntry| args.spaces.iter().any(|s| *s == e.family || *s == e.name));
         if entries.is_empty() {
@@ -41,13 +43,23 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         let sim = Simulation::load(&entry.cache, entry.t1.as_deref())
             .with_context(|| format!("loading the simulation of {}", entry.cache.display()))?;
         let random = suite::random_curve(&sim, max);
-        for name in &names {
-            let cells = suite::score(&sim, &random, name, &budgets, &seeds, threads)
-                .with_context(|| format!("simulating `{name}` on {}", entry.name))?;
+        let prior_files: Vec<PathBuf> = if args.prior_family {
+            all.iter()
+                .filter(|e| e.family == entry.family && e.name != entry.name)
+                .map(|e| e.cache.clone())
+                .collect()
+        } else {
+            args.prior.clone()
+        };
+        let sources = load_priors(&prior_files)?;
+        for run in &runs {
+            let points = prior_points(&sources, &sim.space, run.prior, false);
+            let cells = suite::score(&sim, &random, &run.name, &points, &budgets, &seeds, threads)
+                .with_context(|| format!("simulating `{}` on {}", run.label, entry.name))?;
             rows.push(Row {
                 space: entry.name.clone(),
                 family: entry.family.clone(),
-                strategy: name.clone(),
+                strategy: run.label.clone(),
                 cells,
             });
         }

@@ -1,8 +1,9 @@
-//! `hybrid4` and `hybrid5` (the default strategy, see `docs/strategies.md`): `hybrid3`'s
+//! `hybrid4`, `hybrid5` and `hybrid6` (the default strategy, see `docs/strategies.md`): `hybrid3`'s
 //! model-based search for the first evaluations, then a pack search ([`super::pack`], the idea
-//! of `tabu_greywolf`) seeded with the best configurations found, alternating with the model's
+//! of Kernel Tuner's `adaptive_tabu_greywolf`, loosely) seeded with the best configurations found, alternating with the model's
 //! proposals; `hybrid5` makes every 5th proposal after the first 20 a uniformly random
-//! unvisited configuration. Settings chosen by leave-one-family-out on the shared suite.
+//! unvisited configuration; `hybrid6` is `hybrid5` without the pack (the model makes every
+//! other proposal). Settings chosen by leave-one-family-out on the shared suite.
 //!
 //! - 10 random configurations, then `hybrid3`'s proposals (expected improvement over random
 //!   candidates and the neighbours of the best, and the model-guided descent; *no* endgame)
@@ -96,6 +97,17 @@ impl Hybrid4Params {
         }
     }
 
+    /// The settings of `hybrid6` (the default strategy): `hybrid5` without the pack, every
+    /// proposal after the early phase the model's or (every [`HYBRID5_EXPLORE`]-th) a random
+    /// one. Chosen by leave-one-family-out: in every fold the other three families chose it
+    /// and it held on three of the four families left out (`docs/strategies.md`).
+    pub fn hybrid6() -> Hybrid4Params {
+        Hybrid4Params {
+            every: 1,
+            ..Hybrid4Params::hybrid5()
+        }
+    }
+
     /// Sets `key` to `value` (for experiments): `children`, `every`, `thompson` (0/1),
     /// `inject` (0/1), `rank` (0/1: rank targets), `size`, `leaders`, `nudge`, `t0`,
     /// `cooling`, `stagnation`, `initial`, `candidates`, `explore`.
@@ -148,6 +160,9 @@ pub struct Hybrid4 {
     global: Option<Point>,
     /// The model, its best target value and the number of results it was fitted on.
     model: Option<(Rc<ExtraTrees>, f64, usize)>,
+    /// Results of a prior's configurations ([`Strategy::tell_prior`]): not part of the
+    /// initial design or the early phase, which count this strategy's own evaluations.
+    prior: usize,
 }
 
 impl Hybrid4 {
@@ -161,6 +176,11 @@ impl Hybrid4 {
         Hybrid4::with_params("hybrid5".into(), seed, Hybrid4Params::hybrid5())
     }
 
+    /// `hybrid6` (the default strategy), seeded with `seed`.
+    pub fn hybrid6(seed: u64) -> Hybrid4 {
+        Hybrid4::with_params("hybrid6".into(), seed, Hybrid4Params::hybrid6())
+    }
+
     /// `hybrid4` with explicit settings, registered as `name`.
     pub fn with_params(name: String, seed: u64, params: Hybrid4Params) -> Hybrid4 {
         Hybrid4 {
@@ -171,19 +191,21 @@ impl Hybrid4 {
             proposals: 0,
             global: None,
             model: None,
+            prior: 0,
         }
     }
 
     fn next(&mut self, space: &TuningSpace, hint: usize) -> Option<Point> {
         let told = self.base.memory().results.len();
-        if told < self.base.params().initial {
+        let own = told.saturating_sub(self.prior);
+        if own < self.base.params().initial {
             let p = self.random(space)?;
             if self.params.early == 0 {
                 self.pack.proposed(None, p.clone());
             }
             return Some(p);
         }
-        if told < self.params.early {
+        if own < self.params.early {
             return self.model_proposal(space, hint, told);
         }
         if self.params.early > 0 && self.pack.members().is_empty() {
@@ -332,6 +354,17 @@ impl Strategy for Hybrid4 {
         }
         let (memory, rng) = self.base.parts();
         self.pack.told(memory, rng, point);
+    }
+
+    fn set_prior_scores(&mut self, scores: super::surrogate::PriorScores) {
+        self.base.set_prior_scores(scores);
+    }
+
+    fn tell_prior(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
+        if !self.base.memory().results.contains_key(point) {
+            self.prior += 1;
+        }
+        self.tell(space, point, result);
     }
 
     fn anytime(&self) -> bool {

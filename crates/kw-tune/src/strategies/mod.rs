@@ -16,6 +16,7 @@ pub mod ils;
 pub mod pack;
 pub mod pso;
 pub mod random;
+pub mod seeded;
 pub mod surrogate;
 pub mod tabu_greywolf;
 pub mod trees;
@@ -24,7 +25,7 @@ use crate::error::TuneError;
 use crate::strategy::Strategy;
 
 /// The strategy used when none is named (chosen by measurement: see `docs/strategies.md`).
-pub const DEFAULT: &str = "hybrid5";
+pub const DEFAULT: &str = "hybrid6";
 
 /// A strategy constructor: seed -> strategy.
 pub type Constructor = fn(u64) -> Box<dyn Strategy>;
@@ -79,7 +80,7 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "tabu_greywolf",
-        "pack of 8 led by its 3 best, rank-based annealing, tabu, restarts (Kernel Tuner's ATGW idea)",
+        "Kernel Tuner's adaptive_tabu_greywolf: pack of 8 led by its 3 best, shaking, tabu list, annealing, partial restarts",
         |s| Box::new(tabu_greywolf::TabuGreyWolf::new(s)),
     ),
     (
@@ -89,8 +90,13 @@ pub const REGISTRY: &[(&str, &str, Constructor)] = &[
     ),
     (
         "hybrid5",
-        "hybrid4 with every 5th proposal after the first 20 a random configuration (the default)",
+        "hybrid4 with every 5th proposal after the first 20 a random configuration",
         |s| Box::new(hybrid4::Hybrid4::hybrid5(s)),
+    ),
+    (
+        "hybrid6",
+        "hybrid5 without the pack: hybrid3's model (no endgame), every 5th proposal after the first 20 random (the default)",
+        |s| Box::new(hybrid4::Hybrid4::hybrid6(s)),
     ),
 ];
 
@@ -104,8 +110,8 @@ pub fn all() -> Vec<&'static str> {
     names()
 }
 
-/// A new strategy by name, seeded with `seed`. `hybrid4` and `hybrid5` also take settings in
-/// their name, for experiments: `hybrid5:key=value:key=value` (see
+/// A new strategy by name, seeded with `seed`. `hybrid4`, `hybrid5` and `hybrid6` also take
+/// settings in their name, for experiments: `hybrid5:key=value:key=value` (see
 /// [`hybrid4::Hybrid4Params::set`]).
 pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
     let with_settings = [
@@ -114,6 +120,7 @@ pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
             hybrid4::Hybrid4Params::hybrid4 as fn() -> hybrid4::Hybrid4Params,
         ),
         ("hybrid5:", hybrid4::Hybrid4Params::hybrid5),
+        ("hybrid6:", hybrid4::Hybrid4Params::hybrid6),
     ]
     .into_iter()
     .find_map(|(prefix, base)| name.strip_prefix(prefix).map(|o| (o, base())));
@@ -141,4 +148,25 @@ pub fn create(name: &str, seed: u64) -> Result<Box<dyn Strategy>, TuneError> {
             name: name.to_string(),
             known: names().join(", "),
         })
+}
+
+/// [`create`], seeded with a prior's configurations (see [`seeded`]): they are proposed
+/// first. Without prior points, the strategy itself.
+pub fn create_seeded(
+    name: &str,
+    seed: u64,
+    prior: &crate::prior::Seeding,
+) -> Result<Box<dyn Strategy>, TuneError> {
+    let mut inner = create(name, seed)?;
+    if let Some(scores) = &prior.scores {
+        inner.set_prior_scores(scores.clone());
+    }
+    if prior.points.is_empty() {
+        return Ok(inner);
+    }
+    Ok(Box::new(seeded::Seeded::new(
+        inner,
+        prior.points.clone(),
+        prior.share,
+    )))
 }

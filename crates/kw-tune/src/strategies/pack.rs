@@ -1,4 +1,4 @@
-//! The population core of `tabu_greywolf` and `hybrid4`: a small pack of evaluated
+//! The population core of `hybrid4` and `hybrid5`: a small pack of evaluated
 //! configurations whose few best lead. Each generation, every other member gets a child that
 //! takes each parameter from one of the leaders or from the member itself, sometimes nudged
 //! to an adjacent value, repaired to the nearest valid configuration and kicked one parameter
@@ -8,9 +8,9 @@
 //! When the best has not improved for a number of generations the pack restarts: all but the
 //! best member are replaced by new configurations.
 //!
-//! The idea is that of Kernel Tuner's `adaptive_tabu_greywolf` (Willemsen, van Stein, van
-//! Werkhoven, "Automated Algorithm Design for Auto-Tuning Optimizers", 2025), written from its
-//! description; no code of Kernel Tuner is used.
+//! The idea is that of Kernel Tuner's `adaptive_tabu_greywolf`, loosely: rank-based
+//! acceptance, a tabu on everything seen and full restarts are this pack's own (the faithful
+//! rendering is `tabu_greywolf`, [`super::tabu_greywolf`]).
 
 use super::common::{repair, Memory};
 use kw_core::rng::Rng;
@@ -35,7 +35,7 @@ pub struct PackParams {
 }
 
 impl PackParams {
-    /// The settings of `tabu_greywolf`.
+    /// The settings `hybrid4` uses.
     pub fn greywolf() -> PackParams {
         PackParams {
             size: 8,

@@ -184,7 +184,13 @@ pub struct FeatureMap {
     pairs: Vec<(usize, usize)>,
     diffs: bool,
     index_only: bool,
+    /// A prior's score of each configuration (0 best, 1 worst; [`crate::prior`]), the last
+    /// feature when given (0.5 for a configuration the prior does not hold).
+    prior: Option<PriorScores>,
 }
+
+/// A prior's score of configurations: 0 best, 1 worst.
+pub type PriorScores = std::sync::Arc<std::collections::HashMap<Point, f64>>;
 
 impl FeatureMap {
     /// The map for `space` with the features `level` names.
@@ -218,12 +224,16 @@ impl FeatureMap {
             pairs,
             diffs: level >= Features::LogRatios,
             index_only: level == Features::Indices,
+            prior: None,
         }
     }
 
     /// The features of `point`: value indices first (categorical-capable), then the rest.
     pub fn apply(&self, point: &Point) -> Vec<f64> {
         let mut f: Vec<f64> = point.iter().map(|&v| v as f64).collect();
+        if let Some(prior) = &self.prior {
+            f.push(prior.get(point).copied().unwrap_or(0.5));
+        }
         if self.index_only {
             return f;
         }
@@ -257,6 +267,8 @@ pub struct Surrogate {
     restart: Option<Point>,
     /// The feature map, built at the first ask.
     fmap: Option<FeatureMap>,
+    /// A prior's scores, a feature of the model when given.
+    prior: Option<PriorScores>,
     /// Model proposals made (for the periodic sweep).
     proposals: usize,
 }
@@ -282,6 +294,7 @@ impl Surrogate {
             current: None,
             restart: None,
             fmap: None,
+            prior: None,
             proposals: 0,
         }
     }
@@ -310,8 +323,18 @@ impl Surrogate {
     pub(crate) fn prepare(&mut self, space: &TuningSpace) {
         self.memory.begin_ask();
         if self.fmap.is_none() {
-            self.fmap = Some(FeatureMap::new(space, self.params.features));
+            let mut fm = FeatureMap::new(space, self.params.features);
+            fm.prior = self.prior.clone();
+            self.fmap = Some(fm);
         }
+    }
+
+    /// Makes a prior's scores a feature of the model (before the first ask).
+    pub(crate) fn set_prior_scores(&mut self, scores: PriorScores) {
+        if let Some(fm) = &mut self.fmap {
+            fm.prior = Some(scores.clone());
+        }
+        self.prior = Some(scores);
     }
 
     /// Marks `point` as proposed.
@@ -606,10 +629,7 @@ impl Strategy for Surrogate {
     }
 
     fn ask(&mut self, space: &TuningSpace, hint: usize) -> Vec<Point> {
-        self.memory.begin_ask();
-        if self.fmap.is_none() {
-            self.fmap = Some(FeatureMap::new(space, self.params.features));
-        }
+        self.prepare(space);
         let model = if self.memory.results.len() < self.params.initial {
             None
         } else {

@@ -28,6 +28,15 @@ pub struct TuneArgs {
     /// Search strategy (`kw simulate --strategy all` compares them on recorded spaces).
     #[arg(long, default_value = strategies::DEFAULT)]
     pub(super) strategy: String,
+    /// Earlier results of the same kernel (other devices or problem sizes): Kernel Tuner
+    /// cache files, kw results logs or wisdom files. Their best configurations that are valid
+    /// here (parameters matched by name) are evaluated first; the search then runs as usual.
+    /// The wisdom of the same tuning key (search path and --wisdom-dir) is always a prior.
+    #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "no_prior")]
+    pub(super) prior: Vec<PathBuf>,
+    /// Start the search from nothing: no prior, not even the wisdom of the same tuning key.
+    #[arg(long)]
+    pub(super) no_prior: bool,
     /// The strategy's seed.
     #[arg(long, default_value_t = 0)]
     pub(super) seed: u64,

@@ -10,6 +10,7 @@ mod confirm;
 mod device;
 mod objective;
 mod one;
+mod prior;
 mod progress;
 pub mod report;
 mod share;

@@ -219,7 +219,8 @@ pub(super) fn tune_one(
     if captured.as_ref() != Some(&default) {
         initial.push(default.clone());
     }
-    let mut strategy = strategies::create(&args.strategy, args.seed)?;
+    let seeding = super::prior::seeding(args, &def.tuning_key, space)?;
+    let mut strategy = strategies::create_seeded(&args.strategy, args.seed, &seeding)?;
     let mut wrapped = WithProgress {
         inner,
         bar: &bar,

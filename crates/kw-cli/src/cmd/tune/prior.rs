@@ -1,0 +1,44 @@
+//! `kw tune`'s priors: results of the same kernel elsewhere that seed the search
+//! ([`kw_tune::prior`]): the files of `--prior`, and by default the wisdom of the same
+//! tuning key in the wisdom search path and `--wisdom-dir` (`--no-prior` turns priors off).
+
+use super::args::TuneArgs;
+use anyhow::{Context, Result};
+use kw_core::space::TuningSpace;
+use kw_core::wisdom::find_wisdom_files;
+use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
+
+/// What seeds the search of `tuning_key` in `space`; says on stderr what was used.
+pub(super) fn seeding(args: &TuneArgs, tuning_key: &str, space: &TuningSpace) -> Result<Seeding> {
+    if args.no_prior {
+        return Ok(Seeding::default());
+    }
+    let mut sources: Vec<PriorSource> = Vec::new();
+    for file in &args.prior {
+        sources.extend(prior::load(file).context("reading a prior (--prior)")?);
+    }
+    let mut dirs = kernel_wisdom::search_path(None);
+    dirs.push(args.wisdom_dir.clone());
+    let (found, errors) = find_wisdom_files(tuning_key, &dirs);
+    for e in errors {
+        eprintln!("kw tune: prior: wisdom not used: {e}");
+    }
+    for (path, file) in &found {
+        sources.extend(prior::wisdom_sources(path, file));
+    }
+    if sources.is_empty() {
+        return Ok(Seeding::default());
+    }
+    let mapped = prior::map(&sources, space, PriorParams::default());
+    eprintln!(
+        "kw tune: prior: {} of {} earlier results ({} source(s)) match this space; {} configuration(s) evaluated first (--no-prior turns this off)",
+        mapped.matched,
+        mapped.total,
+        sources.len(),
+        mapped.points.len()
+    );
+    for note in &mapped.notes {
+        eprintln!("kw tune: prior: note: {note}");
+    }
+    Ok(mapped.seeding())
+}

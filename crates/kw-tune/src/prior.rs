@@ -1,0 +1,448 @@
+//! Priors: results of the same kernel measured elsewhere (other devices, other problem sizes)
+//! that seed a search. A user tuning a kernel on a new GPU nearly always has such results:
+//! Kernel Tuner cache files, kw results logs, wisdom files. They do not replace the search:
+//! their best configurations, mapped into this space, are evaluated first and the strategy
+//! then runs as usual, knowing those results ([`crate::strategies::seeded`]).
+//!
+//! Parameters are matched by name. A prior's configuration with a value this space does not
+//! declare, or that breaks this space's restrictions, is ignored; a parameter the prior lacks
+//! takes this space's default value; a parameter only the prior has is ignored. Each of these
+//! is reported once per source as a note ([`MappedPrior::notes`]).
+//!
+//! How the prior's results become proposals was chosen by leave-one-device-out on the shared
+//! spaces (`docs/strategies.md`): [`PriorParams::default`].
+
+use crate::error::TuneError;
+use crate::log::read_log;
+use crate::strategies::surrogate::PriorScores;
+use kw_core::kernel_tuner::{CacheFile, Outcome};
+use kw_core::wisdom::WisdomFile;
+use kw_core::{config::Config, space::Point, space::TuningSpace};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The results of one prior source (one device and problem size): configurations by name
+/// and their objective (lower is better; `None` when it failed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PriorSource {
+    /// Where it comes from, for notes: the file, and the device when known.
+    pub label: String,
+    /// The results.
+    pub results: Vec<(Config, Option<f64>)>,
+}
+
+impl PriorSource {
+    /// The entries of a Kernel Tuner cache file.
+    pub fn from_cache(path: &Path, cache: &CacheFile) -> PriorSource {
+        let names: Vec<String> = cache.params.iter().map(|p| p.name.clone()).collect();
+        let results = cache
+            .entries
+            .iter()
+            .map(|e| {
+                let config = Config(names.iter().cloned().zip(e.values.clone()).collect());
+                let value = match &e.outcome {
+                    Outcome::Value(v) if v.is_finite() => Some(*v),
+                    _ => None,
+                };
+                (config, value)
+            })
+            .collect();
+        PriorSource {
+            label: labelled(path, &cache.device_name),
+            results,
+        }
+    }
+}
+
+fn labelled(path: &Path, device: &str) -> String {
+    if device.is_empty() {
+        path.display().to_string()
+    } else {
+        format!("{} ({device})", path.display())
+    }
+}
+
+/// Reads a prior file: a Kernel Tuner cache file (`.json`, `.json.gz`), a kw results log
+/// (`.jsonl`) or a wisdom file (one source per record: each its device's and problem size's
+/// best configuration).
+pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
+    let log_error = match read_log(path) {
+        Ok(log) => {
+            let results = log
+                .records
+                .iter()
+                .map(|r| (r.config.clone(), r.objective.filter(|v| v.is_finite())))
+                .collect();
+            let device = log.header.device_name.unwrap_or_default();
+            return Ok(vec![PriorSource {
+                label: labelled(path, &device),
+                results,
+            }]);
+        }
+        Err(e) => e.to_string(),
+    };
+    let wisdom_error = match WisdomFile::load(path) {
+        Ok(w) => return Ok(wisdom_sources(path, &w)),
+        Err(e) => e.to_string(),
+    };
+    match CacheFile::load(path) {
+        Ok(cache) => Ok(vec![PriorSource::from_cache(path, &cache)]),
+        Err(cache_error) => Err(TuneError::Prior {
+            path: path.to_path_buf(),
+            message: format!(
+                "not a Kernel Tuner cache file ({cache_error}), a results log ({log_error}) or a wisdom file ({wisdom_error})"
+            ),
+        }),
+    }
+}
+
+/// The sources of a wisdom file: one per record (its device's and problem size's best
+/// configuration).
+pub fn wisdom_sources(path: &Path, wisdom: &WisdomFile) -> Vec<PriorSource> {
+    wisdom
+        .records
+        .iter()
+        .map(|r| {
+            let (score, _) = r.objective.scores(&r.objective);
+            let size: Vec<String> = r.problem_size.iter().map(i64::to_string).collect();
+            PriorSource {
+                label: format!(
+                    "{} ({}, problem size {})",
+                    path.display(),
+                    r.device.name,
+                    size.join("x")
+                ),
+                results: vec![(r.config.clone(), Some(score))],
+            }
+        })
+        .collect()
+}
+
+/// How a prior's results are ranked into proposals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriorRank {
+    /// The best of each source in turn, then the second best of each, and so on.
+    RoundRobin,
+    /// By the mean over sources of each configuration's rank fraction (0 best, 1 worst).
+    MeanRank,
+}
+
+/// How a prior seeds a search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PriorParams {
+    /// How many of the prior's best configurations are evaluated first (over all sources).
+    pub take: usize,
+    /// How they are ranked.
+    pub rank: PriorRank,
+    /// What the strategy is told of the prior's results.
+    pub share: PriorShare,
+    /// The prior's score of every configuration it holds (mean rank fraction over sources)
+    /// is a feature of the strategy's model ([`crate::Strategy::set_prior_scores`]).
+    pub feature: bool,
+}
+
+/// What a seeded strategy is told of the prior's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriorShare {
+    /// Nothing: it runs as without a prior (a result it proposes again is answered from the
+    /// run's cache, for free); the prior only adds its configurations first.
+    Blind,
+    /// Everything, as results of its own initial design (they replace part of it).
+    Design,
+    /// Everything, but its initial design follows whole ([`crate::Strategy::tell_prior`]).
+    Extra,
+    /// Nothing until it has made this many evaluations of its own, then everything.
+    Late(usize),
+}
+
+impl Default for PriorParams {
+    /// The settings chosen by leave-one-device-out (`docs/strategies.md`).
+    fn default() -> PriorParams {
+        PriorParams {
+            take: 12,
+            rank: PriorRank::RoundRobin,
+            share: PriorShare::Blind,
+            feature: false,
+        }
+    }
+}
+
+impl PriorParams {
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra` (for experiments; missing keys keep the defaults).
+    pub fn parse(text: &str) -> Result<PriorParams, String> {
+        let mut p = PriorParams::default();
+        for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            match k {
+                "take" => {
+                    p.take = v
+                        .parse()
+                        .map_err(|_| format!("`{kv}`: not a whole number"))?
+                }
+                "rank" => {
+                    p.rank = match v {
+                        "robin" => PriorRank::RoundRobin,
+                        "mean" => PriorRank::MeanRank,
+                        _ => return Err(format!("`{kv}`: rank is `robin` or `mean`")),
+                    }
+                }
+                "feature" => p.feature = v != "0",
+                "share" => {
+                    p.share = match v {
+                        "blind" => PriorShare::Blind,
+                        "design" => PriorShare::Design,
+                        "extra" => PriorShare::Extra,
+                        _ => match v.strip_prefix("late").map(str::parse) {
+                            Some(Ok(n)) => PriorShare::Late(n),
+                            _ => {
+                                return Err(format!(
+                                    "`{kv}`: share is `blind`, `design`, `extra` or `lateN`"
+                                ))
+                            }
+                        },
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown prior setting `{k}` (take, rank, share, feature)"
+                    ))
+                }
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// What seeds one run: the prior's points in a space, best first, and what the strategy is
+/// told of their results. The default seeds nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seeding {
+    /// Valid points of the space, distinct, best first.
+    pub points: Vec<Point>,
+    /// See [`PriorParams::share`].
+    pub share: PriorShare,
+    /// The prior's scores for the strategy's model ([`PriorParams::feature`]).
+    pub scores: Option<PriorScores>,
+}
+
+impl Default for Seeding {
+    fn default() -> Seeding {
+        Seeding {
+            points: Vec::new(),
+            share: PriorShare::Blind,
+            scores: None,
+        }
+    }
+}
+
+/// A prior mapped into a space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MappedPrior {
+    /// The configurations to evaluate first, best first (valid points of the space, distinct).
+    pub points: Vec<Point>,
+    /// What was ignored or filled in, in words, at most a few per source.
+    pub notes: Vec<String>,
+    /// Results of the prior that map into the space (successful or failed).
+    pub matched: usize,
+    /// Results of the prior in all.
+    pub total: usize,
+    /// See [`PriorParams::share`].
+    pub share: PriorShare,
+    /// The prior's score of each configuration it holds (0 best, 1 worst: the mean over
+    /// sources of its rank fraction, failures 1), when [`PriorParams::feature`].
+    pub scores: Option<PriorScores>,
+}
+
+impl MappedPrior {
+    /// What seeds a run.
+    pub fn seeding(&self) -> Seeding {
+        Seeding {
+            points: self.points.clone(),
+            share: self.share,
+            scores: self.scores.clone(),
+        }
+    }
+}
+
+/// Maps the sources' results into `space` and ranks them (see the module's documentation).
+pub fn map(sources: &[PriorSource], space: &TuningSpace, params: PriorParams) -> MappedPrior {
+    let mut out = MappedPrior {
+        points: Vec::new(),
+        notes: Vec::new(),
+        matched: 0,
+        total: 0,
+        share: params.share,
+        scores: None,
+    };
+    let mut failed: Vec<Point> = Vec::new();
+    // Per source: its successful points, best first.
+    let mut ranked: Vec<Vec<Point>> = Vec::new();
+    let defaults = space.default_point();
+    for source in sources {
+        let mut best: HashMap<Point, f64> = HashMap::new();
+        let mut notes = SourceNotes::default();
+        for (config, value) in &source.results {
+            out.total += 1;
+            let Some(point) = map_config(space, &defaults, config, &mut notes) else {
+                continue;
+            };
+            out.matched += 1;
+            match value {
+                Some(v) => {
+                    let e = best.entry(point).or_insert(*v);
+                    *e = e.min(*v);
+                }
+                None => failed.push(point),
+            }
+        }
+        out.notes.extend(notes.words(&source.label));
+        let mut list: Vec<(Point, f64)> = best.into_iter().collect();
+        list.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        ranked.push(list.into_iter().map(|(p, _)| p).collect());
+    }
+    if params.feature {
+        out.scores = Some(std::sync::Arc::new(scores(&ranked, &failed)));
+    }
+    out.points = match params.rank {
+        PriorRank::RoundRobin => round_robin(&ranked, params.take),
+        PriorRank::MeanRank => mean_rank(&ranked, params.take),
+    };
+    out
+}
+
+fn round_robin(ranked: &[Vec<Point>], take: usize) -> Vec<Point> {
+    let mut out: Vec<Point> = Vec::new();
+    let longest = ranked.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 0..longest {
+        for list in ranked {
+            if out.len() >= take {
+                return out;
+            }
+            if let Some(p) = list.get(k) {
+                if !out.contains(p) {
+                    out.push(p.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The mean over sources of each point's rank fraction (0 best, 1 worst); failed points
+/// that no source measured successfully score 1.
+fn scores(ranked: &[Vec<Point>], failed: &[Point]) -> HashMap<Point, f64> {
+    let mut sum: HashMap<&Point, (f64, usize)> = HashMap::new();
+    for list in ranked {
+        let n = list.len().max(2) as f64 - 1.0;
+        for (k, p) in list.iter().enumerate() {
+            let e = sum.entry(p).or_insert((0.0, 0));
+            e.0 += k as f64 / n;
+            e.1 += 1;
+        }
+    }
+    let mut out: HashMap<Point, f64> = sum
+        .into_iter()
+        .map(|(p, (s, c))| (p.clone(), s / c as f64))
+        .collect();
+    for p in failed {
+        out.entry(p.clone()).or_insert(1.0);
+    }
+    out
+}
+
+fn mean_rank(ranked: &[Vec<Point>], take: usize) -> Vec<Point> {
+    let mut all: Vec<(f64, Point)> = scores(ranked, &[])
+        .into_iter()
+        .map(|(p, s)| (s, p))
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    all.into_iter().take(take).map(|(_, p)| p).collect()
+}
+
+/// What one source's mapping ignored or filled in.
+#[derive(Default)]
+struct SourceNotes {
+    /// Prior parameters this space lacks.
+    extra: Vec<String>,
+    /// Space parameters the prior lacks (their default used).
+    missing: Vec<String>,
+    /// Configurations with a value the space does not declare, and the first such value.
+    outside: (usize, String),
+    /// Configurations that break the space's restrictions.
+    invalid: usize,
+}
+
+impl SourceNotes {
+    fn words(&self, label: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.extra.is_empty() {
+            out.push(format!(
+                "{label}: parameter(s) {} not in this space, ignored",
+                self.extra.join(", ")
+            ));
+        }
+        if !self.missing.is_empty() {
+            out.push(format!(
+                "{label}: parameter(s) {} missing, this space's default used",
+                self.missing.join(", ")
+            ));
+        }
+        if self.outside.0 > 0 {
+            out.push(format!(
+                "{label}: {} configuration(s) with values outside this space ignored (e.g. {})",
+                self.outside.0, self.outside.1
+            ));
+        }
+        if self.invalid > 0 {
+            out.push(format!(
+                "{label}: {} configuration(s) breaking this space's restrictions ignored",
+                self.invalid
+            ));
+        }
+        out
+    }
+}
+
+/// The point of `config` in `space` by parameter names, or `None` (noted) when a value is not
+/// declared there or the configuration breaks a restriction.
+fn map_config(
+    space: &TuningSpace,
+    defaults: &[u32],
+    config: &Config,
+    notes: &mut SourceNotes,
+) -> Option<Point> {
+    for (name, _) in config.iter() {
+        let quoted = format!("`{name}`");
+        if space.param_index(name).is_none() && !notes.extra.contains(&quoted) {
+            notes.extra.push(quoted);
+        }
+    }
+    let mut point = Vec::with_capacity(space.params().len());
+    for (k, p) in space.params().iter().enumerate() {
+        let index = match config.get(&p.name) {
+            Some(v) => match p.values.iter().position(|x| x == v) {
+                Some(i) => i as u32,
+                None => {
+                    if notes.outside.0 == 0 {
+                        notes.outside.1 = format!("`{}` = {v}", p.name);
+                    }
+                    notes.outside.0 += 1;
+                    return None;
+                }
+            },
+            None => {
+                let name = format!("`{}`", p.name);
+                if !notes.missing.contains(&name) {
+                    notes.missing.push(name);
+                }
+                defaults[k]
+            }
+        };
+        point.push(index);
+    }
+    if !space.contains(&point) {
+        notes.invalid += 1;
+        return None;
+    }
+    Some(point)
+}

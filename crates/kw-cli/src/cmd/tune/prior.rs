@@ -18,7 +18,7 @@ pub(super) fn seeding(args: &TuneArgs, tuning_key: &str, space: &TuningSpace) ->
         sources.extend(prior::load(file).context("reading a prior (--prior)")?);
     }
     let mut dirs = kernel_wisdom::search_path(None);
-    dirs.push(args.wisdom_dir.clone());
+    dirs.push(args.wisdom_dir()?);
     let (found, errors) = find_wisdom_files(tuning_key, &dirs);
     for e in errors {
         eprintln!("kw tune: prior: wisdom not used: {e}");

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Each kernel is also a tuning benchmark: [`defs`] holds the definitions (`kw tune` tunes
-//! their captures; `KW_CAPTURE=kw_*` captures an application's calls), [`reference`](self::reference) the CPU
+//! their captures; `KW_CAPTURE=kw_*` captures an application's calls), `reference` the CPU
 //! results they are checked against.
 
 pub mod defs;

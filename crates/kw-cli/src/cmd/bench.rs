@@ -7,11 +7,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use kernel_wisdom::library::{defs, reference};
+use kernel_wisdom::library::{defs, reference, Library};
 use kernel_wisdom::{open_device, Config, DeviceBuffer, DeviceSelector, KernelArg, WisdomKernel};
 use kw_core::backend::Device;
 use kw_core::rng::Rng;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Arguments of `kw bench`.
@@ -100,14 +99,15 @@ fn time(
 }
 
 fn bench_one(
-    device: &Arc<dyn Device>,
+    lib: &Library,
     name: &'static str,
     size: &[usize],
     runs: usize,
     bound_gbs: f64,
 ) -> Result<Row> {
-    let def = defs::definition(name, device.info().backend)?;
-    let kernel = WisdomKernel::new(def, device.clone())?;
+    let device = lib.device();
+    let kernel = lib.kernel(name)?;
+    let kernel = kernel.as_ref();
     let mut rng = Rng::new(size.iter().sum::<usize>() as u64);
     let d = device.as_ref();
     let (verified, ms, bytes, config, step) = match name {
@@ -207,6 +207,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
         }
         out
     };
+    // The routines as an application calls them: the library's kernels, with its embedded
+    // wisdom (`wisdom/kw_*.json`) after the wisdom search path.
+    let lib = Library::new(device.clone());
     let copy_bytes = if args.small { 16 << 20 } else { 1 << 30 };
     let bound = copy_bandwidth(device.as_ref(), copy_bytes).context("timing a device copy")?;
     if !args.json {
@@ -223,7 +226,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let mut failed = false;
     for name in kernels {
         for size in sizes(name, args.small) {
-            let row = match bench_one(&device, name, &size, args.runs, bound) {
+            let row = match bench_one(&lib, name, &size, args.runs, bound) {
                 Ok(row) => row,
                 Err(e) => {
                     eprintln!("kw bench: {name} at {size:?}: {}", crate::error_text(&e));

@@ -123,7 +123,7 @@ fn bench_one(
                 (cols as i32).into(),
             ];
             kernel.launch(&args)?;
-            let (ms, config, step) = time(&kernel, &[cols as i64, rows as i64], &args, runs)?;
+            let (ms, config, step) = time(kernel, &[cols as i64, rows as i64], &args, runs)?;
             let ok = dout.to_vec()? == reference::transpose(&input, rows, cols);
             (ok, ms, 2 * rows * cols * 4, config, step)
         }
@@ -136,7 +136,7 @@ fn bench_one(
             out.fill(0.0)?;
             kernel.launch(&args)?;
             let got = f64::from(out.to_vec()?[0]);
-            let (ms, config, step) = time(&kernel, &[n as i64], &args, runs)?;
+            let (ms, config, step) = time(kernel, &[n as i64], &args, runs)?;
             let want = reference::sum(&input);
             (
                 (got - want).abs() <= 1e-4 * want.abs(),
@@ -164,7 +164,7 @@ fn bench_one(
             ];
             let ps = shape.map(|v| v as i64);
             kernel.launch(&args)?;
-            let (ms, config, step) = time(&kernel, &ps, &args, runs)?;
+            let (ms, config, step) = time(kernel, &ps, &args, runs)?;
             let want = reference::stencil3d(&input, shape, 0.4, 0.1);
             let got = dout.to_vec()?;
             let ok = got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-5);

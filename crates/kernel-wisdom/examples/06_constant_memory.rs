@@ -14,9 +14,9 @@
 //! CUDA only (OpenCL passes such data as a `__constant` pointer argument): on a machine
 //! without a CUDA device it says so and exits successfully.
 
+use kernel_wisdom::library::defs;
 use kernel_wisdom::{
-    list_devices, lit, open_device, BackendKind, DeviceBuffer, DeviceSelector, KernelBuilder,
-    Source, WisdomKernel,
+    list_devices, open_device, BackendKind, DeviceBuffer, DeviceSelector, WisdomKernel,
 };
 use kw_core::rng::Rng;
 
@@ -36,33 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let device = open_device(&DeviceSelector::Index(d.index))?;
     println!("device: {}", device.info().summary());
 
-    let source = include_str!("../../../kernels/convolution/convolution.cu");
-    let mut b = KernelBuilder::new("convolution_kernel", Source::text("convolution.cu", source));
-    let bx = b.tune("block_size_x", [16, 32, 48, 64, 96, 128], 16);
-    let by = b.tune("block_size_y", [1, 2, 4, 8, 16], 16);
-    let tx = b.tune("tile_size_x", [1, 2, 3, 4], 1);
-    let ty = b.tune("tile_size_y", [1, 2, 3, 4], 1);
-    b.tune("use_shmem", [0, 1], 1);
-    b.tune("read_only", [0, 1], 0);
-    b.tune("use_padding", [0, 1], 0);
-    b.restriction_text("block_size_x * block_size_y <= 1024")
-        .restriction_text("use_padding == 0 or use_shmem == 1")
-        .restriction_text(
-            "use_shmem == 0 or (block_size_x * tile_size_x + 14 + use_padding) * \
-             (block_size_y * tile_size_y + 14) <= 12288",
-        )
-        .define("image_width", lit(w as i64))
-        .define("image_height", lit(h as i64))
-        .tuning_key("convolution_cmem")
-        .problem_size([lit(w as i64), lit(h as i64)])
-        .block_size(bx.clone(), by.clone(), 1)
-        .grid_divisors(bx * tx, by * ty, 1)
-        .output::<f32>("output_image")
-        .buffer_len("output_image", lit((w * h) as i64))
-        .input::<f32>("input_image")
-        .buffer_len("input_image", lit(((w + F - 1) * (h + F - 1)) as i64))
-        .constant_symbol::<f32>("d_filter", (F * F) as u64);
-    let kernel = WisdomKernel::new(b.build()?, device.clone())?;
+    let def = defs::convolution_cuda(w, h, F, &[16, 32, 48, 64, 96, 128], &[16, 1, 2, 4, 8]);
+    let kernel = WisdomKernel::new(def.build()?, device.clone())?;
 
     let mut rng = Rng::new(1);
     let input: Vec<f32> = (0..(w + F - 1) * (h + F - 1))

@@ -27,6 +27,61 @@ pub fn shipped_wisdom(name: &str) -> Option<&'static str> {
     }
 }
 
+/// `kernels/convolution/convolution.cu`: a 2D convolution reading its filter from a CUDA
+/// `__constant__` array.
+pub const CONVOLUTION_CU: &str = include_str!("../../../../kernels/convolution/convolution.cu");
+
+/// The CUDA 2D convolution of `kernels/convolution/convolution.cu` on a `width` x `height`
+/// image with a `filter` x `filter` filter in constant memory (`d_filter`, set with
+/// `WisdomKernel::set_symbol`): `convolution_kernel(output_image, input_image)`, the input
+/// `filter - 1` wider and higher than the output. `block_x` and `block_y` are the values of
+/// `block_size_x` and `block_size_y` to search (their first values are the defaults).
+pub fn convolution_cuda(
+    width: usize,
+    height: usize,
+    filter: usize,
+    block_x: &[i64],
+    block_y: &[i64],
+) -> KernelBuilder {
+    use kw_core::expr::lit;
+    let mut b = KernelBuilder::new(
+        "convolution_kernel",
+        Source::text("convolution.cu", CONVOLUTION_CU),
+    );
+    let bx = b.tune("block_size_x", block_x.to_vec(), block_x[0]);
+    let by = b.tune("block_size_y", block_y.to_vec(), block_y[0]);
+    let tx = b.tune("tile_size_x", [1, 2, 3, 4], 1);
+    let ty = b.tune("tile_size_y", [1, 2, 3, 4], 1);
+    b.tune("use_shmem", [0, 1], 1);
+    b.tune("read_only", [0, 1], 0);
+    b.tune("use_padding", [0, 1], 0);
+    let halo = filter as i64 - 1;
+    b.backend(BackendKind::Cuda)
+        .restriction_text("block_size_x * block_size_y <= 1024")
+        .restriction_text("use_padding == 0 or use_shmem == 1")
+        .restriction_text(&format!(
+            "use_shmem == 0 or (block_size_x * tile_size_x + {halo} + use_padding) * \
+             (block_size_y * tile_size_y + {halo}) <= 12288"
+        ))
+        .define("image_width", lit(width as i64))
+        .define("image_height", lit(height as i64))
+        .define("filter_width", lit(filter as i64))
+        .define("filter_height", lit(filter as i64))
+        .tuning_key("convolution_cmem")
+        .problem_size([lit(width as i64), lit(height as i64)])
+        .block_size(bx.clone(), by.clone(), 1)
+        .grid_divisors(bx * tx, by * ty, 1)
+        .output::<f32>("output_image")
+        .buffer_len("output_image", lit((width * height) as i64))
+        .input::<f32>("input_image")
+        .buffer_len(
+            "input_image",
+            lit(((width + filter - 1) * (height + filter - 1)) as i64),
+        )
+        .constant_symbol::<f32>("d_filter", (filter * filter) as u64);
+    b
+}
+
 /// The library's kernels, by name.
 pub const KERNELS: &[&str] = &["transpose", "reduce_sum", "stencil3d"];
 

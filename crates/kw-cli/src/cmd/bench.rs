@@ -47,11 +47,26 @@ struct Row {
 
 fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
     match (kernel, small) {
-        ("transpose", false) => vec![vec![8192, 8192], vec![4096, 12288], vec![1000, 30000]],
+        ("transpose", false) => vec![
+            vec![8192, 8192],
+            vec![4096, 12288],
+            vec![1000, 30000],
+            vec![2048, 2048],
+        ],
         ("transpose", true) => vec![vec![256, 200], vec![37, 523]],
-        ("reduce_sum", false) => vec![vec![1 << 26], vec![100_000_007]],
+        ("reduce_sum", false) => vec![
+            vec![1 << 20],
+            vec![1 << 24],
+            vec![1 << 26],
+            vec![100_000_007],
+        ],
         ("reduce_sum", true) => vec![vec![100_003]],
-        ("stencil3d", false) => vec![vec![512, 512, 512], vec![1000, 300, 200]],
+        ("stencil3d", false) => vec![
+            vec![256, 256, 256],
+            vec![512, 512, 512],
+            vec![1000, 300, 200],
+            vec![128, 128, 1024],
+        ],
         ("stencil3d", true) => vec![vec![64, 48, 40]],
         _ => Vec::new(),
     }

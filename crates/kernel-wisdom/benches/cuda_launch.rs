@@ -1,7 +1,7 @@
 //! CUDA benchmarks (harness = false): launch overhead, first launch by stage, bandwidth.
 //!
 //! `cargo bench -p kernel-wisdom --bench cuda_launch` (prints `SKIPPED: no CUDA driver` without one).
-//! Lines starting with `RESULT` are machine-readable (`tools/gpu-check.sh` collects them).
+//! Lines starting with `RESULT` are machine-readable (`tools/gpu.sh check` collects them).
 //!
 //! 1. Launch overhead: host time per launch of a tiny kernel (the bundled `vector_add.cu`,
 //!    default configuration, one block), submitted in batches, for (a) cudarc's

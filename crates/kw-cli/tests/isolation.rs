@@ -2,7 +2,7 @@
 //! that crashes its worker are failed results with their reasons, the run goes on in a fresh
 //! worker and writes wisdom for the best valid configuration; `--time` and Ctrl-C stop a hung
 //! evaluation without recording it; `--resume` does not evaluate a logged hang again. On a
-//! CUDA device (skipped without one; `tools/isolation-h100.sh` runs it on the H100), the
+//! CUDA device (skipped without one; `tools/gpu.sh isolation` runs it on the H100), the
 //! same with `__trap()` and an illegal address, and the run's own CUDA context survives.
 
 use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, Source};

@@ -27,7 +27,7 @@
 //! DeviceMemory}`); it never sees a `KernelDef`, wisdom or captures, only compile requests
 //! (`kw_core::backend::CompileRequest`), memory, geometry and arguments. Used by
 //! `kernel-wisdom` as the optional dependency behind its `cuda` feature. Its GPU tests print
-//! `SKIPPED: no CUDA driver` on machines without one; `tools/gpu-check.sh` runs them on a GPU.
+//! `SKIPPED: no CUDA driver` on machines without one; `tools/gpu.sh check` runs them on a GPU.
 //!
 //! ## Where to start reading
 //!

@@ -1,65 +1,33 @@
-#!/usr/bin/env bash
-# The C/C++ API on a CUDA GPU (issue 15): a CUDA runtime program built with nvcc
+# tools/gpu.sh capi: the C/C++ API on a CUDA GPU (issue 15): a CUDA runtime program built with nvcc
 # (crates/kw-capi/tests/cuda/vector_add_cuda.cu: cudaMalloc, its own cudaStream_t, launches
 # through kernel_wisdom.hpp) goes through capture -> kw tune -> selection, its results are
 # compared bitwise with a plain <<<>>> launch of the same kernel, and the per-launch host
 # cost is measured against a plain cuLaunchKernel of that kernel in the same run.
 #
-#   tools/capi-h100.sh --package DIR      build here (cargo, release) and package into DIR:
-#                                         the installed C API (DIR/prefix, stripped, no .a),
-#                                         kw, the program's source, kernels/, this script
-#   tools/capi-h100.sh --bin-dir DIR      on the GPU machine: compile with nvcc against
-#                                         DIR/prefix and run everything (no cargo needed)
-#   tools/capi-h100.sh                    both, here (cargo, nvcc and a GPU on one machine)
-#
-# Outputs go to $OUT when set, else DIR/out (or target/capi-h100): build.log, run-*.log,
+# Outputs go to $OUT when set, else DIR/out: build.log, run-*.log,
 # tune.log, bench.txt, overhead.txt (kernel-wisdom's own host work per launch, null device)
 # and summary.txt. Environment: KW_NVCC_ARCH (default sm_90),
 # KW_CAPI_N (vector length, default 1048576), KW_CAPI_BENCH_N (default 65536),
 # KW_CAPI_ROUNDS (bench rounds, default 2000), KW_CAPI_TUNE (kw tune options, default
 # "--budget 40"). Exit status non-zero when a step fails; summary.txt says which.
-set -uo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-# cargo_exe (packaging only: the GPU machine runs the packaged copies without cargo)
-[ -f "$root/tools/lib/cargo-exe.sh" ] && . "$root/tools/lib/cargo-exe.sh"
-mode=all
-dir=""
-case "${1:-}" in
-  --package) mode=package; dir="${2:?--package needs a directory}" ;;
-  --bin-dir) mode=bins; dir="${2:?--bin-dir needs a directory}" ;;
-  "") ;;
-  *) echo "usage: $0 [--package DIR | --bin-dir DIR]" >&2; exit 2 ;;
-esac
-
-package() {
-  local into="$1"
+sub_package() {
+  local into="$dir"
   mkdir -p "$into/bin" "$into/src"
   (cd "$root" && cargo build --release -p kw-capi -p kw-cli) || return 1
   "$root/tools/install-capi.sh" "$into/prefix" --from "$root/target/release" || return 1
   rm -f "$into/prefix/lib/libkernel_wisdom.a"   # not needed here; keeps the package small
   strip --strip-debug "$into/prefix/lib/libkernel_wisdom.so."* 2>/dev/null || true
-  cp "$root/target/release/kw" "$into/bin/kw" && (strip --strip-debug "$into/bin/kw" 2>/dev/null || true)
+  copy_bin "$root/target/release/kw" "$into/bin/kw"
   local overhead
   overhead="$(cargo_exe bench kw-capi launch_overhead)"
   [ -x "$overhead" ] || { echo "no launch_overhead bench executable" >&2; return 1; }
-  cp "$overhead" "$into/bin/launch_overhead" && (strip --strip-debug "$into/bin/launch_overhead" 2>/dev/null || true)
+  copy_bin "$overhead" "$into/bin/launch_overhead"
   cp "$root/crates/kw-capi/tests/cuda/vector_add_cuda.cu" "$into/src/"
   rm -rf "$into/kernels" && cp -r "$root/kernels" "$into/kernels"
-  cp "$0" "$into/capi-h100.sh"
-  echo "packaged into $into"
 }
 
-if [ "$mode" = package ]; then
-  package "$dir"
-  exit $?
-fi
-if [ "$mode" = all ]; then
-  dir="$root/target/capi-h100/pkg"
-  package "$dir" || exit 1
-fi
-
-dir="$(cd "$dir" && pwd)"
+sub_run() {
 out="${OUT:-$dir/out}"
 mkdir -p "$out"
 summary="$out/summary.txt"
@@ -72,7 +40,7 @@ say "== GPU"
 (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || echo "nvidia-smi: none") | tee -a "$summary"
 if ! command -v nvcc >/dev/null 2>&1; then
   fail "no nvcc on PATH (the CUDA toolkit is needed to build the program)"
-  exit 1
+  return 1
 fi
 nvcc --version | tail -1 | tee -a "$summary"
 
@@ -86,14 +54,14 @@ if ! nvcc -std=c++17 -O2 -arch="$arch" -Xcompiler -Wall,-Wextra \
     > "$out/build.log" 2>&1; then
   cat "$out/build.log"
   fail "nvcc build (see build.log)"
-  exit 1
+  return 1
 fi
 
 kernel="$dir/kernels/vector_add.cu"
 n="${KW_CAPI_N:-1048576}"
 work="$out/work"
 rm -rf "$work" && mkdir -p "$work"
-run() {  # run NAME [VAR=VALUE ...] -> out/run-NAME.log; prints the REPORT line
+run_case() {  # run_case NAME [VAR=VALUE ...] -> out/run-NAME.log; prints the REPORT line
   local name="$1"; shift
   (cd "$work" && env -u KW_CAPTURE -u KW_CAPTURE_DIR -u KW_WISDOM_PATH -u KW_LOG "$@" \
     "$exe" "$kernel" "$n") > "$out/run-$name.log" 2>&1
@@ -104,9 +72,9 @@ run() {  # run NAME [VAR=VALUE ...] -> out/run-NAME.log; prints the REPORT line
 }
 
 say "== 1. plain run (default configuration; bitwise identical to <<<>>>)"
-run plain
+run_case plain
 say "== 2. capture (KW_CAPTURE=vector_add; written at exit, no flush call)"
-run capture KW_CAPTURE=vector_add KW_CAPTURE_DIR="$work/caps"
+run_case capture KW_CAPTURE=vector_add KW_CAPTURE_DIR="$work/caps"
 cap="$(ls "$work"/caps/*.kwcap 2>/dev/null | head -1)"
 [ -n "$cap" ] && say "capture: $(basename "$cap")" || fail "no capture written"
 say "== 3. kw tune ${KW_CAPI_TUNE:---budget 40}"
@@ -117,7 +85,7 @@ if [ -n "$cap" ]; then
   tail -5 "$out/tune.log" | tee -a "$summary"
 fi
 say "== 4. selection (KW_WISDOM_PATH, KW_LOG=debug)"
-run select KW_WISDOM_PATH="$work/tuned" KW_LOG=debug
+run_case select KW_WISDOM_PATH="$work/tuned" KW_LOG=debug
 grep -E 'using record #[0-9]+ of' "$out/run-select.log" | tee -a "$summary" \
   || fail "the tuned record was not selected (see run-select.log)"
 if [ -f "$work/tuned/vector_add.json" ]; then
@@ -147,6 +115,7 @@ else
   say "(not packaged)"
 fi
 
-say "== command: tools/capi-h100.sh --bin-dir $dir (outputs in $out)"
+say "== command: gpu.sh capi --bin-dir $dir (outputs in $out)"
 [ $status -eq 0 ] && say "ALL OK" || say "SOME STEPS FAILED"
-exit $status
+return $status
+}

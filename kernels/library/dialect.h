@@ -9,6 +9,7 @@
 //   KW_RESTRICT          a restrict qualifier on pointers
 //   KW_INLINE            a device function
 //   kw_atomic_add_f32(p, v)  *p += v atomically on a float in device memory
+//   KW_FMA(a, b, c)      a * b + c in one rounding (single precision)
 #ifndef KW_DIALECT_H
 #define KW_DIALECT_H
 
@@ -20,6 +21,7 @@
 #define KW_BARRIER() __syncthreads()
 #define KW_RESTRICT __restrict__
 #define KW_INLINE __device__ __forceinline__
+#define KW_FMA(a, b, c) fmaf((a), (b), (c))
 #define KW_AXIS(v, a) ((a) == 0 ? (v).x : (a) == 1 ? (v).y : (v).z)
 #define KW_LID(a) ((int)KW_AXIS(threadIdx, a))
 #define KW_GROUP(a) ((int)KW_AXIS(blockIdx, a))
@@ -34,6 +36,7 @@ KW_INLINE void kw_atomic_add_f32(float* p, float v) { atomicAdd(p, v); }
 #define KW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define KW_RESTRICT restrict
 #define KW_INLINE inline
+#define KW_FMA(a, b, c) fma((a), (b), (c))
 #define KW_LID(a) ((int)get_local_id(a))
 #define KW_GROUP(a) ((int)get_group_id(a))
 #define KW_LSIZE(a) ((int)get_local_size(a))

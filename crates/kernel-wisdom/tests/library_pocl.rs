@@ -134,6 +134,119 @@ fn stencil3d_every_configuration_of_a_reduced_space() {
 }
 
 #[test]
+fn gemm_every_configuration_of_a_reduced_space() {
+    let Some(dev) = device() else { return };
+    let def = reduced(
+        defs::gemm(BackendKind::Opencl).build().unwrap(),
+        &[
+            ("MWG", &[32]),
+            ("NWG", &[32]),
+            ("KWG", &[16]),
+            ("MDIMC", &[8]),
+            ("NDIMC", &[8]),
+            ("MDIMA", &[8, 16]),
+            ("NDIMB", &[8]),
+            ("KWI", &[8]),
+            ("VWM", &[1, 4]),
+            ("VWN", &[2]),
+            ("STRN", &[1]),
+        ],
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    // Sizes the tiles divide (the kernel has no bounds checks); B given transposed (k x n,
+    // n fastest), as the routine passes it.
+    let [m, n, k] = [64usize, 96, 48];
+    let mut rng = Rng::new(5);
+    let (a, b, c0) = (
+        random(&mut rng, m * k),
+        random(&mut rng, k * n),
+        random(&mut rng, m * n),
+    );
+    let b_cm = reference::transpose(&b, k, n); // column-major k x n
+    let want = reference::gemm([m, n, k], 1.5, &a, &b_cm, -0.5, &c0);
+    let (da, db) = (
+        DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap(),
+        DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap(),
+    );
+    let dc = DeviceBuffer::<f32>::new(dev.as_ref(), m * n).unwrap();
+    let args = [
+        dc.arg(),
+        da.arg(),
+        db.arg(),
+        (m as i32).into(),
+        (n as i32).into(),
+        (k as i32).into(),
+        1.5f32.into(),
+        (-0.5f32).into(),
+    ];
+    let count = every_config(&kernel, |config| {
+        dc.write(&c0).unwrap();
+        kernel.launch_with_config(config, &args).unwrap();
+        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4,
+                "{{{config}}} element {i}: {g} vs {w}"
+            );
+        }
+    });
+    assert!(count >= 16, "{count} configurations");
+}
+
+#[test]
+fn gemm_routine_at_sizes_no_tile_divides() {
+    let Some(dev) = device() else { return };
+    let lib = Library::new(dev.clone());
+    let mut rng = Rng::new(11);
+    for (shape, alpha, beta) in [
+        ([37usize, 53, 29], 1.5f32, 0.5f32),
+        ([1, 1, 1], 2.0, 0.0),
+        ([130, 7, 200], 1.0, 0.0),
+        ([128, 128, 32], 0.5, 1.0), // no padding
+        ([5, 9, 0], 1.0, 2.0),      // k = 0: C = beta C
+    ] {
+        let [m, n, k] = shape;
+        let (a, b, c0) = (
+            random(&mut rng, m * k),
+            random(&mut rng, k * n),
+            random(&mut rng, m * n),
+        );
+        let want = reference::gemm(shape, alpha, &a, &b, beta, &c0);
+        let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
+        let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
+        let start: Vec<f32> = if beta == 0.0 {
+            vec![f32::NAN; m * n]
+        } else {
+            c0
+        };
+        let dc = DeviceBuffer::from_slice(dev.as_ref(), &start).unwrap();
+        lib.gemm(shape, alpha, &da, &db, beta, &dc).unwrap();
+        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{shape:?} element {i}: {g} vs {w}"
+            );
+        }
+    }
+    // Lengths that do not fit the shape are typed errors; nothing is written.
+    let a = DeviceBuffer::from_slice(dev.as_ref(), &[1.0f32; 12]).unwrap();
+    let c = DeviceBuffer::from_slice(dev.as_ref(), &[7.0f32; 12]).unwrap();
+    for shape in [[3, 4, 5], [4, 3, 3], [usize::MAX, 2, 2]] {
+        let e = lib.gemm(shape, 1.0, &a, &a, 0.0, &c).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Shape {
+                    routine: "gemm",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    assert_eq!(c.to_vec().unwrap(), vec![7.0; 12]);
+}
+
+#[test]
 fn the_routines_at_random_shapes_and_wrong_shapes_refused() {
     let Some(dev) = device() else { return };
     let lib = Library::new(dev.clone());
@@ -178,7 +291,7 @@ fn the_routines_at_random_shapes_and_wrong_shapes_refused() {
         assert!(matches!(e, Error::Shape { .. }), "{e}");
     }
     assert_eq!(t.to_vec().unwrap(), vec![7.0; 12], "nothing launched");
-    assert!(matches!(lib.kernel("gemm"), Err(Error::Shape { .. })));
+    assert!(matches!(lib.kernel("gemv"), Err(Error::Shape { .. })));
     let _ = Arc::clone(lib.device());
 }
 

@@ -1,6 +1,7 @@
 //! `kw bench --small --json` on PoCL (issue 29): every library kernel at its small sizes,
 //! verified against the CPU reference, with a throughput and the percentage of the copy
-//! bandwidth measured in the same run; an unknown kernel is refused by name.
+//! bandwidth measured in the same run (gemm: GFLOP/s, and no cuBLAS bound on a CPU device,
+//! saying why); an unknown kernel is refused by name.
 
 use std::process::Command;
 
@@ -31,10 +32,21 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
         rows.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
     assert_eq!(
         kernels.into_iter().collect::<Vec<_>>(),
-        ["reduce_sum", "stencil3d", "transpose"]
+        ["gemm", "reduce_sum", "stencil3d", "transpose"]
     );
     for r in &rows {
         assert_eq!(r["verified"], true, "{r}");
+        assert!(r["throughput"].as_f64().unwrap() > 0.0, "{r}");
+        if r["kernel"] == "gemm" {
+            assert_eq!(r["unit"], "GFLOP/s");
+            assert_eq!(r["bound_kind"], "cuBLAS SGEMM");
+            assert!(
+                r["bound"].is_null() && r["percent_of_bound"].is_null(),
+                "{r}"
+            );
+            assert_eq!(r["no_bound_because"], "not a CUDA device");
+            continue;
+        }
         assert_eq!(r["unit"], "GB/s");
         assert!(r["throughput"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["bound"].as_f64().unwrap() > 0.0, "{r}");
@@ -42,7 +54,7 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
         assert!(pct > 0.0 && pct.is_finite(), "{r}");
         assert!(!r["size"].as_array().unwrap().is_empty());
     }
-    let out = kw(&["bench", "gemm", "--small"]);
+    let out = kw(&["bench", "gemv", "--small"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no library kernel `gemm`"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no library kernel `gemv`"));
 }

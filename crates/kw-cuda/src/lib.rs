@@ -37,6 +37,8 @@
 pub mod attach;
 mod backend;
 mod compile;
+#[cfg(feature = "cublas")]
+pub mod cublas;
 mod device;
 mod error;
 mod info;

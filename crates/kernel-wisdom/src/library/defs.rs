@@ -16,6 +16,8 @@ pub const TRANSPOSE: &str = include_str!("../../../../kernels/library/transpose.
 pub const REDUCE_SUM: &str = include_str!("../../../../kernels/library/reduce_sum.cl");
 /// `kernels/library/stencil3d.cl`.
 pub const STENCIL3D: &str = include_str!("../../../../kernels/library/stencil3d.cl");
+/// `kernels/library/gemm.cl`: `gemm` and its helper `copy_pad`.
+pub const GEMM: &str = include_str!("../../../../kernels/library/gemm.cl");
 
 /// The wisdom shipped for library kernel `name` (`wisdom/kw_NAME.json`), embedded.
 pub fn shipped_wisdom(name: &str) -> Option<&'static str> {
@@ -82,8 +84,12 @@ pub fn convolution_cuda(
     b
 }
 
-/// The library's kernels, by name.
-pub const KERNELS: &[&str] = &["transpose", "reduce_sum", "stencil3d"];
+/// The library's kernels, by name: each a routine of [`Library`](super::Library), a T1 file
+/// in `kernels/library/` and a `kw bench` entry.
+pub const KERNELS: &[&str] = &["transpose", "reduce_sum", "stencil3d", "gemm"];
+
+/// Kernels the routines use besides their own: `copy_pad` (gemm's padding).
+pub const HELPERS: &[&str] = &["copy_pad"];
 
 fn builder(name: &str, file: &str, text: &str, backend: BackendKind) -> KernelBuilder {
     let mut b = KernelBuilder::new(name, Source::text(file, text));
@@ -99,6 +105,8 @@ pub fn definition(name: &str, backend: BackendKind) -> Result<KernelDef, Error> 
         "transpose" => transpose(backend).build(),
         "reduce_sum" => reduce_sum(backend).build(),
         "stencil3d" => stencil3d(backend).build(),
+        "gemm" => gemm(backend).build(),
+        "copy_pad" => copy_pad(backend).build(),
         other => Err(Error::Shape {
             routine: "library",
             message: format!(
@@ -182,5 +190,98 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
         .scalar::<i32>("nz")
         .scalar::<f32>("c0")
         .scalar::<f32>("c1");
+    b
+}
+
+/// `gemm(c, a, b, M, N, K, alpha, beta)`: C = alpha A B + beta C (single precision), A M x K
+/// column-major, B given as its transpose (K x N, N fastest), C M x N column-major; the
+/// parameters and restrictions of CLBlast's Xgemm. Nothing checks bounds: M, N and K must be
+/// multiples of MWG, NWG and KWG (restrictions over the problem size (M, N, K); the routine
+/// `Library::gemm` pads to multiples of [`GEMM_PAD`]).
+pub fn gemm(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("gemm", "gemm.cl", GEMM, backend);
+    let mwg = b.tune("MWG", [16, 32, 64, 128], 64);
+    let nwg = b.tune("NWG", [16, 32, 64, 128], 64);
+    b.tune("KWG", [16, 32], 16);
+    let mdimc = b.tune("MDIMC", [8, 16, 32], 16);
+    let ndimc = b.tune("NDIMC", [8, 16, 32], 16);
+    b.tune("MDIMA", [8, 16, 32], 16);
+    b.tune("NDIMB", [8, 16, 32], 16);
+    b.tune("KWI", [2, 8], 2);
+    b.tune("VWM", [1, 2, 4], 1);
+    b.tune("VWN", [1, 2, 4], 1);
+    b.tune("STRM", [0, 1], 0);
+    b.tune("STRN", [0, 1], 0);
+    b.tune("SA", [0, 1], 1);
+    b.tune("SB", [0, 1], 1);
+    for r in [
+        "KWG % KWI == 0",
+        "MWG % (MDIMC * VWM) == 0",
+        "NWG % (NDIMC * VWN) == 0",
+        "MWG % (MDIMA * VWM) == 0",
+        "NWG % (NDIMB * VWN) == 0",
+        "(MDIMC * NDIMC) % MDIMA == 0",
+        "(MDIMC * NDIMC) % NDIMB == 0",
+        "KWG % ((MDIMC * NDIMC) // MDIMA) == 0",
+        "KWG % ((MDIMC * NDIMC) // NDIMB) == 0",
+        "SA == 1 or MDIMA == MDIMC",
+        "SB == 1 or NDIMB == NDIMC",
+        "(MWG // MDIMC) * (NWG // NDIMC) <= 128",
+        "MDIMC * NDIMC <= device.max_threads_per_block",
+        "4 * KWG * (SA * MWG + SB * NWG) <= device.max_shared_memory_per_block",
+        // The kernel has no bounds checks: the tiles must divide the sizes.
+        "problem_size.x % MWG == 0",
+        "problem_size.y % NWG == 0",
+        "problem_size.z % KWG == 0",
+    ] {
+        b.restriction_text(r);
+    }
+    b.problem_size([arg("M"), arg("N"), arg("K")])
+        .block_size(mdimc, ndimc, 1)
+        .grid_divisors(mwg, nwg, arg("K"))
+        .inout::<f32>("c")
+        .buffer_len("c", arg("M") * arg("N"))
+        .tolerance(
+            "c",
+            Tolerance {
+                rtol: 1e-4,
+                ..Tolerance::default()
+            },
+        )
+        .input::<f32>("a")
+        .buffer_len("a", arg("M") * arg("K"))
+        .input::<f32>("b")
+        .buffer_len("b", arg("K") * arg("N"))
+        .scalar::<i32>("M")
+        .scalar::<i32>("N")
+        .scalar::<i32>("K")
+        .scalar::<f32>("alpha")
+        .scalar::<f32>("beta");
+    b
+}
+
+/// The multiples `Library::gemm` pads M, N and K to when the sizes are not already: every
+/// `MWG`, `NWG` and `KWG` of [`gemm`]'s space divides them.
+pub const GEMM_PAD: [usize; 3] = [128, 128, 32];
+
+/// `copy_pad(out, in, rows_out, cols_out, rows_in, cols_in)`: a rows_in x cols_in row-major
+/// matrix copied into the corner of a rows_out x cols_out one, zero elsewhere (or the corner
+/// cut out of a larger one). Problem size (cols_out, rows_out).
+pub fn copy_pad(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("copy_pad", "gemm.cl", GEMM, backend);
+    let bx = b.tune("block_size_x", [16, 32, 64, 128], 32);
+    let by = b.tune("block_size_y", [1, 2, 4, 8], 8);
+    b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .problem_size([arg("cols_out"), arg("rows_out")])
+        .block_size(bx.clone(), by.clone(), 1)
+        .grid_divisors(bx, by, 1)
+        .output::<f32>("out")
+        .buffer_len("out", arg("rows_out") * arg("cols_out"))
+        .input::<f32>("in")
+        .buffer_len("in", arg("rows_in") * arg("cols_in"))
+        .scalar::<i32>("rows_out")
+        .scalar::<i32>("cols_out")
+        .scalar::<i32>("rows_in")
+        .scalar::<i32>("cols_in");
     b
 }

@@ -15,6 +15,9 @@
 //! let t = DeviceBuffer::<f32>::new(device.as_ref(), 300 * 200)?;
 //! lib.transpose(300, 200, &a, &t)?;
 //! assert_eq!(lib.sum(&a)?, 60_000.0);
+//! // C (300 x 300) = A (300 x 200) B (200 x 300), column-major
+//! let c = DeviceBuffer::<f32>::new(device.as_ref(), 300 * 300)?;
+//! lib.gemm([300, 300, 200], 1.0, &a, &t, 0.0, &c)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -23,6 +26,7 @@
 //! results they are checked against.
 
 pub mod defs;
+mod gemm;
 pub mod reference;
 
 use crate::error::Error;
@@ -87,7 +91,11 @@ impl Library {
 
     /// The bound kernel of routine `name` (built at its first use).
     pub fn kernel(&self, name: &str) -> Result<Arc<WisdomKernel>, Error> {
-        let Some(&key) = defs::KERNELS.iter().find(|&&k| k == name) else {
+        let Some(&key) = defs::KERNELS
+            .iter()
+            .chain(defs::HELPERS)
+            .find(|&&k| k == name)
+        else {
             return Err(Error::Shape {
                 routine: "library",
                 message: format!(

@@ -37,3 +37,29 @@ pub fn stencil3d(input: &[f32], [nx, ny, nz]: [usize; 3], c0: f32, c1: f32) -> V
     }
     out
 }
+
+/// C = alpha A B + beta C, column-major (A m x k, B k x n, C m x n), accumulated in f64.
+pub fn gemm(
+    [m, n, k]: [usize; 3],
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &[f32],
+) -> Vec<f32> {
+    let mut out = vec![0f32; m * n];
+    for j in 0..n {
+        for i in 0..m {
+            let dot: f64 = (0..k)
+                .map(|p| f64::from(a[p * m + i]) * f64::from(b[j * k + p]))
+                .sum();
+            let prev = if beta == 0.0 {
+                0.0
+            } else {
+                f64::from(c[j * m + i])
+            };
+            out[j * m + i] = (f64::from(alpha) * dot + f64::from(beta) * prev) as f32;
+        }
+    }
+    out
+}

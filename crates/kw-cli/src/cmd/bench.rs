@@ -3,7 +3,8 @@
 //! the CPU reference, timed with device events (median of the runs), and set against a bound
 //! measured in the same run: the device-to-device copy bandwidth (the kernels are
 //! memory-bound; effective bytes: every input element read once and every output element
-//! written once).
+//! written once), or for `gemm` cuBLAS SGEMM at the same shape (`kw_cuda::cublas`; the
+//! gemm's time is its kernel's plus the transpose of B the routine does first).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -17,7 +18,7 @@ use std::time::Instant;
 #[derive(Args)]
 #[command(after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json")]
 pub struct BenchArgs {
-    /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d.
+    /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d, gemm.
     kernels: Vec<String>,
     /// Sizes small enough for a CPU OpenCL device (PoCL) in CI.
     #[arg(long)]
@@ -39,8 +40,12 @@ struct Row {
     size: Vec<usize>,
     verified: bool,
     ms: f64,
-    gbs: f64,
-    bound_gbs: f64,
+    /// GB/s, or GFLOP/s for gemm.
+    throughput: f64,
+    unit: &'static str,
+    /// The bound in the same unit, or why there is none.
+    bound: Result<f64, String>,
+    bound_kind: &'static str,
     config: Config,
     step: String,
 }
@@ -68,6 +73,13 @@ fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
             vec![128, 128, 1024],
         ],
         ("stencil3d", true) => vec![vec![64, 48, 40]],
+        ("gemm", false) => vec![
+            vec![4096, 4096, 4096],
+            vec![1024, 1024, 1024],
+            vec![8192, 8192, 256],
+            vec![256, 256, 8192],
+        ],
+        ("gemm", true) => vec![vec![128, 128, 64]],
         _ => Vec::new(),
     }
 }
@@ -126,6 +138,7 @@ fn bench_one(
     let mut rng = Rng::new(size.iter().sum::<usize>() as u64);
     let d = device.as_ref();
     let (verified, ms, bytes, config, step) = match name {
+        "gemm" => return bench_gemm(lib, kernel, [size[0], size[1], size[2]], runs),
         "transpose" => {
             let (rows, cols) = (size[0], size[1]);
             let input = random(&mut rng, rows * cols);
@@ -192,10 +205,92 @@ fn bench_one(
         size: size.to_vec(),
         verified,
         ms,
-        gbs: bytes as f64 / (ms * 1e-3) / 1e9,
-        bound_gbs,
+        throughput: bytes as f64 / (ms * 1e-3) / 1e9,
+        unit: "GB/s",
+        bound: Ok(bound_gbs),
+        bound_kind: "device-to-device copy",
         config,
         step,
+    })
+}
+
+/// cuBLAS SGEMM's GFLOP/s at `[m, n, k]` on the same device, or why there is none.
+fn cublas_gflops(
+    info: &kw_core::device::DeviceInfo,
+    shape: [usize; 3],
+    runs: usize,
+) -> Result<f64, String> {
+    if info.backend != kernel_wisdom::BackendKind::Cuda {
+        return Err("not a CUDA device".into());
+    }
+    #[cfg(feature = "cuda")]
+    return kw_cuda::cublas::sgemm_gflops(&info.name, shape, runs);
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (shape, runs);
+        Err("kw was built without CUDA".into())
+    }
+}
+
+/// `gemm` at `[m, n, k]` (column-major, alpha 1, beta 0): the routine's result against the CPU
+/// (a sample of elements at large sizes), then its kernel and B's transpose timed at the
+/// configurations the wisdom selects, against cuBLAS SGEMM.
+fn bench_gemm(
+    lib: &Library,
+    kernel: &WisdomKernel,
+    [m, n, k]: [usize; 3],
+    runs: usize,
+) -> Result<Row> {
+    let d = lib.device().as_ref();
+    let mut rng = Rng::new((m + n + k) as u64);
+    let (a, b) = (random(&mut rng, m * k), random(&mut rng, k * n));
+    let (da, db) = (
+        DeviceBuffer::from_slice(d, &a)?,
+        DeviceBuffer::from_slice(d, &b)?,
+    );
+    let dc = DeviceBuffer::<f32>::new(d, m * n)?;
+    lib.gemm([m, n, k], 1.0, &da, &db, 0.0, &dc)?;
+    let got = dc.to_vec()?;
+    // Every element at small sizes; a strided sample of 4096 at large ones.
+    let step = (m * n / 4096).max(1);
+    let verified = (0..m * n).step_by(step).all(|at| {
+        let (i, j) = (at % m, at / m);
+        let want: f64 = (0..k)
+            .map(|p| f64::from(a[p * m + i]) * f64::from(b[j * k + p]))
+            .sum();
+        let scale: f64 = (0..k)
+            .map(|p| f64::from(a[p * m + i].abs()) * f64::from(b[j * k + p].abs()))
+            .sum();
+        (f64::from(got[at]) - want).abs() <= 1e-5 * scale + 1e-6
+    });
+    // The kernel alone (the sizes these benchmarks use need no padding) and B's transpose.
+    let bt = DeviceBuffer::<f32>::new(d, k * n)?;
+    let args = [
+        dc.arg(),
+        da.arg(),
+        bt.arg(),
+        (m as i32).into(),
+        (n as i32).into(),
+        (k as i32).into(),
+        1.0f32.into(),
+        0.0f32.into(),
+    ];
+    let (kernel_ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, runs)?;
+    let transpose = lib.kernel("transpose")?;
+    let targs = [bt.arg(), db.arg(), (n as i32).into(), (k as i32).into()];
+    let (transpose_ms, _, _) = time(&transpose, &[k as i64, n as i64], &targs, runs)?;
+    let ms = kernel_ms + transpose_ms;
+    Ok(Row {
+        kernel: "gemm",
+        size: vec![m, n, k],
+        verified,
+        ms,
+        throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
+        unit: "GFLOP/s",
+        bound: cublas_gflops(d.info(), [m, n, k], runs),
+        bound_kind: "cuBLAS SGEMM",
+        config,
+        step: sel,
     })
 }
 
@@ -234,8 +329,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
             copy_bytes >> 20
         );
         println!(
-            "{:<11} {:<18} {:>9} {:>10} {:>9} {:>8}  configuration (selection step)",
-            "kernel", "size", "verified", "ms", "GB/s", "% bound"
+            "{:<11} {:<18} {:>9} {:>10} {:>10} {:<8} % of the bound  configuration (selection step)",
+            "kernel", "size", "verified", "ms", "throughput", "unit"
         );
     }
     let mut failed = false;
@@ -256,7 +351,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .map(|v| v.to_string())
                 .collect::<Vec<_>>()
                 .join("x");
-            let pct = 100.0 * row.gbs / row.bound_gbs;
+            let pct = row.bound.as_ref().ok().map(|b| 100.0 * row.throughput / b);
             if args.json {
                 println!(
                     "{}",
@@ -265,24 +360,30 @@ pub fn run(args: BenchArgs) -> Result<()> {
                         "size": row.size,
                         "verified": row.verified,
                         "ms": row.ms,
-                        "throughput": row.gbs,
-                        "unit": "GB/s",
-                        "bound": row.bound_gbs,
-                        "bound_kind": "device-to-device copy",
+                        "throughput": row.throughput,
+                        "unit": row.unit,
+                        "bound": row.bound.as_ref().ok(),
+                        "bound_kind": row.bound_kind,
+                        "no_bound_because": row.bound.as_ref().err(),
                         "percent_of_bound": pct,
                         "config": row.config.key(),
                         "selection_step": row.step,
                     })
                 );
             } else {
+                let pct_text = match (&row.bound, pct) {
+                    (Ok(b), Some(p)) => format!("{p:>6.1}% of {} {b:.1}", row.bound_kind),
+                    (Err(why), _) => format!("no {} bound: {why}", row.bound_kind),
+                    _ => String::new(),
+                };
                 println!(
-                    "{:<11} {:<18} {:>9} {:>10.4} {:>9.1} {:>7.1}%  {{{}}} ({})",
+                    "{:<11} {:<18} {:>9} {:>10.4} {:>10.1} {:<8} {pct_text}  {{{}}} ({})",
                     row.kernel,
                     size_text,
                     if row.verified { "yes" } else { "NO" },
                     row.ms,
-                    row.gbs,
-                    pct,
+                    row.throughput,
+                    row.unit,
                     row.config,
                     row.step
                 );

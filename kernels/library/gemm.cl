@@ -1,0 +1,223 @@
+// Single-precision GEMM in the style of CLBlast's Xgemm: C = alpha * A * B + beta * C, with
+// M x N output tiles per block held in registers and K tiles staged in shared memory. One
+// source for OpenCL C and CUDA (dialect.h).
+//
+// Layouts (the routine `Library::gemm` prepares them): A is M x K column-major (`a[k*M + m]`),
+// B is given as its transpose, K x N with N fastest (`b[k*N + n]`), C is M x N column-major
+// (`c[n*M + m]`). Nothing checks bounds: M must be a multiple of MWG, N of NWG and K of KWG
+// (the definition's restrictions over the problem size say so; the routine pads).
+//
+// Tuning parameters (CLBlast's names and meanings):
+//   MWG, NWG     the block's tile of C (M x N)          KWG  the K tile per shared-memory pass
+//   MDIMC, NDIMC threads per block along M and N: each computes (MWG/MDIMC) x (NWG/NDIMC)
+//   MDIMA, NDIMB the same threads re-shaped to load the A and B tiles (MDIMA along M, NDIMB along N)
+//   KWI          the inner loop's unroll over K
+//   VWM, VWN     vector widths of the loads of A (along M) and B (along N): 1, 2 or 4
+//   STRM, STRN   0: a thread's elements are consecutive; 1: strided by the thread count
+//   SA, SB       1: stage the A (B) tile in shared memory; 0: read it from global memory
+#include "dialect.h"
+
+#ifndef MWG
+#define MWG 64
+#endif
+#ifndef NWG
+#define NWG 64
+#endif
+#ifndef KWG
+#define KWG 16
+#endif
+#ifndef MDIMC
+#define MDIMC 16
+#endif
+#ifndef NDIMC
+#define NDIMC 16
+#endif
+#ifndef MDIMA
+#define MDIMA 16
+#endif
+#ifndef NDIMB
+#define NDIMB 16
+#endif
+#ifndef KWI
+#define KWI 2
+#endif
+#ifndef VWM
+#define VWM 1
+#endif
+#ifndef VWN
+#define VWN 1
+#endif
+#ifndef STRM
+#define STRM 0
+#endif
+#ifndef STRN
+#define STRN 0
+#endif
+#ifndef SA
+#define SA 1
+#endif
+#ifndef SB
+#define SB 1
+#endif
+
+#define MWI (MWG / MDIMC)            // a thread's elements of C along M
+#define NWI (NWG / NDIMC)            // ... along N
+#define KDIMA ((MDIMC * NDIMC) / MDIMA)
+#define KDIMB ((MDIMC * NDIMC) / NDIMB)
+#define MWA (MWG / MDIMA)            // a thread's elements of the A tile along M
+#define KWA (KWG / KDIMA)            // ... along K
+#define NWB (NWG / NDIMB)
+#define KWB (KWG / KDIMB)
+
+#if VWM == 1
+typedef float realM;
+#define STORE_M(dst, i, v) dst[(i)] = (v)
+#elif VWM == 2
+typedef float2 realM;
+#define STORE_M(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y
+#else
+typedef float4 realM;
+#define STORE_M(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y, dst[(i) + 2] = (v).z, dst[(i) + 3] = (v).w
+#endif
+#if VWN == 1
+typedef float realN;
+#define STORE_N(dst, i, v) dst[(i)] = (v)
+#elif VWN == 2
+typedef float2 realN;
+#define STORE_N(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y
+#else
+typedef float4 realN;
+#define STORE_N(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y, dst[(i) + 2] = (v).z, dst[(i) + 3] = (v).w
+#endif
+
+// The vector index (in units of VWM) along M of a thread's vector `v` of C's tile.
+#if STRM == 0
+#define M_INDEX(tid, v) ((tid) * (MWI / VWM) + (v))
+#define MA_INDEX(tid, v) ((tid) * (MWA / VWM) + (v))
+#else
+#define M_INDEX(tid, v) ((tid) + (v) * MDIMC)
+#define MA_INDEX(tid, v) ((tid) + (v) * MDIMA)
+#endif
+#if STRN == 0
+#define N_INDEX(tid, v) ((tid) * (NWI / VWN) + (v))
+#define NB_INDEX(tid, v) ((tid) * (NWB / VWN) + (v))
+#else
+#define N_INDEX(tid, v) ((tid) + (v) * NDIMC)
+#define NB_INDEX(tid, v) ((tid) + (v) * NDIMB)
+#endif
+
+KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRICT a,
+               const KW_GLOBAL float* KW_RESTRICT b, const int M, const int N, const int K,
+               const float alpha, const float beta) {
+    const KW_GLOBAL realM* av = (const KW_GLOBAL realM*)a;
+    const KW_GLOBAL realN* bv = (const KW_GLOBAL realN*)b;
+    const int tm = KW_LID(0);
+    const int tn = KW_LID(1);
+    const int tid = tn * MDIMC + tm;
+    const int gm = KW_GROUP(0) * (MWG / VWM);  // the block's first vector along M
+    const int gn = KW_GROUP(1) * (NWG / VWN);
+#if SA
+    KW_SHARED realM alm[KWG * (MWG / VWM)];
+    const int la0 = tid % MDIMA;
+    const int la1 = tid / MDIMA;
+#endif
+#if SB
+    KW_SHARED realN blm[KWG * (NWG / VWN)];
+    const int lb0 = tid % NDIMB;
+    const int lb1 = tid / NDIMB;
+#endif
+    float acc[NWI][MWI];
+    for (int ni = 0; ni < NWI; ni++) {
+        for (int mi = 0; mi < MWI; mi++) {
+            acc[ni][mi] = 0.0f;
+        }
+    }
+    for (int k0 = 0; k0 < K; k0 += KWG) {
+#if SA
+        for (int kia = 0; kia < KWA; kia++) {
+            for (int mia = 0; mia < MWA / VWM; mia++) {
+                const int mg = MA_INDEX(la0, mia);
+                const int kg = la1 * KWA + kia;
+                alm[kg * (MWG / VWM) + mg] = av[(long)(k0 + kg) * (M / VWM) + gm + mg];
+            }
+        }
+#endif
+#if SB
+        for (int kib = 0; kib < KWB; kib++) {
+            for (int nib = 0; nib < NWB / VWN; nib++) {
+                const int ng = NB_INDEX(lb0, nib);
+                const int kg = lb1 * KWB + kib;
+                blm[kg * (NWG / VWN) + ng] = bv[(long)(k0 + kg) * (N / VWN) + gn + ng];
+            }
+        }
+#endif
+#if SA || SB
+        KW_BARRIER();
+#endif
+        for (int kw = 0; kw < KWG; kw += KWI) {
+#ifdef KW_CUDA
+#pragma unroll
+#endif
+            for (int ki = 0; ki < KWI; ki++) {
+                const int k = kw + ki;
+                float am[MWI];
+                float bn[NWI];
+                for (int v = 0; v < MWI / VWM; v++) {
+                    const int mv = M_INDEX(tm, v);
+#if SA
+                    const realM x = alm[k * (MWG / VWM) + mv];
+#else
+                    const realM x = av[(long)(k0 + k) * (M / VWM) + gm + mv];
+#endif
+                    STORE_M(am, v * VWM, x);
+                }
+                for (int v = 0; v < NWI / VWN; v++) {
+                    const int nv = N_INDEX(tn, v);
+#if SB
+                    const realN y = blm[k * (NWG / VWN) + nv];
+#else
+                    const realN y = bv[(long)(k0 + k) * (N / VWN) + gn + nv];
+#endif
+                    STORE_N(bn, v * VWN, y);
+                }
+                for (int ni = 0; ni < NWI; ni++) {
+                    for (int mi = 0; mi < MWI; mi++) {
+                        acc[ni][mi] = KW_FMA(am[mi], bn[ni], acc[ni][mi]);
+                    }
+                }
+            }
+        }
+#if SA || SB
+        KW_BARRIER();
+#endif
+    }
+    // C = alpha * acc + beta * C, element by element (column-major, M fastest).
+    for (int nv = 0; nv < NWI / VWN; nv++) {
+        for (int nl = 0; nl < VWN; nl++) {
+            const int n = (gn + N_INDEX(tn, nv)) * VWN + nl;
+            const int ni = nv * VWN + nl;
+            for (int mv = 0; mv < MWI / VWM; mv++) {
+                for (int ml = 0; ml < VWM; ml++) {
+                    const int m = (gm + M_INDEX(tm, mv)) * VWM + ml;
+                    const long at = (long)n * M + m;
+                    const float prev = beta == 0.0f ? 0.0f : c[at];
+                    c[at] = alpha * acc[ni][mv * VWM + ml] + beta * prev;
+                }
+            }
+        }
+    }
+}
+
+// Copies a rows_in x cols_in row-major matrix into the top-left corner of a rows_out x
+// cols_out one, zero elsewhere; or, with the output the smaller, cuts the corner out. The
+// routine's padding (and unpadding) of matrices whose sizes are not multiples of the tiles.
+KW_KERNEL copy_pad(KW_GLOBAL float* KW_RESTRICT out, const KW_GLOBAL float* KW_RESTRICT in,
+                   const int rows_out, const int cols_out, const int rows_in,
+                   const int cols_in) {
+    const int col = KW_GROUP(0) * KW_LSIZE(0) + KW_LID(0);
+    const int row = KW_GROUP(1) * KW_LSIZE(1) + KW_LID(1);
+    if (row < rows_out && col < cols_out) {
+        out[(long)row * cols_out + col] =
+            row < rows_in && col < cols_in ? in[(long)row * cols_in + col] : 0.0f;
+    }
+}

@@ -22,13 +22,17 @@ fn ordinal(name: &str) -> Result<usize, String> {
 /// the CUDA device named `device_name`: the median of `runs` event-timed calls after one
 /// warm-up; or why it could not be measured.
 pub fn sgemm_gflops(device_name: &str, [m, n, k]: [usize; 3], runs: usize) -> Result<f64, String> {
-    let ctx = CudaContext::new(ordinal(device_name)?).map_err(|e| e.to_string())?;
-    let stream = ctx.default_stream();
+    let err = |e: DriverError| e.to_string();
+    let ctx = CudaContext::new(ordinal(device_name)?).map_err(err)?;
+    // Its own stream in its own (primary) context, current on this thread: the caller's
+    // context (kw's device) may be the current one, and the null stream is the current
+    // context's.
+    ctx.bind_to_thread().map_err(err)?;
+    let stream = ctx.new_stream().map_err(err)?;
     // cudarc panics when libcublas cannot be loaded: that is "no bound", not a crash.
     let blas = std::panic::catch_unwind(|| CudaBlas::new(stream.clone()))
         .map_err(|_| "libcublas could not be loaded (is it on LD_LIBRARY_PATH?)".to_string())?
         .map_err(|e| format!("cuBLAS: {e:?}"))?;
-    let err = |e: DriverError| e.to_string();
     let int = |v: usize| i32::try_from(v).map_err(|_| format!("{v} is too large for cuBLAS"));
     let cfg = GemmConfig {
         transa: cublasOperation_t::CUBLAS_OP_N,

@@ -25,6 +25,7 @@ pub fn shipped_wisdom(name: &str) -> Option<&'static str> {
         "transpose" => Some(include_str!("../../../../wisdom/kw_transpose.json")),
         "reduce_sum" => Some(include_str!("../../../../wisdom/kw_reduce_sum.json")),
         "stencil3d" => Some(include_str!("../../../../wisdom/kw_stencil3d.json")),
+        "gemm" => Some(include_str!("../../../../wisdom/kw_gemm.json")),
         _ => None,
     }
 }

@@ -2,6 +2,9 @@
 //! configuration at most once (revisits are answered from its cache and cost nothing), tells
 //! the strategy every result, logs every evaluation and stops when the [`Stop`] condition holds.
 
+mod parallel;
+pub use parallel::{Lane, LaneEvent, LaneReport};
+
 use crate::error::TuneError;
 use crate::evaluator::{EvalFailure, EvalResult, Evaluator};
 use crate::log::{LogRecord, ResultsLog};
@@ -319,6 +322,7 @@ impl<'a> Tuner<'a> {
                 eval_s,
                 point: point.clone(),
                 samples,
+                device: None,
             })?;
         }
         let result = state.last_result();

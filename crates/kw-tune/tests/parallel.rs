@@ -111,10 +111,16 @@ fn two_lanes_evaluate_every_configuration_once_with_the_one_lane_best() {
     let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
     assert_eq!(all.len(), n, "each configuration evaluated once");
     assert_eq!(all.iter().collect::<HashSet<_>>().len(), n);
-    assert!(devices.iter().all(|d| !d.seen.is_empty()), "both lanes worked");
+    assert!(
+        devices.iter().all(|d| !d.seen.is_empty()),
+        "both lanes worked"
+    );
     let records = read_log(&log).expect("log").records;
     assert_eq!(records.len(), n);
-    assert_eq!(records.iter().map(|r| &r.key).collect::<HashSet<_>>().len(), n);
+    assert_eq!(
+        records.iter().map(|r| &r.key).collect::<HashSet<_>>().len(),
+        n
+    );
     assert!(records.iter().all(|r| r.device.is_some()));
     // One lane: the same best.
     let mut one = vec![Device::new(None)];
@@ -174,7 +180,10 @@ fn a_budget_is_kept_and_a_resumed_log_is_not_evaluated_again() {
     let n = space.len() as usize;
     let records = read_log(&log).expect("log").records;
     assert_eq!(records.len(), n);
-    assert_eq!(records.iter().map(|r| &r.key).collect::<HashSet<_>>().len(), n);
+    assert_eq!(
+        records.iter().map(|r| &r.key).collect::<HashSet<_>>().len(),
+        n
+    );
     let again: usize = second.iter().map(|d| d.seen.len()).sum();
     assert_eq!(again, n - 7);
 }

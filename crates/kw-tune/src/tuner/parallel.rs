@@ -298,10 +298,13 @@ impl Tuner<'_> {
                                 "crashed: two devices failed with it in flight ({})",
                                 f.reason
                             ));
-                            let keep =
-                                self.record(&mut state, strategy, &mut reports, observe, done_of(
-                                    lane, done.point, Err(failure), None, done.eval_s,
-                                ))?;
+                            let keep = self.record(
+                                &mut state,
+                                strategy,
+                                &mut reports,
+                                observe,
+                                done_of(lane, done.point, Err(failure), None, done.eval_s),
+                            )?;
                             pending.exhausted = false;
                             if !keep {
                                 stopped.get_or_insert(StopReason::Condition);
@@ -359,8 +362,8 @@ impl Tuner<'_> {
             .stop
             .remaining_evaluations(&state.progress)
             .map_or(left, |r| (r as u128).min(left));
-        let taken = (pending.busy() + pending.reserved.iter().map(VecDeque::len).sum::<usize>())
-            as u128;
+        let taken =
+            (pending.busy() + pending.reserved.iter().map(VecDeque::len).sum::<usize>()) as u128;
         allowed.saturating_sub(taken).min(usize::MAX as u128) as usize
     }
 

@@ -61,7 +61,10 @@ impl DeviceSet {
     pub(super) fn resolve(&self, backend: BackendKind) -> Result<Vec<ListedDevice>> {
         let listed = list_devices().context("listing the devices")?;
         if let DeviceSet::Indices(indices) = self {
-            if let Some(i) = indices.iter().find(|i| !listed.iter().any(|d| d.index == **i)) {
+            if let Some(i) = indices
+                .iter()
+                .find(|i| !listed.iter().any(|d| d.index == **i))
+            {
                 bail!(
                     "--devices: there is no device {i} (`kw devices` lists {} device(s))",
                     listed.len()
@@ -116,7 +119,10 @@ mod tests {
 
     #[test]
     fn sets_parse_and_bad_ones_say_why() {
-        assert_eq!(DeviceSet::parse("all", "--devices").unwrap(), DeviceSet::All);
+        assert_eq!(
+            DeviceSet::parse("all", "--devices").unwrap(),
+            DeviceSet::All
+        );
         assert_eq!(
             DeviceSet::parse(" 0, 2,2 ", "--devices").unwrap(),
             DeviceSet::Indices(vec![0, 2])

@@ -16,7 +16,10 @@ use kw_tune::{Lane, LaneEvent, LaneReport, Strategy, TuneReport, Tuner};
 /// of time, or run in this process), refused with the reason.
 pub(super) fn check_options(args: &TuneArgs) -> Result<()> {
     let refused = [
-        (args.no_isolation, "--no-isolation (one worker per device is the point)"),
+        (
+            args.no_isolation,
+            "--no-isolation (one worker per device is the point)",
+        ),
         (args.objective.is_some(), "--objective"),
         (args.max_share.is_some(), "--max-share"),
         (args.max_device_time.is_some(), "--max-device-time"),
@@ -52,10 +55,7 @@ pub(super) fn by_device(lanes: &[LaneReport]) -> String {
         .iter()
         .map(|l| match &l.dropped {
             None => format!("{} {} evaluations", l.name, l.evaluations),
-            Some(why) => format!(
-                "{} {} evaluations (dropped: {why})",
-                l.name, l.evaluations
-            ),
+            Some(why) => format!("{} {} evaluations (dropped: {why})", l.name, l.evaluations),
         })
         .collect();
     format!("devices: {}", parts.join(", "))
@@ -109,8 +109,7 @@ pub(super) fn run(
             eprintln!(
                 "kw tune: {} ({}) failed and is dropped: {reason}; {then}; the run goes on \
                  with {alive} device(s)",
-                names[lane],
-                devices[lane].info.name
+                names[lane], devices[lane].info.name
             );
             true
         }

@@ -35,7 +35,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 /// summaries, not interleaved lines.
 fn output_lock() -> MutexGuard<'static, ()> {
     static OUTPUT: Mutex<()> = Mutex::new(());
-    OUTPUT.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    OUTPUT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn cancel_flag() -> Arc<AtomicBool> {

@@ -151,7 +151,8 @@ fn one_model(
                 let tx = tx.clone();
                 running += 1;
                 scope.spawn(move || {
-                    let outcome = tune_one(args, &task.capture, &task.log, &task.stop, cancel, &devices);
+                    let outcome =
+                        tune_one(args, &task.capture, &task.log, &task.stop, cancel, &devices);
                     let _ = tx.send((task, devices, outcome));
                 });
             }

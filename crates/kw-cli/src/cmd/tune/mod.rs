@@ -197,8 +197,8 @@ pub fn run(args: TuneArgs) -> Result<()> {
     match plan {
         // One device in all: exactly the `--device` path.
         Some(plan) if !(plan.len() == 1 && plan[0].0.len() == 1) => {
-            multi::run(&args, plan, &cancel, &mut |t, d, o| {
-                finish(t, d, o);
+            multi::run(&args, plan, &cancel, &mut |(t, d, o)| {
+                finish(&t, &d, o);
             });
         }
         plan => {

@@ -102,23 +102,26 @@ pub(super) fn plan(
     plan
 }
 
+/// A capture's run as it ends: the task, the devices it ran on, how it ended.
+pub(super) type Finished = (Task, Vec<ListedDevice>, Result<Outcome>);
+
 /// Runs the plan: the models side by side, each model's captures as the module says;
 /// `finished` gets each capture's outcome as it ends (in this thread).
 pub(super) fn run(
     args: &TuneArgs,
     plan: Plan,
     cancel: &Arc<AtomicBool>,
-    finished: &mut dyn FnMut(&Task, &[ListedDevice], Result<Outcome>),
+    finished: &mut dyn FnMut(Finished),
 ) {
-    let (tx, rx) = mpsc::channel::<(Task, Vec<ListedDevice>, Result<Outcome>)>();
+    let (tx, rx) = mpsc::channel::<Finished>();
     std::thread::scope(|scope| {
         for (devices, tasks) in plan {
             let tx = tx.clone();
             scope.spawn(move || one_model(args, devices, tasks.into(), cancel, &tx));
         }
         drop(tx);
-        for (task, devices, outcome) in rx {
-            finished(&task, &devices, outcome);
+        for done in rx {
+            finished(done);
         }
     });
 }
@@ -129,9 +132,9 @@ fn one_model(
     mut free: Vec<ListedDevice>,
     mut queue: VecDeque<Task>,
     cancel: &Arc<AtomicBool>,
-    out: &mpsc::Sender<(Task, Vec<ListedDevice>, Result<Outcome>)>,
+    out: &mpsc::Sender<Finished>,
 ) {
-    let (tx, rx) = mpsc::channel::<(Task, Vec<ListedDevice>, Result<Outcome>)>();
+    let (tx, rx) = mpsc::channel::<Finished>();
     std::thread::scope(|scope| {
         let mut running = 0usize;
         loop {
@@ -163,11 +166,27 @@ fn one_model(
                 break;
             };
             running -= 1;
-            free.extend(devices.iter().cloned());
+            // A device dropped from a search failed: it takes no more captures.
+            let dropped = outcome.as_ref().map_or(&[][..], |o| &o.dropped[..]);
+            free.extend(
+                devices
+                    .iter()
+                    .filter(|d| !dropped.contains(&d.index))
+                    .cloned(),
+            );
             free.sort_by_key(|d| d.index);
             let _ = out.send((task, devices, outcome));
         }
     });
+    // Every device of the model failed (or the run was cancelled): the rest is not tuned.
+    for task in queue {
+        let why = if cancel.load(Ordering::SeqCst) {
+            anyhow::anyhow!("not started: the run was cancelled")
+        } else {
+            anyhow::anyhow!("not tuned: every device of this model failed")
+        };
+        let _ = out.send((task, Vec::new(), Err(why)));
+    }
 }
 
 #[cfg(test)]

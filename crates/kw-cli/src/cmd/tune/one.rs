@@ -32,6 +32,9 @@ fn wall_limit(stop: &Stop) -> Option<Duration> {
 pub(super) struct Outcome {
     pub(super) reason: StopReason,
     pub(super) wrote_wisdom: bool,
+    /// The devices (`kw devices` indices) dropped from a search on several devices: they
+    /// failed, and take no more captures.
+    pub(super) dropped: Vec<usize>,
 }
 
 /// Tunes `capture` on the device `--device` names, or on `devices` when given (`--devices`):
@@ -341,9 +344,24 @@ pub(super) fn tune_one(
         threads,
         objective.as_ref(),
     );
-    if !lane_reports.is_empty() {
-        println!("  {}", super::lanes::by_device(&lane_reports));
+    match (&lane_reports[..], devices) {
+        ([], []) => {}
+        ([], [one]) => println!(
+            "  {}",
+            super::lanes::by_device(&[kw_tune::LaneReport {
+                name: super::device_set::label(one),
+                evaluations: report.progress.evaluations - report.replayed,
+                dropped: None,
+            }])
+        ),
+        (lanes, _) => println!("  {}", super::lanes::by_device(lanes)),
     }
+    let dropped: Vec<usize> = lane_reports
+        .iter()
+        .zip(devices)
+        .filter(|(l, _)| l.dropped.is_some())
+        .map(|(_, d)| d.index)
+        .collect();
     let confirmed = match confirmed {
         Some(Ok(c)) => {
             println!("  {}", c.line);
@@ -407,6 +425,7 @@ pub(super) fn tune_one(
         return Ok(Outcome {
             reason: report.reason,
             wrote_wisdom: false,
+            dropped,
         });
     }
     let Some((best, score)) = &report.best else {
@@ -419,6 +438,7 @@ pub(super) fn tune_one(
         return Ok(Outcome {
             reason: report.reason,
             wrote_wisdom: false,
+            dropped,
         });
     };
     let key = space.kt_key(best);
@@ -475,6 +495,7 @@ pub(super) fn tune_one(
     Ok(Outcome {
         reason: report.reason,
         wrote_wisdom: true,
+        dropped,
     })
 }
 

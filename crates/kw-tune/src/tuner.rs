@@ -205,16 +205,9 @@ impl<'a> Tuner<'a> {
                 let before = queue.len();
                 let mut fresh = Vec::new();
                 for point in proposals {
-                    let index =
-                        self.space
-                            .index_of(&point)
-                            .ok_or_else(|| TuneError::InvalidProposal {
-                                strategy: strategy.name().to_string(),
-                                point: format!("{point:?}"),
-                            })?;
-                    if let Some(result) = state.cache.get(&index) {
-                        state.revisits += 1;
-                        strategy.tell(self.space, &point, result);
+                    let (index, revisit) = state.check_proposal(strategy, &point)?;
+                    if revisit {
+                        continue;
                     } else if !queue.contains(&point) {
                         if !state.replay.contains_key(&index) {
                             fresh.push(point.clone());
@@ -382,6 +375,31 @@ impl<'s> RunState<'s> {
             offset: Duration::from_secs_f64(offset),
             improved_at: Duration::ZERO,
             improved_eval: 0,
+        }
+    }
+
+    /// A proposal's index (an invalid proposal is the strategy's bug:
+    /// [`TuneError::InvalidProposal`]), and whether it was answered from the cache: a revisit,
+    /// counted and told again.
+    fn check_proposal(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        point: &Point,
+    ) -> Result<(u128, bool), TuneError> {
+        let index = self
+            .space
+            .index_of(point)
+            .ok_or_else(|| TuneError::InvalidProposal {
+                strategy: strategy.name().to_string(),
+                point: format!("{point:?}"),
+            })?;
+        match self.cache.get(&index) {
+            Some(result) => {
+                self.revisits += 1;
+                strategy.tell(self.space, point, result);
+                Ok((index, true))
+            }
+            None => Ok((index, false)),
         }
     }
 

@@ -402,17 +402,10 @@ impl Tuner<'_> {
             }
             let mut fresh = 0;
             for point in proposals {
-                let index =
-                    self.space
-                        .index_of(&point)
-                        .ok_or_else(|| TuneError::InvalidProposal {
-                            strategy: strategy.name().to_string(),
-                            point: format!("{point:?}"),
-                        })?;
-                if let Some(result) = state.cache.get(&index) {
-                    state.revisits += 1;
-                    strategy.tell(self.space, &point, &result.clone());
-                } else if !pending.contains(&point) {
+                if state.check_proposal(strategy, &point)?.1 {
+                    continue;
+                }
+                if !pending.contains(&point) {
                     pending.queue.push_back(point);
                     fresh += 1;
                 }

@@ -113,6 +113,21 @@ pub(super) fn label(d: &ListedDevice) -> String {
     format!("device {}", d.index)
 }
 
+/// ` on device 1`, ` on devices 0, 1`, or nothing for no device (`--device`'s path).
+pub(super) fn on_devices(devices: &[ListedDevice]) -> String {
+    match devices {
+        [] => String::new(),
+        [one] => format!(" on {}", label(one)),
+        many => format!(
+            " on devices {}",
+            many.iter()
+                .map(|d| d.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,17 +36,7 @@ pub(super) fn check_options(args: &TuneArgs) -> Result<()> {
 /// The run's label in progress lines: the tuning key, and its devices when `--devices` chose
 /// them (`vector_add on devices 0, 1`).
 pub(super) fn label(key: &str, devices: &[ListedDevice]) -> String {
-    match devices {
-        [] => key.to_string(),
-        [one] => format!("{key} on {}", device_label(one)),
-        many => format!(
-            "{key} on devices {}",
-            many.iter()
-                .map(|d| d.index.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    format!("{key}{}", super::device_set::on_devices(devices))
 }
 
 /// `devices: device 0 12 evaluations, device 1 11 (dropped: REASON)`.

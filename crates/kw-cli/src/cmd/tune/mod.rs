@@ -177,17 +177,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     }
     let mut cancelled = None;
     let mut finish = |task: &multi::Task, devices: &[kernel_wisdom::ListedDevice], outcome| {
-        let on = match devices {
-            [] => String::new(),
-            [one] => format!(" on device {}", one.index),
-            many => format!(
-                " on devices {}",
-                many.iter()
-                    .map(|d| d.index.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
+        let on = device_set::on_devices(devices);
         let stopped = finish_capture(&args, task, &on, outcome, several, &mut failed);
         if stopped {
             cancelled.get_or_insert_with(|| task.log.clone());

@@ -3,7 +3,8 @@
 //! and both tuned; one capture's exhaustive search on two devices evaluates every
 //! configuration exactly once and finds what one device finds; a device that fails mid-run
 //! (`KW_EVAL_WORKER_FAULT`) is dropped and the run goes on; a run killed mid-way resumes
-//! without evaluating anything twice; `--device` and `--devices` conflict. Skipped (said so)
+//! without evaluating anything twice; devices of two models (PoCL's `pthread` and `basic`)
+//! tune separately, a log and a wisdom record each; `--device` and `--devices` conflict. Skipped (said so)
 //! without an OpenCL device.
 
 use kernel_wisdom::{open_device, DeviceSelector, KernelBuilder, Source};
@@ -293,6 +294,43 @@ fn a_run_killed_mid_way_resumes_without_evaluating_anything_twice() {
         "the logged evaluations are replayed: {all}"
     );
     assert_eq!(outcomes(&log).len(), configurations(&pads), "{all}");
+}
+
+#[test]
+fn devices_of_two_models_tune_separately_with_a_log_and_a_record_each() {
+    if opencl_index().is_none() || !two_devices() {
+        return;
+    }
+    let dir = unique_dir("devices-two-models");
+    let c = capture(&dir, "m", &[0], 256);
+    // PoCL's `basic` and `pthread` drivers: two devices of different names (two models).
+    let out = kw(&dir)
+        .env("POCL_DEVICES", "pthread basic")
+        .args(["--devices", "all", "--log", "m.jsonl"])
+        .arg(&c)
+        .output()
+        .expect("kw tune");
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    let logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the test directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("m.") && name.ends_with(".jsonl")
+        })
+        .collect();
+    assert_eq!(logs.len(), 2, "a log per model: {logs:?}\n{all}");
+    for log in &logs {
+        // Each model searched the whole space on its own device.
+        assert_eq!(outcomes(log).len(), configurations(&[0]), "{all}");
+        assert!(devices_of(log).is_empty(), "one device per model: {all}");
+    }
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/devices_scale.json")).expect("wisdom");
+    assert!(
+        wisdom.contains("basic-") && wisdom.contains("pthread-"),
+        "a record per model: {wisdom}"
+    );
 }
 
 #[test]

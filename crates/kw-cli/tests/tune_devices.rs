@@ -2,7 +2,8 @@
 //! `POCL_DEVICES="pthread pthread"` (set on every `kw` run here): two captures are shared out
 //! and both tuned; one capture's exhaustive search on two devices evaluates every
 //! configuration exactly once and finds what one device finds; a device that fails mid-run
-//! (`KW_EVAL_WORKER_FAULT`) is dropped and the run goes on; a run killed mid-way resumes
+//! (`KW_EVAL_WORKER_FAULT`) is dropped and the run goes on (a shared search on the other
+//! device; a capture of its own resumed from its log on another device); a run killed mid-way resumes
 //! without evaluating anything twice; devices of two models (PoCL's `pthread` and `basic`)
 //! tune separately, a log and a wisdom record each; `--device` and `--devices` conflict. Skipped (said so)
 //! without an OpenCL device.
@@ -254,6 +255,41 @@ fn a_device_that_fails_is_dropped_and_the_run_goes_on() {
         .collect();
     assert_eq!(crashed.len(), 1, "{all}");
     assert!(dir.join("wisdom/devices_scale.json").exists(), "{all}");
+}
+
+#[test]
+fn a_capture_whose_device_fails_goes_on_from_its_log_on_another_device() {
+    if opencl_index().is_none() || !two_devices() {
+        return;
+    }
+    let dir = unique_dir("devices-fault-queue");
+    let pads = [0, 1];
+    let a = capture(&dir, "a", &pads, 256);
+    let b = capture(&dir, "b", &pads, 512);
+    let marker = dir.join("device-1-failed");
+    // Device 1 takes the second capture and fails at its third evaluation.
+    let out = kw(&dir)
+        .env("KW_EVAL_WORKER_FAULT", format!("1:3:{}", marker.display()))
+        .args(["--devices", "all", "--log", "logs"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .expect("kw tune");
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(marker.exists(), "the fault was injected: {all}");
+    assert!(
+        all.contains("device 1 (") && all.contains("goes on from its log on another device"),
+        "{all}"
+    );
+    for c in [&a, &b] {
+        let stem = c.file_stem().unwrap().to_string_lossy().into_owned();
+        let log = dir.join("logs").join(format!("{stem}.tune.jsonl"));
+        // Complete, nothing twice: the second capture's first evaluations are resumed.
+        assert_eq!(outcomes(&log).len(), configurations(&pads), "{all}");
+    }
+    let wisdom = std::fs::read_to_string(dir.join("wisdom/devices_scale.json")).expect("wisdom");
+    assert!(wisdom.contains("256") && wisdom.contains("512"), "{wisdom}");
 }
 
 #[test]

@@ -164,6 +164,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
             log: multi::for_model(&log_path_for(&args, capture, several), model.as_deref()),
             stop: stop_of(capture),
             model,
+            suspect: None,
         };
         multi::plan(set, &captures, &task, &mut refused)
     });
@@ -205,6 +206,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
                         log: log_path_for(&args, c, several),
                         stop: stop_of(c),
                         model: None,
+                        suspect: None,
                     })
                     .collect(),
             };

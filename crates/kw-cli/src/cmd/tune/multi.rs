@@ -29,6 +29,10 @@ pub(super) struct Task {
     pub(super) stop: Stop,
     /// The model's name in file names (`None`: only one model tunes this capture).
     pub(super) model: Option<String>,
+    /// The device dropped when this capture's run failed on it (the run then goes on from
+    /// its log on another device; failing there too, the capture is to blame, and the device
+    /// comes back).
+    pub(super) suspect: Option<ListedDevice>,
 }
 
 /// The name a model gives its files (`foo.tune.jsonl` -> `foo.MODEL.tune.jsonl`): the device
@@ -126,6 +130,15 @@ pub(super) fn run(
     });
 }
 
+/// Why a capture's one-device run ended because its device failed (no worker could start
+/// on it any more), if so.
+fn device_failed(e: &anyhow::Error) -> Option<String> {
+    match e.downcast_ref::<kw_tune::TuneError>() {
+        Some(kw_tune::TuneError::Fatal { reason, .. }) => Some(reason.clone()),
+        _ => None,
+    }
+}
+
 /// One model's queue of captures over its devices.
 fn one_model(
     args: &TuneArgs,
@@ -154,6 +167,12 @@ fn one_model(
                 let tx = tx.clone();
                 running += 1;
                 scope.spawn(move || {
+                    // A capture that goes on after its device failed resumes its log.
+                    let resumed = task.suspect.is_some().then(|| TuneArgs {
+                        resume: true,
+                        ..args.clone()
+                    });
+                    let args = resumed.as_ref().unwrap_or(args);
                     let outcome =
                         tune_one(args, &task.capture, &task.log, &task.stop, cancel, &devices);
                     let _ = tx.send((task, devices, outcome));
@@ -162,10 +181,30 @@ fn one_model(
             if running == 0 {
                 break;
             }
-            let Ok((task, devices, outcome)) = rx.recv() else {
+            let Ok((mut task, devices, outcome)) = rx.recv() else {
                 break;
             };
             running -= 1;
+            if let ([device], Err(e)) = (&devices[..], &outcome) {
+                let others = !free.is_empty() || running > 0;
+                match (device_failed(e), task.suspect.take()) {
+                    (Some(why), None) if others && !cancel.load(Ordering::SeqCst) => {
+                        eprintln!(
+                            "kw tune: {} ({}) failed and is dropped: {why}; {} goes on from its \
+                             log on another device",
+                            super::device_set::label(device),
+                            device.info.name,
+                            task.capture.display()
+                        );
+                        task.suspect = Some(device.clone());
+                        queue.push_front(task);
+                        continue;
+                    }
+                    // It failed on a second device: the capture's fault, not the first's.
+                    (_, Some(first)) => free.push(first),
+                    (_, None) => {}
+                }
+            }
             // A device dropped from a search failed: it takes no more captures.
             let dropped = outcome.as_ref().map_or(&[][..], |o| &o.dropped[..]);
             free.extend(

@@ -61,8 +61,8 @@ pub struct TuneArgs {
     /// device takes the next); when devices of one model outnumber the captures left, they
     /// share one search and its results log (nothing evaluated twice; --resume works).
     /// Devices of different models tune separately: each model its own log and wisdom
-    /// record. A device that fails is dropped (its configuration in flight is retried on
-    /// another) and the run goes on. With one device this is exactly `--device`.
+    /// record. A device that fails is dropped, named, and the run goes on with the others
+    /// (docs/tuning.md, "Several devices"). With one device this is exactly `--device`.
     #[arg(long, conflicts_with = "device", value_name = "all|I,J,...")]
     pub(super) devices: Option<String>,
     /// Where wisdom files are written. Default: the per-user wisdom directory, which

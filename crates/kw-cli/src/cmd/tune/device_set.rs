@@ -80,7 +80,10 @@ impl DeviceSet {
             })
             .collect();
         if chosen.is_empty() {
-            bail!("--devices: none of the devices asked for is a {backend} device");
+            bail!(
+                "--devices: none of the devices asked for is of the capture's backend \
+                 ({backend}); `kw devices` lists them"
+            );
         }
         Ok(chosen)
     }

@@ -13,6 +13,7 @@ use kw_tune::{
 };
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn temp(name: &str) -> PathBuf {
     let nonce = std::time::SystemTime::now()
@@ -29,6 +30,8 @@ struct Device {
     calls: u64,
     die_at: Option<u64>,
     seen: Vec<Point>,
+    /// Evaluations running now across the devices of a test, and the most at once.
+    busy: Option<std::sync::Arc<(AtomicUsize, AtomicUsize)>>,
 }
 
 impl Device {
@@ -38,6 +41,7 @@ impl Device {
             calls: 0,
             die_at,
             seen: Vec::new(),
+            busy: None,
         }
     }
 }
@@ -49,8 +53,15 @@ impl Evaluator for Device {
             return Err(EvalFailure::fatal("device lost"));
         }
         self.seen.push(point.clone());
-        // Let the other lane run meanwhile.
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        if let Some(b) = &self.busy {
+            let now = b.0.fetch_add(1, Ordering::SeqCst) + 1;
+            b.1.fetch_max(now, Ordering::SeqCst);
+        }
+        // Let the other lanes run meanwhile.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        if let Some(b) = &self.busy {
+            b.0.fetch_sub(1, Ordering::SeqCst);
+        }
         small_objective(&self.space, point)
     }
 }
@@ -62,7 +73,18 @@ fn run(
     log: Option<&PathBuf>,
     events: &mut Vec<String>,
 ) -> kw_tune::TuneReport {
-    let mut strategy = strategies::create("exhaustive", 0).expect("strategy");
+    run_with("exhaustive", space, devices, stop, log, events)
+}
+
+fn run_with(
+    name: &str,
+    space: &TuningSpace,
+    devices: &mut [Device],
+    stop: Stop,
+    log: Option<&PathBuf>,
+    events: &mut Vec<String>,
+) -> kw_tune::TuneReport {
+    let mut strategy = strategies::create(name, 0).expect("strategy");
     let mut tuner = Tuner::new(space, stop).with_lookahead(3);
     if let Some(path) = log {
         let header = LogHeader::new(space).with_strategy("exhaustive", 0);
@@ -186,4 +208,48 @@ fn a_budget_is_kept_and_a_resumed_log_is_not_evaluated_again() {
     );
     let again: usize = second.iter().map(|d| d.seen.len()).sum();
     assert_eq!(again, n - 7);
+}
+
+#[test]
+fn every_strategy_runs_on_three_lanes_without_evaluating_twice() {
+    let space = small_space();
+    for name in strategies::all() {
+        let busy = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+        let mut devices = vec![Device::new(None), Device::new(None), Device::new(None)];
+        for d in &mut devices {
+            d.busy = Some(busy.clone());
+        }
+        let report = run_with(
+            name,
+            &space,
+            &mut devices,
+            Stop::Evaluations(30),
+            None,
+            &mut Vec::new(),
+        );
+        let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
+        let distinct = all.iter().collect::<HashSet<_>>().len();
+        assert_eq!(
+            distinct,
+            all.len(),
+            "{name}: a configuration evaluated twice"
+        );
+        assert_eq!(
+            report.progress.evaluations as usize,
+            all.len(),
+            "{name}: every evaluation recorded"
+        );
+        assert!(
+            all.len() <= 30,
+            "{name}: the budget is kept ({} evaluations)",
+            all.len()
+        );
+        assert!(report.best.is_some(), "{name}: a best configuration");
+        // Not asserted (timing): how many lanes the strategy kept busy at once.
+        eprintln!(
+            "{name}: {} evaluations, at most {} at once",
+            all.len(),
+            busy.1.load(Ordering::SeqCst)
+        );
+    }
 }

@@ -29,7 +29,8 @@ use std::time::{Duration, Instant};
 /// A device failure on demand, for tests of `kw tune --devices` (no GPU can be made to fail
 /// on purpose): `INDEX:N:MARKER` makes the worker of device INDEX (as `kw devices` numbers
 /// it) abort at its N-th evaluation after writing the file MARKER, and every later worker of
-/// that device fail to start while MARKER exists. Unset, nothing is read.
+/// that device fail to start while MARKER exists (N = 0: the first fails to start, too).
+/// Unset, nothing is read.
 pub const FAULT_ENV: &str = "KW_EVAL_WORKER_FAULT";
 
 /// The injected fault for the device `index`: `(N, MARKER)`.
@@ -337,10 +338,13 @@ pub fn run(args: WorkerArgs) -> Result<()> {
         })
         .map_err(anyhow::Error::from)
         .and_then(|opened| match &fault {
-            Some((_, marker)) if marker.exists() => Err(anyhow::anyhow!(
-                "the device failed ({FAULT_ENV}: {} exists)",
-                marker.display()
-            )),
+            Some((n, marker)) if *n == 0 || marker.exists() => {
+                let _ = std::fs::write(marker, b"failed\n");
+                Err(anyhow::anyhow!(
+                    "the device failed ({FAULT_ENV}: {} exists)",
+                    marker.display()
+                ))
+            }
             _ => Ok(opened),
         })
         .and_then(|(device, id)| {

@@ -235,10 +235,8 @@ impl<'a> Tuner<'a> {
             let Some(index) = self.space.index_of(&point) else {
                 continue;
             };
-            if let Some(result) = state.cache.get(&index) {
+            if state.answer_cached(strategy, &point, index) {
                 // Evaluated meanwhile (an initial point the strategy proposed too).
-                state.revisits += 1;
-                strategy.tell(self.space, &point, &result.clone());
                 continue;
             }
             if let Some(record) = state.take_replayed(index) {
@@ -393,13 +391,19 @@ impl<'s> RunState<'s> {
                 strategy: strategy.name().to_string(),
                 point: format!("{point:?}"),
             })?;
+        Ok((index, self.answer_cached(strategy, point, index)))
+    }
+
+    /// Answers `point` (at `index`) from the cache if it was evaluated: a revisit, counted
+    /// and told to the strategy again. False when it was not evaluated.
+    fn answer_cached(&mut self, strategy: &mut dyn Strategy, point: &Point, index: u128) -> bool {
         match self.cache.get(&index) {
             Some(result) => {
                 self.revisits += 1;
                 strategy.tell(self.space, point, result);
-                Ok((index, true))
+                true
             }
-            None => Ok((index, false)),
+            None => false,
         }
     }
 

@@ -383,9 +383,7 @@ impl Tuner<'_> {
                 let Some(index) = self.space.index_of(&p) else {
                     continue;
                 };
-                if let Some(result) = state.cache.get(&index) {
-                    state.revisits += 1;
-                    strategy.tell(self.space, &p, &result.clone());
+                if state.answer_cached(strategy, &p, index) {
                     continue;
                 }
                 if !pending.contains(&p) {

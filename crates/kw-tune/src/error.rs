@@ -94,6 +94,12 @@ pub enum TuneError {
         /// The evaluator's reason.
         reason: String,
     },
+    /// Every device of a run on several devices failed ([`crate::tuner::Lane`]).
+    #[error("every device failed: {reasons}")]
+    DevicesFailed {
+        /// Each device with why it was dropped.
+        reasons: String,
+    },
     /// A strategy proposed a configuration that is not valid in the space (a strategy bug).
     #[error("strategy `{strategy}` proposed an invalid configuration {point}")]
     InvalidProposal {

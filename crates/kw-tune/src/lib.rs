@@ -50,4 +50,4 @@ pub use log::{LogHeader, LogRecord, ResultsLog};
 pub use log_lock::{LockHolder, LogLock};
 pub use stop::{Progress, Stop};
 pub use strategy::Strategy;
-pub use tuner::{StopReason, TuneReport, Tuner};
+pub use tuner::{Lane, LaneEvent, LaneReport, StopReason, TuneReport, Tuner};

@@ -164,6 +164,10 @@ pub struct LogRecord {
     /// the evaluator reports them. Absent in logs written before this field existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Vec<f64>>,
+    /// The device that measured it (`kw tune --devices`: several devices of one model share
+    /// the log). Absent in one-device runs and in logs written before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 impl LogRecord {

@@ -2,6 +2,9 @@
 //! configuration at most once (revisits are answered from its cache and cost nothing), tells
 //! the strategy every result, logs every evaluation and stops when the [`Stop`] condition holds.
 
+mod parallel;
+pub use parallel::{Lane, LaneEvent, LaneReport};
+
 use crate::error::TuneError;
 use crate::evaluator::{EvalFailure, EvalResult, Evaluator};
 use crate::log::{LogRecord, ResultsLog};
@@ -202,16 +205,9 @@ impl<'a> Tuner<'a> {
                 let before = queue.len();
                 let mut fresh = Vec::new();
                 for point in proposals {
-                    let index =
-                        self.space
-                            .index_of(&point)
-                            .ok_or_else(|| TuneError::InvalidProposal {
-                                strategy: strategy.name().to_string(),
-                                point: format!("{point:?}"),
-                            })?;
-                    if let Some(result) = state.cache.get(&index) {
-                        state.revisits += 1;
-                        strategy.tell(self.space, &point, result);
+                    let (index, revisit) = state.check_proposal(strategy, &point)?;
+                    if revisit {
+                        continue;
                     } else if !queue.contains(&point) {
                         if !state.replay.contains_key(&index) {
                             fresh.push(point.clone());
@@ -239,10 +235,8 @@ impl<'a> Tuner<'a> {
             let Some(index) = self.space.index_of(&point) else {
                 continue;
             };
-            if let Some(result) = state.cache.get(&index) {
+            if state.answer_cached(strategy, &point, index) {
                 // Evaluated meanwhile (an initial point the strategy proposed too).
-                state.revisits += 1;
-                strategy.tell(self.space, &point, &result.clone());
                 continue;
             }
             if let Some(record) = state.take_replayed(index) {
@@ -319,6 +313,7 @@ impl<'a> Tuner<'a> {
                 eval_s,
                 point: point.clone(),
                 samples,
+                device: None,
             })?;
         }
         let result = state.last_result();
@@ -378,6 +373,37 @@ impl<'s> RunState<'s> {
             offset: Duration::from_secs_f64(offset),
             improved_at: Duration::ZERO,
             improved_eval: 0,
+        }
+    }
+
+    /// A proposal's index (an invalid proposal is the strategy's bug:
+    /// [`TuneError::InvalidProposal`]), and whether it was answered from the cache: a revisit,
+    /// counted and told again.
+    fn check_proposal(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        point: &Point,
+    ) -> Result<(u128, bool), TuneError> {
+        let index = self
+            .space
+            .index_of(point)
+            .ok_or_else(|| TuneError::InvalidProposal {
+                strategy: strategy.name().to_string(),
+                point: format!("{point:?}"),
+            })?;
+        Ok((index, self.answer_cached(strategy, point, index)))
+    }
+
+    /// Answers `point` (at `index`) from the cache if it was evaluated: a revisit, counted
+    /// and told to the strategy again. False when it was not evaluated.
+    fn answer_cached(&mut self, strategy: &mut dyn Strategy, point: &Point, index: u128) -> bool {
+        match self.cache.get(&index) {
+            Some(result) => {
+                self.revisits += 1;
+                strategy.tell(self.space, point, result);
+                true
+            }
+            None => false,
         }
     }
 

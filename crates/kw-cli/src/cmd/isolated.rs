@@ -298,21 +298,28 @@ impl IsolatedEvaluator {
         self.timeout.learn(took);
     }
 
-    /// The counters of every worker so far.
-    pub fn stats(&self) -> ReplayStats {
-        let mut s = self.ended;
-        if let Some(w) = &self.worker {
-            s.add(&w.stats);
+    /// The counters of every worker of these evaluators so far (one, or one per device of a
+    /// run on several devices): sums, and the longest wall time.
+    pub fn combined_stats<'e>(all: impl IntoIterator<Item = &'e IsolatedEvaluator>) -> ReplayStats {
+        let mut s = WireStats::default();
+        let (mut evaluations, mut wall) = (0, Duration::ZERO);
+        for e in all {
+            s.add(&e.ended);
+            if let Some(w) = &e.worker {
+                s.add(&w.stats);
+            }
+            evaluations += e.evaluations;
+            wall = wall.max(e.started.elapsed());
         }
         let secs = Duration::from_secs_f64;
         ReplayStats {
-            evaluations: self.evaluations,
+            evaluations,
             launches: s.launches,
             verified_runs: s.verified_runs,
             verified_on_device: s.verified_on_device,
             busy: secs(s.busy_s),
             compile_wait: secs(s.compile_wait_s),
-            wall: self.started.elapsed(),
+            wall,
             compile_cpu: secs(s.compile_cpu_s),
             compiles: s.compiles,
             cache_hits: s.cache_hits,

@@ -26,6 +26,23 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A device failure on demand, for tests of `kw tune --devices` (no GPU can be made to fail
+/// on purpose): `INDEX:N:MARKER` makes the worker of device INDEX (as `kw devices` numbers
+/// it) abort at its N-th evaluation after writing the file MARKER, and every later worker of
+/// that device fail to start while MARKER exists (N = 0: the first fails to start, too).
+/// Unset, nothing is read.
+pub const FAULT_ENV: &str = "KW_EVAL_WORKER_FAULT";
+
+/// The injected fault for the device `index`: `(N, MARKER)`.
+fn fault_for(index: usize) -> Option<(u64, PathBuf)> {
+    let text = std::env::var(FAULT_ENV).ok()?;
+    let mut parts = text.splitn(3, ':');
+    let device: usize = parts.next()?.trim().parse().ok()?;
+    let n: u64 = parts.next()?.trim().parse().ok()?;
+    let marker = PathBuf::from(parts.next()?);
+    (device == index).then_some((n, marker))
+}
+
 /// The prefix of every reply line on the worker's stdout.
 pub const REPLY_PREFIX: &str = "@kw-worker ";
 
@@ -313,9 +330,23 @@ pub fn run(args: WorkerArgs) -> Result<()> {
         std::process::exit(0);
     });
     let mut out = std::io::stdout().lock();
+    let mut fault = None;
     let opened = resolve(&DeviceSelector::parse(&args.device), None)
-        .and_then(|listed| Ok((open_listed(&listed)?, listed.identity())))
+        .and_then(|listed| {
+            fault = fault_for(listed.index);
+            Ok((open_listed(&listed)?, listed.identity()))
+        })
         .map_err(anyhow::Error::from)
+        .and_then(|opened| match &fault {
+            Some((n, marker)) if *n == 0 || marker.exists() => {
+                let _ = std::fs::write(marker, b"failed\n");
+                Err(anyhow::anyhow!(
+                    "the device failed ({FAULT_ENV}: {} exists)",
+                    marker.display()
+                ))
+            }
+            _ => Ok(opened),
+        })
         .and_then(|(device, id)| {
             let (meta, space) = ReplaySession::inspect(&args.capture, device.info())?;
             Ok((device, id, meta, space))
@@ -377,6 +408,14 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                     Ok(r) => r,
                     Err(e) => anyhow::bail!("bad request `{line}`: {e}"),
                 };
+                if let (Request::Evaluate { .. }, Some((n, marker))) = (&request, &mut fault) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        let _ = std::fs::write(&*marker, b"failed\n");
+                        eprintln!("kw: {FAULT_ENV}: the device fails now");
+                        std::process::abort();
+                    }
+                }
                 match (request, &mut eval, &pool) {
                     (Request::Prefetch { points }, Some(e), _) => e.prefetch(&points),
                     (Request::Prefetch { points }, None, Some(p)) => p.prefetch(&space, &points),

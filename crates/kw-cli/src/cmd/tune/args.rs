@@ -6,7 +6,7 @@ use kw_tune::{strategies, Stop};
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct TuneArgs {
     /// Capture files (.kwcap) to tune, one after the other.
     #[arg(required_unless_present_any = ["bundled", "t1"])]
@@ -55,6 +55,16 @@ pub struct TuneArgs {
     /// the capture's backend).
     #[arg(long)]
     pub(super) device: Option<String>,
+    /// Tune on several devices at once: `all` (every device of the capture's backend) or
+    /// indices as `kw devices` numbers them (`0,2`); default: KW_DEVICES (same syntax), which
+    /// --device overrides. One worker process per device. Captures are shared out (each
+    /// device takes the next); when devices of one model outnumber the captures left, they
+    /// share one search and its results log (nothing evaluated twice; --resume works).
+    /// Devices of different models tune separately: each model its own log and wisdom
+    /// record. A device that fails is dropped, named, and the run goes on with the others
+    /// (docs/tuning.md, "Several devices"). With one device this is exactly `--device`.
+    #[arg(long, conflicts_with = "device", value_name = "all|I,J,...")]
+    pub(super) devices: Option<String>,
     /// Where wisdom files are written. Default: the per-user wisdom directory, which
     /// applications read automatically (KW_USER_WISDOM_DIR, else
     /// ~/.local/share/kernel-wisdom/wisdom); give a project's `wisdom/` to ship the result.

@@ -8,6 +8,9 @@
 mod args;
 mod confirm;
 mod device;
+mod device_set;
+mod lanes;
+mod multi;
 mod objective;
 mod one;
 mod prior;
@@ -26,7 +29,16 @@ use kw_tune::{strategies, Stop, StopReason};
 use one::tune_one;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// Held while a capture's summary is printed: runs side by side (`--devices`) print whole
+/// summaries, not interleaved lines.
+fn output_lock() -> MutexGuard<'static, ()> {
+    static OUTPUT: Mutex<()> = Mutex::new(());
+    OUTPUT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn cancel_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
@@ -137,50 +149,82 @@ pub fn run(args: TuneArgs) -> Result<()> {
         }
     }
     let mut failed: Vec<String> = Vec::new();
-    for capture in &captures {
-        let log_path = log_path_for(&args, capture, several);
-        let stop = t1_stops
+    let stop_of = |capture: &Path| {
+        t1_stops
             .iter()
             .find(|(c, _)| c == capture)
-            .map_or(&stop, |(_, s)| s);
-        let outcome = match tune_one(&args, capture, &log_path, stop, &cancel) {
-            Ok(o) => o,
-            Err(e) => {
-                // One bad capture does not stop the batch; the exit status says it failed.
-                eprintln!(
-                    "kw tune: error: tuning {}: {}",
-                    capture.display(),
-                    crate::error_text(&e)
-                );
-                failed.push(format!("{}: {}", capture.display(), crate::error_text(&e)));
-                continue;
-            }
+            .map_or(&stop, |(_, s)| s)
+            .clone()
+    };
+    let set = device_set::DeviceSet::from_args(args.devices.as_deref(), args.device.as_deref())?;
+    let mut refused = Vec::new();
+    let plan = set.as_ref().map(|set| {
+        let task = |capture: &Path, model: Option<String>| multi::Task {
+            capture: capture.to_path_buf(),
+            log: multi::for_model(&log_path_for(&args, capture, several), model.as_deref()),
+            stop: stop_of(capture),
+            model,
+            suspect: None,
         };
-        if let Some(t4) = &args.t4 {
-            let out = if several {
-                t4.join(format!("{}.t4.json", file_stem(capture)))
-            } else {
-                t4.clone()
+        multi::plan(set, &captures, &task, &mut refused)
+    });
+    for (capture, e) in refused {
+        eprintln!(
+            "kw tune: error: tuning {}: {}",
+            capture.display(),
+            crate::error_text(&e)
+        );
+        failed.push(format!("{}: {}", capture.display(), crate::error_text(&e)));
+    }
+    let mut cancelled = None;
+    let mut finish = |task: &multi::Task, devices: &[kernel_wisdom::ListedDevice], outcome| {
+        let on = device_set::on_devices(devices);
+        let stopped = finish_capture(&args, task, &on, outcome, several, &mut failed);
+        if stopped {
+            cancelled.get_or_insert_with(|| task.log.clone());
+        }
+        stopped
+    };
+    match plan {
+        // One device in all: exactly the `--device` path.
+        Some(plan) if !(plan.len() == 1 && plan[0].0.len() == 1) => {
+            multi::run(&args, plan, &cancel, &mut |(t, d, o)| {
+                finish(&t, &d, o);
+            });
+        }
+        plan => {
+            let mut args = args.clone();
+            if let Some((devices, _)) = plan.as_ref().and_then(|p| p.first()) {
+                args.device = Some(devices[0].identity());
+            }
+            let tasks: Vec<multi::Task> = match plan {
+                Some(mut p) => p.pop().map(|(_, t)| t).unwrap_or_default(),
+                None => captures
+                    .iter()
+                    .map(|c| multi::Task {
+                        capture: c.clone(),
+                        log: log_path_for(&args, c, several),
+                        stop: stop_of(c),
+                        model: None,
+                        suspect: None,
+                    })
+                    .collect(),
             };
-            match kw_tune::export::export_log_t4(&log_path, &out) {
-                Ok(n) => eprintln!("kw tune: {n} results written to {} (T4)", out.display()),
-                Err(e) => failed.push(format!("{}: writing T4 results: {e}", capture.display())),
+            for task in &tasks {
+                let outcome = tune_one(&args, &task.capture, &task.log, &task.stop, &cancel, &[]);
+                if finish(task, &[], outcome) {
+                    break;
+                }
             }
         }
-        if outcome.reason == StopReason::Cancelled {
-            eprintln!(
-                "kw tune: stopped; the results log {} is kept. Resume with:\n  {}",
-                log_path.display(),
-                resume_command(&captures)
-            );
-            std::process::exit(130);
-        }
-        if !outcome.wrote_wisdom {
-            failed.push(format!(
-                "{}: no configuration succeeded, no wisdom written",
-                capture.display()
-            ));
-        }
+    }
+    if let Some(log_path) = cancelled {
+        eprintln!(
+            "kw tune: stopped; the results log {} is kept. Resume with:\n  {}",
+            log_path.display(),
+            resume_command(&captures)
+        );
+        std::process::exit(130);
     }
     if !failed.is_empty() {
         bail!(
@@ -191,6 +235,58 @@ pub fn run(args: TuneArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// After one capture's run: its T4 export, and what failed. Returns true when the run was
+/// cancelled (Ctrl-C).
+fn finish_capture(
+    args: &TuneArgs,
+    task: &multi::Task,
+    on: &str,
+    outcome: Result<one::Outcome>,
+    several: bool,
+    failed: &mut Vec<String>,
+) -> bool {
+    let capture = &task.capture;
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            // One bad capture does not stop the batch; the exit status says it failed.
+            eprintln!(
+                "kw tune: error: tuning {}{on}: {}",
+                capture.display(),
+                crate::error_text(&e)
+            );
+            failed.push(format!(
+                "{}{on}: {}",
+                capture.display(),
+                crate::error_text(&e)
+            ));
+            return false;
+        }
+    };
+    if let Some(t4) = &args.t4 {
+        let out = if several {
+            t4.join(format!("{}.t4.json", file_stem(capture)))
+        } else {
+            t4.clone()
+        };
+        let out = multi::for_model(&out, task.model.as_deref());
+        match kw_tune::export::export_log_t4(&task.log, &out) {
+            Ok(n) => eprintln!("kw tune: {n} results written to {} (T4)", out.display()),
+            Err(e) => failed.push(format!("{}: writing T4 results: {e}", capture.display())),
+        }
+    }
+    if outcome.reason == StopReason::Cancelled {
+        return true;
+    }
+    if !outcome.wrote_wisdom {
+        failed.push(format!(
+            "{}{on}: no configuration succeeded, no wisdom written",
+            capture.display()
+        ));
+    }
+    false
 }
 
 /// The capture of a T1 file for `--t1`: `captures/<benchmark>-<hash>.kwcap`, named by the

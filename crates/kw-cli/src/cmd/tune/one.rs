@@ -3,7 +3,7 @@
 
 use super::args::{parse_duration, TuneArgs};
 use super::device::{backend_of, open_indexed};
-use super::progress::{WithProgress, COMPILE_GIVE_UP};
+use super::progress::{Watch, WithProgress, COMPILE_GIVE_UP};
 use super::report::{objective_of, print_summary, print_timing, TimingReport};
 use super::share::ShareThrottle;
 use crate::cmd::isolated::{EvalTimeout, IsolatedEvaluator};
@@ -32,20 +32,32 @@ fn wall_limit(stop: &Stop) -> Option<Duration> {
 pub(super) struct Outcome {
     pub(super) reason: StopReason,
     pub(super) wrote_wisdom: bool,
+    /// The devices (`kw devices` indices) dropped from a search on several devices: they
+    /// failed, and take no more captures.
+    pub(super) dropped: Vec<usize>,
 }
 
+/// Tunes `capture` on the device `--device` names, or on `devices` when given (`--devices`):
+/// one device as `--device` does, several (of one model) sharing the search.
 pub(super) fn tune_one(
     args: &TuneArgs,
     capture: &Path,
     log_path: &Path,
     stop: &Stop,
     cancel: &Arc<AtomicBool>,
+    devices: &[kernel_wisdom::ListedDevice],
 ) -> Result<Outcome> {
     // One run per results log, from here until its wisdom is written: a second `kw tune` on
     // this log is refused at once, naming this process (before it could rename the log
     // aside or append to it).
     let lock = Arc::new(LogLock::acquire(log_path)?);
-    let (device, device_text) = open_indexed(backend_of(capture)?, args.device.as_deref())?;
+    let (device, device_text) = match devices {
+        [] => open_indexed(backend_of(capture)?, args.device.as_deref())?,
+        [first, ..] => (kernel_wisdom::open_listed(first)?, first.identity()),
+    };
+    if devices.len() > 1 {
+        super::lanes::check_options(args)?;
+    }
     let info = device.info().clone();
     // Isolated: this process only reads the capture's metadata; workers replay it.
     let session = if args.no_isolation {
@@ -70,6 +82,10 @@ pub(super) fn tune_one(
         capture.display(),
         size.join("x")
     );
+    let label = super::lanes::label(&def.tuning_key, devices);
+    if !devices.is_empty() {
+        eprintln!("kw tune: {label}: {}", capture.display());
+    }
     let unverified = unverified_reason(args, capture, &meta)?;
     if let Some(reason) = &unverified {
         eprintln!("kw tune: warning: tuning UNVERIFIED: {reason}");
@@ -134,6 +150,7 @@ pub(super) fn tune_one(
     let mut in_process = session
         .as_ref()
         .map(|s| ReplayEvaluator::new(s.clone(), options.clone(), threads));
+    let mut extra: Vec<IsolatedEvaluator> = Vec::new();
     let mut isolated = if in_process.is_none() {
         let exe = std::env::current_exe().context("finding the kw executable for the workers")?;
         let worker_args = WorkerArgs {
@@ -149,17 +166,30 @@ pub(super) fn tune_one(
             nan_is_error: args.nan_is_error,
             compile_threads: threads,
         };
-        let mut e = IsolatedEvaluator::new(
-            exe,
-            worker_args,
-            EvalTimeout::new(fixed_timeout),
-            cancel.clone(),
-            deadline,
-        );
-        if let Some(s) = default_logged_s {
-            e.learn_timeout(Duration::from_secs_f64(s.max(0.0)));
+        let make = |device: String| {
+            let mut e = IsolatedEvaluator::new(
+                exe.clone(),
+                WorkerArgs {
+                    device,
+                    ..worker_args.clone()
+                },
+                EvalTimeout::new(fixed_timeout),
+                cancel.clone(),
+                deadline,
+            );
+            if let Some(s) = default_logged_s {
+                e.learn_timeout(Duration::from_secs_f64(s.max(0.0)));
+            }
+            e
+        };
+        if devices.len() > 1 {
+            // Several devices: one evaluator each (`isolated` is the first that survives,
+            // for the confirmation, once the search is done).
+            extra = devices.iter().map(|d| make(d.identity())).collect();
+            None
+        } else {
+            Some(make(worker_args.device.clone()))
         }
-        Some(e)
     } else {
         None
     };
@@ -175,10 +205,11 @@ pub(super) fn tune_one(
         // Not counted as evaluation time: a failure here shows again at the first evaluation.
         let _ = e.preload();
     }
-    let inner: &mut dyn Evaluator = match (&mut in_process, &mut isolated) {
-        (Some(e), _) => e,
-        (None, Some(e)) => e,
-        (None, None) => unreachable!("one evaluator is made"),
+    // `None`: several devices, whose evaluators are in `extra`.
+    let inner: Option<&mut dyn Evaluator> = match (&mut in_process, &mut isolated) {
+        (Some(e), _) => Some(e),
+        (None, Some(e)) => Some(e),
+        (None, None) => None,
     };
     // With an objective other than the time, the search sees its scores.
     let mut ps = [1i64; 3];
@@ -186,29 +217,30 @@ pub(super) fn tune_one(
         ps[axis] = *v;
     }
     let mut objective_eval = None;
-    let inner: &mut dyn Evaluator = match &objective {
-        Some(o) => objective_eval.insert(super::objective::ObjectiveEval::new(
-            inner,
-            o.clone(),
-            &def,
-            space,
-            ps,
-        )),
-        None => inner,
+    let inner: Option<&mut dyn Evaluator> = match (&objective, inner) {
+        (Some(o), Some(inner)) => Some(shorten(objective_eval.insert(
+            super::objective::ObjectiveEval::new(inner, o.clone(), &def, space, ps),
+        ))),
+        (_, inner) => inner.map(shorten),
     };
     let mut throttle = None;
-    let inner: &mut dyn Evaluator = if args.max_share.is_some() || device_time.is_some() {
-        throttle.insert(ShareThrottle::new(
+    let shared = args.max_share.is_some() || device_time.is_some();
+    let inner: Option<&mut dyn Evaluator> = match (shared, inner) {
+        (true, Some(inner)) => Some(shorten(throttle.insert(ShareThrottle::new(
             inner,
             args.max_share.unwrap_or(1.0),
             device_time,
-        ))
-    } else {
-        inner
+        )))),
+        (_, inner) => inner.map(shorten),
     };
     let total = stop.remaining_evaluations(&Default::default());
-    let bar = super::progress::bar(&def.tuning_key, total);
-    let pace = super::progress::Pace::new(&def.tuning_key, total, deadline);
+    let bar = super::progress::bar(&label, total);
+    let mut pace = super::progress::Pace::new(&label, total, deadline);
+    if !devices.is_empty() {
+        // Runs side by side: plain lines, which name their devices, not live bars.
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        pace = pace.plain_lines();
+    }
     // The captured configuration first: if it does not reproduce its own output, the
     // capture is inconsistent and the run stops there (see `inconsistent_capture`).
     let captured = space
@@ -221,8 +253,7 @@ pub(super) fn tune_one(
     }
     let seeding = super::prior::seeding(args, &def.tuning_key, space)?;
     let mut strategy = strategies::create_seeded(&args.strategy, args.seed, &seeding)?;
-    let mut wrapped = WithProgress {
-        inner,
+    let mut watch = Watch {
         bar: &bar,
         pace,
         failures: 0,
@@ -234,18 +265,35 @@ pub(super) fn tune_one(
         inconsistent: None,
         objective: objective.clone(),
     };
-    let report = {
-        let mut tuner = Tuner::new(space, stop.clone())
-            .resume(log, records)
-            .with_initial(initial)
-            .with_lookahead(threads + 1)
-            .with_cancel(cancel.clone());
-        tuner.run(strategy.as_mut(), &mut wrapped)?
+    let mut tuner = Tuner::new(space, stop.clone())
+        .resume(log, records)
+        .with_initial(initial)
+        .with_lookahead(threads + 1)
+        .with_cancel(cancel.clone());
+    let (report, lane_reports) = match inner {
+        Some(inner) => {
+            let mut wrapped = WithProgress { inner, watch };
+            let report = tuner.run(strategy.as_mut(), &mut wrapped)?;
+            watch = wrapped.watch;
+            (report, Vec::new())
+        }
+        None => super::lanes::run(
+            &mut tuner,
+            strategy.as_mut(),
+            &mut extra,
+            devices,
+            &mut watch,
+        )?,
     };
-    let (gave_up, first_compile_error) = (wrapped.gave_up, wrapped.first_compile_error.take());
-    let inconsistent = wrapped.inconsistent.take();
+    drop(tuner);
+    let (gave_up, first_compile_error) = (watch.gave_up, watch.first_compile_error.take());
+    let inconsistent = watch.inconsistent.take();
     let share_usage = throttle.as_ref().map(ShareThrottle::usage);
     let times = objective_eval.take().map(|e| e.times);
+    if let Some(alive) = lane_reports.iter().position(|l| l.dropped.is_none()) {
+        // The winner is confirmed on one device of the model, one that is still there.
+        isolated = Some(extra.remove(alive));
+    }
     if let Some(reason) = inconsistent {
         bar.finish_and_clear();
         bail!(inconsistent_capture(&meta, &reason));
@@ -253,7 +301,7 @@ pub(super) fn tune_one(
     bar.finish_and_clear();
     let stats = match (&in_process, &isolated) {
         (Some(e), _) => e.stats(),
-        (_, Some(e)) => e.stats(),
+        (_, Some(e)) => IsolatedEvaluator::combined_stats(std::iter::once(e).chain(&extra)),
         _ => ReplayStats::default(),
     };
     // The winner measured again against the default, interleaved, with the same evaluator
@@ -275,15 +323,18 @@ pub(super) fn tune_one(
         }
         _ => None,
     };
-    if let Some(e) = &isolated {
-        if e.starts > 1 {
-            eprintln!(
-                "kw tune: {} evaluation worker(s) were replaced after a hang or crash",
-                e.starts - 1
-            );
-        }
+    let replaced: u64 = isolated
+        .iter()
+        .chain(&extra)
+        .map(|e| e.starts.saturating_sub(1))
+        .sum();
+    if replaced > 0 {
+        eprintln!("kw tune: {replaced} evaluation worker(s) were replaced after a hang or crash");
     }
     drop(isolated); // its worker is stopped before anything else uses the device
+    drop(extra);
+    // Runs side by side (several captures on several devices) print whole summaries.
+    let _output = super::output_lock();
     print_summary(
         &def.tuning_key,
         space,
@@ -293,6 +344,24 @@ pub(super) fn tune_one(
         threads,
         objective.as_ref(),
     );
+    match (&lane_reports[..], devices) {
+        ([], []) => {}
+        ([], [one]) => println!(
+            "  {}",
+            super::lanes::by_device(&[kw_tune::LaneReport {
+                name: super::device_set::label(one),
+                evaluations: report.progress.evaluations - report.replayed,
+                dropped: None,
+            }])
+        ),
+        (lanes, _) => println!("  {}", super::lanes::by_device(lanes)),
+    }
+    let dropped: Vec<usize> = lane_reports
+        .iter()
+        .zip(devices)
+        .filter(|(l, _)| l.dropped.is_some())
+        .map(|(_, d)| d.index)
+        .collect();
     let confirmed = match confirmed {
         Some(Ok(c)) => {
             println!("  {}", c.line);
@@ -356,6 +425,7 @@ pub(super) fn tune_one(
         return Ok(Outcome {
             reason: report.reason,
             wrote_wisdom: false,
+            dropped,
         });
     }
     let Some((best, score)) = &report.best else {
@@ -368,6 +438,7 @@ pub(super) fn tune_one(
         return Ok(Outcome {
             reason: report.reason,
             wrote_wisdom: false,
+            dropped,
         });
     };
     let key = space.kt_key(best);
@@ -424,7 +495,14 @@ pub(super) fn tune_one(
     Ok(Outcome {
         reason: report.reason,
         wrote_wisdom: true,
+        dropped,
     })
+}
+
+/// An evaluator borrowed no longer than it lives (so that the wrappers of the chain above
+/// borrow each other only as long as the run uses them).
+fn shorten<'s>(e: &'s mut (dyn Evaluator + '_)) -> &'s mut (dyn Evaluator + 's) {
+    e
 }
 
 /// Why this run is unverified (`None`: every written buffer is checked against the

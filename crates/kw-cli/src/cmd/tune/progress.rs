@@ -41,6 +41,8 @@ pub(super) struct Pace {
     done: u64,
     /// Plain lines (not a terminal): the interval and when the last was printed.
     plain: Option<(Duration, Option<Instant>)>,
+    /// More words for the progress text (a run on several devices: evaluations by device).
+    pub(super) detail: String,
 }
 
 impl Pace {
@@ -61,7 +63,21 @@ impl Pace {
             total,
             done: 0,
             plain,
+            detail: String::new(),
         }
+    }
+
+    /// Plain lines even on a terminal (runs side by side, whose live lines would collide).
+    pub(super) fn plain_lines(mut self) -> Pace {
+        if self.plain.is_none() {
+            let secs = std::env::var(PROGRESS_INTERVAL_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .unwrap_or(10.0);
+            self.plain = Some((Duration::from_secs_f64(secs), None));
+        }
+        self
     }
 
     /// The time left: the shorter of the deadline and the remaining evaluations at the
@@ -84,7 +100,11 @@ impl Pace {
     fn tick(&mut self, failures: u64, best: &str) -> String {
         self.done += 1;
         let now = Instant::now();
-        let text = format!("failures {failures}, best {best}, {}", self.left(now));
+        let text = format!(
+            "failures {failures}, best {best}, {}{}",
+            self.left(now),
+            self.detail
+        );
         if let Some((every, last)) = &mut self.plain {
             if last.is_none_or(|l| now.duration_since(l) >= *every) {
                 *last = Some(now);
@@ -113,10 +133,11 @@ fn human_duration(d: Duration) -> String {
 /// yet (the kernel or its definition is broken, not a configuration).
 pub(super) const COMPILE_GIVE_UP: u64 = 8;
 
-/// Updates the progress bar after every evaluation, and gives up when the first
-/// [`COMPILE_GIVE_UP`] configurations all fail to compile.
-pub(super) struct WithProgress<'a> {
-    pub(super) inner: &'a mut dyn Evaluator,
+/// What the run watches in its results: the progress bar and plain lines, failures, the best
+/// so far, giving up when the first [`COMPILE_GIVE_UP`] configurations all fail to compile,
+/// and a captured configuration that does not reproduce its own reference. One device's run
+/// feeds it through [`WithProgress`]; a run on several devices from its results as they come.
+pub(super) struct Watch<'a> {
     pub(super) bar: &'a ProgressBar,
     pub(super) pace: Pace,
     pub(super) failures: u64,
@@ -133,30 +154,31 @@ pub(super) struct WithProgress<'a> {
     pub(super) objective: Option<kw_core::objective::ObjectiveDef>,
 }
 
-impl Evaluator for WithProgress<'_> {
-    fn evaluate(&mut self, point: &Point) -> EvalResult {
+impl Watch<'_> {
+    /// Why no more configuration should be evaluated, if so.
+    pub(super) fn halted(&self) -> Option<&'static str> {
         if self.gave_up {
-            return Err(EvalFailure::interrupted(
-                "every configuration failed to compile",
-            ));
+            Some("every configuration failed to compile")
+        } else if self.inconsistent.is_some() {
+            Some("the captured configuration does not reproduce the capture's reference")
+        } else {
+            None
         }
-        if self.inconsistent.is_some() {
-            return Err(EvalFailure::interrupted(
-                "the captured configuration does not reproduce the capture's reference",
-            ));
-        }
-        let r = self.inner.evaluate(point);
-        if let Err(f) = &r {
+    }
+
+    /// Takes one result in (an interrupted evaluation is not counted).
+    pub(super) fn observe(&mut self, point: &Point, r: &EvalResult) {
+        if let Err(f) = r {
             if self.captured.as_ref() == Some(point) && f.reason.starts_with("wrong result") {
                 self.inconsistent = Some(f.reason.clone());
             }
         }
-        match &r {
+        match r {
             Ok(v) => {
                 self.best = Some(self.best.map_or(*v, |b| b.min(*v)));
                 self.compile_failures = 0;
             }
-            Err(f) if f.interrupted => return r,
+            Err(f) if f.interrupted => return,
             Err(f) => {
                 self.failures += 1;
                 if self.best.is_none() && f.reason.starts_with("compile failed") {
@@ -177,6 +199,23 @@ impl Evaluator for WithProgress<'_> {
         };
         let text = self.pace.tick(self.failures, &best);
         self.bar.set_message(text);
+    }
+}
+
+/// An evaluator that feeds every result to a [`Watch`], and evaluates nothing more once it
+/// has given up.
+pub(super) struct WithProgress<'a, 'b> {
+    pub(super) inner: &'a mut dyn Evaluator,
+    pub(super) watch: Watch<'b>,
+}
+
+impl Evaluator for WithProgress<'_, '_> {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        if let Some(why) = self.watch.halted() {
+            return Err(EvalFailure::interrupted(why));
+        }
+        let r = self.inner.evaluate(point);
+        self.watch.observe(point, &r);
         r
     }
     fn prefetch(&mut self, points: &[Point]) {

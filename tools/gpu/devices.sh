@@ -1,6 +1,5 @@
-#!/usr/bin/env bash
-# `kw tune --devices all` against one device, on the same captures, in one run (issue 33, item 5).
-#   tools/tune-devices-bench.sh KW [ROUNDS (default 2)]
+# tools/gpu.sh devices [ROUNDS (default 2)]: `kw tune --devices all` against one device, on the
+# same captures, in one run (issue 33, item 5); the package holds kw.
 # On one GPU: --devices all must cost nothing against the one-device path (ratio ~1.00).
 # On N GPUs of one host: evaluations/s of --devices all against --devices 0 (goal >= 0.9 x N).
 #
@@ -16,8 +15,13 @@
 # by the command's wall time and by the logs (records / the last record's elapsed_s, summed over
 # the logs); then per round the ratios all/one and all/devices0.
 # Work files in /tmp/kw-devices-bench.
-set -uo pipefail
-KW=$(realpath "${1:?the kw binary}"); ROUNDS=${2:-2}
+
+sub_package() {
+  build_kw && copy_bin "$root/target/release/kw" "$dir/kw"
+}
+
+sub_run() (
+KW="$dir/kw"; ROUNDS=${1:-2}
 W=/tmp/kw-devices-bench; rm -rf "$W"; mkdir -p "$W"; cd "$W" || exit 1
 export KW_CACHE_DIR=$W/cache KW_PROGRESS_INTERVAL=60
 unset KW_DEVICE KW_DEVICES
@@ -90,3 +94,4 @@ for r in $(seq "$ROUNDS"); do
   awk -v a="$all" -v o="$one" -v d="$d0" -v r="$r" \
     'BEGIN { printf "batch  round %s: all/one = %.3f, all/devices0 = %.3f\n", r, a / o, a / d }'
 done
+)

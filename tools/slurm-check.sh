@@ -15,13 +15,16 @@
 #
 # Exit status: 0 passed (last line `slurm-check: PASS`), 0 skipped where Slurm cannot be
 # installed or started as root here (last line `slurm-check: SKIP: <why>`), 1 failed
-# (`slurm-check: FAIL: <why>`). Run twice, or after a run that left daemons, it stops those
-# first (their pid files are in the fixed state directory below).
+# (`slurm-check: FAIL: <why>`). Run again after a run that left daemons and jobs (killed), it
+# cancels those jobs and stops those daemons first (their pid files are in the state directory).
 #   KW=/path/to/kw      the kw binary (default: target/debug/kw, built when missing)
-#   KW_SLURM_CHECK_DIR  the state directory (default: ${TMPDIR:-/tmp}/kw-slurm-check)
+#   KW_SLURM_CHECK_DIR  the state directory (default: ${TMPDIR:-/tmp}/kw-slurm-check-<checksum
+#                       of this checkout's path>)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-T="${KW_SLURM_CHECK_DIR:-${TMPDIR:-/tmp}/kw-slurm-check}"
+# One state directory per checkout: a run finds what an earlier run of this checkout left, and
+# runs from other checkouts (beside this one) are left alone.
+T="${KW_SLURM_CHECK_DIR:-${TMPDIR:-/tmp}/kw-slurm-check-$(printf %s "$root" | cksum | cut -d' ' -f1)}"
 started=$(date +%s)
 
 say() { echo "slurm-check: $*"; }
@@ -53,6 +56,21 @@ fi
 
 # --- A fresh single-node cluster in $T ------------------------------------------------------
 stop_daemons() {
+  # Jobs first (their processes outlive slurmd), through the controller while it runs.
+  local ctl
+  ctl=$(cat "$T/slurmctld.pid" 2>/dev/null || true)
+  if [ -n "$ctl" ] && kill -0 "$ctl" 2>/dev/null && [ -f "$T/slurm.conf" ]; then
+    export SLURM_CONF="$T/slurm.conf"
+    jobs=$(timeout 10 squeue -h -o '%A' 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      # shellcheck disable=SC2086
+      timeout 10 scancel $jobs 2>/dev/null || true
+      for _ in $(seq 20); do
+        [ -z "$(timeout 5 squeue -h -o '%A' 2>/dev/null || true)" ] && break
+        sleep 1
+      done
+    fi
+  fi
   for p in "$T"/slurmd.pid "$T"/slurmctld.pid "$T"/munged.pid; do
     if [ -f "$p" ]; then
       pid=$(cat "$p" 2>/dev/null || true)
@@ -68,6 +86,8 @@ stop_daemons() {
     fi
   done
 }
+exec 9>"$T.lock"
+flock -n 9 || { say "FAIL: another tools/slurm-check.sh runs with $T"; exit 1; }
 stop_daemons # what an earlier run left
 rm -rf "$T"
 mkdir -p "$T"/state "$T"/spool "$T"/munge "$T"/shared "$T"/work
@@ -114,10 +134,11 @@ export SLURM_CONF="$T/slurm.conf"
 dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
 chmod 400 "$T/munge/munge.key"
 munged --force --key-file="$T/munge/munge.key" --socket="$T/munge/munge.socket" \
-  --pid-file="$T/munged.pid" --log-file="$T/munge/munged.log" --seed-file="$T/munge/seed" ||
+  --pid-file="$T/munged.pid" --log-file="$T/munge/munged.log" --seed-file="$T/munge/seed" 9>&- ||
   skip "munged does not start here ($(tail -n 2 "$T/munge/munged.log" 2>/dev/null))"
-slurmctld -f "$T/slurm.conf" || fail "slurmctld did not start"
-slurmd -f "$T/slurm.conf" || fail "slurmd did not start"
+# (The daemons do not inherit the lock of this run: fd 9 is closed for them.)
+slurmctld -f "$T/slurm.conf" 9>&- || fail "slurmctld did not start"
+slurmd -f "$T/slurm.conf" 9>&- || fail "slurmd did not start"
 for _ in $(seq 60); do
   state=$(sinfo -h -n "$host" -o '%t' 2>/dev/null || true)
   [ "$state" = "idle" ] && break

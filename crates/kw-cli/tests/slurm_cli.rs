@@ -6,8 +6,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, open_device, DeviceSelector};
-use kw_capture::record::{capture_launch, HostArg};
+use kernel_wisdom::{open_device, DeviceSelector};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -16,18 +15,10 @@ use std::process::Output;
 fn captures(dir: &Path) -> Option<PathBuf> {
     let index = common::opencl_index()?;
     let device = open_device(&DeviceSelector::Index(index)).unwrap();
-    let def = bundled::vector_add().unwrap();
     let out = dir.join("captures");
     std::fs::create_dir_all(&out).unwrap();
     for n in [1024usize, 2048, 4096] {
-        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-        let args = [
-            HostArg::buffer(&vec![0f32; n]),
-            HostArg::buffer(&x),
-            HostArg::buffer(&x),
-            HostArg::scalar(n as i32),
-        ];
-        capture_launch(&out, &format!("va{n}"), &def, None, device.as_ref(), &args).unwrap();
+        common::capture_vector_add(&out, &format!("va{n}"), n, device.as_ref());
     }
     Some(out)
 }

@@ -88,7 +88,7 @@ pub struct SlurmArgs {
 #[derive(Subcommand)]
 enum SlurmCmd {
     /// Run one array task: tune the shard of SLURM_ARRAY_TASK_ID (or --task-id) into
-    /// SHARED_DIR/shards/<task>/ and mark it complete (what the array script runs).
+    /// `SHARED_DIR/shards/<task>/` and mark it complete (what the array script runs).
     Task {
         /// The shared directory of `kw slurm --out`.
         shared: PathBuf,

@@ -256,5 +256,16 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
         "{}",
         text(&o)
     );
+    // --force starts over: the earlier shards go, and the merge finds none of them.
+    let o = base(&["--tasks", "3", "--force"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("removed the earlier run's"),
+        "{}",
+        text(&o)
+    );
+    assert!(!shared.join("shards").exists());
+    let t = text(&merge_run());
+    assert!(t.contains("3 of 3 shard(s) missing"), "{t}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -217,6 +217,18 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
             format!("--parsable --dependency=afterany:102 {}", merge.display())
         ]
     );
+    // A missing sbatch is said, with the command.
+    let o = common::kw_in(&dir)
+        .args(["slurm", "--resubmit-missing", shared.to_str().unwrap()])
+        .env("KW_SBATCH", dir.join("no-such-sbatch"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(
+        !o.status.success() && t.contains("no-such-sbatch --parsable --array=1"),
+        "{t}"
+    );
+    assert!(t.contains("not found"), "{t}");
     // A refused submission names the command and sbatch's reason.
     let (bad, _) = fake_sbatch(&dir, true);
     let o = common::kw_in(&dir)

@@ -85,7 +85,10 @@ impl Manifest {
     /// Reads and checks `dir`'s manifest; every error names the file.
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = Manifest::path(dir);
-        let rules = kw_core::files::ReadRules::new("kw slurm manifest", MAX_MANIFEST_BYTES);
+        // It names the binary the jobs run and the options they pass: only the user's own,
+        // which nobody else may write, is followed.
+        let rules =
+            kw_core::files::ReadRules::new("kw slurm manifest", MAX_MANIFEST_BYTES).private();
         let text = kw_core::files::read_to_string(&path, rules).map_err(|e| {
             if e.is_not_found() {
                 anyhow::anyhow!(
@@ -255,6 +258,15 @@ mod tests {
         m.version = MANIFEST_VERSION;
         m.save(&dir).unwrap();
         assert_eq!(Manifest::load(&dir).unwrap(), m);
+        // One that others may write is not followed.
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(MANIFEST_FILE);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = format!("{:#}", Manifest::load(&dir).unwrap_err());
+        assert!(
+            e.contains("kw-slurm.json") && e.contains("writable by others"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

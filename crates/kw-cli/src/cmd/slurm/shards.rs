@@ -132,7 +132,7 @@ impl ShardState {
 pub fn shard_state(shared: &Path, manifest: &Manifest, task: usize) -> ShardState {
     let shard = ShardDir::new(shared, task);
     let path = shard.marker();
-    let rules = kw_core::files::ReadRules::new("completion marker", MAX_MARKER_BYTES);
+    let rules = kw_core::files::ReadRules::new("completion marker", MAX_MARKER_BYTES).private();
     let text = match kw_core::files::read_to_string(&path, rules) {
         Ok(t) => t,
         Err(e) if e.is_not_found() => {

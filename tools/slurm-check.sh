@@ -94,7 +94,8 @@ mkdir -p "$T"/state "$T"/spool "$T"/munge "$T"/shared "$T"/work
 chmod 700 "$T"/munge
 trap 'stop_daemons' EXIT
 
-host=$(hostname -s)
+host=$(uname -n) # the name slurmd finds itself by (as `hostname -s`)
+host=${host%%.*}
 cpus=$(nproc)
 mem=$(awk '/MemTotal/ { printf "%d", $2 / 1024 * 0.8 }' /proc/meminfo)
 # Ports away from a site's own Slurm (6817/6818) and from a run beside this one.

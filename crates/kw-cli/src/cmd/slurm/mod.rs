@@ -147,8 +147,9 @@ fn check_tune_args(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The captures named: files as they are, directories as their `.kwcap` files; absolute,
-/// sorted, without repeats. Two captures with one file name are refused (their results logs
+/// The captures named: files as they are, directories as their `.kwcap` files; absolute (as
+/// given, symbolic links kept: a cluster's mount points are seen the same way on every
+/// node), sorted, without repeats. Two captures with one file name are refused (their results logs
 /// would share a name).
 fn collect_captures(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -168,7 +169,7 @@ fn collect_captures(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     let mut abs = Vec::with_capacity(out.len());
     for p in out {
-        abs.push(std::fs::canonicalize(&p).with_context(|| format!("{}", p.display()))?);
+        abs.push(std::path::absolute(&p).with_context(|| format!("{}", p.display()))?);
     }
     abs.sort();
     abs.dedup();
@@ -199,7 +200,7 @@ fn prepare_shared(dir: &Path) -> Result<PathBuf> {
     kw_core::files::FileModes::get()
         .create_dir_all(dir)
         .with_context(|| format!("creating the shared directory {}", dir.display()))?;
-    let abs = std::fs::canonicalize(dir).with_context(|| format!("{}", dir.display()))?;
+    let abs = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
     if abs.to_string_lossy().chars().any(char::is_whitespace) {
         bail!(
             "{}: the shared directory's path holds white space, which `#SBATCH --output` \
@@ -267,7 +268,8 @@ fn new_run(a: SlurmArgs) -> Result<()> {
         eprintln!("kw slurm: warning: {w}");
     }
     let kw = match &a.kw {
-        Some(k) => std::fs::canonicalize(k).with_context(|| format!("--kw {}", k.display()))?,
+        Some(k) if k.is_file() => std::path::absolute(k)?,
+        Some(k) => bail!("--kw {}: no such file", k.display()),
         None => std::env::current_exe().context("finding the kw binary")?,
     };
     let shared = prepare_shared(out)?;

@@ -52,17 +52,11 @@ fi
 
 # tools/slurm-check.sh (run by tools/test.sh) starts a single-node Slurm from Debian's
 # packages. Where they cannot be installed (no apt-get, no root) it says it is skipped.
-if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1 ||
-  ! command -v sbatch >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] &&
-    echo "setup: installing slurmctld slurmd slurm-client munge (for tools/slurm-check.sh)" &&
-    { apt-get update -qq || true; } &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      slurmctld slurmd slurm-client munge >/dev/null; then
-    :
-  else
-    echo "setup: Slurm could not be installed here (it needs root): tools/slurm-check.sh will be skipped" >&2
-  fi
+. "$(dirname "$0")/lib/install-slurm.sh"
+if ! have_slurm; then
+  echo "setup: installing slurmctld slurmd slurm-client munge (for tools/slurm-check.sh)"
+  install_slurm ||
+    echo "setup: Slurm could not be installed here (it needs root and apt-get): tools/slurm-check.sh will be skipped" >&2
 fi
 
 if command -v clinfo >/dev/null 2>&1; then

@@ -42,16 +42,11 @@ if [ "$(id -u)" -ne 0 ]; then
   # slurmd must start jobs as their users: it runs as root.
   skip "needs root to run slurmd (run it as root, e.g. in CI or a container)"
 fi
-missing=()
-for c in slurmctld slurmd munged sbatch; do command -v "$c" >/dev/null 2>&1 || missing+=("$c"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  command -v apt-get >/dev/null 2>&1 || skip "no ${missing[*]} and no apt-get to install them"
+. "$root/tools/lib/install-slurm.sh"
+if ! have_slurm; then
   say "installing slurmctld slurmd slurm-client munge"
-  if ! { apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      slurmctld slurmd slurm-client munge >/dev/null; }; then
-    skip "the Debian packages slurmctld slurmd slurm-client munge could not be installed"
-  fi
+  install_slurm && have_slurm ||
+    skip "the Debian packages slurmctld slurmd slurm-client munge could not be installed (apt-get)"
 fi
 
 # --- A fresh single-node cluster in $T ------------------------------------------------------

@@ -268,7 +268,7 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
         "{}",
         text(&o)
     );
-    // --force starts over: the earlier shards go, and the merge finds none of them.
+    // --force starts over: the earlier shards and merged wisdom go, and the merge finds none.
     let o = base(&["--tasks", "3", "--force"]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -276,7 +276,7 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
         "{}",
         text(&o)
     );
-    assert!(!shared.join("shards").exists());
+    assert!(!shared.join("shards").exists() && !shared.join("wisdom").exists());
     let t = text(&merge_run());
     assert!(t.contains("3 of 3 shard(s) missing"), "{t}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -75,7 +75,8 @@ pub struct SlurmArgs {
     /// Submit the array and its merge job through `sbatch`.
     #[arg(long)]
     submit: bool,
-    /// Start over in a shared directory that holds an earlier run (its shards are removed).
+    /// Start over in a shared directory that holds an earlier run (its shards and merged
+    /// wisdom are removed).
     #[arg(long)]
     force: bool,
     /// Submit again only the tasks whose shards are missing or incomplete in SHARED_DIR,
@@ -284,14 +285,16 @@ fn new_run(a: SlurmArgs) -> Result<()> {
                 shared.display()
             );
         }
-        let shards = shared.join("shards");
-        if shards.exists() {
-            std::fs::remove_dir_all(&shards)
-                .with_context(|| format!("removing {}", shards.display()))?;
-            eprintln!(
-                "kw slurm: --force: removed the earlier run's {}",
-                shards.display()
-            );
+        // Its shards and its merged wisdom: a merge of this run must not mix them in.
+        for old in [shared.join("shards"), merge::merged_dir(&shared)] {
+            if old.exists() {
+                std::fs::remove_dir_all(&old)
+                    .with_context(|| format!("removing {}", old.display()))?;
+                eprintln!(
+                    "kw slurm: --force: removed the earlier run's {}",
+                    old.display()
+                );
+            }
         }
         eprintln!("kw slurm: --force: replacing {}", manifest_path.display());
     }

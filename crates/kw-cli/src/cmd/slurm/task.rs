@@ -103,6 +103,15 @@ pub fn run(shared: &Path, given: Option<usize>) -> Result<()> {
         .ok()
         .and_then(|v| v.trim().parse().ok());
     let args = tune_command(&manifest, &shard, &captures, cpus);
+    // kw tune measures on one device: with several GPUs visible, the first one.
+    let gpus = std::env::var("CUDA_VISIBLE_DEVICES")
+        .map_or(0, |v| v.split(',').filter(|d| !d.trim().is_empty()).count());
+    if gpus > 1 {
+        eprintln!(
+            "kw slurm task {task}: warning: {gpus} GPUs visible (CUDA_VISIBLE_DEVICES); kw \
+             tune uses the first: give each array task one GPU (--gpus-per-task 1)"
+        );
+    }
     let kw = std::env::current_exe().context("finding the kw binary")?;
     eprintln!(
         "kw slurm task {task} of {} on {}: {} capture(s), devices visible: {}",

@@ -2,7 +2,8 @@
 # Installs what kernel-wisdom's tests and demo need on a Debian/Ubuntu machine, idempotently:
 # PoCL (OpenCL on the CPU), the OpenCL ICD loader, and what the C API's tests need (cmake,
 # pkg-config, a C and a C++ compiler), and a headless browser for the report's test
-# (chromium). Does nothing when they are present.
+# (chromium), and Slurm with munge for tools/slurm-check.sh (as root only). Does nothing when
+# they are present.
 set -euo pipefail
 
 need=()
@@ -47,6 +48,15 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
   else
     echo "setup: chromium could not be installed here: the report's browser test will be skipped" >&2
   fi
+fi
+
+# tools/slurm-check.sh (run by tools/test.sh) starts a single-node Slurm from Debian's
+# packages. Where they cannot be installed (no apt-get, no root) it says it is skipped.
+. "$(dirname "$0")/lib/install-slurm.sh"
+if ! have_slurm; then
+  echo "setup: installing slurmctld slurmd slurm-client munge (for tools/slurm-check.sh)"
+  install_slurm ||
+    echo "setup: Slurm could not be installed here (it needs root and apt-get): tools/slurm-check.sh will be skipped" >&2
 fi
 
 if command -v clinfo >/dev/null 2>&1; then

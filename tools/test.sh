@@ -39,6 +39,16 @@ cargo test -p kernel-wisdom --no-default-features --features opencl --lib --quie
 echo "== cargo test"
 cargo test --workspace --no-fail-fast 2>&1 | tee target/test.log || status=1
 cat target/test-features.log >> target/test.log
+# `kw slurm` on a real single-node Slurm (tools/slurm-check.sh; root only, Slurm installed when
+# missing): one line of its own, counted in the summary as one test passed, failed or skipped.
+echo "== tools/slurm-check.sh"
+if KW="$PWD/target/debug/kw" tools/slurm-check.sh 2>&1 | tee target/slurm-check.log; then :; fi
+case "$(tail -n 1 target/slurm-check.log)" in
+  "slurm-check: PASS"*) line="test result: ok. 1 passed; 0 failed; 0 ignored (tools/slurm-check.sh)" ;;
+  "slurm-check: SKIP"*) line="test result: ok. 0 passed; 0 failed; 1 ignored (tools/slurm-check.sh)" ;;
+  *) status=1; line="test result: FAILED. 0 passed; 1 failed; 0 ignored (tools/slurm-check.sh)" ;;
+esac
+echo "$line" | tee -a target/test.log
 # A summary line that CI reads: totals over every test binary.
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
 exit "$status"

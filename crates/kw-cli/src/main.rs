@@ -2,7 +2,8 @@
 //!
 //! The `kw` command-line tool of kernel-wisdom (a binary only; this crate has no `lib.rs`).
 //! Each subcommand is a module of `cmd/`: `space`, `capture`, `tune/`, `wisdom`, `simulate`
-//! and `simulate_suite`, `log`, `cache`; `isolated.rs` and `worker.rs` (the hidden
+//! and `simulate_suite`, `log`, `cache`, `slurm/` (job arrays on a Slurm cluster);
+//! `isolated.rs` and `worker.rs` (the hidden
 //! `__eval-worker` subcommand) are `kw tune`'s evaluation worker processes and their watchdog.
 //!
 //! ## Layer
@@ -75,6 +76,15 @@ enum Command {
                       kw tune captures/*.kwcap --budget 200 --wisdom-dir wisdom/   # into a project's shipped wisdom"
     )]
     Tune(Box<cmd::tune::TuneArgs>),
+    /// Tune on a Slurm cluster: a job array over shards of the captures and a merge job
+    /// that names every missing shard (`docs/cluster.md`).
+    #[command(
+        after_help = "Examples:\n  kw slurm captures/ --out /shared/run1 --tasks 8 --partition gpu \\\n    \
+                      --time 2:00:00 --gpus-per-task 1 --budget 200 --submit\n  \
+                      kw slurm --resubmit-missing /shared/run1\n  \
+                      kw slurm merge /shared/run1"
+    )]
+    Slurm(Box<cmd::slurm::SlurmArgs>),
     /// The on-disk compile cache shared by applications and `kw tune`: list, stats, clear.
     #[command(subcommand, after_help = "Examples:\n  kw cache ls\n  kw cache stats")]
     Cache(cmd::cache::CacheCmd),
@@ -149,6 +159,7 @@ fn main() {
         Command::Cache(c) => cmd::cache::run(c),
         Command::Report(a) => cmd::report::run(a),
         Command::Tune(a) => cmd::tune::run(*a),
+        Command::Slurm(a) => cmd::slurm::run(*a),
         Command::EvalWorker(a) => cmd::worker::run(a),
     };
     if let Err(e) = result {

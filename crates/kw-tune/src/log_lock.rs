@@ -64,7 +64,12 @@ impl LogLock {
                     holder: read_holder(&mut file),
                 })
             }
-            Err(TryLockError::Error(e)) => return Err(TuneError::io(&lock_path, e)),
+            Err(TryLockError::Error(e)) => {
+                return Err(TuneError::io(
+                    &lock_path,
+                    kw_core::files::explain_lock_error(e),
+                ))
+            }
         }
         let me = LockHolder {
             pid: std::process::id(),

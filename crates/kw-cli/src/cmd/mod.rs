@@ -8,6 +8,7 @@ pub mod log;
 pub mod report;
 pub mod simulate;
 pub mod simulate_suite;
+pub mod slurm;
 pub mod space;
 pub mod table;
 pub mod tune;

@@ -282,40 +282,46 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             }
             Ok(())
         }
-        WisdomCmd::Merge { out, inputs } => {
-            let out_canon = std::fs::canonicalize(&out).ok();
-            let mut paths = Vec::new();
-            for input in &inputs {
-                if input.is_dir() {
-                    if std::fs::canonicalize(input).ok() == out_canon && out_canon.is_some() {
-                        continue; // the output's own files are merged under the lock
-                    }
-                    paths.extend(wisdom_files_in(input)?);
-                } else {
-                    paths.push(input.clone());
-                }
+        WisdomCmd::Merge { out, inputs } => merge(&out, &inputs),
+    }
+}
+
+/// `kw wisdom merge OUT INPUT...` (also the merge of `kw slurm`'s shards): every wisdom file
+/// of the inputs (files, or directories of them) merged into `out` under the lock `kw tune`
+/// takes, keeping the fastest usable record per device, size and tuning space; prints each
+/// file written and what was left out.
+pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
+    let out_canon = std::fs::canonicalize(out).ok();
+    let mut paths = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            if std::fs::canonicalize(input).ok() == out_canon && out_canon.is_some() {
+                continue; // the output's own files are merged under the lock
             }
-            let mut files = Vec::new();
-            for p in &paths {
-                files.push(WisdomFile::load(p)?);
-            }
-            let (written, report) = merge_into(&out, files)?;
-            for (key, why) in &report.dropped {
-                eprintln!("kw wisdom merge: left out a record of `{key}`: {why}");
-            }
-            let mut after = 0;
-            for (path, n) in &written {
-                println!("{}: {n} record(s)", path.display());
-                after += n;
-            }
-            println!(
-                "merged {} file(s) into {}, {} record(s) read -> {after} record(s), {} left out",
-                paths.len(),
-                out.display(),
-                report.read,
-                report.dropped.len()
-            );
-            Ok(())
+            paths.extend(wisdom_files_in(input)?);
+        } else {
+            paths.push(input.clone());
         }
     }
+    let mut files = Vec::new();
+    for p in &paths {
+        files.push(WisdomFile::load(p)?);
+    }
+    let (written, report) = merge_into(out, files)?;
+    for (key, why) in &report.dropped {
+        eprintln!("kw wisdom merge: left out a record of `{key}`: {why}");
+    }
+    let mut after = 0;
+    for (path, n) in &written {
+        println!("{}: {n} record(s)", path.display());
+        after += n;
+    }
+    println!(
+        "merged {} file(s) into {}, {} record(s) read -> {after} record(s), {} left out",
+        paths.len(),
+        out.display(),
+        report.read,
+        report.dropped.len()
+    );
+    Ok(())
 }

@@ -33,6 +33,18 @@ pub fn vector_add_capture(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let device = open_device(&DeviceSelector::Index(index)).unwrap();
+    let capture = capture_vector_add(&dir, "va", n, device.as_ref());
+    Some((dir, capture, index.to_string(), device))
+}
+
+/// A vector_add launch of `n` elements on `device`, captured into `dir` as `STEM.kwcap`.
+#[allow(dead_code)]
+pub fn capture_vector_add(
+    dir: &std::path::Path,
+    stem: &str,
+    n: usize,
+    device: &dyn Device,
+) -> PathBuf {
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let args = [
         HostArg::buffer(&vec![0f32; n]),
@@ -41,8 +53,7 @@ pub fn vector_add_capture(
         HostArg::scalar(n as i32),
     ];
     let def = bundled::vector_add().unwrap();
-    let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
-    Some((dir, capture, index.to_string(), device))
+    capture_launch(dir, stem, &def, None, device, &args).unwrap()
 }
 
 /// A fresh directory for one test (pid and a nonce in its name, so that runs side by side

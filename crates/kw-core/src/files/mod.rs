@@ -414,6 +414,8 @@ pub fn check_private_dir(dir: &Path) -> Result<(), FileError> {
     Ok(())
 }
 
+mod lock;
+pub use lock::explain_lock_error;
 mod write;
 pub use write::{
     content_hash, create_private_dir_all, nonce, private_temp_dir, write_atomic, FileModes,

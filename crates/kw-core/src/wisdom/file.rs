@@ -303,7 +303,9 @@ fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
     let lock = crate::files::FileModes::get()
         .open_lock(&lock_path)
         .map_err(io(&lock_path, "cannot open the lock file"))?;
-    lock.lock().map_err(io(&lock_path, "cannot lock"))?;
+    lock.lock()
+        .map_err(crate::files::explain_lock_error)
+        .map_err(io(&lock_path, "cannot lock"))?;
     Ok(lock)
 }
 

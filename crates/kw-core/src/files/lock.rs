@@ -1,0 +1,49 @@
+//! Errors of advisory file locks (std `File::lock` / `try_lock`: `flock(2)` on Linux) on file
+//! systems that do not support them, said in words with what to change.
+
+/// `e`, a failure to take a lock on a file, with what to do when the file system does not
+/// support locks: Lustre mounted without `flock` answers `ENOSYS`, an NFS mount without a
+/// lock manager `ENOLCK`, others `EOPNOTSUPP`. kw refuses to go on without the lock (writers
+/// on other nodes could lose records); any other error is returned as it is.
+pub fn explain_lock_error(e: std::io::Error) -> std::io::Error {
+    let unsupported =
+        e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error().is_some_and(no_locks_code);
+    if !unsupported {
+        return e;
+    }
+    std::io::Error::new(
+        e.kind(),
+        format!(
+            "{e}: this file system does not support file locks, which kw needs here (on \
+             Lustre, mount with `-o flock`; on NFS, run the lock manager (rpc.statd/lockd) \
+             and do not mount with `nolock`; or use a directory on a local file system; see \
+             docs/cluster.md)"
+        ),
+    )
+}
+
+/// The operating system's answers for "no locks on this file system".
+#[cfg(unix)]
+fn no_locks_code(code: i32) -> bool {
+    code == libc::ENOSYS || code == libc::ENOLCK || code == libc::EOPNOTSUPP
+}
+
+#[cfg(not(unix))]
+fn no_locks_code(_: i32) -> bool {
+    false
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsupported_locks_are_explained_and_other_errors_kept() {
+        for code in [libc::ENOSYS, libc::ENOLCK, libc::EOPNOTSUPP] {
+            let e = explain_lock_error(std::io::Error::from_raw_os_error(code)).to_string();
+            assert!(e.contains("-o flock") && e.contains("nolock"), "{e}");
+        }
+        let other = explain_lock_error(std::io::Error::from_raw_os_error(libc::EACCES));
+        assert_eq!(other.raw_os_error(), Some(libc::EACCES));
+    }
+}

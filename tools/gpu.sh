@@ -19,6 +19,7 @@
 #              and bandwidth (h100-tune-check.txt)
 #   devices [ROUNDS]
 #              `kw tune --devices all` against one device on the same captures (issue 33)
+#   slurm      `kw slurm`'s array tasks one per GPU, as Slurm starts them, against one process
 #   ab OLD NEW [ROUNDS] [NEW2]
 #              A/B of two or three `kw` builds on the same captures (h100-worker-start.txt)
 # Outputs go to $OUT when set (the device tool's folder that comes back), else a folder the

@@ -25,10 +25,10 @@ fn log_arg(shard: &ShardDir, captures: &[PathBuf]) -> PathBuf {
 }
 
 /// The `kw tune` arguments of one array task: its captures, its shard's wisdom, logs and
-/// state, `--resume` (a resubmitted task continues where the killed one stopped), the
-/// compile threads from `SLURM_CPUS_PER_TASK` unless given, then the manifest's options.
-/// The one place a task's tuning command is made: where tuning on every visible device
-/// (`--devices all`) is to be added.
+/// state, `--resume` (a resubmitted task continues where the killed one stopped), every
+/// device it sees (`--devices all`: the GPUs Slurm gave it) unless the options name a
+/// device, the compile threads from `SLURM_CPUS_PER_TASK` unless given, then the manifest's
+/// options. The one place a task's tuning command is made.
 pub fn tune_command(
     manifest: &Manifest,
     shard: &ShardDir,
@@ -44,6 +44,15 @@ pub fn tune_command(
     a.push("--state-dir".into());
     a.push(shard.state().into());
     a.push("--resume".into());
+    let names_device = manifest.tune_args.iter().any(|w| {
+        ["--device", "--devices"]
+            .iter()
+            .any(|o| w == o || w.starts_with(&format!("{o}=")))
+    });
+    if !names_device {
+        a.push("--devices".into());
+        a.push("all".into());
+    }
     let gives_threads = manifest
         .tune_args
         .iter()
@@ -103,15 +112,6 @@ pub fn run(shared: &Path, given: Option<usize>) -> Result<()> {
         .ok()
         .and_then(|v| v.trim().parse().ok());
     let args = tune_command(&manifest, &shard, &captures, cpus);
-    // kw tune measures on one device: with several GPUs visible, the first one.
-    let gpus = std::env::var("CUDA_VISIBLE_DEVICES")
-        .map_or(0, |v| v.split(',').filter(|d| !d.trim().is_empty()).count());
-    if gpus > 1 {
-        eprintln!(
-            "kw slurm task {task}: warning: {gpus} GPUs visible (CUDA_VISIBLE_DEVICES); kw \
-             tune uses the first: give each array task one GPU (--gpus-per-task 1)"
-        );
-    }
     let kw = std::env::current_exe().context("finding the kw binary")?;
     eprintln!(
         "kw slurm task {task} of {} on {}: {} capture(s), devices visible: {}",
@@ -169,6 +169,8 @@ mod tests {
                 "--state-dir",
                 "/s/shards/0/state",
                 "--resume",
+                "--devices",
+                "all",
                 "--compile-threads=7",
                 "--strategy",
                 "exhaustive"
@@ -188,6 +190,12 @@ mod tests {
                 .count(),
             1
         );
+        // Options that name a device: no --devices all beside them.
+        let mut m2 = m.clone();
+        m2.tune_args
+            .extend(["--device".to_string(), "1".to_string()]);
+        let w = words(&tune_command(&m2, &shard, &caps, None));
+        assert!(!w.iter().any(|x| x == "--devices"), "{w:?}");
     }
 
     #[test]

@@ -1,17 +1,17 @@
-#!/usr/bin/env bash
-# `kw slurm`'s array tasks on one node with several GPUs, started as Slurm starts them but
+# tools/gpu.sh slurm: `kw slurm`'s array tasks on one node with several GPUs, started as Slurm starts them but
 # without Slurm: one task per GPU at the same time (SLURM_ARRAY_TASK_ID = i,
 # CUDA_VISIBLE_DEVICES = i), then `kw slurm merge`; against one `kw tune` process over the same
 # captures on GPU 0. Both use the same options and a fresh compile cache each. The objective
 # is fixed (as in tools/slurm-check.sh), so both must pick the same winners; the wall times are
 # the two runs' own. Without nvidia-smi (no CUDA GPU: PoCL) the tasks share the one device.
-#   KW=/path/to/kw   the kw binary (default: target/release/kw, else target/debug/kw)
 #   OUT=DIR          where the transcript goes (default: the temporary directory)
-set -u
-root="$(cd "$(dirname "$0")/.." && pwd)"
-KW="${KW:-}"
-[ -z "$KW" ] && for k in "$root/target/release/kw" "$root/target/debug/kw"; do [ -x "$k" ] && { KW=$k; break; }; done
-[ -x "$KW" ] || { echo "slurm-gpus: no kw binary (set KW)"; exit 1; }
+
+sub_package() {
+  build_kw && copy_bin "$root/target/release/kw" "$dir/kw"
+}
+
+sub_run() (
+KW="$dir/kw"
 T=$(mktemp -d "${TMPDIR:-/tmp}/kw-slurm-gpus.XXXXXX"); cd "$T"
 O=${OUT:-$T}; mkdir -p "$O"
 exec > >(tee "$O/slurm-gpus.txt") 2>&1
@@ -74,3 +74,4 @@ w() { "$KW" wisdom show "$1/vector_add.json" | sed -nE 's/^#[0-9]+ +([^ ]+) .* m
 echo "merged:"; w "$T/shared/wisdom"
 echo "one process:"; w "$T/one"
 if [ "$(w "$T/shared/wisdom")" = "$(w "$T/one")" ]; then echo "slurm-gpus: SAME WINNERS"; else echo "slurm-gpus: WINNERS DIFFER"; exit 1; fi
+)

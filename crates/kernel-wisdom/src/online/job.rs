@@ -1,4 +1,6 @@
-//! The background tuning of one problem size: writes the capture of its first launch, runs
+//! The background tuning of one problem size: reads back the device copies of its first
+//! launch (made on the application's queue, [`kw_capture::record::snapshot_before`]), writes
+//! the capture, runs
 //! `kw tune` on it in a child process (which itself measures every candidate in a worker
 //! process under a watchdog: a hanging or crashing candidate is a failed result, never the
 //! application's problem), compiles the winner, hands it to the launches and publishes it.
@@ -6,6 +8,7 @@
 use super::shared::SizeFiles;
 use super::watch::{Tuned, Watch};
 use super::TuneSettings;
+use kw_capture::record::Deferred;
 use kw_capture::{CaptureJob, CaptureWriter};
 use kw_core::backend::Device;
 use kw_core::config::Config;
@@ -24,6 +27,8 @@ const EXITING: &str = "stopped: the application is exiting";
 /// Time added to a tuning's wall-time limit (device time / share) before the runtime stops
 /// it: the `kw tune` process's start, its first compile and the capture's load.
 const GRACE: Duration = Duration::from_secs(180);
+/// The name of the thread that reads the copies back, writes the capture and runs `kw tune`.
+pub(crate) const TUNING_THREAD: &str = "kw-online-tuning";
 
 /// What one size's online tuning did.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +75,6 @@ pub fn online_reports() -> Vec<OnlineReport> {
 
 /// One size's tuning, handed to its thread.
 pub(crate) struct Job {
-    pub(crate) capture: CaptureJob,
     pub(crate) files: SizeFiles,
     pub(crate) settings: TuneSettings,
     pub(crate) watch: Arc<Watch>,
@@ -79,23 +83,28 @@ pub(crate) struct Job {
     pub(crate) in_use: Config,
 }
 
-/// Starts the tuning on its own thread (and the exit hook that stops it).
-pub(crate) fn start(job: Job) {
+/// Starts the tuning of `capture`'s launch on its own thread (and the exit hook that stops
+/// it).
+pub(crate) fn start(job: Job, capture: Deferred) {
     crate::capture::install_exit_hook();
     let spawned = std::thread::Builder::new()
-        .name("kw-online-tuning".into())
-        .spawn(move || run(job));
+        .name(TUNING_THREAD.into())
+        .spawn(move || run(job, capture));
     if let Err(e) = spawned {
         kw_core::diag::error(&format!("online tuning: cannot start its thread: {e}"));
     }
 }
 
-fn run(job: Job) {
+fn run(job: Job, capture: Deferred) {
     let claim = job.watch.take_claim();
+    // The copies first, whatever tuning runs now: their device memory is freed at once.
+    let capture = capture
+        .finish(&job.def, job.device.info())
+        .map_err(|e| format!("reading the launch's copies back: {e}"));
     let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
     let what = job.files.describe();
     let shared = job.settings.ranks == super::TuneRanks::Shared;
-    match tune(&job) {
+    match capture.and_then(|c| tune(&job, &c)) {
         Ok(Some(report)) => {
             let share = report.busy.map_or(String::new(), |(b, w)| {
                 format!(
@@ -142,13 +151,13 @@ fn run(job: Job) {
     drop(claim);
 }
 
-/// The tuning; `Ok(None)`: nothing to do (another process published a result already).
-fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
+/// The tuning of the launch `c` captured; `Ok(None)`: nothing to do (another process
+/// published a result already).
+fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
     let shared = job.settings.ranks == super::TuneRanks::Shared;
     if !job.files.to_tune().map_err(|e| e.to_string())? {
         return Ok(None);
     }
-    let c = &job.capture;
     let capture = CaptureWriter::default()
         .write(&c.dir, &c.file_stem, &c.metadata, &c.buffers)
         .map_err(|e| format!("writing the capture: {e}"))?

@@ -9,11 +9,13 @@ use super::shared::SizeFiles;
 use super::watch::{Tuned, Watch};
 use super::TuneSettings;
 use kw_capture::record::Deferred;
-use kw_capture::{CaptureJob, CaptureWriter};
+use kw_capture::{CaptureJob, CaptureWriter, WriteOptions};
 use kw_core::backend::Device;
 use kw_core::config::Config;
 use kw_core::kernel_def::KernelDef;
 use kw_core::wisdom::{wisdom_file_name, WisdomFile, WisdomRecord};
+use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -158,7 +160,13 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
     if !job.files.to_tune().map_err(|e| e.to_string())? {
         return Ok(None);
     }
-    let capture = CaptureWriter::default()
+    // Compressed on this thread alone: a writer thread per processor (the default) would
+    // take the processors from the application's threads while it runs.
+    let options = WriteOptions {
+        threads: 1,
+        ..WriteOptions::default()
+    };
+    let capture = CaptureWriter::new(options)
         .write(&c.dir, &c.file_stem, &c.metadata, &c.buffers)
         .map_err(|e| format!("writing the capture: {e}"))?
         .path;
@@ -175,36 +183,31 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
         .create_new()
         .open(&out_path)
         .map_err(|e| format!("{}: {e}", out_path.display()))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| format!("{}: {e}", out_path.display()))?;
     let s = &job.settings;
     let wall = s.budget.device_time.div_f64(s.share);
-    let mut cmd = Command::new(&kw);
-    cmd.arg("tune")
-        .arg(&capture)
-        .args(["--budget", &s.budget.evaluations.to_string()])
-        .args([
-            "--max-device-time",
-            &format!("{}ms", s.budget.device_time.as_millis()),
-        ])
-        .args(["--max-share", &s.share.to_string()])
-        .args(["--time", &format!("{}ms", wall.as_millis().max(1))])
-        .arg("--wisdom-dir")
-        .arg(&wisdom_dir)
-        .arg("--log")
-        .arg(dir.join("tune.jsonl"))
-        .args(["--device", &job.device.info().name])
-        .args(["--compile-threads", "1"])
-        .arg("--stop-on-stdin-eof")
-        .current_dir(dir)
-        .env_remove(super::TUNE_ENV)
-        .env_remove(crate::CAPTURE_ENV)
-        .stdin(Stdio::piped())
-        .stdout(out)
-        .stderr(err);
-    let child = cmd
-        .spawn()
+    let mut args: Vec<OsString> = vec!["tune".into(), capture.into_os_string()];
+    let mut text = |v: &[&str]| args.extend(v.iter().map(OsString::from));
+    text(&["--budget", &s.budget.evaluations.to_string()]);
+    text(&[
+        "--max-device-time",
+        &format!("{}ms", s.budget.device_time.as_millis()),
+    ]);
+    text(&["--max-share", &s.share.to_string()]);
+    text(&["--time", &format!("{}ms", wall.as_millis().max(1))]);
+    text(&["--device", &job.device.info().name]);
+    text(&["--compile-threads", "1"]);
+    // One timed run per configuration, after one warm-up, each waited for on its own:
+    // `kw tune` enqueues a batch of runs without a host wait in between, and the
+    // application's launches then wait behind the whole batch (on a GPU shared by time
+    // slices, up to a slice) instead of behind one candidate's run.
+    text(&["--warmup", "1", "--samples", "1", "--stop-on-stdin-eof"]);
+    args.extend([
+        "--wisdom-dir".into(),
+        wisdom_dir.clone().into_os_string(),
+        "--log".into(),
+        dir.join("tune.jsonl").into_os_string(),
+    ]);
+    let child = spawn_tune(&kw, &args, dir, &out)
         .map_err(|e| format!("cannot run {}: {e}", kw.display()))?;
     let status = wait(child, wall + GRACE)?;
     let output = std::fs::read_to_string(&out_path).unwrap_or_default();
@@ -251,6 +254,34 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
         adopt_at,
         job_dir: dir.clone(),
     }))
+}
+
+/// Starts `kw tune` with `args` in `dir`, its output to `out`, its standard input a pipe (see
+/// [`RUNNING`]). On Unix it runs under `nice -n 10` where `nice` exists: its compiles, its
+/// capture's load and, on a CPU device, its candidates' runs then take the processors the
+/// application leaves (about a tenth of them when both want all), never the application's
+/// turn.
+fn spawn_tune(kw: &Path, args: &[OsString], dir: &Path, out: &File) -> std::io::Result<Child> {
+    let run = |program: &Path, prefix: &[&std::ffi::OsStr]| -> std::io::Result<Child> {
+        Command::new(program)
+            .args(prefix)
+            .args(args)
+            .current_dir(dir)
+            .env_remove(super::TUNE_ENV)
+            .env_remove(crate::CAPTURE_ENV)
+            .stdin(Stdio::piped())
+            .stdout(out.try_clone()?)
+            .stderr(out.try_clone()?)
+            .spawn()
+    };
+    // (A `kw` that does not exist is reported as such, not as `nice`'s failure.)
+    if cfg!(unix) && kw.is_file() {
+        let prefix = ["-n".as_ref(), "10".as_ref(), kw.as_os_str()];
+        if let Ok(child) = run(Path::new("nice"), &prefix) {
+            return Ok(child);
+        }
+    }
+    run(kw, &[])
 }
 
 /// Waits for `kw tune`, stopping it past `limit`; true when it succeeded.

@@ -14,7 +14,8 @@
 //! - the time of the launches that ran while the tuning ran (launch 2 to the switch) over the
 //!   time of the same launches of the run without tuning before it: the slowdown tuning
 //!   causes;
-//! - each run's first launch (selection, compile and, online, the capture's copies) and the
+//! - each run's first launch (selection, compile and, online, the capture's copies: the call
+//!   alone, what the application's thread spends, and until the device is done) and the
 //!   median, 99th and 99.9th percentiles and largest of the others, against the longest run
 //!   of one candidate (the largest timed sample in the tuning's results log);
 //! - while the tuning ran (launch 2 to the switch): the median, 99th percentile and largest
@@ -86,6 +87,7 @@ fn child(mode: &str) {
     let args = [c.arg(), a.arg(), b.arg(), (n as i32).into()];
     let ps = [n as i64, 1, 1];
     let mut times = Vec::with_capacity(launches as usize);
+    let mut first_call = 0.0;
     let mut starts = Vec::with_capacity(launches as usize);
     let began_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -97,6 +99,10 @@ fn child(mode: &str) {
     for i in 1..=launches {
         let t = Instant::now();
         kernel.launch(&args).unwrap();
+        if i == 1 {
+            // What the application's thread spends in the call (the launch itself runs on).
+            first_call = t.elapsed().as_secs_f64();
+        }
         device.synchronize().unwrap();
         times.push(t.elapsed().as_secs_f64());
         starts.push(t.duration_since(began).as_secs_f64());
@@ -135,7 +141,8 @@ fn child(mode: &str) {
     let pct = |p: f64| rest[((rest.len() - 1) as f64 * p).round() as usize];
     let report = online_reports().into_iter().next();
     println!(
-        "RESULT mode={mode} total_s={total:.6} first_s={first:.6} median_s={:.9} \
+        "RESULT mode={mode} total_s={total:.6} first_s={first:.6} \
+         first_call_s={first_call:.6} median_s={:.9} \
          p99_s={:.9} p999_s={:.9} max_s={:.9} switched={} \
          tuned={} start_unix={began_unix:.6} job={}",
         pct(0.5),
@@ -307,12 +314,16 @@ fn main() {
             sum(&t_off)
         );
     }
-    println!("launch times in ms (launch 1 apart): first, median, p99, p99.9, max");
+    println!(
+        "launch times in ms (launch 1 apart): first (the call alone, and until the device is \
+         done), median, p99, p99.9, max"
+    );
     for line in off.iter().chain(&on) {
-        let ms = |name: &str| field(line, name).parse::<f64>().unwrap() * 1e3;
+        let ms = |name: &str| field(line, name).parse::<f64>().unwrap_or(f64::NAN) * 1e3;
         println!(
-            "  {:<7} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            "  {:<7} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
             field(line, "mode"),
+            ms("first_call_s"),
             ms("first_s"),
             ms("median_s"),
             ms("p99_s"),

@@ -30,7 +30,7 @@ const EXITING: &str = "stopped: the application is exiting";
 /// it: the `kw tune` process's start, its first compile and the capture's load.
 const GRACE: Duration = Duration::from_secs(180);
 /// The name of the thread that reads the copies back, writes the capture and runs `kw tune`.
-pub(crate) const TUNING_THREAD: &str = "kw-online-tuning";
+const TUNING_THREAD: &str = "kw-online-tuning";
 
 /// What one size's online tuning did.
 #[derive(Clone, Debug, PartialEq)]
@@ -207,7 +207,7 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
         "--log".into(),
         dir.join("tune.jsonl").into_os_string(),
     ]);
-    let child = spawn_tune(&kw, &args, dir, &out)
+    let child = spawn_tune(&kw, &args, dir, &out, s.share)
         .map_err(|e| format!("cannot run {}: {e}", kw.display()))?;
     let status = wait(child, wall + GRACE)?;
     let output = std::fs::read_to_string(&out_path).unwrap_or_default();
@@ -256,12 +256,26 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
     }))
 }
 
+/// The niceness that gives a process about `share` of a processor that a process of niceness
+/// 0 wants too (Linux weighs niceness `n` by `1024 / 1.25^n`): 10 for a tenth, 0 from a half.
+fn niceness(share: f64) -> u32 {
+    let weight = share / (1.0 - share).max(1e-9);
+    let n = -weight.max(1e-9).ln() / 1.25f64.ln();
+    n.round().clamp(0.0, 19.0) as u32
+}
+
 /// Starts `kw tune` with `args` in `dir`, its output to `out`, its standard input a pipe (see
-/// [`RUNNING`]). On Unix it runs under `nice -n 10` where `nice` exists: its compiles, its
-/// capture's load and, on a CPU device, its candidates' runs then take the processors the
-/// application leaves (about a tenth of them when both want all), never the application's
-/// turn.
-fn spawn_tune(kw: &Path, args: &[OsString], dir: &Path, out: &File) -> std::io::Result<Child> {
+/// [`RUNNING`]). On Unix it runs under `nice` where that exists, at the niceness of the share
+/// ([`niceness`]): its compiles, its capture's load and, on a CPU device, its candidates' runs
+/// take the processors the application leaves, and about the share of those the application
+/// wants, never the application's turn.
+fn spawn_tune(
+    kw: &Path,
+    args: &[OsString],
+    dir: &Path,
+    out: &File,
+    share: f64,
+) -> std::io::Result<Child> {
     let run = |program: &Path, prefix: &[&std::ffi::OsStr]| -> std::io::Result<Child> {
         Command::new(program)
             .args(prefix)
@@ -276,7 +290,8 @@ fn spawn_tune(kw: &Path, args: &[OsString], dir: &Path, out: &File) -> std::io::
     };
     // (A `kw` that does not exist is reported as such, not as `nice`'s failure.)
     if cfg!(unix) && kw.is_file() {
-        let prefix = ["-n".as_ref(), "10".as_ref(), kw.as_os_str()];
+        let n = niceness(share).to_string();
+        let prefix = ["-n".as_ref(), n.as_ref(), kw.as_os_str()];
         if let Ok(child) = run(Path::new("nice"), &prefix) {
             return Ok(child);
         }
@@ -404,6 +419,20 @@ fn find_kw() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_niceness_gives_about_the_share() {
+        assert_eq!(niceness(0.1), 10);
+        assert_eq!(niceness(0.25), 5);
+        assert_eq!(niceness(0.5), 0);
+        assert_eq!(niceness(1.0), 0);
+        assert_eq!(niceness(0.001), 19);
+        for share in [0.05, 0.1, 0.2, 0.3] {
+            let w = 1024.0 / 1.25f64.powi(niceness(share) as i32);
+            let got = w / (w + 1024.0);
+            assert!((got - share).abs() < share * 0.15, "{share}: {got}");
+        }
+    }
 
     #[test]
     fn the_share_line_parses() {

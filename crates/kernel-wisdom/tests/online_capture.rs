@@ -10,133 +10,13 @@ mod common;
 #[path = "common/gated.rs"]
 mod gated;
 
-use gated::HANG_GUARD;
+use gated::{GatedDevice, HANG_GUARD};
 use kernel_wisdom::WisdomKernel;
 use kernel_wisdom::{bundled, set_tune_settings, DeviceBuffer, TuneMode, TuneSettings};
-use kw_core::backend::{
-    BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
-    Mem, Queue, RawMem, Snapshot,
-};
-use kw_core::{def_eval::Geometry, device::DeviceInfo};
+use kw_core::backend::Device;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::ThreadId;
+use std::sync::Arc;
 use std::time::Instant;
-
-/// What the snapshots saw: reads by thread, and whether the gate is open.
-#[derive(Default)]
-struct Seen {
-    /// Snapshots made, and the thread that made each.
-    made: Vec<ThreadId>,
-    /// Snapshot reads: the reading thread's name, and whether it is the thread that made
-    /// the snapshot.
-    reads: Vec<(String, bool)>,
-    open: bool,
-}
-
-#[derive(Default)]
-struct Gate {
-    seen: Mutex<Seen>,
-    changed: Condvar,
-}
-
-impl Gate {
-    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn open(&self) {
-        self.seen().open = true;
-        self.changed.notify_all();
-    }
-}
-
-/// A real device whose snapshots' read-backs wait for the gate (a read on the thread that
-/// made the snapshot, which would be the launch's, does not wait: it is recorded).
-struct HeldReads {
-    inner: Arc<dyn Device>,
-    gate: Arc<Gate>,
-}
-
-struct HeldSnapshot {
-    inner: Box<dyn Snapshot>,
-    gate: Arc<Gate>,
-    made_by: ThreadId,
-}
-
-impl Snapshot for HeldSnapshot {
-    fn read(self: Box<Self>) -> Result<Vec<Vec<u8>>, BackendError> {
-        let me = std::thread::current();
-        let same = me.id() == self.made_by;
-        let name = me.name().unwrap_or("unnamed").to_string();
-        let seen = self.gate.seen();
-        let mut seen = if same {
-            seen
-        } else {
-            self.gate
-                .changed
-                .wait_while(seen, |s| !s.open)
-                .unwrap_or_else(PoisonError::into_inner)
-        };
-        seen.reads.push((name, same));
-        drop(seen);
-        self.inner.read()
-    }
-}
-
-impl Device for HeldReads {
-    fn info(&self) -> &DeviceInfo {
-        self.inner.info()
-    }
-    fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
-        self.inner.compile(req)
-    }
-    fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {
-        self.inner.alloc(bytes)
-    }
-    fn launch_on(
-        &self,
-        queue: Queue<'_>,
-        kernel: &dyn CompiledKernel,
-        geometry: &Geometry,
-        args: &[KernelArg<'_>],
-        want_event: bool,
-    ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError> {
-        self.inner
-            .launch_on(queue, kernel, geometry, args, want_event)
-    }
-    fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
-        self.inner.synchronize_queue(queue)
-    }
-    fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError> {
-        self.inner.view(raw)
-    }
-    fn launch_timed(
-        &self,
-        kernel: &dyn CompiledKernel,
-        geometry: &Geometry,
-        args: &[KernelArg<'_>],
-    ) -> Result<f64, BackendError> {
-        self.inner.launch_timed(kernel, geometry, args)
-    }
-    fn synchronize(&self) -> Result<(), BackendError> {
-        self.inner.synchronize()
-    }
-    fn snapshot_on(
-        &self,
-        queue: Queue<'_>,
-        sources: &[(Mem<'_>, usize)],
-    ) -> Result<Box<dyn Snapshot>, BackendError> {
-        let inner = self.inner.snapshot_on(queue, sources)?;
-        let made_by = std::thread::current().id();
-        self.gate.seen().made.push(made_by);
-        Ok(Box::new(HeldSnapshot {
-            inner,
-            gate: Arc::clone(&self.gate),
-            made_by,
-        }))
-    }
-}
 
 /// The capture files under `dir` (recursively).
 fn captures(dir: &Path) -> Vec<PathBuf> {
@@ -180,11 +60,10 @@ fn the_first_launch_only_enqueues_copies_and_the_capture_holds_its_inputs() {
     settings.dir = Some(online.clone());
     set_tune_settings(settings);
 
-    let gate = Arc::new(Gate::default());
-    let device: Arc<dyn Device> = Arc::new(HeldReads {
-        inner: real,
-        gate: Arc::clone(&gate),
-    });
+    // No configuration is gated: only the snapshots' read-backs are held.
+    let gated = GatedDevice::new(real, "no-such-define", "-", false).with_held_snapshots();
+    let gate = gated.snapshots().expect("held snapshots");
+    let device: Arc<dyn Device> = Arc::new(gated);
     let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), Arc::clone(&device))
         .unwrap()
         .with_wisdom_dir(root.join("wisdom"));

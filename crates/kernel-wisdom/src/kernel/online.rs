@@ -171,8 +171,17 @@ impl WisdomKernel {
         args: &[KernelArg<'_>],
     ) -> Arc<Selected> {
         if let Some(k) = kernel {
-            // Compiled by the tuning: `make_selected` below finds it.
-            let _ = self.compile_slot(&config).set(Ok(Arc::clone(k)));
+            // Compiled by the tuning, without the constant symbols: written here as `compile`
+            // does (when that fails, `make_selected` compiles it again and says why).
+            let written = if self.def.symbols.is_empty() {
+                Ok(())
+            } else {
+                self.symbols.adopt(self.device.as_ref(), k)
+            };
+            if written.is_ok() {
+                // `make_selected` below finds it.
+                let _ = self.compile_slot(&config).set(Ok(Arc::clone(k)));
+            }
         }
         let made = self
             .validate(&config)

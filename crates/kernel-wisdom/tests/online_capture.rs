@@ -10,6 +10,7 @@ mod common;
 #[path = "common/gated.rs"]
 mod gated;
 
+use common::floats;
 use gated::{GatedDevice, HANG_GUARD};
 use kernel_wisdom::WisdomKernel;
 use kernel_wisdom::{bundled, set_tune_settings, DeviceBuffer, TuneMode, TuneSettings};
@@ -33,13 +34,6 @@ fn captures(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-fn floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 #[test]

@@ -221,22 +221,7 @@ impl Device for CudaDevice {
         let stream = self.cu_stream(queue)?;
         let mut raw = Vec::with_capacity(sources.len());
         for (i, (mem, bytes)) in sources.iter().enumerate() {
-            let foreign = || BackendError::Foreign {
-                backend: BackendKind::Cuda,
-                what: format!("buffer {i} to copy"),
-            };
-            let ptr = match mem {
-                Mem::Device(m) => m
-                    .as_any()
-                    .downcast_ref::<CudaMemory>()
-                    .filter(|m| Arc::ptr_eq(m.context(), &self.ctx))
-                    .ok_or_else(foreign)?
-                    .device_ptr(),
-                Mem::Raw(r) => match r.handle() {
-                    RawHandle::Cuda(p) => p,
-                    _ => return Err(foreign()),
-                },
-            };
+            let ptr = crate::memory::mem_ptr(mem, &self.ctx, || format!("buffer {i} to copy"))?;
             raw.push((ptr, mem.len_bytes(), *bytes));
         }
         // SAFETY: the stream is live (the `Queue`'s constructor vouched for it); device

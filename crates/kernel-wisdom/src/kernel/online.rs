@@ -113,8 +113,16 @@ impl WisdomKernel {
             .join(format!("{stem}-{}", std::process::id()));
         let files = self.size_files(&dir, ps);
         let device = self.device.as_ref();
+        let shared = settings.ranks == TuneRanks::Shared;
         let not_tuned = |e: &dyn std::fmt::Display| {
             watch.finished_without_result();
+            drop(watch.take_claim());
+            if shared {
+                // The others stop waiting for it, as for a failed tuning (`job::run`).
+                if let Err(e) = files.mark_failed() {
+                    kw_core::diag::error(&format!("online tuning of {}: {e}", files.describe()));
+                }
+            }
             kw_core::diag::warn(&format!(
                 "online tuning of {}: not tuned: {e} (launches never wait for tuning, so the \
                  buffers are not copied to the host instead; `KW_TUNE=record` captures the size \

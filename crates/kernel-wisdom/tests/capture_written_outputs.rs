@@ -5,17 +5,11 @@
 
 mod common;
 
+use common::floats;
 use kernel_wisdom::{bundled, flush_captures, DeviceBuffer, WisdomKernel};
 use kernel_wisdom::{set_capture_settings, CaptureSettings};
 use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
-
-fn floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
 
 #[test]
 fn an_unchanged_output_is_still_recorded() {

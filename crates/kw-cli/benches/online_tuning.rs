@@ -14,9 +14,17 @@
 //! - the time of the launches that ran while the tuning ran (launch 2 to the switch) over the
 //!   time of the same launches of the run without tuning before it: the slowdown tuning
 //!   causes;
-//! - each run's first launch (selection, compile and, online, the capture's copies) and the
+//! - each run's first launch (selection, compile and, online, the capture's copies: the call
+//!   alone, what the application's thread spends, and until the device is done) and the
 //!   median, 99th and 99.9th percentiles and largest of the others, against the longest run
 //!   of one candidate (the largest timed sample in the tuning's results log);
+//! - while the tuning ran (launch 2 to the switch): the median, 99th percentile and largest
+//!   single launch of the online run and of the same launches of the run without tuning, the
+//!   delay (online launch minus the median launch without tuning) at the 99th percentile and
+//!   at the largest, against the longest run of one candidate (the bar: no launch delayed by
+//!   more than one candidate's run), a histogram of the launches by their time over that
+//!   median, and the slowest launches with when they happened (seconds from the loop's start)
+//!   next to when the capture was written and `kw tune` started;
 //! - the launch from which the tuned configuration was in use (`-` when the tuning had not
 //!   ended within the loop);
 //! - how close the online result is to offline `kw tune` with the same budget on the same
@@ -29,6 +37,9 @@ use kw_core::device::BackendKind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+
+#[path = "online_tuning/delays.rs"]
+mod delays;
 
 const CHILD: &str = "KW_BENCH_ONLINE_CHILD";
 
@@ -76,14 +87,25 @@ fn child(mode: &str) {
     let args = [c.arg(), a.arg(), b.arg(), (n as i32).into()];
     let ps = [n as i64, 1, 1];
     let mut times = Vec::with_capacity(launches as usize);
+    let mut first_call = 0.0;
+    let mut starts = Vec::with_capacity(launches as usize);
+    let began_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
     let mut start_config: Option<Config> = None;
     let mut switched: Option<u64> = None;
     let began = Instant::now();
     for i in 1..=launches {
         let t = Instant::now();
         kernel.launch(&args).unwrap();
+        if i == 1 {
+            // What the application's thread spends in the call (the launch itself runs on).
+            first_call = t.elapsed().as_secs_f64();
+        }
         device.synchronize().unwrap();
         times.push(t.elapsed().as_secs_f64());
+        starts.push(t.duration_since(began).as_secs_f64());
         if switched.is_none() && (i == 1 || i % 16 == 0) {
             let now = kernel.config_for(&ps);
             match &start_config {
@@ -103,7 +125,11 @@ fn child(mode: &str) {
     }
     let total = began.elapsed().as_secs_f64();
     if let Ok(path) = std::env::var("KW_BENCH_TIMES") {
-        let text: Vec<String> = times.iter().map(|t| format!("{t:.9}")).collect();
+        let text: Vec<String> = times
+            .iter()
+            .zip(&starts)
+            .map(|(t, s)| format!("{t:.9} {s:.6}"))
+            .collect();
         std::fs::write(path, text.join("\n")).unwrap();
     }
     let out = c.to_vec().unwrap();
@@ -115,9 +141,10 @@ fn child(mode: &str) {
     let pct = |p: f64| rest[((rest.len() - 1) as f64 * p).round() as usize];
     let report = online_reports().into_iter().next();
     println!(
-        "RESULT mode={mode} total_s={total:.6} first_s={first:.6} median_s={:.9} \
+        "RESULT mode={mode} total_s={total:.6} first_s={first:.6} \
+         first_call_s={first_call:.6} median_s={:.9} \
          p99_s={:.9} p999_s={:.9} max_s={:.9} switched={} \
-         tuned={} job={}",
+         tuned={} start_unix={began_unix:.6} job={}",
         pct(0.5),
         pct(0.99),
         pct(0.999),
@@ -175,6 +202,14 @@ fn longest_candidate(log: &Path) -> Option<f64> {
         .filter_map(|s| s.as_f64())
         .reduce(f64::max)
         .map(|ms| ms / 1e3)
+}
+
+/// The job directory of an online run (its capture, results log and `kw tune` output).
+fn job_dir(online: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(online.join("jobs"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.is_dir())
 }
 
 fn main() {
@@ -250,13 +285,19 @@ fn main() {
     );
     // While the tuning runs: the same launches (2 to the switch) of each online run and of the
     // off run before it.
-    let read = |name: String| -> Vec<f64> {
+    // Each line: a launch's time and its start (seconds from the loop's start).
+    let read_with_starts = |name: String| -> Vec<(f64, f64)> {
         std::fs::read_to_string(root.join(name))
             .unwrap()
             .lines()
-            .map(|l| l.parse().unwrap())
+            .map(|l| {
+                let mut w = l.split_whitespace().map(|v| v.parse::<f64>().unwrap());
+                (w.next().unwrap(), w.next().unwrap_or(0.0))
+            })
             .collect()
     };
+    let read =
+        |name: String| -> Vec<f64> { read_with_starts(name).into_iter().map(|(t, _)| t).collect() };
     for (r, line) in on.iter().enumerate() {
         let (t_on, t_off) = (read(format!("on-{r}.txt")), read(format!("off-{r}.txt")));
         let until = field(line, "switched")
@@ -273,12 +314,16 @@ fn main() {
             sum(&t_off)
         );
     }
-    println!("launch times in ms (launch 1 apart): first, median, p99, p99.9, max");
+    println!(
+        "launch times in ms (launch 1 apart): first (the call alone, and until the device is \
+         done), median, p99, p99.9, max"
+    );
     for line in off.iter().chain(&on) {
-        let ms = |name: &str| field(line, name).parse::<f64>().unwrap() * 1e3;
+        let ms = |name: &str| field(line, name).parse::<f64>().unwrap_or(f64::NAN) * 1e3;
         println!(
-            "  {:<7} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            "  {:<7} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
             field(line, "mode"),
+            ms("first_call_s"),
             ms("first_s"),
             ms("median_s"),
             ms("p99_s"),
@@ -287,8 +332,10 @@ fn main() {
         );
     }
     for (i, line) in on.iter().enumerate() {
-        let job = PathBuf::from(field(line, "job"));
-        let candidate = longest_candidate(&job.join("tune.jsonl"));
+        let job = job_dir(&root.join(format!("online-{i}")));
+        let candidate = job
+            .as_deref()
+            .and_then(|j| longest_candidate(&j.join("tune.jsonl")));
         println!(
             "online run {}: tuned configuration {{{}}} in use from launch {}; longest run of one \
              candidate {}",
@@ -297,9 +344,26 @@ fn main() {
             field(line, "switched"),
             candidate.map_or("-".into(), |c| format!("{:.3} ms", c * 1e3))
         );
+        let t_on = read_with_starts(format!("on-{i}.txt"));
+        let t_off = read(format!("off-{i}.txt"));
+        let start = field(line, "start_unix").parse::<f64>().unwrap_or(0.0);
+        delays::report(&delays::Run {
+            index: i + 1,
+            online: &t_on,
+            off: &t_off,
+            switched: field(line, "switched").parse().ok(),
+            candidate,
+            events: job
+                .as_deref()
+                .map(|j| delays::job_events(j, start))
+                .unwrap_or_default(),
+        });
     }
     // Offline `kw tune` with the same budget on the first online run's capture.
-    let job = PathBuf::from(field(&on[0], "job"));
+    let Some(job) = job_dir(&root.join("online-0")) else {
+        println!("offline comparison: no capture (the online tuning did not run)");
+        return;
+    };
     let capture = std::fs::read_dir(&job).ok().and_then(|d| {
         d.filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.extension().is_some_and(|e| e == "kwcap"))

@@ -500,11 +500,64 @@ pub trait Device: Send + Sync {
             ),
         })
     }
+    /// Enqueues on `queue` (after the work already there and the events it names) a
+    /// device-to-device copy of the first `bytes` bytes of each source into device memory the
+    /// returned [`Snapshot`] owns, and returns without waiting: work enqueued on `queue` later
+    /// runs after the copies, so the caller may overwrite the sources at once. The snapshot
+    /// is read back on another thread ([`Snapshot::read`]), without holding up `queue`.
+    ///
+    /// The default (backends without device-side copies) waits for `queue` and copies to the
+    /// host here.
+    fn snapshot_on(
+        &self,
+        queue: Queue<'_>,
+        sources: &[(Mem<'_>, usize)],
+    ) -> Result<Box<dyn Snapshot>, BackendError> {
+        self.synchronize_queue(queue)?;
+        let mut contents = Vec::with_capacity(sources.len());
+        for (mem, bytes) in sources {
+            let mut out = host_vec(*bytes)?;
+            match mem {
+                Mem::Device(m) => m.read(0, &mut out)?,
+                Mem::Raw(r) => self.view(*r)?.read(0, &mut out)?,
+            }
+            contents.push(out);
+        }
+        Ok(Box::new(HostSnapshot(contents)))
+    }
     /// The on-disk compile cache [`Device::compile`] goes through, where the backend has one
     /// (its counters say how many compiles ran and how many were served from disk).
     fn compile_cache(&self) -> Option<&Arc<crate::compile_cache::CompileCache>> {
         None
     }
+}
+
+/// Device copies of buffers made on a queue by [`Device::snapshot_on`], to read back later.
+pub trait Snapshot: Send {
+    /// Waits until the copies are made and reads them to the host, in the order of the
+    /// sources. Only the calling thread waits: the queue the copies were made on goes on.
+    fn read(self: Box<Self>) -> Result<Vec<Vec<u8>>, BackendError>;
+}
+
+/// A snapshot already on the host (what the default [`Device::snapshot_on`] makes).
+pub struct HostSnapshot(pub Vec<Vec<u8>>);
+
+impl Snapshot for HostSnapshot {
+    fn read(self: Box<Self>) -> Result<Vec<Vec<u8>>, BackendError> {
+        Ok(self.0)
+    }
+}
+
+/// `bytes` zeroed bytes on the host, or an error (never an abort) when they cannot be
+/// allocated.
+pub fn host_vec(bytes: usize) -> Result<Vec<u8>, BackendError> {
+    let mut v: Vec<u8> = Vec::new();
+    v.try_reserve_exact(bytes).map_err(|_| BackendError::Api {
+        op: "host allocation",
+        message: format!("{bytes} bytes could not be allocated"),
+    })?;
+    v.resize(bytes, 0);
+    Ok(v)
 }
 
 /// A compiled kernel, ready to launch on the device that compiled it.

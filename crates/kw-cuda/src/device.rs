@@ -10,7 +10,7 @@ use crate::probe::DriverVersion;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
-    Queue, RawHandle, RawMem, RawQueue,
+    Mem, Queue, RawHandle, RawMem, RawQueue, Snapshot,
 };
 use kw_core::compile_cache::{CacheKey, CompileCache, Entry, Label};
 use kw_core::def_eval::Geometry;
@@ -211,6 +211,24 @@ impl Device for CudaDevice {
         // to this device's context, which is current.
         unsafe { cudarc::driver::result::stream::synchronize(stream) }
             .map_err(api("cuStreamSynchronize"))
+    }
+
+    fn snapshot_on(
+        &self,
+        queue: Queue<'_>,
+        sources: &[(Mem<'_>, usize)],
+    ) -> Result<Box<dyn Snapshot>, BackendError> {
+        let stream = self.cu_stream(queue)?;
+        let mut raw = Vec::with_capacity(sources.len());
+        for (i, (mem, bytes)) in sources.iter().enumerate() {
+            let ptr = crate::memory::mem_ptr(mem, &self.ctx, || format!("buffer {i} to copy"))?;
+            raw.push((ptr, mem.len_bytes(), *bytes));
+        }
+        // SAFETY: the stream is live (the `Queue`'s constructor vouched for it); device
+        // memory was checked to be this context's, raw memory was vouched for by `RawMem`'s
+        // constructor.
+        let snapshot = unsafe { crate::snapshot::CudaSnapshot::enqueue(&self.ctx, stream, &raw) }?;
+        Ok(Box::new(snapshot))
     }
 
     fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError> {

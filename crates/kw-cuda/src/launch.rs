@@ -1,9 +1,9 @@
 //! Packing [`KernelArg`]s into `cuLaunchKernel`'s parameter array, without allocating.
 
 use crate::kernel::CudaKernel;
-use crate::memory::CudaMemory;
+use crate::memory::mem_ptr;
 use cudarc::driver::{result, sys, CudaContext};
-use kw_core::backend::{BackendError, KernelArg, Mem, RawHandle};
+use kw_core::backend::{BackendError, KernelArg};
 use kw_core::def_eval::Geometry;
 use kw_core::device::BackendKind;
 use std::ffi::c_void;
@@ -72,22 +72,7 @@ fn launch_with(
     for (i, arg) in args.iter().enumerate() {
         let size = match arg {
             KernelArg::Buffer { mem, .. } => {
-                let foreign = || BackendError::Foreign {
-                    backend: BackendKind::Cuda,
-                    what: format!("buffer for argument {i}"),
-                };
-                let ptr = match mem {
-                    Mem::Device(m) => m
-                        .as_any()
-                        .downcast_ref::<CudaMemory>()
-                        .filter(|m| Arc::ptr_eq(m.context(), ctx))
-                        .ok_or_else(foreign)?
-                        .device_ptr(),
-                    Mem::Raw(r) => match r.handle() {
-                        RawHandle::Cuda(p) => p,
-                        _ => return Err(foreign()),
-                    },
-                };
+                let ptr = mem_ptr(mem, ctx, || format!("buffer for argument {i}"))?;
                 slots[i].write(ptr);
                 if let Some(Err(message)) = arg.checked_bytes() {
                     return Err(arg_err(i, message));

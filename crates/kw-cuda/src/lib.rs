@@ -47,6 +47,7 @@ mod launch;
 mod memory;
 mod nvrtc_lib;
 pub mod probe;
+mod snapshot;
 
 pub use attach::{slice_arg, stream_queue};
 pub use backend::CudaBackend;

@@ -3,7 +3,7 @@
 
 use crate::error::api;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
-use kw_core::backend::{check_range, BackendError, DeviceMemory};
+use kw_core::backend::{check_range, BackendError, DeviceMemory, Mem, RawHandle};
 use kw_core::device::BackendKind;
 use std::any::Any;
 use std::sync::Arc;
@@ -98,6 +98,32 @@ impl CudaMemory {
         self.stream
             .synchronize()
             .map_err(api("cuStreamSynchronize"))
+    }
+}
+
+/// The device pointer behind a buffer of context `ctx` (memory allocated through this backend,
+/// or the application's by raw handle); `what` names it when it belongs elsewhere.
+#[inline]
+pub(crate) fn mem_ptr(
+    mem: &Mem<'_>,
+    ctx: &Arc<CudaContext>,
+    what: impl Fn() -> String,
+) -> Result<sys::CUdeviceptr, BackendError> {
+    let foreign = || BackendError::Foreign {
+        backend: BackendKind::Cuda,
+        what: what(),
+    };
+    match mem {
+        Mem::Device(m) => m
+            .as_any()
+            .downcast_ref::<CudaMemory>()
+            .filter(|m| Arc::ptr_eq(m.context(), ctx))
+            .map(CudaMemory::device_ptr)
+            .ok_or_else(foreign),
+        Mem::Raw(r) => match r.handle() {
+            RawHandle::Cuda(p) => Ok(p),
+            _ => Err(foreign()),
+        },
     }
 }
 

@@ -5,7 +5,7 @@ use crate::memory::ClMemory;
 use crate::program::{compile, ClKernel, ParamSpace};
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
-    Mem, Queue, RawHandle, RawMem, RawQueue,
+    Mem, Queue, RawHandle, RawMem, RawQueue, Snapshot,
 };
 use kw_core::compile_cache::CompileCache;
 use kw_core::{def_eval::Geometry, device::BackendKind, device::DeviceInfo};
@@ -437,6 +437,25 @@ impl Device for ClDevice {
     fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
         let q = self.raw_queue(queue)?;
         opencl3::command_queue::finish(q).map_err(|e| api("clFinish", e.into()))
+    }
+
+    fn snapshot_on(
+        &self,
+        queue: Queue<'_>,
+        sources: &[(Mem<'_>, usize)],
+    ) -> Result<Box<dyn Snapshot>, BackendError> {
+        let raw_queue = self.raw_queue(queue)?;
+        let mut raw = Vec::with_capacity(sources.len());
+        for (i, (mem, bytes)) in sources.iter().enumerate() {
+            raw.push((self.mem_handle(mem, i)?, mem.len_bytes(), *bytes));
+        }
+        // SAFETY: the queue and its events are live (the `Queue`'s constructor vouched for
+        // them); device memory was checked to be this context's, raw memory was vouched for
+        // by `RawMem`'s constructor.
+        let snapshot = unsafe {
+            crate::snapshot::ClSnapshot::enqueue(&self.shared, raw_queue, queue.wait_list(), &raw)
+        }?;
+        Ok(Box::new(snapshot))
     }
 
     fn view(&self, raw: RawMem) -> Result<Box<dyn DeviceMemory>, BackendError> {

@@ -222,3 +222,48 @@ fn objects_of_another_device_are_refused() {
     let err = d1.launch(k.as_ref(), &g, &[buf.arg()]).unwrap_err();
     assert!(matches!(err, BackendError::Foreign { .. }), "{err}");
 }
+
+/// The memory behind a buffer argument.
+fn mem_of(arg: KernelArg<'_>) -> kw_core::backend::Mem<'_> {
+    match arg {
+        KernelArg::Buffer { mem, .. } => mem,
+        KernelArg::Scalar(_) => unreachable!("a buffer"),
+    }
+}
+
+#[test]
+fn snapshots_keep_the_contents_at_their_place_on_the_queue_and_read_back_elsewhere() {
+    let Some(dev) = device() else {
+        return;
+    };
+    let first: Vec<u32> = (0..1000).collect();
+    let second: Vec<u32> = (0..100).map(|i| i * 7 + 1).collect();
+    let a = DeviceBuffer::from_slice(dev.as_ref(), &first).unwrap();
+    let b = DeviceBuffer::from_slice(dev.as_ref(), &second).unwrap();
+    let queue = kw_core::backend::Queue::DEFAULT;
+    let sources = [
+        (mem_of(a.arg()), 4000),
+        (mem_of(b.arg()), 40),
+        (mem_of(b.arg()), 0),
+    ];
+    let snapshot = dev.snapshot_on(queue, &sources).unwrap();
+    // Overwritten at once, on the same queue: the copies were enqueued before.
+    a.write(&vec![0; 1000]).unwrap();
+    b.write(&vec![5; 100]).unwrap();
+    let got = std::thread::spawn(move || snapshot.read())
+        .join()
+        .unwrap()
+        .unwrap();
+    let bytes = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_ne_bytes()).collect() };
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0], bytes(&first));
+    assert_eq!(got[1], bytes(&second[..10]));
+    assert!(got[2].is_empty());
+    assert_eq!(a.to_vec().unwrap(), vec![0; 1000]);
+    // More bytes than the source holds: refused, nothing copied.
+    let err = dev
+        .snapshot_on(queue, &[(mem_of(b.arg()), 404)])
+        .err()
+        .expect("out of range");
+    assert!(matches!(err, BackendError::OutOfRange { .. }), "{err}");
+}

@@ -9,6 +9,7 @@ use crate::online::job::{self, Job};
 use crate::online::shared::SizeFiles;
 use crate::online::watch::{Turn, Watch};
 use crate::online::{self as tune, TuneRanks};
+use kw_capture::record;
 use kw_core::backend::{CompiledKernel, KernelArg, Queue};
 use kw_core::config::Config;
 use std::sync::{Arc, PoisonError};
@@ -82,9 +83,12 @@ impl WisdomKernel {
             .map(|(_, event)| event)
     }
 
-    /// The first launch, in the process that tunes the size: launched with the copies of a
-    /// capture, which goes to the tuning (its inputs copied before this launch, its outputs
-    /// the reference that candidates are verified against).
+    /// The first launch, in the process that tunes the size: the buffers are copied on the
+    /// device, on the launch's queue, before the launch (the candidates' inputs) and after it
+    /// (the reference every candidate is verified against), into memory the tuning owns; the
+    /// tuning's thread reads them back, writes the capture and runs `kw tune`. This thread
+    /// only enqueues: no host copy, no wait, no file. When the copies cannot be made (no
+    /// device memory for them), the size is not tuned, and the warning says so.
     fn launch_for_tuning(
         &self,
         queue: Queue<'_>,
@@ -108,26 +112,58 @@ impl WisdomKernel {
             .join("jobs")
             .join(format!("{stem}-{}", std::process::id()));
         let files = self.size_files(&dir, ps);
-        let mut handed = false;
-        let sink = |capture, config: &Config| {
-            handed = true;
-            job::start(Job {
-                capture,
-                files,
-                settings,
-                watch: Arc::clone(watch),
-                def: Arc::clone(&self.def),
-                device: Arc::clone(&self.device),
-                in_use: config.clone(),
-            });
-            Ok(())
-        };
-        let result = self.launch_recorded(queue, selected, ps, args, job_dir, want_event, sink);
-        if !handed {
-            // The capture failed (reported): no tuning.
+        let device = self.device.as_ref();
+        let shared = settings.ranks == TuneRanks::Shared;
+        let not_tuned = |e: &dyn std::fmt::Display| {
             watch.finished_without_result();
+            drop(watch.take_claim());
+            if shared {
+                // The others stop waiting for it, as for a failed tuning (`job::run`).
+                if let Err(e) = files.mark_failed() {
+                    kw_core::diag::error(&format!("online tuning of {}: {e}", files.describe()));
+                }
+            }
+            kw_core::diag::warn(&format!(
+                "online tuning of {}: not tuned: {e} (launches never wait for tuning, so the \
+                 buffers are not copied to the host instead; `KW_TUNE=record` captures the size \
+                 for `kw tune`)",
+                files.describe()
+            ));
+        };
+        let before = self
+            .def
+            .buffer_lens(args, ps, Some(device.info()))
+            .map_err(record::RecordError::from)
+            .and_then(|lens| record::snapshot_before(job_dir, device, queue, args, &lens))
+            .map(|b| b.with_symbols(self.symbols.values(&self.def)))
+            .inspect_err(|e| not_tuned(e))
+            .ok();
+        let launched = self.launch_or_fall_back(queue, selected, ps, args, want_event);
+        let (fallback, event) = match launched {
+            Ok(l) => l,
+            Err(e) => {
+                watch.finished_without_result();
+                return Err(e);
+            }
+        };
+        if let Some(before) = before {
+            let config = &fallback.as_deref().unwrap_or(selected).config;
+            match record::snapshot_after(before, device, queue, config, ps, args) {
+                Ok(capture) => job::start(
+                    Job {
+                        files,
+                        settings,
+                        watch: Arc::clone(watch),
+                        def: Arc::clone(&self.def),
+                        device: Arc::clone(&self.device),
+                        in_use: config.clone(),
+                    },
+                    capture,
+                ),
+                Err(e) => not_tuned(&e),
+            }
         }
-        result
+        Ok(event)
     }
 
     /// Switches a size to `config` (with its compiled kernel when the tuning made it):
@@ -143,8 +179,17 @@ impl WisdomKernel {
         args: &[KernelArg<'_>],
     ) -> Arc<Selected> {
         if let Some(k) = kernel {
-            // Compiled by the tuning: `make_selected` below finds it.
-            let _ = self.compile_slot(&config).set(Ok(Arc::clone(k)));
+            // Compiled by the tuning, without the constant symbols: written here as `compile`
+            // does (when that fails, `make_selected` compiles it again and says why).
+            let written = if self.def.symbols.is_empty() {
+                Ok(())
+            } else {
+                self.symbols.adopt(self.device.as_ref(), k)
+            };
+            if written.is_ok() {
+                // `make_selected` below finds it.
+                let _ = self.compile_slot(&config).set(Ok(Arc::clone(k)));
+            }
         }
         let made = self
             .validate(&config)

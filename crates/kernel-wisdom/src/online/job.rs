@@ -1,4 +1,6 @@
-//! The background tuning of one problem size: writes the capture of its first launch, runs
+//! The background tuning of one problem size: reads back the device copies of its first
+//! launch (made on the application's queue, [`kw_capture::record::snapshot_before`]), writes
+//! the capture, runs
 //! `kw tune` on it in a child process (which itself measures every candidate in a worker
 //! process under a watchdog: a hanging or crashing candidate is a failed result, never the
 //! application's problem), compiles the winner, hands it to the launches and publishes it.
@@ -6,11 +8,14 @@
 use super::shared::SizeFiles;
 use super::watch::{Tuned, Watch};
 use super::TuneSettings;
-use kw_capture::{CaptureJob, CaptureWriter};
+use kw_capture::record::Deferred;
+use kw_capture::{CaptureJob, CaptureWriter, WriteOptions};
 use kw_core::backend::Device;
 use kw_core::config::Config;
 use kw_core::kernel_def::KernelDef;
 use kw_core::wisdom::{wisdom_file_name, WisdomFile, WisdomRecord};
+use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,6 +29,8 @@ const EXITING: &str = "stopped: the application is exiting";
 /// Time added to a tuning's wall-time limit (device time / share) before the runtime stops
 /// it: the `kw tune` process's start, its first compile and the capture's load.
 const GRACE: Duration = Duration::from_secs(180);
+/// The name of the thread that reads the copies back, writes the capture and runs `kw tune`.
+const TUNING_THREAD: &str = "kw-online-tuning";
 
 /// What one size's online tuning did.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +77,6 @@ pub fn online_reports() -> Vec<OnlineReport> {
 
 /// One size's tuning, handed to its thread.
 pub(crate) struct Job {
-    pub(crate) capture: CaptureJob,
     pub(crate) files: SizeFiles,
     pub(crate) settings: TuneSettings,
     pub(crate) watch: Arc<Watch>,
@@ -79,23 +85,28 @@ pub(crate) struct Job {
     pub(crate) in_use: Config,
 }
 
-/// Starts the tuning on its own thread (and the exit hook that stops it).
-pub(crate) fn start(job: Job) {
+/// Starts the tuning of `capture`'s launch on its own thread (and the exit hook that stops
+/// it).
+pub(crate) fn start(job: Job, capture: Deferred) {
     crate::capture::install_exit_hook();
     let spawned = std::thread::Builder::new()
-        .name("kw-online-tuning".into())
-        .spawn(move || run(job));
+        .name(TUNING_THREAD.into())
+        .spawn(move || run(job, capture));
     if let Err(e) = spawned {
         kw_core::diag::error(&format!("online tuning: cannot start its thread: {e}"));
     }
 }
 
-fn run(job: Job) {
+fn run(job: Job, capture: Deferred) {
     let claim = job.watch.take_claim();
+    // The copies first, whatever tuning runs now: their device memory is freed at once.
+    let capture = capture
+        .finish(&job.def, job.device.info())
+        .map_err(|e| format!("reading the launch's copies back: {e}"));
     let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
     let what = job.files.describe();
     let shared = job.settings.ranks == super::TuneRanks::Shared;
-    match tune(&job) {
+    match capture.and_then(|c| tune(&job, &c)) {
         Ok(Some(report)) => {
             let share = report.busy.map_or(String::new(), |(b, w)| {
                 format!(
@@ -142,14 +153,20 @@ fn run(job: Job) {
     drop(claim);
 }
 
-/// The tuning; `Ok(None)`: nothing to do (another process published a result already).
-fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
+/// The tuning of the launch `c` captured; `Ok(None)`: nothing to do (another process
+/// published a result already).
+fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
     let shared = job.settings.ranks == super::TuneRanks::Shared;
     if !job.files.to_tune().map_err(|e| e.to_string())? {
         return Ok(None);
     }
-    let c = &job.capture;
-    let capture = CaptureWriter::default()
+    // Compressed on this thread alone: a writer thread per processor (the default) would
+    // take the processors from the application's threads while it runs.
+    let options = WriteOptions {
+        threads: 1,
+        ..WriteOptions::default()
+    };
+    let capture = CaptureWriter::new(options)
         .write(&c.dir, &c.file_stem, &c.metadata, &c.buffers)
         .map_err(|e| format!("writing the capture: {e}"))?
         .path;
@@ -166,36 +183,31 @@ fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
         .create_new()
         .open(&out_path)
         .map_err(|e| format!("{}: {e}", out_path.display()))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| format!("{}: {e}", out_path.display()))?;
     let s = &job.settings;
     let wall = s.budget.device_time.div_f64(s.share);
-    let mut cmd = Command::new(&kw);
-    cmd.arg("tune")
-        .arg(&capture)
-        .args(["--budget", &s.budget.evaluations.to_string()])
-        .args([
-            "--max-device-time",
-            &format!("{}ms", s.budget.device_time.as_millis()),
-        ])
-        .args(["--max-share", &s.share.to_string()])
-        .args(["--time", &format!("{}ms", wall.as_millis().max(1))])
-        .arg("--wisdom-dir")
-        .arg(&wisdom_dir)
-        .arg("--log")
-        .arg(dir.join("tune.jsonl"))
-        .args(["--device", &job.device.info().name])
-        .args(["--compile-threads", "1"])
-        .arg("--stop-on-stdin-eof")
-        .current_dir(dir)
-        .env_remove(super::TUNE_ENV)
-        .env_remove(crate::CAPTURE_ENV)
-        .stdin(Stdio::piped())
-        .stdout(out)
-        .stderr(err);
-    let child = cmd
-        .spawn()
+    let mut args: Vec<OsString> = vec!["tune".into(), capture.into_os_string()];
+    let mut text = |v: &[&str]| args.extend(v.iter().map(OsString::from));
+    text(&["--budget", &s.budget.evaluations.to_string()]);
+    text(&[
+        "--max-device-time",
+        &format!("{}ms", s.budget.device_time.as_millis()),
+    ]);
+    text(&["--max-share", &s.share.to_string()]);
+    text(&["--time", &format!("{}ms", wall.as_millis().max(1))]);
+    text(&["--device", &job.device.info().name]);
+    text(&["--compile-threads", "1"]);
+    // One timed run per configuration, after one warm-up, each waited for on its own:
+    // `kw tune` enqueues a batch of runs without a host wait in between, and the
+    // application's launches then wait behind the whole batch (on a GPU shared by time
+    // slices, up to a slice) instead of behind one candidate's run.
+    text(&["--warmup", "1", "--samples", "1", "--stop-on-stdin-eof"]);
+    args.extend([
+        "--wisdom-dir".into(),
+        wisdom_dir.clone().into_os_string(),
+        "--log".into(),
+        dir.join("tune.jsonl").into_os_string(),
+    ]);
+    let child = spawn_tune(&kw, &args, dir, &out, s.share)
         .map_err(|e| format!("cannot run {}: {e}", kw.display()))?;
     let status = wait(child, wall + GRACE)?;
     let output = std::fs::read_to_string(&out_path).unwrap_or_default();
@@ -242,6 +254,49 @@ fn tune(job: &Job) -> Result<Option<OnlineReport>, String> {
         adopt_at,
         job_dir: dir.clone(),
     }))
+}
+
+/// The niceness that gives a process about `share` of a processor that a process of niceness
+/// 0 wants too (Linux weighs niceness `n` by `1024 / 1.25^n`): 10 for a tenth, 0 from a half.
+fn niceness(share: f64) -> u32 {
+    let weight = share / (1.0 - share).max(1e-9);
+    let n = -weight.max(1e-9).ln() / 1.25f64.ln();
+    n.round().clamp(0.0, 19.0) as u32
+}
+
+/// Starts `kw tune` with `args` in `dir`, its output to `out`, its standard input a pipe (see
+/// [`RUNNING`]). On Unix it runs under `nice` where that exists, at the niceness of the share
+/// ([`niceness`]): its compiles, its capture's load and, on a CPU device, its candidates' runs
+/// take the processors the application leaves, and about the share of those the application
+/// wants, never the application's turn.
+fn spawn_tune(
+    kw: &Path,
+    args: &[OsString],
+    dir: &Path,
+    out: &File,
+    share: f64,
+) -> std::io::Result<Child> {
+    let run = |program: &Path, prefix: &[&std::ffi::OsStr]| -> std::io::Result<Child> {
+        Command::new(program)
+            .args(prefix)
+            .args(args)
+            .current_dir(dir)
+            .env_remove(super::TUNE_ENV)
+            .env_remove(crate::CAPTURE_ENV)
+            .stdin(Stdio::piped())
+            .stdout(out.try_clone()?)
+            .stderr(out.try_clone()?)
+            .spawn()
+    };
+    // (A `kw` that does not exist is reported as such, not as `nice`'s failure.)
+    if cfg!(unix) && kw.is_file() {
+        let n = niceness(share).to_string();
+        let prefix = ["-n".as_ref(), n.as_ref(), kw.as_os_str()];
+        if let Ok(child) = run(Path::new("nice"), &prefix) {
+            return Ok(child);
+        }
+    }
+    run(kw, &[])
 }
 
 /// Waits for `kw tune`, stopping it past `limit`; true when it succeeded.
@@ -364,6 +419,20 @@ fn find_kw() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_niceness_gives_about_the_share() {
+        assert_eq!(niceness(0.1), 10);
+        assert_eq!(niceness(0.25), 5);
+        assert_eq!(niceness(0.5), 0);
+        assert_eq!(niceness(1.0), 0);
+        assert_eq!(niceness(0.001), 19);
+        for share in [0.05, 0.1, 0.2, 0.3] {
+            let w = 1024.0 / 1.25f64.powi(niceness(share) as i32);
+            let got = w / (w + 1024.0);
+            assert!((got - share).abs() < share * 0.15, "{share}: {got}");
+        }
+    }
 
     #[test]
     fn the_share_line_parses() {

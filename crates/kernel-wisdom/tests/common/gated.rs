@@ -2,11 +2,13 @@
 //! themselves and (optionally) wait until the test opens a gate: a compile that is slow
 //! deterministically, so that tests can assert what happens meanwhile by order of events,
 //! not by wall-clock thresholds. Shared by the concurrency tests and the first-launch bench.
+//! It can hold the read-backs of its snapshots ([`Device::snapshot_on`]) too, and record
+//! which thread made and read each (the online tuning's first launch).
 #![allow(dead_code)]
 
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
-    Queue, RawMem,
+    Mem, Queue, RawMem, Snapshot,
 };
 use kw_core::{def_eval::Geometry, device::DeviceInfo};
 use std::collections::HashMap;
@@ -91,6 +93,7 @@ pub struct GatedDevice {
     hold: bool,
     gate: Arc<Gate>,
     compiles: Mutex<HashMap<String, usize>>,
+    snapshots: Option<Arc<SnapshotGate>>,
 }
 
 impl GatedDevice {
@@ -103,7 +106,19 @@ impl GatedDevice {
             hold,
             gate: Arc::new(Gate::default()),
             compiles: Mutex::new(HashMap::new()),
+            snapshots: None,
         }
+    }
+
+    /// Holds the read-backs of its snapshots at a [`SnapshotGate`] (see [`Self::snapshots`]).
+    pub fn with_held_snapshots(mut self) -> GatedDevice {
+        self.snapshots = Some(Arc::default());
+        self
+    }
+
+    /// The snapshots' gate ([`Self::with_held_snapshots`]).
+    pub fn snapshots(&self) -> Option<Arc<SnapshotGate>> {
+        self.snapshots.clone()
     }
 
     /// The gate.
@@ -201,5 +216,81 @@ impl Device for GatedDevice {
 
     fn synchronize(&self) -> Result<(), BackendError> {
         self.inner.synchronize()
+    }
+
+    fn snapshot_on(
+        &self,
+        queue: Queue<'_>,
+        sources: &[(Mem<'_>, usize)],
+    ) -> Result<Box<dyn Snapshot>, BackendError> {
+        let inner = self.inner.snapshot_on(queue, sources)?;
+        let Some(gate) = &self.snapshots else {
+            return Ok(inner);
+        };
+        let made_by = std::thread::current().id();
+        gate.seen().made.push(made_by);
+        Ok(Box::new(HeldSnapshot {
+            inner,
+            gate: Arc::clone(gate),
+            made_by,
+        }))
+    }
+}
+
+/// What the snapshots saw: reads by thread, and whether the gate is open.
+#[derive(Default)]
+pub struct Seen {
+    /// Snapshots made, and the thread that made each.
+    pub made: Vec<std::thread::ThreadId>,
+    /// Snapshot reads: the reading thread's name, and whether it is the thread that made
+    /// the snapshot.
+    pub reads: Vec<(String, bool)>,
+    open: bool,
+}
+
+/// The gate the read-backs of [`GatedDevice::with_held_snapshots`]'s snapshots pass: held
+/// until it opens, except a read on the thread that made the snapshot (recorded, not held).
+#[derive(Default)]
+pub struct SnapshotGate {
+    seen: Mutex<Seen>,
+    changed: Condvar,
+}
+
+impl SnapshotGate {
+    /// What the snapshots saw so far.
+    pub fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Lets every held read-back (and every later one) through.
+    pub fn open(&self) {
+        self.seen().open = true;
+        self.changed.notify_all();
+    }
+}
+
+struct HeldSnapshot {
+    inner: Box<dyn Snapshot>,
+    gate: Arc<SnapshotGate>,
+    made_by: std::thread::ThreadId,
+}
+
+impl Snapshot for HeldSnapshot {
+    fn read(self: Box<Self>) -> Result<Vec<Vec<u8>>, BackendError> {
+        let me = std::thread::current();
+        let same = me.id() == self.made_by;
+        let name = me.name().unwrap_or("unnamed").to_string();
+        let seen = self.gate.seen();
+        let mut seen = if same {
+            seen
+        } else {
+            self.gate
+                .changed
+                .wait_while(seen, |s| !s.open)
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        seen.reads.push((name, same));
+        drop(seen);
+        self.inner.read()
     }
 }

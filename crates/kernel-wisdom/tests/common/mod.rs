@@ -71,3 +71,11 @@ pub fn narrow(def: &mut KernelDef, name: &str, values: &[i64]) {
         p.default = p.values[0].clone();
     }
 }
+
+/// Little-endian `f32`s from a capture's bytes.
+pub fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}

@@ -21,6 +21,15 @@ pub enum RecordError {
         /// The backend's error.
         source: Box<BackendError>,
     },
+    /// The device copies of the buffers (made on the launch's queue, read back later) failed:
+    /// no device memory for them, or the copy or the read-back failed.
+    #[error("copying the buffers on the device {when} the launch failed: {source}")]
+    DeviceCopy {
+        /// `before` or `after`.
+        when: &'static str,
+        /// The backend's error.
+        source: Box<BackendError>,
+    },
     /// Waiting for the launch failed.
     #[error("waiting for the captured launch failed: {0}")]
     Synchronize(#[source] Box<BackendError>),

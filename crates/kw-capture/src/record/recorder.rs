@@ -88,6 +88,24 @@ fn to_host(
     Ok(out)
 }
 
+/// The bytes captured of argument `arg` at position `index`: its first `lens[index]`
+/// elements (never more than its memory holds).
+pub(super) fn captured_bytes(arg: &KernelArg<'_>, lens: &[u64], index: usize) -> Option<usize> {
+    match arg {
+        KernelArg::Buffer { mem, elem, .. } => {
+            let want = lens.get(index).copied().unwrap_or(0);
+            Some(
+                usize::try_from(want)
+                    .ok()
+                    .and_then(|n| n.checked_mul(elem.size()))
+                    .unwrap_or(usize::MAX)
+                    .min(mem.len_bytes()),
+            )
+        }
+        KernelArg::Scalar(_) => None,
+    }
+}
+
 /// Copies the first `lens[i]` elements of every buffer argument `i` (the launch checked
 /// that they fit). The application's own memory is read through a view of the device.
 fn copy_all(
@@ -99,29 +117,24 @@ fn copy_all(
 ) -> Result<Vec<Option<Vec<u8>>>, RecordError> {
     args.iter()
         .enumerate()
-        .map(|(i, a)| match a {
-            KernelArg::Buffer { mem, elem, .. } => {
-                let want = lens.get(i).copied().unwrap_or(0);
-                let bytes = usize::try_from(want)
-                    .ok()
-                    .and_then(|n| n.checked_mul(elem.size()))
-                    .unwrap_or(usize::MAX)
-                    .min(mem.len_bytes());
-                let copy_err = |source| RecordError::Copy {
-                    index: i,
-                    name: arg_name(def, i),
-                    when,
-                    source: Box::new(source),
-                };
-                match mem {
-                    Mem::Device(m) => to_host(*m, bytes, def, i, when).map(Some),
-                    Mem::Raw(r) => {
-                        let view = device.view(*r).map_err(copy_err)?;
-                        to_host(view.as_ref(), bytes, def, i, when).map(Some)
-                    }
+        .map(|(i, a)| {
+            let (KernelArg::Buffer { mem, .. }, Some(bytes)) = (a, captured_bytes(a, lens, i))
+            else {
+                return Ok(None);
+            };
+            let copy_err = |source| RecordError::Copy {
+                index: i,
+                name: arg_name(def, i),
+                when,
+                source: Box::new(source),
+            };
+            match mem {
+                Mem::Device(m) => to_host(*m, bytes, def, i, when).map(Some),
+                Mem::Raw(r) => {
+                    let view = device.view(*r).map_err(copy_err)?;
+                    to_host(view.as_ref(), bytes, def, i, when).map(Some)
                 }
             }
-            KernelArg::Scalar(_) => Ok(None),
         })
         .collect()
 }
@@ -162,7 +175,7 @@ pub fn before_launch(
 /// that writes the capture `<dir>/<stem>.kwcap` (see [`Before::named`]; by default the stem is
 /// [`capture_file_stem`] of the tuning key and problem size).
 pub fn after_launch(
-    before: Before,
+    mut before: Before,
     def: &KernelDef,
     device: &dyn Device,
     queue: Queue<'_>,
@@ -174,20 +187,87 @@ pub fn after_launch(
         .synchronize_queue(queue)
         .map_err(|e| RecordError::Synchronize(Box::new(e)))?;
     let after = copy_all(def, device, args, &before.lens, "after")?;
+    let kinds: Vec<ArgKind> = args.iter().map(ArgKind::of).collect();
+    let stem = before.stem.clone();
+    let symbols = std::mem::take(&mut before.symbols);
+    let info = device.info();
+    assemble(
+        Frames {
+            dir: before.dir,
+            stem,
+            args: &kinds,
+            before: before.contents,
+            after,
+            symbols,
+        },
+        def,
+        info,
+        config,
+        problem_size,
+    )
+}
+
+/// A launch argument as a capture records it: a buffer's element type or a scalar's value.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ArgKind {
+    Buffer(kw_core::scalar::ScalarType),
+    Scalar(kw_core::scalar::ScalarValue),
+}
+
+impl ArgKind {
+    pub(super) fn of(arg: &KernelArg<'_>) -> ArgKind {
+        match arg {
+            KernelArg::Buffer { elem, .. } => ArgKind::Buffer(*elem),
+            KernelArg::Scalar(s) => ArgKind::Scalar(*s),
+        }
+    }
+}
+
+/// What a capture holds besides the definition and the device: the buffers' contents before
+/// and after the launch (`None` for scalars), and the symbols.
+pub(super) struct Frames<'a> {
+    pub(super) dir: PathBuf,
+    pub(super) stem: Option<String>,
+    pub(super) args: &'a [ArgKind],
+    pub(super) before: Vec<Option<Vec<u8>>>,
+    pub(super) after: Vec<Option<Vec<u8>>>,
+    pub(super) symbols: Vec<SymbolValue>,
+}
+
+/// The capture job of a launch: keeps as the reference output every buffer the definition
+/// declares written and any other buffer the launch changed (see [`after_launch`]).
+pub(super) fn assemble(
+    frames: Frames<'_>,
+    def: &KernelDef,
+    info: &kw_core::device::DeviceInfo,
+    config: &Config,
+    problem_size: &[i64; 3],
+) -> Result<CaptureJob, RecordError> {
+    let Frames {
+        dir,
+        stem,
+        args,
+        before,
+        after,
+        symbols: symbol_values,
+    } = frames;
     let mut buffers = Vec::new();
     let mut captured = Vec::with_capacity(args.len());
-    for (i, ((a, pre), post)) in args.iter().zip(before.contents).zip(after).enumerate() {
+    for (i, ((a, pre), post)) in args.iter().zip(before).zip(after).enumerate() {
         let name = arg_name(def, i);
         let mut entry = CapturedArg {
             name: name.clone(),
-            ty: a.scalar_type(),
+            ty: match a {
+                ArgKind::Buffer(elem) => *elem,
+                ArgKind::Scalar(s) => s.ty(),
+            },
             len: None,
             value: None,
             input: None,
             output: None,
         };
         match (a, pre, post) {
-            (KernelArg::Buffer { elem, .. }, Some(pre), Some(post)) => {
+            (ArgKind::Buffer(elem), Some(pre), Some(post)) => {
                 entry.len = Some(pre.len() / elem.size().max(1));
                 let input = input_frame_name(&name);
                 let declared_written = def.args.get(i).is_some_and(|d| d.access != Access::In);
@@ -199,13 +279,13 @@ pub fn after_launch(
                 buffers.push(CaptureBuffer::new(&input, elem.name(), pre));
                 entry.input = Some(input);
             }
-            (KernelArg::Scalar(s), _, _) => entry.value = Some(s.to_value()),
+            (ArgKind::Scalar(s), _, _) => entry.value = Some(s.to_value()),
             _ => {}
         }
         captured.push(entry);
     }
-    let mut symbols = Vec::with_capacity(before.symbols.len());
-    for sym in before.symbols {
+    let mut symbols = Vec::with_capacity(symbol_values.len());
+    for sym in symbol_values {
         let frame = symbol_frame_name(&sym.name);
         symbols.push(CapturedSymbol {
             name: sym.name,
@@ -215,7 +295,6 @@ pub fn after_launch(
         });
         buffers.push(CaptureBuffer::new(&frame, sym.ty.name(), sym.bytes));
     }
-    let info = device.info();
     let metadata = CaptureMetadata {
         format: "kernel-wisdom/capture".to_string(),
         version: CAPTURE_METADATA_VERSION,
@@ -230,7 +309,7 @@ pub fn after_launch(
         provenance: provenance_now(info),
     };
     let metadata = serde_json::to_value(&metadata).map_err(RecordError::Metadata)?;
-    let file_stem = match before.stem {
+    let file_stem = match stem {
         Some(stem) => stem,
         None => {
             let size: Vec<u64> = problem_size
@@ -241,7 +320,7 @@ pub fn after_launch(
         }
     };
     Ok(CaptureJob {
-        dir: before.dir,
+        dir,
         file_stem,
         metadata,
         buffers,

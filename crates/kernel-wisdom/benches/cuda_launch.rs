@@ -29,7 +29,8 @@
 #[path = "../../kernel-wisdom/benches/common/process_pairs.rs"]
 mod process_pairs;
 
-use kernel_wisdom::{bundled_cuda, lit, WisdomKernel};
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, lit, WisdomKernel};
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Queue, RawMem,
@@ -60,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1 << 20);
         let device: Arc<dyn Device> = Arc::new(CudaBackend::new().open_cuda(0)?);
-        let def = bundled_cuda::vector_add_builder().build()?;
+        let def = demo_kernels::cuda::vector_add_builder().build()?;
         return process_pairs::child(device, def, n);
     }
     let t_open = Instant::now();
@@ -101,7 +102,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn launch_overhead(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
     // The bundled kernel, default configuration (block_size_x = 256, elems_per_thread = 1):
     // once through WisdomKernel, once compiled directly with the same defines.
-    let wk = WisdomKernel::new(bundled_cuda::vector_add()?, dev.clone() as Arc<dyn Device>)?;
+    let wk = WisdomKernel::new(
+        demo_kernels::cuda::vector_add()?,
+        dev.clone() as Arc<dyn Device>,
+    )?;
     let config = wk.default_config().clone();
     let spec = wk.def().compile_spec(&config, Some(dev.info()))?;
     let k = dev.compile_cuda(&spec.request())?;
@@ -286,7 +290,7 @@ fn attached_overhead() -> Result<(), Box<dyn std::error::Error>> {
     let mut c = stream.alloc_zeros::<f32>(n)?;
     let attached = Arc::new(CudaDevice::from_context(ctx.clone())?);
     let wk = WisdomKernel::new(
-        bundled_cuda::vector_add()?,
+        demo_kernels::cuda::vector_add()?,
         attached.clone() as Arc<dyn Device>,
     )?;
     let config = wk.default_config().clone();
@@ -299,14 +303,14 @@ fn attached_overhead() -> Result<(), Box<dyn std::error::Error>> {
         shared_mem_bytes: 0,
     };
     let queue = stream_queue(&stream);
-    wk.launch_on(
-        queue,
+    wk.launch_with(
         &[
             slice_arg(&c, &stream),
             slice_arg(&a, &stream),
             slice_arg(&a, &stream),
             n_i32.into(),
         ],
+        LaunchOptions::new().on(queue),
     )?;
     stream.synchronize()?;
     const BATCH: usize = 256;
@@ -335,7 +339,7 @@ fn attached_overhead() -> Result<(), Box<dyn std::error::Error>> {
                         slice_arg(&a, &stream),
                         KernelArg::from(n_i32),
                     ];
-                    wk.launch_on(queue, &args)?;
+                    wk.launch_with(&args, LaunchOptions::new().on(queue))?;
                 }
             }
             let us = t.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
@@ -385,7 +389,7 @@ fn first_launch(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>>
     for i in 0..KERNELS {
         // A unique define (and comment) each time: no compile cache anywhere can serve it.
         let t_def = Instant::now();
-        let mut b = bundled_cuda::vector_add_builder();
+        let mut b = demo_kernels::cuda::vector_add_builder();
         b.define(
             "KW_UNIQUE_VARIANT",
             lit(i as i64 + 1000 * std::process::id() as i64),
@@ -566,7 +570,7 @@ fn bandwidth(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // The bundled vector_add.cu through WisdomKernel, over a small space.
-    let mut def = bundled_cuda::vector_add()?;
+    let mut def = demo_kernels::cuda::vector_add()?;
     narrow(&mut def, "block_size_x", &[128, 256, 512, 1024]);
     narrow(&mut def, "strided", &[1]);
     let wk = WisdomKernel::new(def, dev.clone() as Arc<dyn Device>)?;
@@ -580,7 +584,9 @@ fn bandwidth(dev: &Arc<CudaDevice>) -> Result<(), Box<dyn std::error::Error>> {
         c.fill(f32::NAN)?;
         let mut t = Vec::new();
         for i in 0..REPS + 3 {
-            let ms = wk.launch_timed_with_config(&config, &args)?;
+            let ms = wk
+                .launch_with(&args, LaunchOptions::new().config(&config).timed())
+                .map(|l| l.device_ms.unwrap_or_default())?;
             if i >= 3 {
                 t.push(ms);
             }

@@ -7,10 +7,10 @@
 //! and launches it.
 //!
 //! ```no_run
-//! use kernel_wisdom::{bundled, open_default_device, DeviceBuffer, WisdomKernel};
+//! use kernel_wisdom::{demo_kernels, open_default_device, DeviceBuffer, WisdomKernel};
 //! # fn main() -> Result<(), kernel_wisdom::Error> {
 //! let device = open_default_device()?;
-//! let add = WisdomKernel::new(bundled::vector_add()?, device.clone())?;
+//! let add = WisdomKernel::new(demo_kernels::opencl::vector_add()?, device.clone())?;
 //! let x = DeviceBuffer::from_slice(device.as_ref(), &[1.0f32, 2.0, 3.0])?;
 //! let y = DeviceBuffer::<f32>::new(device.as_ref(), 3)?;
 //! add.launch(&[y.arg(), x.arg(), x.arg(), 3i32.into()])?;
@@ -65,16 +65,13 @@
 //! [`online_reports`]. Details: [`online`] and `docs/online-tuning.md`.
 //!
 //! Joining an existing application: the library can use the application's context, streams
-//! or queues and memory instead of its own. CUDA: [`cuda::CudaDevice::from_context`] (a
-//! cudarc `Arc<CudaContext>`), [`cuda::CudaDevice::attach_primary`] (the CUDA runtime's
-//! context), [`cuda::CudaDevice::attach_current`]; launch with [`WisdomKernel::launch_on`] on
-//! [`cuda::stream_queue`] with [`cuda::slice_arg`] buffers. OpenCL:
-//! [`opencl::ClDevice::attach`] (an opencl3 `Context` + `CommandQueue`), [`opencl::queue`] /
-//! [`opencl::queue_after`] (waiting for the application's events) and [`opencl::buffer_arg`].
-//! Raw handles go through the `unsafe` constructors [`Queue::cuda_raw`],
-//! [`Queue::opencl_raw`], [`RawMem::cuda`] and [`RawMem::opencl`]. Every buffer argument is
-//! checked against its declared length ([`KernelBuilder::buffer_len`]) before anything is
-//! launched. Examples: `examples/04_existing_opencl_app.rs`, `examples/05_existing_cudarc_app.rs`.
+//! or queues and memory instead of its own; the backend-specific types are in
+//! [`interop::cuda`] and [`interop::opencl`], a launch on the application's queue is
+//! [`WisdomKernel::launch_with`] with [`LaunchOptions::on`]. Raw handles go through the
+//! `unsafe` constructors [`Queue::cuda_raw`], [`Queue::opencl_raw`], [`RawMem::cuda`] and
+//! [`RawMem::opencl`]. Every buffer argument is checked against its declared length
+//! ([`KernelBuilder::buffer_len`]) before anything is launched. Examples:
+//! `examples/04_existing_opencl_app.rs`, `examples/05_existing_cudarc_app.rs`.
 //!
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
@@ -90,20 +87,20 @@
 //!
 //! ## Where to start reading
 //!
-//! `builder.rs` (`KernelBuilder`), then `kernel.rs` (`WisdomKernel`: `launch` → `enqueue`,
-//! `prepare`, `compile`, the fallback to the default configuration), `launch_memo.rs` (the
-//! hot path), `wisdom.rs` (the search path and the choice per problem size), `capture/`
+//! `builder.rs` (`KernelBuilder`), then `kernel/` (`WisdomKernel`: `mod.rs` the type,
+//! `launch.rs` `launch` → `enqueue` and the fallback to the default configuration,
+//! `compile.rs` `prepare` and `compile`, `select.rs`, `shape_memo.rs` the hot path),
+//! `wisdom.rs` (the search path and the choice per problem size), `capture/`
 //! (settings, the per-kernel counters, the background writer, the exit hook) and
 //! `devices.rs`. The whole launch path, step by step, is in `docs/architecture.md`.
 
 mod builder;
-pub mod bundled;
-pub mod bundled_cuda;
 mod capture;
+pub mod demo_kernels;
 mod devices;
 mod error;
+pub mod interop;
 mod kernel;
-mod launch_memo;
 pub mod library;
 pub mod online;
 mod wisdom;
@@ -119,7 +116,7 @@ pub use devices::{
     open_listed, resolve, CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
-pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
+pub use kernel::{ConfigFailure, ConfigSelector, LaunchOptions, Launched, WisdomKernel};
 pub use online::{
     online_reports, set_tune_mode, set_tune_ranks, set_tune_settings, tune_settings, OnlineReport,
     TuneBudget, TuneMode, TuneRanks, TuneSettings, TUNE_BUDGET_ENV, TUNE_DIR_ENV, TUNE_ENV,
@@ -138,11 +135,3 @@ pub use kw_core::{
     device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access, kernel_def::KernelDef,
     scalar::Scalar, scalar::ScalarType, tolerance::Tolerance, value::Value,
 };
-/// The CUDA backend crate (attaching to a cudarc context, streams and slices); with the
-/// `cuda` feature (on by default).
-#[cfg(feature = "cuda")]
-pub use kw_cuda as cuda;
-/// The OpenCL backend crate (attaching to an opencl3 context, queues and buffers); with the
-/// `opencl` feature (on by default).
-#[cfg(feature = "opencl")]
-pub use kw_opencl as opencl;

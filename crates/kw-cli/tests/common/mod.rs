@@ -1,7 +1,7 @@
 //! Set-up shared by the `kw` binary's tests (each test binary uses part of it).
 #![allow(dead_code)]
 
-use kernel_wisdom::{bundled, list_devices, open_device, Device, DeviceSelector};
+use kernel_wisdom::{demo_kernels, list_devices, open_device, Device, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::device::BackendKind;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub fn vector_add_capture(
         HostArg::buffer(&x),
         HostArg::scalar(n as i32),
     ];
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     let capture = capture_launch(&dir, "va", &def, None, device.as_ref(), &args).unwrap();
     Some((dir, capture, index.to_string(), device))
 }

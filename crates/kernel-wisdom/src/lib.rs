@@ -76,6 +76,25 @@
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
 //!
+//! ## What the crate root exports
+//!
+//! The runtime's own types and functions: [`KernelBuilder`], [`WisdomKernel`] with
+//! [`LaunchOptions`] and [`Launched`], devices ([`open_default_device`], [`open_device`],
+//! [`list_devices`], ...), capture and online-tuning settings, the wisdom search
+//! ([`search_path`], [`WisdomSource`], [`Choice`]) and [`Error`]. Modules:
+//! [`interop`] (the backend-specific types for joining an application's CUDA or OpenCL
+//! objects), [`demo_kernels`] (the small kernels of `kernels/`), [`library`] (tuned routines)
+//! and [`online`].
+//!
+//! Beside them, deliberately, the `kw-core` types that appear in the runtime's signatures,
+//! so that an application needs no other crate: the expression builders ([`arg`], [`param`],
+//! [`lit`], [`device()`], [`problem_size`], [`div_ceil`], [`round_up`], [`min`], [`max`],
+//! [`ifelse`], [`Expr`], [`DeviceAttr`]); values and configurations ([`Value`], [`Config`],
+//! [`Scalar`], [`ScalarType`], [`Tolerance`]); definitions ([`KernelDef`], [`Access`],
+//! [`DefProblem`]); devices and launches ([`Device`], [`DeviceInfo`], [`BackendKind`],
+//! [`DeviceBuffer`], [`KernelArg`], [`Queue`], [`RawMem`], [`DeviceEvent`],
+//! [`BackendError`]).
+//!
 //! ## Layer
 //!
 //! Layer 2 (`docs/architecture.md`): the runtime applications depend on. It depends on
@@ -107,9 +126,9 @@ mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
 pub use capture::{
-    capture_settings, flush_captures, glob_match, set_capture_settings, CaptureSettings,
-    SettingsError, CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV, CAPTURE_LIMIT_ENV,
-    CAPTURE_SKIP_ENV, DEFAULT_CAPTURE_DIR,
+    capture_settings, flush_captures, set_capture_settings, CaptureSettings, SettingsError,
+    CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV, CAPTURE_LIMIT_ENV, CAPTURE_SKIP_ENV,
+    DEFAULT_CAPTURE_DIR,
 };
 pub use devices::{
     backend_built, backends, first_device_of, list_devices, open_default_device, open_device,

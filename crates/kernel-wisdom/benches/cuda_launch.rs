@@ -37,8 +37,8 @@ use kw_core::backend::{
 };
 use kw_core::buffer::DeviceBuffer;
 use kw_core::compile_cache::CompileCache;
-use kw_core::def_eval::Geometry;
 use kw_core::device::DeviceInfo;
+use kw_core::kernel_def::eval::Geometry;
 use kw_cuda::cudarc::driver::{result, sys, LaunchConfig, PushKernelArg};
 use kw_cuda::{CompileStats, CudaBackend, CudaDevice};
 use std::ffi::c_void;

@@ -1,9 +1,9 @@
 //! [`KernelBuilder`]: how an application declares a tunable kernel.
 
 use crate::error::Error;
-use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
 use kw_core::includes;
+use kw_core::kernel_def::check::DefProblem;
 use kw_core::kernel_def::{KernelSource, LocalArgDef, SymbolDef, KERNEL_DEF_FORMAT_VERSION};
 use kw_core::tolerance::Tolerance;
 use kw_core::{
@@ -239,7 +239,7 @@ impl KernelBuilder {
 
     /// Adds a restriction every configuration must satisfy. It may mention the problem size
     /// and the arguments (`problem_size(0) % param("MWG")`): then it is checked per launch
-    /// ([`kw_core::def_launch`]): selection only uses configurations valid at the launch, and
+    /// ([`kw_core::kernel_def::launch_check`]): selection only uses configurations valid at the launch, and
     /// a launch where not even the default is valid is an [`Error::NoValidConfig`].
     pub fn restriction(&mut self, e: impl Into<Expr>) -> &mut Self {
         self.restrictions.push(e.into());

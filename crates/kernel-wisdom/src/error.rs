@@ -1,8 +1,8 @@
 //! [`Error`](enum@Error): what building a definition or launching a kernel can fail with.
 
 use kw_core::backend::BackendError;
-use kw_core::def_check::{format_problems, DefProblem};
-use kw_core::{def_eval::DefError, device::BackendKind};
+use kw_core::kernel_def::check::{format_problems, DefProblem};
+use kw_core::{device::BackendKind, kernel_def::eval::DefError};
 use thiserror::Error;
 
 /// Errors of the runtime, with the kernel (and configuration) they concern. `Debug` prints

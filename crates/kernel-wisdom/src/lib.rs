@@ -150,7 +150,7 @@ pub use kw_core::expr::{
     arg, device, div_ceil, ifelse, lit, max, min, param, problem_size, round_up, DeviceAttr,
 };
 pub use kw_core::{
-    backend::Device, buffer::DeviceBuffer, config::Config, def_check::DefProblem,
-    device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access, kernel_def::KernelDef,
+    backend::Device, buffer::DeviceBuffer, config::Config, device::BackendKind, device::DeviceInfo,
+    expr::Expr, kernel_def::check::DefProblem, kernel_def::Access, kernel_def::KernelDef,
     scalar::Scalar, scalar::ScalarType, tolerance::Tolerance, value::Value,
 };

@@ -4,7 +4,7 @@
 //! input must give a capture or a typed error, never a panic or an absurd allocation.
 
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter, WriteOptions};
-use kw_core::fuzz::fuzz;
+use kw_core::mutation_fuzzer::fuzz;
 use std::io::Cursor;
 use std::path::Path;
 

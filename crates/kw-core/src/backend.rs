@@ -18,8 +18,8 @@
 //!   is passed as one extra trailing `__local` pointer argument (see the `kw-opencl` crate);
 //!   timing reads the launch event's profiling counters.
 
-use crate::def_eval::Geometry;
 use crate::device::{BackendKind, DeviceInfo};
+use crate::kernel_def::eval::Geometry;
 use crate::kernel_def::KernelSource;
 use crate::scalar::{ScalarType, ScalarValue};
 use std::any::Any;
@@ -596,11 +596,11 @@ impl std::fmt::Debug for dyn DeviceMemory {
 /// A launch's arguments as definition expressions see them ([`ArgValues`]): a scalar's value,
 /// a buffer's element count.
 ///
-/// [`ArgValues`]: crate::def_eval::ArgValues
+/// [`ArgValues`]: crate::kernel_def::eval::ArgValues
 #[derive(Clone, Copy)]
 pub struct ArgView<'a>(pub &'a [KernelArg<'a>]);
 
-impl crate::def_eval::ArgValues for ArgView<'_> {
+impl crate::kernel_def::eval::ArgValues for ArgView<'_> {
     fn arg_value(&self, index: usize) -> Option<crate::value::Value> {
         match self.0.get(index)? {
             KernelArg::Buffer { len, .. } => {

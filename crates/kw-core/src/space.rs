@@ -24,10 +24,10 @@
 //! ```
 
 use crate::config::Config;
+use crate::did_you_mean::closest;
 use crate::eval::{EmptyScope, EvalError, Scope};
 use crate::expr::{ArgRef, DeviceAttr, Expr};
 use crate::rng::Rng;
-use crate::suggest::closest;
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

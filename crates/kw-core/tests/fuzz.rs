@@ -5,7 +5,7 @@
 //! become regression cases in `crates/kw-core/tests/bad_input.rs`.
 
 use kw_core::expr::Expr;
-use kw_core::fuzz::fuzz;
+use kw_core::mutation_fuzzer::fuzz;
 use kw_core::wisdom::{explain, select, Query, WisdomFile};
 use std::path::PathBuf;
 

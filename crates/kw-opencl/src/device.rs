@@ -8,7 +8,7 @@ use kw_core::backend::{
     Mem, Queue, RawHandle, RawMem, RawQueue,
 };
 use kw_core::compile_cache::CompileCache;
-use kw_core::{def_eval::Geometry, device::BackendKind, device::DeviceInfo};
+use kw_core::{device::BackendKind, device::DeviceInfo, kernel_def::eval::Geometry};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDeviceId;

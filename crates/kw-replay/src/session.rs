@@ -11,9 +11,9 @@ use kw_core::compile_cache::CacheStats;
 use kw_core::scalar::SymbolValue;
 use kw_core::{
     backend::BackendError, capture_meta::CaptureMetadata, capture_meta::CapturedArg,
-    config::Config, def_eval::DefError, def_eval::Geometry, kernel_def::Access, kernel_def::ArgDef,
-    kernel_def::ArgKind, kernel_def::KernelDef, scalar::ScalarType, scalar::ScalarValue,
-    space::TuningSpace, value::Value,
+    config::Config, kernel_def::eval::DefError, kernel_def::eval::Geometry, kernel_def::Access,
+    kernel_def::ArgDef, kernel_def::ArgKind, kernel_def::KernelDef, scalar::ScalarType,
+    scalar::ScalarValue, space::TuningSpace, value::Value,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ use kw_core::backend::{
 };
 use kw_core::capture_meta::{CaptureMetadata, CAPTURE_METADATA_VERSION};
 use kw_core::{
-    config::Config, def_eval::Geometry, device::BackendKind, device::DeviceInfo,
+    config::Config, device::BackendKind, device::DeviceInfo, kernel_def::eval::Geometry,
     kernel_def::KernelDef,
 };
 use kw_replay::CompilePool;

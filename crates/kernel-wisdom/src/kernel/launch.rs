@@ -11,7 +11,7 @@ use crate::error::Error;
 use kw_capture::record;
 use kw_core::backend::{ArgView, KernelArg, Queue};
 use kw_core::config::Config;
-use kw_core::def_eval::Geometry;
+use kw_core::kernel_def::eval::Geometry;
 use std::sync::{Arc, PoisonError};
 
 impl WisdomKernel {

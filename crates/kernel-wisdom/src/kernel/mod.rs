@@ -12,8 +12,8 @@ use crate::wisdom::{search_path, WisdomSource};
 use kw_core::backend::{ArgView, BackendError, CompiledKernel, Device, DeviceEvent, KernelArg};
 use kw_core::device::BackendKind;
 use kw_core::{
-    config::Config, def_eval::DefError, def_eval::Geometry, expr::Expr, kernel_def::ArgKind,
-    kernel_def::KernelDef, space::TuningSpace,
+    config::Config, expr::Expr, kernel_def::eval::DefError, kernel_def::eval::Geometry,
+    kernel_def::ArgKind, kernel_def::KernelDef, space::TuningSpace,
 };
 use shape_memo::{FastMap, ShapeMemo};
 use std::collections::HashMap;

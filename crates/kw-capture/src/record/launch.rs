@@ -75,7 +75,7 @@ pub fn capture_launch_with(
             kernel: def.kernel_name.clone(),
             reason: format!(
                 "invalid definition:\n{}",
-                kw_core::def_check::format_problems(&problems)
+                kw_core::kernel_def::check::format_problems(&problems)
             ),
         });
     }

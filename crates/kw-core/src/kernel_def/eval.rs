@@ -509,7 +509,7 @@ impl KernelDef {
 
     /// The declared tuning space, with device attributes in restrictions resolved for
     /// `device`: the restrictions that depend on the launch (problem size, arguments) are
-    /// left out ([`KernelDef::space_at`] has them; see [`crate::def_launch`]).
+    /// left out ([`KernelDef::space_at`] has them; see [`crate::kernel_def::launch_check`]).
     pub fn space(&self, device: Option<&DeviceInfo>) -> Result<TuningSpace, DefError> {
         let scope = DefScope {
             device,

@@ -9,8 +9,9 @@ use super::{Event, Selected, WisdomKernel};
 use crate::capture;
 use crate::error::Error;
 use kw_capture::record;
-use kw_core::backend::{ArgView, KernelArg, Queue};
+use kw_core::backend::{KernelArg, Queue};
 use kw_core::config::Config;
+use kw_core::kernel_def::eval::ArgView;
 use kw_core::kernel_def::eval::Geometry;
 use std::sync::{Arc, PoisonError};
 

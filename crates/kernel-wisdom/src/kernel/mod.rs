@@ -9,8 +9,9 @@
 
 use crate::error::Error;
 use crate::wisdom::{search_path, WisdomSource};
-use kw_core::backend::{ArgView, BackendError, CompiledKernel, Device, DeviceEvent, KernelArg};
+use kw_core::backend::{BackendError, CompiledKernel, Device, DeviceEvent, KernelArg};
 use kw_core::device::BackendKind;
+use kw_core::kernel_def::eval::ArgView;
 use kw_core::{
     config::Config, expr::Expr, kernel_def::eval::DefError, kernel_def::eval::Geometry,
     kernel_def::ArgKind, kernel_def::KernelDef, space::TuningSpace,

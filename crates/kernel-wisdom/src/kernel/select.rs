@@ -6,9 +6,10 @@
 use super::{Selected, WisdomKernel};
 use crate::error::Error;
 use crate::wisdom::Choice;
-use kw_core::backend::{ArgView, KernelArg};
+use kw_core::backend::KernelArg;
 use kw_core::config::Config;
 use kw_core::kernel_def::eval::ArgValues;
+use kw_core::kernel_def::eval::ArgView;
 use kw_core::wisdom::Step;
 
 impl WisdomKernel {

@@ -6,7 +6,8 @@
 use super::error::RecordError;
 use super::recorder::{after_launch, before_launch};
 use crate::CaptureWriter;
-use kw_core::backend::{ArgView, Device, DeviceMemory, KernelArg, Queue};
+use kw_core::backend::{Device, DeviceMemory, KernelArg, Queue};
+use kw_core::kernel_def::eval::ArgView;
 use kw_core::{backend::BackendError, config::Config, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
 

@@ -45,6 +45,7 @@ mod memory;
 mod platform;
 mod program;
 pub mod raw;
+mod shared;
 
 pub use attach::{buffer_arg, queue, queue_after, EventList};
 pub use device::{ClDevice, ClEvent};

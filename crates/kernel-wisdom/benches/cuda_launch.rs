@@ -264,7 +264,7 @@ fn attached_overhead() -> Result<(), Box<dyn std::error::Error>> {
     const ROUNDS: usize = 60;
     let names = [
         "cudarc launch_builder (CudaSlice)",
-        "WisdomKernel::launch_on (attached)",
+        "WisdomKernel::launch_with (attached)",
     ];
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for round in 0..ROUNDS + 5 {

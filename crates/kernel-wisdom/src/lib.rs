@@ -106,7 +106,7 @@
 //!
 //! ## Where to start reading
 //!
-//! `builder.rs` (`KernelBuilder`), then `kernel/` (`WisdomKernel`: `mod.rs` the type,
+//! `builder/` (`KernelBuilder`), then `kernel/` (`WisdomKernel`: `mod.rs` the type,
 //! `launch.rs` `launch` → `enqueue` and the fallback to the default configuration,
 //! `compile.rs` `prepare` and `compile`, `select.rs`, `shape_memo.rs` the hot path),
 //! `wisdom.rs` (the search path and the choice per problem size), `capture/`

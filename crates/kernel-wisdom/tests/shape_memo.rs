@@ -1,5 +1,5 @@
 //! Launches of an argument shape seen before skip re-evaluating the problem size and the
-//! buffer checks (`launch_memo`): they must behave exactly as the full path does. A null
+//! buffer checks (`kernel/shape_memo.rs`): they must behave exactly as the full path does. A null
 //! device (`kw_core::null_device`) records each launch's geometry and can refuse a
 //! configuration, so no GPU is needed.
 

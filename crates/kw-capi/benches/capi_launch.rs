@@ -1,5 +1,5 @@
 //! What the C API adds to a launch: `kw_kernel_launch` (handle lookup, argument conversion)
-//! against `WisdomKernel::launch_on` called from Rust with the same kernel, device, queue and
+//! against `WisdomKernel::launch_with` called from Rust with the same kernel, device, queue and
 //! buffers, in one run, on the first OpenCL device (PoCL in CI).
 //!
 //! `cargo bench -p kw-capi --bench capi_launch [-- --n N --launches L --blocks B]`
@@ -111,7 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let names = [
-        "WisdomKernel::launch_on (Rust)",
+        "WisdomKernel::launch_with (Rust)",
         "kw_kernel_launch, counts given",
         "kw_kernel_launch, KW_COUNT_AUTO",
     ];

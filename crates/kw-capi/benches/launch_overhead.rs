@@ -7,7 +7,7 @@
 //!
 //! Variants, taking turns round by round, each the median over rounds of the mean time of
 //! `L` calls: (0) the null device's `launch_on` called directly (the floor: one dynamic
-//! call); (1) `WisdomKernel::launch_on` from Rust with raw CUDA pointers; (2)
+//! call); (1) `WisdomKernel::launch_with` from Rust with raw CUDA pointers; (2)
 //! `kw_kernel_launch` with element counts given. The differences against (0) are what
 //! kernel-wisdom adds on top of the driver's `cuLaunchKernel` (the CUDA backend's packing of
 //! the parameter array is not included: the null device does not pack). Profile with
@@ -140,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let names = [
         "Device::launch_on (null device)",
-        "WisdomKernel::launch_on (Rust)",
+        "WisdomKernel::launch_with (Rust)",
         "kw_kernel_launch, counts given",
     ];
     let base = median(samples[0].clone());

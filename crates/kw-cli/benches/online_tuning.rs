@@ -20,7 +20,7 @@
 //! - the launch from which the tuned configuration was in use (`-` when the tuning had not
 //!   ended within the loop);
 //! - how close the online result is to offline `kw tune` with the same budget on the same
-//!   capture: both configurations timed again here, interleaved (`launch_timed_with_config`),
+//!   capture: both configurations timed again here, interleaved (`launch_with` with `LaunchOptions::timed`),
 //!   median of `--samples` runs each.
 
 use kernel_wisdom::LaunchOptions;

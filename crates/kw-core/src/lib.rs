@@ -27,10 +27,11 @@
 //!
 //! ## Where to start reading
 //!
-//! `value.rs` and `expr.rs` (the language), `space.rs` (tuning spaces), `kernel_def/` with
-//! `kernel_def/eval.rs` and `compile_spec.rs` (definitions and the one compile path), `backend.rs` (the
+//! `value.rs` and `expr.rs` (the language), `space/` (tuning spaces), `kernel_def/` with
+//! `kernel_def/eval.rs` and `compile_spec.rs` (definitions and the one compile path), `backend/` (the
 //! traits backends implement), then `wisdom/` (files and selection). Which module imports which
-//! is tabulated in `docs/architecture.md` ("Is kw-core one crate or several?").
+//! is summed up in `docs/architecture.md` ("Is kw-core one crate or several?": one crate, and
+//! why).
 
 pub mod backend;
 pub mod buffer;

@@ -1,4 +1,4 @@
-//! Fuzz targets (mutation fuzzing, [`kw_core::fuzz`]): the expression parser, Python-style
+//! Fuzz targets (mutation fuzzing, [`kw_core::mutation_fuzzer`]): the expression parser, Python-style
 //! value lists, wisdom files, Kernel Tuner cache and T1 files. Each runs briefly in CI;
 //! `KW_FUZZ_SECS=600 cargo test --release -p kw-core --test fuzz -- --nocapture` runs each
 //! for 10 minutes. A panic (or a stack overflow, which aborts the run) is a finding; findings

@@ -1,4 +1,4 @@
-//! Fuzz target (mutation fuzzing, `kw_core::fuzz`): the results-log reader and the Kernel
+//! Fuzz target (mutation fuzzing, `kw_core::mutation_fuzzer`): the results-log reader and the Kernel
 //! Tuner export of a log. Brief in CI; `KW_FUZZ_SECS=600 cargo test --release -p kw-tune
 //! --test fuzz -- --nocapture` runs it for 10 minutes.
 

@@ -74,7 +74,7 @@ mod tests {
     use kw_core::device::BackendKind;
 
     #[test]
-    fn bundled_cuda_definitions_build() {
+    fn cuda_demo_definitions_build() {
         let v = super::vector_add().unwrap();
         assert_eq!(v.backend, BackendKind::Cuda);
         assert_eq!(v.parameters.len(), 4);

@@ -68,7 +68,7 @@ impl WisdomKernel {
         want_event: bool,
     ) -> Result<Option<Event>, Error> {
         // Arguments of a shape launched before: their problem size was evaluated and every
-        // buffer checked then, with the same result (see `launch_memo`), and their selection
+        // buffer checked then, with the same result (see `shape_memo`), and their selection
         // is compiled: launch it (under the memo's read lock: no reference count touched).
         self.check_symbols_set()?;
         let mut shape = ArgShape::EMPTY;

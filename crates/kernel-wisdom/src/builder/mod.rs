@@ -153,7 +153,7 @@ impl KernelBuilder {
     /// Adds a restriction every configuration must satisfy. It may mention the problem size
     /// and the arguments (`problem_size(0) % param("MWG")`): then it is checked per launch
     /// ([`kw_core::kernel_def::launch_check`]): selection only uses configurations valid at the launch, and
-    /// a launch where not even the default is valid is an [`Error::NoValidConfig`].
+    /// a launch where not even the default is valid is an [`Error::NoValidConfig`](crate::Error::NoValidConfig).
     pub fn restriction(&mut self, e: impl Into<Expr>) -> &mut Self {
         self.restrictions.push(e.into());
         self
@@ -352,7 +352,7 @@ impl KernelBuilder {
 
     /// Declares how many elements buffer argument `name` must hold: an expression over the
     /// arguments (`arg("n")`), the problem size and the device. A launch with a shorter
-    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records the whole
+    /// buffer is an [`Error::BufferTooShort`](crate::Error::BufferTooShort) and launches nothing; capture records the whole
     /// buffer (at least this many elements). Without it, a buffer must hold the product of
     /// the problem size's axes. Naming an argument that is not a declared buffer is reported by
     /// [`KernelBuilder::build`].

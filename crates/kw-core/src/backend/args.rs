@@ -64,7 +64,7 @@ impl RawMem {
 /// The memory behind a buffer argument.
 #[derive(Clone, Copy)]
 pub enum Mem<'a> {
-    /// Memory allocated through a [`Device`] (e.g. a [`crate::buffer::DeviceBuffer`]).
+    /// Memory allocated through a [`Device`](super::Device) (e.g. a [`crate::buffer::DeviceBuffer`]).
     Device(&'a dyn DeviceMemory),
     /// The application's own memory, by raw handle.
     Raw(RawMem),
@@ -97,7 +97,7 @@ pub enum KernelArg<'a> {
 }
 
 impl<'a> KernelArg<'a> {
-    /// A buffer argument over memory allocated through a [`Device`]: `len` elements of `elem`.
+    /// A buffer argument over memory allocated through a [`Device`](super::Device): `len` elements of `elem`.
     pub fn device_buffer(mem: &'a dyn DeviceMemory, elem: ScalarType, len: usize) -> Self {
         KernelArg::Buffer {
             mem: Mem::Device(mem),

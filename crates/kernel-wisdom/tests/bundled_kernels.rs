@@ -4,21 +4,10 @@
 
 mod common;
 
-use common::{device, narrow, random_floats};
+use common::{device, narrow, random_floats, stencil2d_every_configuration};
 use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::rng::Rng;
-
-fn check_close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = 1e-5 * w.abs().max(1.0);
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: element {i}: got {g}, want {w}"
-        );
-    }
-}
 
 #[test]
 fn vector_add_default_and_every_configuration() {
@@ -62,42 +51,9 @@ fn vector_add_default_and_every_configuration() {
 #[test]
 fn stencil2d_default_and_every_configuration() {
     let Some(dev) = device() else { return };
-    let mut def = demo_kernels::opencl::stencil2d().unwrap();
-    narrow(&mut def, "block_size_x", &[8, 32]);
-    narrow(&mut def, "block_size_y", &[2, 4]);
-    narrow(&mut def, "tile_y", &[1, 2]);
-    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
-    let mut rng = Rng::new(11);
-    let (w, h) = (67usize, 45usize);
-    let input = random_floats(&mut rng, w * h);
-    let want = demo_kernels::stencil2d_reference(&input, w, h);
-    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
-    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), w * h).unwrap();
-    let args = [dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
-
-    dout.fill(f32::NAN).unwrap();
-    kernel.launch(&args).unwrap();
-    check_close(&dout.to_vec().unwrap(), &want, "default configuration");
-
-    let space = kernel.space();
-    assert_eq!(space.len(), 2 * 2 * 2 * 2);
-    let mut used_local = false;
-    for point in space.iter() {
-        let config = space.config(&point);
-        used_local |= config.get("use_local") == Some(&1.into());
-        dout.fill(f32::NAN).unwrap();
-        let ms = kernel
-            .launch_with(&args, LaunchOptions::new().config(&config).timed())
-            .map(|l| l.device_ms.unwrap_or_default())
-            .unwrap();
-        assert!(ms >= 0.0);
-        check_close(
-            &dout.to_vec().unwrap(),
-            &want,
-            &format!("configuration {config}"),
-        );
-    }
-    assert!(used_local, "the space covers the local-memory variant");
+    let def = demo_kernels::opencl::stencil2d().unwrap();
+    let times = stencil2d_every_configuration(&dev, def, 11, (67, 45));
+    assert!(times.iter().all(|&ms| ms >= 0.0));
 }
 
 #[test]

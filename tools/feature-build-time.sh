@@ -11,7 +11,7 @@ mkdir -p "$work/app/src"
 cat > "$work/app/src/main.rs" <<'RS'
 fn main() -> Result<(), kernel_wisdom::Error> {
     let device = kernel_wisdom::open_default_device()?;
-    let kernel = kernel_wisdom::WisdomKernel::new(kernel_wisdom::bundled::vector_add()?, device)?;
+    let kernel = kernel_wisdom::WisdomKernel::new(kernel_wisdom::demo_kernels::opencl::vector_add()?, device)?;
     println!("{}", kernel.default_config());
     Ok(())
 }

@@ -24,7 +24,7 @@ mod process_pairs;
 
 use common::{arg_value, median};
 use gated::GatedDevice;
-use kernel_wisdom::{bundled, Config, DeviceBuffer, Value, WisdomKernel};
+use kernel_wisdom::{demo_kernels, Config, DeviceBuffer, Value, WisdomKernel};
 use kw_core::backend::{BackendError, Device};
 use kw_opencl::OpenClBackend;
 use std::sync::Arc;
@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == process_pairs::CHILD_FLAG) {
         let device: Arc<dyn Device> = Arc::new(OpenClBackend.open_cl(0)?);
-        let def = bundled::vector_add_builder().build()?;
+        let def = demo_kernels::opencl::vector_add_builder().build()?;
         return process_pairs::child(device, def, arg_value(&args, "--n", 4096));
     }
     let rounds = arg_value(&args, "--rounds", 15);
@@ -71,7 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // `salt` is a tuning parameter passed as a define: each value is a distinct program for
     // the compiler (and for any compiler cache). Every compile announces itself at the gate.
-    let mut builder = bundled::vector_add_builder();
+    let mut builder = demo_kernels::opencl::vector_add_builder();
     builder.tune("salt", (0..=rounds as i64).collect::<Vec<_>>(), 0);
     let mut def = builder.build()?;
     // A source no earlier run compiled: the salted compiles are real in every run, not

@@ -10,7 +10,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::backend::{BackendError, Device};
 use kw_opencl::raw::RawKernel;
 use kw_opencl::{ClMemory, OpenClBackend};
@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => return Err(e.into()),
     };
     let device: Arc<dyn Device> = cl.clone();
-    let def = bundled::vector_add()?;
+    let def = demo_kernels::opencl::vector_add()?;
     let kernel = WisdomKernel::new(def.clone(), device.clone())?;
     let config = kernel.default_config().clone();
 

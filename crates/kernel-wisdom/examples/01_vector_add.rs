@@ -3,6 +3,7 @@
 //!
 //! `cargo run --release -p kernel-wisdom --example 01_vector_add`
 
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
     arg, open_default_device, BackendError, BackendKind, DeviceAttr, DeviceBuffer, Error,
     KernelBuilder, Source, WisdomKernel,
@@ -66,7 +67,11 @@ fn main() -> Result<(), Error> {
     for point in space.iter() {
         let config = space.config(&point);
         let mut times: Vec<f64> = (0..5)
-            .map(|_| kernel.launch_timed_with_config(&config, &args))
+            .map(|_| {
+                kernel
+                    .launch_with(&args, LaunchOptions::new().config(&config).timed())
+                    .map(|l| l.device_ms.unwrap_or_default())
+            })
             .collect::<Result<_, _>>()?;
         times.sort_by(f64::total_cmp);
         let ms = times[2];

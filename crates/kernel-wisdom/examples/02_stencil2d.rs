@@ -3,9 +3,9 @@
 //!
 //! `cargo run --release -p kernel-wisdom --example 02_stencil2d`
 
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
-    bundled, bundled_cuda, open_default_device, BackendError, BackendKind, DeviceBuffer, Error,
-    WisdomKernel,
+    demo_kernels, open_default_device, BackendError, BackendKind, DeviceBuffer, Error, WisdomKernel,
 };
 
 fn main() -> Result<(), Error> {
@@ -20,8 +20,8 @@ fn main() -> Result<(), Error> {
     println!("device: {}", device.info().summary());
     // The same kernel exists in OpenCL C and CUDA; take the one of the device's backend.
     let def = match device.info().backend {
-        BackendKind::Cuda => bundled_cuda::stencil2d()?,
-        BackendKind::Opencl => bundled::stencil2d()?,
+        BackendKind::Cuda => demo_kernels::cuda::stencil2d()?,
+        BackendKind::Opencl => demo_kernels::opencl::stencil2d()?,
     };
     let kernel = WisdomKernel::new(def, device.clone())?;
 
@@ -29,7 +29,7 @@ fn main() -> Result<(), Error> {
     let input: Vec<f32> = (0..w * h)
         .map(|i| ((i * 7919) % 1013) as f32 / 1013.0 - 0.5)
         .collect();
-    let want = bundled::stencil2d_reference(&input, w, h);
+    let want = demo_kernels::stencil2d_reference(&input, w, h);
     let din = DeviceBuffer::from_slice(device.as_ref(), &input)?;
     let dout = DeviceBuffer::<f32>::new(device.as_ref(), w * h)?;
     let args = [dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
@@ -38,7 +38,9 @@ fn main() -> Result<(), Error> {
         let mut config = kernel.default_config().clone();
         config.set("use_local", use_local);
         dout.fill(f32::NAN)?;
-        let ms = kernel.launch_timed_with_config(&config, &args)?;
+        let ms = kernel
+            .launch_with(&args, LaunchOptions::new().config(&config).timed())
+            .map(|l| l.device_ms.unwrap_or_default())?;
         let got = dout.to_vec()?;
         let max_err = got
             .iter()

@@ -13,7 +13,8 @@
 //! results). The end-to-end capture tests run this file's [`run`] in a child process.
 
 use kernel_wisdom::{
-    bundled, flush_captures, open_default_device, BackendError, DeviceBuffer, Error, WisdomKernel,
+    demo_kernels, flush_captures, open_default_device, BackendError, DeviceBuffer, Error,
+    WisdomKernel,
 };
 
 /// Elements of the vector add.
@@ -70,7 +71,7 @@ pub fn run() -> Result<Option<usize>, Error> {
     };
     let mut wrong = 0;
 
-    let add = WisdomKernel::new(bundled::vector_add()?, device.clone())?;
+    let add = WisdomKernel::new(demo_kernels::opencl::vector_add()?, device.clone())?;
     let bv = input_b();
     let db = DeviceBuffer::from_slice(device.as_ref(), &bv)?;
     let dc = DeviceBuffer::<f32>::new(device.as_ref(), N)?;
@@ -82,7 +83,7 @@ pub fn run() -> Result<Option<usize>, Error> {
         wrong += (0..N).filter(|&i| c[i] != a[i] + bv[i]).count();
     }
 
-    let stencil = WisdomKernel::new(bundled::stencil2d()?, device.clone())?;
+    let stencil = WisdomKernel::new(demo_kernels::opencl::stencil2d()?, device.clone())?;
     let input = stencil_input();
     let din = DeviceBuffer::from_slice(device.as_ref(), &input)?;
     let dout = DeviceBuffer::<f32>::new(device.as_ref(), WIDTH * HEIGHT)?;

@@ -18,7 +18,8 @@
 //! (default: the first platform with a device). Prints the configuration the selection chose
 //! and the number of wrong elements against a CPU reference; exits non-zero if any is wrong.
 
-use kernel_wisdom::{bundled, opencl, WisdomKernel}; // kw
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, interop::opencl, WisdomKernel}; // kw
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
@@ -122,7 +123,7 @@ pub fn run() -> Result<Report, Box<dyn Error>> {
         queue.enqueue_write_buffer(&mut b, CL_BLOCKING, 0, &hb, &[])?;
     }
     let kw_device = Arc::new(opencl::ClDevice::attach(&context, &queue)?); // kw
-    let add = WisdomKernel::new(bundled::vector_add()?, kw_device)?; // kw
+    let add = WisdomKernel::new(demo_kernels::opencl::vector_add()?, kw_device)?; // kw
 
     // a *= 2 (the application's kernel)
     let n_i32 = n as i32;
@@ -143,9 +144,12 @@ pub fn run() -> Result<Report, Box<dyn Error>> {
         opencl::buffer_arg(&b),
         n_i32.into(),
     ]; // kw
-    add.launch_on(opencl::queue_after(&queue, &after), &args)?; // kw
-                                                                // c = c^2 (the application's kernel)
-                                                                // SAFETY: the arguments match the kernel's parameters.
+    add.launch_with(
+        &args,
+        LaunchOptions::new().on(opencl::queue_after(&queue, &after)),
+    )?; // kw
+        // c = c^2 (the application's kernel)
+        // SAFETY: the arguments match the kernel's parameters.
     unsafe {
         ExecuteKernel::new(&square)
             .set_arg(&c)
@@ -167,8 +171,8 @@ pub fn run() -> Result<Report, Box<dyn Error>> {
         opencl::buffer_arg(&b),
         n_i32.into(),
     ];
-    let too_short = match add.launch_on(opencl::queue(&queue), &bad) {
-        Ok(()) => String::from("(accepted!)"),
+    let too_short = match add.launch_with(&bad, LaunchOptions::new().on(opencl::queue(&queue))) {
+        Ok(_) => String::from("(accepted!)"),
         Err(e) => e.to_string(),
     };
     let ps = [n as i64, 1, 1];

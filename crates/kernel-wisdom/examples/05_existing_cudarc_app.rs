@@ -20,7 +20,8 @@
 
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::compile_ptx;
-use kernel_wisdom::{bundled_cuda, cuda, WisdomKernel}; // kw
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, interop::cuda, WisdomKernel}; // kw
 use std::error::Error;
 use std::sync::Arc;
 
@@ -78,7 +79,7 @@ pub fn run() -> Result<Report, Box<dyn Error>> {
     let mut c = stream.alloc_zeros::<f32>(n)?;
     let cfg = LaunchConfig::for_num_elems(n as u32);
     let kw_device = Arc::new(cuda::CudaDevice::from_context(ctx.clone())?); // kw
-    let add = WisdomKernel::new(bundled_cuda::vector_add()?, kw_device)?; // kw
+    let add = WisdomKernel::new(demo_kernels::cuda::vector_add()?, kw_device)?; // kw
 
     // a *= 2 (the application's kernel)
     // SAFETY (every launch): the arguments match the kernel's parameters.
@@ -97,8 +98,8 @@ pub fn run() -> Result<Report, Box<dyn Error>> {
         cuda::slice_arg(&b, &stream),
         n_i32.into(),
     ]; // kw
-    add.launch_on(cuda::stream_queue(&stream), &args)?; // kw
-                                                        // c = c^2 (the application's kernel)
+    add.launch_with(&args, LaunchOptions::new().on(cuda::stream_queue(&stream)))?; // kw
+                                                                                   // c = c^2 (the application's kernel)
     unsafe {
         stream
             .launch_builder(&square)

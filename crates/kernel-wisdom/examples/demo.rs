@@ -7,9 +7,10 @@
 //!
 //! `cargo run --release -p kernel-wisdom --example demo`
 
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
-    bundled, bundled_cuda, list_devices, open_device, BackendKind, DeviceBuffer, DeviceSelector,
-    Error, KernelArg, WisdomKernel,
+    demo_kernels, list_devices, open_device, BackendKind, DeviceBuffer, DeviceSelector, Error,
+    KernelArg, WisdomKernel,
 };
 use kw_core::rng::Rng;
 use std::sync::Arc;
@@ -39,9 +40,15 @@ fn median_ms(
     config: &kw_core::config::Config,
     args: &[KernelArg<'_>],
 ) -> Result<f64, Error> {
-    kernel.launch_timed_with_config(config, args)?; // warm-up
+    kernel
+        .launch_with(args, LaunchOptions::new().config(config).timed())
+        .map(|l| l.device_ms.unwrap_or_default())?; // warm-up
     let mut t: Vec<f64> = (0..9)
-        .map(|_| kernel.launch_timed_with_config(config, args))
+        .map(|_| {
+            kernel
+                .launch_with(args, LaunchOptions::new().config(config).timed())
+                .map(|l| l.device_ms.unwrap_or_default())
+        })
         .collect::<Result<_, _>>()?;
     t.sort_by(f64::total_cmp);
     Ok(t[t.len() / 2])
@@ -91,9 +98,15 @@ fn main() -> Result<(), Error> {
     println!("device: {}", device.info().summary());
     let cuda = device.info().backend == BackendKind::Cuda;
     let (vadd, stencil) = if cuda {
-        (bundled_cuda::vector_add()?, bundled_cuda::stencil2d()?)
+        (
+            demo_kernels::cuda::vector_add()?,
+            demo_kernels::cuda::stencil2d()?,
+        )
     } else {
-        (bundled::vector_add()?, bundled::stencil2d()?)
+        (
+            demo_kernels::opencl::vector_add()?,
+            demo_kernels::opencl::stencil2d()?,
+        )
     };
     let vadd = WisdomKernel::new(vadd, device.clone())?;
     let stencil = WisdomKernel::new(stencil, device.clone())?;
@@ -126,7 +139,7 @@ fn main() -> Result<(), Error> {
         let args = [dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
         report(&stencil, &[w as i64, h as i64], &format!("{w}x{h}"), &args)?;
         let out = dout.to_vec()?;
-        let reference = bundled::stencil2d_reference(&input, w, h);
+        let reference = demo_kernels::stencil2d_reference(&input, w, h);
         let worst = out
             .iter()
             .zip(&reference)

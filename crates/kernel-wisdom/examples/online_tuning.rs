@@ -16,8 +16,8 @@
 //! from its first launch.
 
 use kernel_wisdom::{
-    bundled, online_reports, open_default_device, set_tune_settings, tune_settings, DeviceBuffer,
-    TuneBudget, TuneMode, WisdomKernel,
+    demo_kernels, online_reports, open_default_device, set_tune_settings, tune_settings,
+    DeviceBuffer, TuneBudget, TuneMode, WisdomKernel,
 };
 use std::time::{Duration, Instant};
 
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_or("(no directory)".into(), |d| d.display().to_string())
     );
     let device = open_default_device()?;
-    let kernel = WisdomKernel::new(bundled::vector_add()?, device.clone())?;
+    let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add()?, device.clone())?;
     struct Size {
         n: usize,
         a: DeviceBuffer<f32>,

@@ -1,8 +1,8 @@
 //! [`Error`](enum@Error): what building a definition or launching a kernel can fail with.
 
 use kw_core::backend::BackendError;
-use kw_core::def_check::{format_problems, DefProblem};
-use kw_core::{def_eval::DefError, device::BackendKind};
+use kw_core::kernel_def::check::{format_problems, DefProblem};
+use kw_core::{device::BackendKind, kernel_def::eval::DefError};
 use thiserror::Error;
 
 /// Errors of the runtime, with the kernel (and configuration) they concern. `Debug` prints
@@ -142,7 +142,16 @@ pub enum Error {
     /// A launch could not be recorded into a capture.
     #[error(transparent)]
     Capture(#[from] kw_capture::record::RecordError),
-    /// `kw tune --bundled`'s kernel and size cannot be understood.
+    /// [`LaunchOptions`](crate::LaunchOptions) that do not go together (a timed launch on
+    /// the application's queue).
+    #[error("kernel `{kernel}`: {reason}")]
+    LaunchOptions {
+        /// The kernel name.
+        kernel: String,
+        /// What does not go together.
+        reason: String,
+    },
+    /// `kw tune --bundled`'s demo kernel and size cannot be understood.
     #[error("bundled kernel `{spec}`: {reason}")]
     BundledSpec {
         /// The `NAME[:SIZE]` asked for.

@@ -7,10 +7,10 @@
 //! and launches it.
 //!
 //! ```no_run
-//! use kernel_wisdom::{bundled, open_default_device, DeviceBuffer, WisdomKernel};
+//! use kernel_wisdom::{demo_kernels, open_default_device, DeviceBuffer, WisdomKernel};
 //! # fn main() -> Result<(), kernel_wisdom::Error> {
 //! let device = open_default_device()?;
-//! let add = WisdomKernel::new(bundled::vector_add()?, device.clone())?;
+//! let add = WisdomKernel::new(demo_kernels::opencl::vector_add()?, device.clone())?;
 //! let x = DeviceBuffer::from_slice(device.as_ref(), &[1.0f32, 2.0, 3.0])?;
 //! let y = DeviceBuffer::<f32>::new(device.as_ref(), 3)?;
 //! add.launch(&[y.arg(), x.arg(), x.arg(), 3i32.into()])?;
@@ -65,19 +65,35 @@
 //! [`online_reports`]. Details: [`online`] and `docs/online-tuning.md`.
 //!
 //! Joining an existing application: the library can use the application's context, streams
-//! or queues and memory instead of its own. CUDA: [`cuda::CudaDevice::from_context`] (a
-//! cudarc `Arc<CudaContext>`), [`cuda::CudaDevice::attach_primary`] (the CUDA runtime's
-//! context), [`cuda::CudaDevice::attach_current`]; launch with [`WisdomKernel::launch_on`] on
-//! [`cuda::stream_queue`] with [`cuda::slice_arg`] buffers. OpenCL:
-//! [`opencl::ClDevice::attach`] (an opencl3 `Context` + `CommandQueue`), [`opencl::queue`] /
-//! [`opencl::queue_after`] (waiting for the application's events) and [`opencl::buffer_arg`].
-//! Raw handles go through the `unsafe` constructors [`Queue::cuda_raw`],
-//! [`Queue::opencl_raw`], [`RawMem::cuda`] and [`RawMem::opencl`]. Every buffer argument is
-//! checked against its declared length ([`KernelBuilder::buffer_len`]) before anything is
-//! launched. Examples: `examples/04_existing_opencl_app.rs`, `examples/05_existing_cudarc_app.rs`.
+//! or queues and memory instead of its own; the backend-specific types are in
+//! [`interop::cuda`] and [`interop::opencl`], a launch on the application's queue is
+//! [`WisdomKernel::launch_with`] with [`LaunchOptions::on`]. Raw handles go through the
+//! `unsafe` constructors [`Queue::cuda_raw`], [`Queue::opencl_raw`], [`RawMem::cuda`] and
+//! [`RawMem::opencl`]. Every buffer argument is checked against its declared length
+//! ([`KernelBuilder::buffer_len`]) before anything is launched. Examples:
+//! `examples/04_existing_opencl_app.rs`, `examples/05_existing_cudarc_app.rs`.
 //!
 //! Devices: [`open_default_device`] honours `KW_DEVICE` (an index or a name substring);
 //! [`open_device`] takes a [`DeviceSelector`]; [`list_devices`] lists them.
+//!
+//! ## What the crate root exports
+//!
+//! The runtime's own types and functions: [`KernelBuilder`], [`WisdomKernel`] with
+//! [`LaunchOptions`] and [`Launched`], devices ([`open_default_device`], [`open_device`],
+//! [`list_devices`], ...), capture and online-tuning settings, the wisdom search
+//! ([`search_path`], [`WisdomSource`], [`Choice`]) and [`Error`]. Modules:
+//! [`interop`] (the backend-specific types for joining an application's CUDA or OpenCL
+//! objects), [`demo_kernels`] (the small kernels of `kernels/`), [`library`] (tuned routines)
+//! and [`online`].
+//!
+//! Beside them, deliberately, the `kw-core` types that appear in the runtime's signatures,
+//! so that an application needs no other crate: the expression builders ([`arg`], [`param`],
+//! [`lit`], [`device()`], [`problem_size`], [`div_ceil`], [`round_up`], [`min`], [`max`],
+//! [`ifelse`], [`Expr`], [`DeviceAttr`]); values and configurations ([`Value`], [`Config`],
+//! [`Scalar`], [`ScalarType`], [`Tolerance`]); definitions ([`KernelDef`], [`Access`],
+//! [`DefProblem`]); devices and launches ([`Device`], [`DeviceInfo`], [`BackendKind`],
+//! [`DeviceBuffer`], [`KernelArg`], [`Queue`], [`RawMem`], [`DeviceEvent`],
+//! [`BackendError`]).
 //!
 //! ## Layer
 //!
@@ -90,36 +106,36 @@
 //!
 //! ## Where to start reading
 //!
-//! `builder.rs` (`KernelBuilder`), then `kernel.rs` (`WisdomKernel`: `launch` → `enqueue`,
-//! `prepare`, `compile`, the fallback to the default configuration), `launch_memo.rs` (the
-//! hot path), `wisdom.rs` (the search path and the choice per problem size), `capture/`
+//! `builder/` (`KernelBuilder`), then `kernel/` (`WisdomKernel`: `mod.rs` the type,
+//! `launch.rs` `launch` → `enqueue` and the fallback to the default configuration,
+//! `compile.rs` `prepare` and `compile`, `select.rs`, `shape_memo.rs` the hot path),
+//! `wisdom.rs` (the search path and the choice per problem size), `capture/`
 //! (settings, the per-kernel counters, the background writer, the exit hook) and
 //! `devices.rs`. The whole launch path, step by step, is in `docs/architecture.md`.
 
 mod builder;
-pub mod bundled;
-pub mod bundled_cuda;
 mod capture;
+pub mod demo_kernels;
 mod devices;
 mod error;
+pub mod interop;
 mod kernel;
-mod launch_memo;
 pub mod library;
 pub mod online;
 mod wisdom;
 
 pub use builder::{KernelBuilder, Source};
 pub use capture::{
-    capture_settings, flush_captures, glob_match, set_capture_settings, CaptureSettings,
-    SettingsError, CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV, CAPTURE_LIMIT_ENV,
-    CAPTURE_SKIP_ENV, DEFAULT_CAPTURE_DIR,
+    capture_settings, flush_captures, set_capture_settings, CaptureSettings, SettingsError,
+    CAPTURE_DIR_ENV, CAPTURE_ENV, CAPTURE_FORCE_ENV, CAPTURE_LIMIT_ENV, CAPTURE_SKIP_ENV,
+    DEFAULT_CAPTURE_DIR,
 };
 pub use devices::{
     backend_built, backends, first_device_of, list_devices, open_default_device, open_device,
     open_listed, resolve, CudaBackend, DeviceSelector, ListedDevice, OpenClBackend, DEVICE_ENV,
 };
 pub use error::Error;
-pub use kernel::{ConfigFailure, ConfigSelector, WisdomKernel};
+pub use kernel::{ConfigFailure, ConfigSelector, LaunchOptions, Launched, WisdomKernel};
 pub use online::{
     online_reports, set_tune_mode, set_tune_ranks, set_tune_settings, tune_settings, OnlineReport,
     TuneBudget, TuneMode, TuneRanks, TuneSettings, TUNE_BUDGET_ENV, TUNE_DIR_ENV, TUNE_ENV,
@@ -134,15 +150,7 @@ pub use kw_core::expr::{
     arg, device, div_ceil, ifelse, lit, max, min, param, problem_size, round_up, DeviceAttr,
 };
 pub use kw_core::{
-    backend::Device, buffer::DeviceBuffer, config::Config, def_check::DefProblem,
-    device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access, kernel_def::KernelDef,
+    backend::Device, buffer::DeviceBuffer, config::Config, device::BackendKind, device::DeviceInfo,
+    expr::Expr, kernel_def::check::DefProblem, kernel_def::Access, kernel_def::KernelDef,
     scalar::Scalar, scalar::ScalarType, tolerance::Tolerance, value::Value,
 };
-/// The CUDA backend crate (attaching to a cudarc context, streams and slices); with the
-/// `cuda` feature (on by default).
-#[cfg(feature = "cuda")]
-pub use kw_cuda as cuda;
-/// The OpenCL backend crate (attaching to an opencl3 context, queues and buffers); with the
-/// `opencl` feature (on by default).
-#[cfg(feature = "opencl")]
-pub use kw_opencl as opencl;

@@ -2,9 +2,10 @@
 //! `SKIPPED: no CUDA driver` elsewhere): cudarc slices and raw device pointers as arguments,
 //! the application's stream, declared buffer lengths, and the three ways to attach.
 
-use kernel_wisdom::cuda::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use kernel_wisdom::cuda::{slice_arg, stream_queue, CudaDevice};
-use kernel_wisdom::{bundled_cuda, CudaBackend, Device, Error, KernelArg, Queue, RawMem};
+use kernel_wisdom::interop::cuda::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use kernel_wisdom::interop::cuda::{slice_arg, stream_queue, CudaDevice};
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, CudaBackend, Device, Error, KernelArg, Queue, RawMem};
 use kernel_wisdom::{ScalarType, WisdomKernel};
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ fn launches_on_the_applications_context_stream_and_slices() {
     let stream = ctx.new_stream().unwrap();
     let device = Arc::new(CudaDevice::from_context(ctx.clone()).unwrap());
     assert_eq!(device.context().cu_ctx(), ctx.cu_ctx(), "no second context");
-    let add = WisdomKernel::new(bundled_cuda::vector_add().unwrap(), device.clone()).unwrap();
+    let add = WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), device.clone()).unwrap();
     let n = 10_007usize;
     let (a, b, expected) = inputs(&stream, n);
     let c = stream.alloc_zeros::<f32>(n).unwrap();
@@ -46,7 +47,8 @@ fn launches_on_the_applications_context_stream_and_slices() {
         slice_arg(&b, &stream),
         (n as i32).into(),
     ];
-    add.launch_on(stream_queue(&stream), &args).unwrap();
+    add.launch_with(&args, LaunchOptions::new().on(stream_queue(&stream)))
+        .unwrap();
     assert_eq!(stream.clone_dtoh(&c).unwrap(), expected);
 
     // A too-short slice: a typed error, nothing launched.
@@ -57,7 +59,7 @@ fn launches_on_the_applications_context_stream_and_slices() {
         slice_arg(&b, &stream),
         (n as i32).into(),
     ];
-    match add.launch_on(stream_queue(&stream), &bad) {
+    match add.launch_with(&bad, LaunchOptions::new().on(stream_queue(&stream))) {
         Err(Error::BufferTooShort {
             index: 0,
             len,
@@ -73,15 +75,18 @@ fn launches_on_the_applications_context_stream_and_slices() {
     // Raw device pointers and a raw CUstream, as a CUDA runtime program passes them.
     let d = stream.alloc_zeros::<f32>(n).unwrap();
     let raw = |s: &CudaSlice<f32>| {
-        use kernel_wisdom::cuda::cudarc::driver::DevicePtr;
+        use kernel_wisdom::interop::cuda::cudarc::driver::DevicePtr;
         let (p, _sync) = s.device_ptr(&stream);
         // SAFETY: a live allocation of `n` floats of this context.
         KernelArg::raw_buffer(unsafe { RawMem::cuda(p, n * 4) }, ScalarType::F32)
     };
     // SAFETY: a live stream of this context.
     let q = unsafe { Queue::cuda_raw(stream.cu_stream().cast()) };
-    add.launch_on(q, &[raw(&d), raw(&a), raw(&b), (n as i32).into()])
-        .unwrap();
+    add.launch_with(
+        &[raw(&d), raw(&a), raw(&b), (n as i32).into()],
+        LaunchOptions::new().on(q),
+    )
+    .unwrap();
     device.synchronize_queue(q).unwrap();
     assert_eq!(stream.clone_dtoh(&d).unwrap(), expected);
 }
@@ -99,18 +104,19 @@ fn attach_to_the_primary_and_the_current_context() {
     assert_eq!(primary.context().cu_ctx(), app.cu_ctx());
     // Kernels built on either run on the application's memory.
     let stream = app.default_stream();
-    let add = WisdomKernel::new(bundled_cuda::vector_add().unwrap(), Arc::new(primary)).unwrap();
+    let add =
+        WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), Arc::new(primary)).unwrap();
     let n = 4096usize;
     let (a, b, expected) = inputs(&stream, n);
     let c = stream.alloc_zeros::<f32>(n).unwrap();
-    add.launch_on(
-        stream_queue(&stream),
+    add.launch_with(
         &[
             slice_arg(&c, &stream),
             slice_arg(&a, &stream),
             slice_arg(&b, &stream),
             (n as i32).into(),
         ],
+        LaunchOptions::new().on(stream_queue(&stream)),
     )
     .unwrap();
     assert_eq!(stream.clone_dtoh(&c).unwrap(), expected);

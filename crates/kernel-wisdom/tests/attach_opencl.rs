@@ -2,8 +2,9 @@
 //! as arguments, declared buffer lengths, events, bad handles, and captures written at exit
 //! on `std::process::exit`.
 
-use kernel_wisdom::opencl::{self, ClDevice, EventList};
-use kernel_wisdom::{arg, bundled, Error, KernelBuilder, Queue, Source, WisdomKernel};
+use kernel_wisdom::interop::opencl::{self, ClDevice, EventList};
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{arg, demo_kernels, Error, KernelBuilder, Queue, Source, WisdomKernel};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
@@ -65,7 +66,7 @@ fn declared_lengths_events_and_the_applications_buffers() {
     };
     let device = Arc::new(ClDevice::attach(&context, &queue).expect("attach"));
     // vector_add, but `b` must hold n + 8 elements (a deliberately stricter declaration).
-    let mut builder = bundled::vector_add_builder();
+    let mut builder = demo_kernels::opencl::vector_add_builder();
     builder.buffer_len("b", arg("n") + 8);
     let add = WisdomKernel::new(builder.build().unwrap(), device).unwrap();
     let n = 1000usize;
@@ -89,7 +90,7 @@ fn declared_lengths_events_and_the_applications_buffers() {
         opencl::buffer_arg(&b_short),
         n_i32.into(),
     ];
-    match add.launch_on(opencl::queue(&queue), &short) {
+    match add.launch_with(&short, LaunchOptions::new().on(opencl::queue(&queue))) {
         Err(Error::BufferTooShort {
             index,
             name,
@@ -119,7 +120,11 @@ fn declared_lengths_events_and_the_applications_buffers() {
         n_i32.into(),
     ];
     let event = add
-        .launch_on_with_event(opencl::queue(&queue), &args)
+        .launch_with(
+            &args,
+            LaunchOptions::new().on(opencl::queue(&queue)).event(),
+        )
+        .map(|l| l.event)
         .unwrap()
         .expect("OpenCL launches give an event");
     event.wait().unwrap();
@@ -132,8 +137,11 @@ fn declared_lengths_events_and_the_applications_buffers() {
 
     // A launch that waits for the application's event.
     let after = EventList::new(&[&cl_event.0]);
-    add.launch_on(opencl::queue_after(&queue, &after), &args)
-        .unwrap();
+    add.launch_with(
+        &args,
+        LaunchOptions::new().on(opencl::queue_after(&queue, &after)),
+    )
+    .unwrap();
     queue.finish().unwrap();
     assert!(read(&queue, &c, n) == expected, "wrong result");
 
@@ -146,9 +154,9 @@ fn declared_lengths_events_and_the_applications_buffers() {
         let mem = unsafe { kernel_wisdom::RawMem::opencl(buf.get(), len * 4) };
         kernel_wisdom::KernelArg::raw_buffer(mem, kernel_wisdom::ScalarType::F32)
     };
-    add.launch_on(
-        raw_queue,
+    add.launch_with(
         &[raw(&c, n), raw(&a, n), raw(&b_long, n + 8), n_i32.into()],
+        LaunchOptions::new().on(raw_queue),
     )
     .unwrap();
     queue.finish().unwrap();
@@ -199,17 +207,17 @@ fn child_exits_abruptly() {
     }
     let (context, queue) = app_setup().expect("PoCL");
     let device = Arc::new(ClDevice::attach(&context, &queue).unwrap());
-    let add = WisdomKernel::new(bundled::vector_add().unwrap(), device).unwrap();
+    let add = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device).unwrap();
     let n = 5000usize;
     let (a, c) = (buffer(&context, n), buffer(&context, n));
-    add.launch_on(
-        opencl::queue(&queue),
+    add.launch_with(
         &[
             opencl::buffer_arg(&c),
             opencl::buffer_arg(&a),
             opencl::buffer_arg(&a),
             (n as i32).into(),
         ],
+        LaunchOptions::new().on(opencl::queue(&queue)),
     )
     .unwrap();
     std::process::exit(0);

@@ -4,25 +4,15 @@
 
 mod common;
 
-use common::{device, narrow, random_floats};
-use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use common::{device, narrow, random_floats, stencil2d_every_configuration};
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::rng::Rng;
-
-fn check_close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = 1e-5 * w.abs().max(1.0);
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: element {i}: got {g}, want {w}"
-        );
-    }
-}
 
 #[test]
 fn vector_add_default_and_every_configuration() {
     let Some(dev) = device() else { return };
-    let mut def = bundled::vector_add().unwrap();
+    let mut def = demo_kernels::opencl::vector_add().unwrap();
     narrow(&mut def, "block_size_x", &[32, 64, 256]);
     narrow(&mut def, "elems_per_thread", &[1, 4]);
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
@@ -30,7 +20,7 @@ fn vector_add_default_and_every_configuration() {
     let n = 10_007; // not a multiple of any tile
     let a = random_floats(&mut rng, n);
     let b = random_floats(&mut rng, n);
-    let want = bundled::vector_add_reference(&a, &b);
+    let want = demo_kernels::vector_add_reference(&a, &b);
     let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
     let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
     let dc = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
@@ -49,7 +39,9 @@ fn vector_add_default_and_every_configuration() {
     for point in space.iter() {
         let config = space.config(&point);
         dc.fill(f32::NAN).unwrap();
-        kernel.launch_with_config(&config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
         assert_eq!(dc.to_vec().unwrap(), want, "configuration {config}");
     }
     assert_eq!(kernel.compiled_count(), space.len() as usize);
@@ -59,45 +51,16 @@ fn vector_add_default_and_every_configuration() {
 #[test]
 fn stencil2d_default_and_every_configuration() {
     let Some(dev) = device() else { return };
-    let mut def = bundled::stencil2d().unwrap();
-    narrow(&mut def, "block_size_x", &[8, 32]);
-    narrow(&mut def, "block_size_y", &[2, 4]);
-    narrow(&mut def, "tile_y", &[1, 2]);
-    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
-    let mut rng = Rng::new(11);
-    let (w, h) = (67usize, 45usize);
-    let input = random_floats(&mut rng, w * h);
-    let want = bundled::stencil2d_reference(&input, w, h);
-    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
-    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), w * h).unwrap();
-    let args = [dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
-
-    dout.fill(f32::NAN).unwrap();
-    kernel.launch(&args).unwrap();
-    check_close(&dout.to_vec().unwrap(), &want, "default configuration");
-
-    let space = kernel.space();
-    assert_eq!(space.len(), 2 * 2 * 2 * 2);
-    let mut used_local = false;
-    for point in space.iter() {
-        let config = space.config(&point);
-        used_local |= config.get("use_local") == Some(&1.into());
-        dout.fill(f32::NAN).unwrap();
-        let ms = kernel.launch_timed_with_config(&config, &args).unwrap();
-        assert!(ms >= 0.0);
-        check_close(
-            &dout.to_vec().unwrap(),
-            &want,
-            &format!("configuration {config}"),
-        );
-    }
-    assert!(used_local, "the space covers the local-memory variant");
+    let def = demo_kernels::opencl::stencil2d().unwrap();
+    let times = stencil2d_every_configuration(&dev, def, 11, (67, 45));
+    assert!(times.iter().all(|&ms| ms >= 0.0));
 }
 
 #[test]
 fn a_new_problem_size_is_selected_and_compiled_once() {
     let Some(dev) = device() else { return };
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), dev.clone()).unwrap();
+    let kernel =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), dev.clone()).unwrap();
     let mut rng = Rng::new(3);
     for &n in &[1000usize, 1000, 5000, 1000, 5000] {
         let a = random_floats(&mut rng, n);
@@ -108,7 +71,10 @@ fn a_new_problem_size_is_selected_and_compiled_once() {
         kernel
             .launch(&[dc.arg(), da.arg(), db.arg(), (n as i32).into()])
             .unwrap();
-        assert_eq!(dc.to_vec().unwrap(), bundled::vector_add_reference(&a, &b));
+        assert_eq!(
+            dc.to_vec().unwrap(),
+            demo_kernels::vector_add_reference(&a, &b)
+        );
     }
     // Two problem sizes, one configuration (the default), one compilation.
     assert_eq!(kernel.compiled_count(), 1);
@@ -118,7 +84,8 @@ fn a_new_problem_size_is_selected_and_compiled_once() {
 #[test]
 fn one_kernel_is_launched_from_many_threads() {
     let Some(dev) = device() else { return };
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), dev.clone()).unwrap();
+    let kernel =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), dev.clone()).unwrap();
     std::thread::scope(|s| {
         for t in 0..4u64 {
             let (kernel, dev) = (&kernel, dev.clone());
@@ -135,7 +102,10 @@ fn one_kernel_is_launched_from_many_threads() {
                     kernel
                         .launch(&[dc.arg(), da.arg(), db.arg(), (n as i32).into()])
                         .unwrap();
-                    assert_eq!(dc.to_vec().unwrap(), bundled::vector_add_reference(&a, &b));
+                    assert_eq!(
+                        dc.to_vec().unwrap(),
+                        demo_kernels::vector_add_reference(&a, &b)
+                    );
                 }
             });
         }

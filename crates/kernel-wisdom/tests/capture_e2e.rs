@@ -7,6 +7,7 @@ mod common;
 #[path = "../examples/03_capture.rs"]
 mod app;
 
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{KernelArg, WisdomKernel};
 use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
@@ -137,7 +138,7 @@ fn replay(capture: &Capture, meta: &CaptureMetadata) {
         })
         .collect();
     kernel
-        .launch_with_config(&meta.config, &args)
+        .launch_with(&args, LaunchOptions::new().config(&meta.config))
         .expect("replayed launch");
     device.synchronize().expect("sync");
     let mut outputs = 0;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::wisdom::{
     add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
 };
@@ -23,7 +23,7 @@ fn child_app() {
     let Some(device) = common::device() else {
         return;
     };
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(Path::new(&dir).join("wisdom"));
     let n = 1000;
@@ -49,7 +49,7 @@ fn a_capture_not_made_because_of_exact_wisdom_is_said_once() {
         kw_core::files::nonce(0)
     ));
     std::fs::create_dir_all(&root).unwrap();
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     let space = def.space(Some(device.info())).unwrap();
     let record = WisdomRecord {
         config: def.default_config(),

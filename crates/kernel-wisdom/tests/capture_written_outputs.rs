@@ -6,7 +6,7 @@
 mod common;
 
 use common::floats;
-use kernel_wisdom::{bundled, flush_captures, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, flush_captures, DeviceBuffer, WisdomKernel};
 use kernel_wisdom::{set_capture_settings, CaptureSettings};
 use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
@@ -21,7 +21,8 @@ fn an_unchanged_output_is_still_recorded() {
     settings.skip = 1; // the second launch: `c` already holds a + b
     set_capture_settings(Some(settings));
 
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), dev.clone()).unwrap();
+    let kernel =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), dev.clone()).unwrap();
     let n = 1000;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
     let b: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();

@@ -8,7 +8,7 @@ mod common;
 mod gated;
 
 use gated::{GatedDevice, HANG_GUARD};
-use kernel_wisdom::{bundled, Config, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, Config, DeviceBuffer, WisdomKernel};
 use kw_core::backend::Device;
 use std::collections::HashMap;
 use std::sync::mpsc;
@@ -47,7 +47,7 @@ fn a_compiled_configuration_never_waits_for_another_compile() {
     let Some(dev) = common::device() else { return };
     let gated = Arc::new(GatedDevice::new(dev, "elems_per_thread", "8", true));
     let gate = gated.gate();
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     let default = def.default_config();
     let (slow, other) = (with_ept(&default, 8), with_ept(&default, 2));
     // Sizes 5001.. use the slow (gated) configuration, 6000.. another one not compiled yet,
@@ -142,7 +142,7 @@ fn a_new_size_is_selected_once_under_races() {
     // threads meet the size while it is being prepared.
     let gated = Arc::new(GatedDevice::new(dev, "elems_per_thread", "4", true));
     let gate = gated.gate();
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     let default = def.default_config();
     let held = with_ept(&default, 4);
     let calls: Arc<Mutex<HashMap<i64, usize>>> = Arc::default();

@@ -5,10 +5,11 @@
 
 mod common;
 
-use common::{narrow, random_floats};
+use common::{check_close, narrow, random_floats, stencil2d_every_configuration};
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
-    bundled, bundled_cuda, list_devices, open_default_device, open_device, BackendKind,
-    DeviceBuffer, DeviceSelector, WisdomKernel,
+    demo_kernels, list_devices, open_default_device, open_device, BackendKind, DeviceBuffer,
+    DeviceSelector, WisdomKernel,
 };
 use kw_core::backend::Device;
 use kw_core::rng::Rng;
@@ -40,17 +41,6 @@ impl Reason for kernel_wisdom::CudaBackend {
     }
 }
 
-fn check_close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = 1e-5 * w.abs().max(1.0);
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: element {i}: got {g}, want {w}"
-        );
-    }
-}
-
 #[test]
 fn cuda_is_picked_when_available() {
     let Some(dev) = cuda_device("cuda_is_picked_when_available") else {
@@ -68,7 +58,7 @@ fn cuda_vector_add_default_and_every_configuration() {
     let Some(dev) = cuda_device("cuda_vector_add_default_and_every_configuration") else {
         return;
     };
-    let mut def = bundled_cuda::vector_add().unwrap();
+    let mut def = demo_kernels::cuda::vector_add().unwrap();
     narrow(&mut def, "block_size_x", &[32, 64, 256, 1024]);
     narrow(&mut def, "elems_per_thread", &[1, 4]);
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
@@ -76,7 +66,7 @@ fn cuda_vector_add_default_and_every_configuration() {
     let n = 1_000_003; // not a multiple of any tile
     let a = random_floats(&mut rng, n);
     let b = random_floats(&mut rng, n);
-    let want = bundled::vector_add_reference(&a, &b);
+    let want = demo_kernels::vector_add_reference(&a, &b);
     let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
     let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
     let dc = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
@@ -91,7 +81,9 @@ fn cuda_vector_add_default_and_every_configuration() {
     for point in space.iter() {
         let config = space.config(&point);
         dc.fill(f32::NAN).unwrap();
-        kernel.launch_with_config(&config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
         assert_eq!(dc.to_vec().unwrap(), want, "configuration {config}");
     }
     assert_eq!(kernel.compiled_count(), space.len() as usize);
@@ -103,39 +95,9 @@ fn cuda_stencil2d_default_and_every_configuration() {
     let Some(dev) = cuda_device("cuda_stencil2d_default_and_every_configuration") else {
         return;
     };
-    let mut def = bundled_cuda::stencil2d().unwrap();
-    narrow(&mut def, "block_size_x", &[8, 32]);
-    narrow(&mut def, "block_size_y", &[2, 4]);
-    narrow(&mut def, "tile_y", &[1, 2]);
-    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
-    let mut rng = Rng::new(19);
-    let (w, h) = (1031usize, 517usize);
-    let input = random_floats(&mut rng, w * h);
-    let want = bundled::stencil2d_reference(&input, w, h);
-    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
-    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), w * h).unwrap();
-    let args = [dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
-
-    dout.fill(f32::NAN).unwrap();
-    kernel.launch(&args).unwrap();
-    check_close(&dout.to_vec().unwrap(), &want, "default configuration");
-
-    let space = kernel.space();
-    assert_eq!(space.len(), 2 * 2 * 2 * 2);
-    let mut used_local = false;
-    for point in space.iter() {
-        let config = space.config(&point);
-        used_local |= config.get("use_local") == Some(&1.into());
-        dout.fill(f32::NAN).unwrap();
-        let ms = kernel.launch_timed_with_config(&config, &args).unwrap();
-        assert!(ms > 0.0);
-        check_close(
-            &dout.to_vec().unwrap(),
-            &want,
-            &format!("configuration {config}"),
-        );
-    }
-    assert!(used_local, "the space covers the shared-memory variant");
+    let def = demo_kernels::cuda::stencil2d().unwrap();
+    let times = stencil2d_every_configuration(&dev, def, 19, (1031, 517));
+    assert!(times.iter().all(|&ms| ms > 0.0));
 }
 
 #[test]
@@ -143,7 +105,7 @@ fn cuda_templated_kernel_default_and_every_configuration() {
     let Some(dev) = cuda_device("cuda_templated_kernel_default_and_every_configuration") else {
         return;
     };
-    let mut def = bundled_cuda::scaled_add().unwrap();
+    let mut def = demo_kernels::cuda::scaled_add().unwrap();
     narrow(&mut def, "block_size_x", &[32, 128, 1024]);
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
     let mut rng = Rng::new(23);
@@ -151,7 +113,7 @@ fn cuda_templated_kernel_default_and_every_configuration() {
     let x = random_floats(&mut rng, n);
     let y = random_floats(&mut rng, n);
     let alpha = 0.75f32;
-    let want = bundled_cuda::scaled_add_reference(alpha, &x, &y);
+    let want = demo_kernels::scaled_add_reference(alpha, &x, &y);
     let dx = DeviceBuffer::from_slice(dev.as_ref(), &x).unwrap();
     let dy = DeviceBuffer::from_slice(dev.as_ref(), &y).unwrap();
     let dout = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
@@ -172,7 +134,9 @@ fn cuda_templated_kernel_default_and_every_configuration() {
     for point in space.iter() {
         let config = space.config(&point);
         dout.fill(f32::NAN).unwrap();
-        kernel.launch_with_config(&config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
         check_close(
             &dout.to_vec().unwrap(),
             &want,
@@ -188,7 +152,7 @@ fn an_opencl_definition_on_a_cuda_device_is_refused() {
     let Some(dev) = cuda_device("an_opencl_definition_on_a_cuda_device_is_refused") else {
         return;
     };
-    let err = WisdomKernel::new(bundled::vector_add().unwrap(), dev)
+    let err = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), dev)
         .err()
         .expect("a .cl definition on a CUDA device");
     assert!(

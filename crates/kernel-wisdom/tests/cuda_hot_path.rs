@@ -3,7 +3,7 @@
 //! Rust's allocator). Its own test binary: it installs a counting global allocator.
 
 use kernel_wisdom::{
-    bundled_cuda, list_devices, open_device, BackendKind, DeviceBuffer, DeviceSelector,
+    demo_kernels, list_devices, open_device, BackendKind, DeviceBuffer, DeviceSelector,
     WisdomKernel,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -41,7 +41,7 @@ fn cached_cuda_launches_do_not_allocate() {
         return;
     };
     let dev = open_device(&DeviceSelector::Index(d.index)).unwrap();
-    let kernel = WisdomKernel::new(bundled_cuda::vector_add().unwrap(), dev.clone()).unwrap();
+    let kernel = WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), dev.clone()).unwrap();
     let n = 4096;
     let a = DeviceBuffer::from_slice(dev.as_ref(), &vec![1.0f32; n]).unwrap();
     let b = DeviceBuffer::from_slice(dev.as_ref(), &vec![2.0f32; n]).unwrap();

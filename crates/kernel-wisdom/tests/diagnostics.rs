@@ -5,7 +5,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::config::Config;
 use kw_core::wisdom::{
     add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
@@ -25,7 +25,7 @@ fn child_app() {
         return;
     };
     for _ in 0..2 {
-        let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+        let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
             .unwrap()
             .with_wisdom_dir(Path::new(&dir).join("app"));
         let n = 1000;
@@ -92,7 +92,7 @@ fn each_warning_once_and_only_for_searched_directories() {
     };
     let root: PathBuf = std::env::temp_dir().join(format!("kw-diagnostics-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let space = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let space = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .space()
         .clone();

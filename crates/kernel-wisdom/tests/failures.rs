@@ -4,6 +4,7 @@
 mod common;
 
 use common::device;
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
     arg, open_device, Access, Config, DeviceBuffer, DeviceSelector, Error, KernelBuilder, Source,
     WisdomKernel,
@@ -42,14 +43,18 @@ fn a_configuration_that_does_not_compile_surfaces_its_build_log() {
     let args = [out.arg(), 5i32.into(), 100i32.into()];
     let mut bad = kernel.default_config().clone();
     bad.set("elems_per_thread", 3);
-    let err = kernel.launch_with_config(&bad, &args).unwrap_err();
+    let err = kernel
+        .launch_with(&args, LaunchOptions::new().config(&bad))
+        .unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Config { .. }), "{text}");
     assert!(text.contains("is not supported by this kernel"), "{text}");
     assert!(text.contains("elems_per_thread=3"), "{text}");
     // The failure is remembered: asking again does not recompile.
     let before = kernel.compiled_count();
-    assert!(kernel.launch_with_config(&bad, &args).is_err());
+    assert!(kernel
+        .launch_with(&args, LaunchOptions::new().config(&bad))
+        .is_err());
     assert_eq!(kernel.compiled_count(), before);
 }
 
@@ -138,7 +143,10 @@ fn wrong_arguments_are_errors_naming_the_argument() {
     let mut not_in_space = kernel.default_config().clone();
     not_in_space.set("elems_per_thread", 5);
     let err = kernel
-        .launch_with_config(&not_in_space, &[ints.arg(), 1i32.into(), 10i32.into()])
+        .launch_with(
+            &[ints.arg(), 1i32.into(), 10i32.into()],
+            LaunchOptions::new().config(&not_in_space),
+        )
         .unwrap_err();
     assert!(matches!(err, Error::InvalidConfig { .. }), "{err}");
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, DeviceBuffer, KernelArg, ScalarType, WisdomKernel};
+use kernel_wisdom::{demo_kernels, DeviceBuffer, KernelArg, ScalarType, WisdomKernel};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -35,7 +35,8 @@ static ALLOC: Counting = Counting;
 #[test]
 fn cached_launches_do_not_allocate() {
     let Some(dev) = common::device() else { return };
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), dev.clone()).unwrap();
+    let kernel =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), dev.clone()).unwrap();
     let n = 4096;
     let a = DeviceBuffer::from_slice(dev.as_ref(), &vec![1.0f32; n]).unwrap();
     let b = DeviceBuffer::from_slice(dev.as_ref(), &vec![2.0f32; n]).unwrap();
@@ -59,7 +60,7 @@ fn cached_launches_do_not_allocate() {
 #[test]
 fn cached_launches_with_declared_lengths_do_not_allocate() {
     let Some(dev) = common::device() else { return };
-    let mut builder = bundled::vector_add_builder();
+    let mut builder = demo_kernels::opencl::vector_add_builder();
     builder
         .buffer_len("a", kernel_wisdom::arg("n"))
         .buffer_len("b", kernel_wisdom::arg("n") + 0);
@@ -89,7 +90,7 @@ fn cached_launches_with_declared_lengths_do_not_allocate() {
 #[test]
 fn launches_of_new_shapes_do_not_allocate() {
     let Some(dev) = common::device() else { return };
-    let mut builder = bundled::vector_add_builder();
+    let mut builder = demo_kernels::opencl::vector_add_builder();
     builder.buffer_len("b", kernel_wisdom::arg("n") + 0);
     let kernel = WisdomKernel::new(builder.build().unwrap(), dev.clone()).unwrap();
     let n = 4096;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, WisdomKernel};
+use kernel_wisdom::{demo_kernels, WisdomKernel};
 use kw_core::config::Config;
 use kw_core::wisdom::*;
 
@@ -14,7 +14,8 @@ fn device_name_override_selects_the_other_devices_records() {
     };
     let dir = std::env::temp_dir().join(format!("kw-devname-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let probe =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone()).unwrap();
     let mut config = Config::default();
     for (k, v) in [
         ("block_size_x", 32),
@@ -44,13 +45,13 @@ fn device_name_override_selects_the_other_devices_records() {
         provenance: Provenance::default(),
     };
     add_record(&dir, "vector_add", record, ReplacePolicy::IfBetter).unwrap();
-    let plain = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let plain = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(&dir);
     // Without the override the record is only another device of the same backend (step 4).
     assert_eq!(plain.choice(&[1 << 16]).step, Step::BackendNearestSize);
     std::env::set_var("KW_DEVICE_NAME", "Similar GPU 9000");
-    let renamed = WisdomKernel::new(bundled::vector_add().unwrap(), device)
+    let renamed = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device)
         .unwrap()
         .with_wisdom_dir(&dir);
     let choice = renamed.choice(&[1 << 16]);

@@ -7,6 +7,7 @@ mod common;
 
 use common::device;
 use kernel_wisdom::library::{defs, reference, Library};
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{BackendKind, DeviceBuffer, Error, KernelDef, Value, WisdomKernel};
 use kw_core::rng::Rng;
 use std::sync::Arc;
@@ -59,7 +60,9 @@ fn transpose_every_configuration_of_a_reduced_space() {
     ];
     let n = every_config(&kernel, |config| {
         dout.fill(f32::NAN).unwrap();
-        kernel.launch_with_config(config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
         assert_eq!(dout.to_vec().unwrap(), want, "{{{config}}}");
     });
     assert!(n >= 12, "{n} configurations");
@@ -85,7 +88,9 @@ fn reduce_sum_every_configuration_of_a_reduced_space() {
     let args = [out.arg(), din.arg(), (n as i32).into()];
     let count = every_config(&kernel, |config| {
         out.fill(0.0).unwrap();
-        kernel.launch_with_config(config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
         let got = f64::from(out.to_vec().unwrap()[0]);
         assert!(
             (got - want).abs() <= 1e-4 * want.abs(),
@@ -125,7 +130,9 @@ fn stencil3d_every_configuration_of_a_reduced_space() {
     ];
     let n = every_config(&kernel, |config| {
         dout.fill(f32::NAN).unwrap();
-        kernel.launch_with_config(config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
         for (i, (g, w)) in dout.to_vec().unwrap().iter().zip(&want).enumerate() {
             assert!((g - w).abs() <= 1e-5, "{{{config}}} cell {i}: {g} vs {w}");
         }

@@ -7,6 +7,7 @@
 mod common;
 
 use common::device;
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{arg, lit, param, DeviceBuffer, Error, KernelBuilder, Source, WisdomKernel};
 
 const SOURCE: &str = include_str!("../../kw-cli/tests/t1/smooth.cl");
@@ -68,7 +69,10 @@ fn local_arguments_between_others_are_sized_per_configuration() {
     for config in kernel.space().iter().map(|p| kernel.space().config(&p)) {
         ob.write(&vec![f32::NAN; n]).unwrap();
         kernel
-            .launch_with_config(&config, &[ob.arg(), ib.arg(), wb.arg(), (n as i32).into()])
+            .launch_with(
+                &[ob.arg(), ib.arg(), wb.arg(), (n as i32).into()],
+                LaunchOptions::new().config(&config),
+            )
             .unwrap_or_else(|e| panic!("{{{config}}}: {e}"));
         let got = ob.to_vec().unwrap();
         for (i, (g, e)) in got.iter().zip(&want).enumerate() {

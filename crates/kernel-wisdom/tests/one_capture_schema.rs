@@ -1,11 +1,11 @@
 //! One capture writer: a launch captured by the runtime (`KW_CAPTURE`) and the same launch
-//! captured by `kw tune --bundled`'s path (`bundled::capture`, `kw_capture::record`) give
+//! captured by `kw tune --bundled`'s path (`demo_kernels::opencl::capture`, `kw_capture::record`) give
 //! captures of the same schema: the same metadata fields, frame names, problem size and
 //! filled provenance (on PoCL; SKIPPED without an OpenCL platform).
 
 mod common;
 
-use kernel_wisdom::{bundled, flush_captures, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, flush_captures, DeviceBuffer, WisdomKernel};
 use kernel_wisdom::{set_capture_settings, CaptureSettings};
 use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
@@ -38,7 +38,8 @@ fn runtime_and_bundled_captures_share_one_schema() {
         limit: 1,
         force: true,
     }));
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), dev.clone()).unwrap();
+    let kernel =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), dev.clone()).unwrap();
     let seq: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 500.0).collect();
     let a = DeviceBuffer::from_slice(dev.as_ref(), &seq).unwrap();
     let c = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
@@ -52,7 +53,7 @@ fn runtime_and_bundled_captures_share_one_schema() {
     let runtime = written.into_iter().next().unwrap().unwrap();
 
     // The same launch through `kw tune --bundled`'s path.
-    let bundled_path = bundled::capture(
+    let bundled_path = demo_kernels::capture(
         &format!("vector_add:{n}"),
         dev.as_ref(),
         &root.join("bundled"),
@@ -132,9 +133,9 @@ fn capture_launch_refuses_what_the_runtime_refuses() {
             other => panic!("expected a refusal ({what}), got {other:?}"),
         }
     };
-    let cuda = kernel_wisdom::bundled_cuda::vector_add().unwrap();
+    let cuda = kernel_wisdom::demo_kernels::cuda::vector_add().unwrap();
     refused(&cuda, None, &args, "written for CUDA");
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     let mut config = def.default_config();
     config.set("block_size_x", 48);
     refused(&def, Some(&config), &args, "not a valid configuration");

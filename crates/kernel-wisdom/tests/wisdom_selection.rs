@@ -3,7 +3,7 @@
 
 mod common;
 
-use kernel_wisdom::{bundled, DeviceBuffer, WisdomKernel};
+use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::rng::Rng;
 use kw_core::wisdom::*;
 use kw_core::{config::Config, device::DeviceInfo, space::TuningSpace, value::Value};
@@ -61,7 +61,7 @@ fn run(kernel: &WisdomKernel, n: usize) -> Vec<f32> {
         .launch(&[dc.arg(), da.arg(), db.arg(), (n as i32).into()])
         .unwrap();
     let c = dc.to_vec().unwrap();
-    assert_eq!(c, bundled::vector_add_reference(&a, &b), "n = {n}");
+    assert_eq!(c, demo_kernels::vector_add_reference(&a, &b), "n = {n}");
     c
 }
 
@@ -71,7 +71,8 @@ fn records_select_per_problem_size_and_launch_correctly() {
         return;
     };
     let dir = temp_dir("steps");
-    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let probe =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone()).unwrap();
     let info = device.info().clone();
     let space = probe.space().clone();
     for r in [
@@ -81,7 +82,7 @@ fn records_select_per_problem_size_and_launch_correctly() {
     ] {
         add_record(&dir, "vector_add", r, ReplacePolicy::IfBetter).unwrap();
     }
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(&dir);
     assert_eq!(kernel.wisdom().records().len(), 3);
@@ -114,7 +115,8 @@ fn stale_records_and_corrupt_files_fall_back_and_still_launch() {
     let Some(device) = common::device() else {
         return;
     };
-    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let probe =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone()).unwrap();
     let info = device.info().clone();
     let space = probe.space().clone();
     // A stale record: a value the kernel no longer declares.
@@ -122,7 +124,7 @@ fn stale_records_and_corrupt_files_fall_back_and_still_launch() {
     let mut r = record(&info, &info.name, &space, 4096, 64, 2);
     r.config.set("block_size_x", 48);
     add_record(&stale_dir, "vector_add", r, ReplacePolicy::IfBetter).unwrap();
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(&stale_dir);
     assert_eq!(kernel.choice(&[4096]).step, Step::Default);
@@ -138,7 +140,7 @@ fn stale_records_and_corrupt_files_fall_back_and_still_launch() {
         "{\"format\": \"kernel-wisdom\", \"version\": 1, \"records\": [",
     )
     .unwrap();
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(&bad_dir);
     assert!(kernel.wisdom().file().is_none());
@@ -154,7 +156,8 @@ fn every_file_on_the_search_path_is_considered() {
     let Some(device) = common::device() else {
         return;
     };
-    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let probe =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone()).unwrap();
     let info = device.info().clone();
     let space = probe.space().clone();
     let other = temp_dir("path-other");
@@ -228,7 +231,8 @@ fn embedded_wisdom_is_searched_after_the_path() {
         return;
     };
     let dir = temp_dir("embedded");
-    let probe = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone()).unwrap();
+    let probe =
+        WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone()).unwrap();
     let (info, space) = (device.info().clone(), probe.space().clone());
     let mut embedded = WisdomFile::new("vector_add");
     embedded.records = vec![
@@ -247,7 +251,7 @@ fn embedded_wisdom_is_searched_after_the_path() {
         ReplacePolicy::Always,
     )
     .unwrap();
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), device.clone())
+    let kernel = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())
         .unwrap()
         .with_wisdom_dir(&dir)
         .with_embedded_wisdom("embedded:other.json", other)

@@ -1,5 +1,5 @@
 //! What the C API adds to a launch: `kw_kernel_launch` (handle lookup, argument conversion)
-//! against `WisdomKernel::launch_on` called from Rust with the same kernel, device, queue and
+//! against `WisdomKernel::launch_with` called from Rust with the same kernel, device, queue and
 //! buffers, in one run, on the first OpenCL device (PoCL in CI).
 //!
 //! `cargo bench -p kw-capi --bench capi_launch [-- --n N --launches L --blocks B]`
@@ -8,8 +8,9 @@
 //! `clFinish`, the variants taking turns run by run: the Rust call; the C call with element
 //! counts given; the C call with `KW_COUNT_AUTO` (one `clGetMemObjectInfo` per buffer).
 
-use kernel_wisdom::opencl::{ClMemory, OpenClBackend};
-use kernel_wisdom::{bundled, BackendError, Device, DeviceBuffer, KernelArg, Queue, RawMem};
+use kernel_wisdom::interop::opencl::ClMemory;
+use kernel_wisdom::OpenClBackend;
+use kernel_wisdom::{demo_kernels, BackendError, Device, DeviceBuffer, KernelArg, RawMem};
 use kernel_wisdom::{ScalarType, WisdomKernel};
 use kernel_wisdom_c::builder::BUILDERS;
 use kernel_wisdom_c::device::DEVICES;
@@ -37,10 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => return Err(e.into()),
     };
     let device: Arc<dyn Device> = cl.clone();
-    let rust_kernel = WisdomKernel::new(bundled::vector_add()?, device.clone())?;
+    let rust_kernel = WisdomKernel::new(demo_kernels::opencl::vector_add()?, device.clone())?;
 
     // The same kernel through the C API (handles made as kw_builder_new / kw_device_* do).
-    let builder = BUILDERS.insert(Mutex::new(bundled::vector_add_builder()));
+    let builder = BUILDERS.insert(Mutex::new(demo_kernels::opencl::vector_add_builder()));
     let dev = DEVICES.insert(device.clone());
     let mut k: *mut c_void = std::ptr::null_mut();
     // SAFETY: live handles and a valid out-pointer.
@@ -76,9 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (given, auto) = (c_args(n), c_args(COUNT_AUTO));
     let launch = |variant: usize| -> Result<(), String> {
         match variant {
-            0 => rust_kernel
-                .launch_on(Queue::DEFAULT, &rust_args)
-                .map_err(|e| e.to_string()),
+            0 => rust_kernel.launch(&rust_args).map_err(|e| e.to_string()),
             v => {
                 let args = if v == 1 { &given } else { &auto };
                 // SAFETY: a live kernel handle and four valid arguments.
@@ -112,7 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let names = [
-        "WisdomKernel::launch_on (Rust)",
+        "WisdomKernel::launch_with (Rust)",
         "kw_kernel_launch, counts given",
         "kw_kernel_launch, KW_COUNT_AUTO",
     ];

@@ -7,13 +7,13 @@
 //!
 //! Variants, taking turns round by round, each the median over rounds of the mean time of
 //! `L` calls: (0) the null device's `launch_on` called directly (the floor: one dynamic
-//! call); (1) `WisdomKernel::launch_on` from Rust with raw CUDA pointers; (2)
+//! call); (1) `WisdomKernel::launch_with` from Rust with raw CUDA pointers; (2)
 //! `kw_kernel_launch` with element counts given. The differences against (0) are what
 //! kernel-wisdom adds on top of the driver's `cuLaunchKernel` (the CUDA backend's packing of
 //! the parameter array is not included: the null device does not pack). Profile with
 //! `perf record` on the bench binary and `--only 2`.
 
-use kernel_wisdom::{bundled_cuda, Device, RawMem, WisdomKernel};
+use kernel_wisdom::{demo_kernels, Device, RawMem, WisdomKernel};
 use kernel_wisdom_c::builder::BUILDERS;
 use kernel_wisdom_c::device::DEVICES;
 use kernel_wisdom_c::kernel::{kw_kernel_create, kw_kernel_launch};
@@ -48,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let n_i32 = i32::try_from(n)?;
 
-    let rust_kernel = WisdomKernel::new(bundled_cuda::vector_add()?, device.clone())?;
+    let rust_kernel = WisdomKernel::new(demo_kernels::cuda::vector_add()?, device.clone())?;
     // SAFETY: the null device never touches these addresses.
     let rust_args = unsafe {
         [
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             n_i32.into(),
         ]
     };
-    let builder = BUILDERS.insert(Mutex::new(bundled_cuda::vector_add_builder()));
+    let builder = BUILDERS.insert(Mutex::new(demo_kernels::cuda::vector_add_builder()));
     let dev = DEVICES.insert(device.clone());
     let mut k: *mut c_void = std::ptr::null_mut();
     // SAFETY: live handles and a valid out-pointer.
@@ -100,9 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 )
                 .map(drop)
                 .map_err(|e| e.to_string()),
-            1 => rust_kernel
-                .launch_on(Queue::DEFAULT, &rust_args)
-                .map_err(|e| e.to_string()),
+            1 => rust_kernel.launch(&rust_args).map_err(|e| e.to_string()),
             _ => {
                 // SAFETY: a live kernel handle and four valid arguments.
                 match unsafe { kw_kernel_launch(k, std::ptr::null_mut(), c_args.as_ptr(), 4) } {
@@ -142,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let names = [
         "Device::launch_on (null device)",
-        "WisdomKernel::launch_on (Rust)",
+        "WisdomKernel::launch_with (Rust)",
         "kw_kernel_launch, counts given",
     ];
     let base = median(samples[0].clone());

@@ -6,6 +6,7 @@ use crate::ffi::{copy_out, need_out, opt_text, put, slice};
 use crate::handles::{Kind, Registry};
 use crate::status::{guard, CError, Status};
 use crate::types::{KwArg, KwValue, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO, TYPES};
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{BackendKind, KernelArg, Queue, RawMem, ScalarType, WisdomKernel};
 use kw_core::backend::Mem;
 use kw_core::scalar::ScalarValue;
@@ -143,7 +144,7 @@ unsafe fn auto_sized(
 ) -> Result<KernelArg<'static>, kernel_wisdom::BackendError> {
     match backend {
         BackendKind::Cuda => {
-            let bytes = kernel_wisdom::cuda::attach::bytes_from_pointer(ptr as u64)?;
+            let bytes = kernel_wisdom::interop::cuda::bytes_from_pointer(ptr as u64)?;
             // SAFETY: the driver says the allocation holds `bytes` from `ptr`.
             Ok(KernelArg::raw_buffer(
                 unsafe { RawMem::cuda(ptr as u64, bytes) },
@@ -151,7 +152,7 @@ unsafe fn auto_sized(
             ))
         }
         // SAFETY: a live cl_mem, as the header requires.
-        _ => unsafe { kernel_wisdom::opencl::attach::raw_buffer_arg(ptr.cast(), ty) },
+        _ => unsafe { kernel_wisdom::interop::opencl::raw_buffer_arg(ptr.cast(), ty) },
     }
 }
 
@@ -284,7 +285,8 @@ pub unsafe extern "C" fn kw_kernel_launch(
         // SAFETY (both): as the header requires.
         unsafe { kargs.fill(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, stream, &[]) };
-        Ok(kernel.launch_on(q, kargs.as_slice())?)
+        kernel.launch_with(kargs.as_slice(), LaunchOptions::new().on(q))?;
+        Ok(())
     })
 }
 
@@ -316,13 +318,18 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
         let mut kargs = Converted::new();
         unsafe { kargs.fill(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, queue_ptr, wait) };
-        let event = kernel.launch_on_with_event(q, kargs.as_slice())?;
+        let event = kernel
+            .launch_with(kargs.as_slice(), LaunchOptions::new().on(q).event())
+            .map(|l| l.event)?;
         if out_event.is_null() {
             return Ok(());
         }
-        let raw = match event.map(|e| e.into_any().downcast::<kernel_wisdom::opencl::ClEvent>()) {
+        let raw = match event.map(|e| {
+            e.into_any()
+                .downcast::<kernel_wisdom::interop::opencl::ClEvent>()
+        }) {
             Some(Ok(ev)) => {
-                let kernel_wisdom::opencl::ClEvent(event) = *ev;
+                let kernel_wisdom::interop::opencl::ClEvent(event) = *ev;
                 let raw = event.get();
                 // The caller owns the event now (and releases it with clReleaseEvent).
                 std::mem::forget(event);

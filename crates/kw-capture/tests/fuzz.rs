@@ -1,10 +1,10 @@
-//! Fuzz target (mutation fuzzing, `kw_core::fuzz`): the capture reader on mutated capture
+//! Fuzz target (mutation fuzzing, `kw_core::mutation_fuzzer`): the capture reader on mutated capture
 //! files (header, metadata, frames, index, trailer). Brief in CI; `KW_FUZZ_SECS=600 cargo
 //! test --release -p kw-capture --test fuzz -- --nocapture` runs it for 10 minutes. Every
 //! input must give a capture or a typed error, never a panic or an absurd allocation.
 
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter, WriteOptions};
-use kw_core::fuzz::fuzz;
+use kw_core::mutation_fuzzer::fuzz;
 use std::io::Cursor;
 use std::path::Path;
 

@@ -28,10 +28,11 @@
 //! - the launch from which the tuned configuration was in use (`-` when the tuning had not
 //!   ended within the loop);
 //! - how close the online result is to offline `kw tune` with the same budget on the same
-//!   capture: both configurations timed again here, interleaved (`launch_timed_with_config`),
+//!   capture: both configurations timed again here, interleaved (`launch_with` with `LaunchOptions::timed`),
 //!   median of `--samples` runs each.
 
-use kernel_wisdom::{bundled, first_device_of, open_device, DeviceBuffer, DeviceSelector};
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, first_device_of, open_device, DeviceBuffer, DeviceSelector};
 use kernel_wisdom::{online_reports, Config, WisdomKernel};
 use kw_core::device::BackendKind;
 use std::path::{Path, PathBuf};
@@ -77,8 +78,8 @@ fn child(mode: &str) {
         .index;
     let device = open_device(&DeviceSelector::Index(index)).unwrap();
     let def = match kind {
-        BackendKind::Cuda => kernel_wisdom::bundled_cuda::vector_add().unwrap(),
-        _ => bundled::vector_add().unwrap(),
+        BackendKind::Cuda => kernel_wisdom::demo_kernels::cuda::vector_add().unwrap(),
+        _ => demo_kernels::opencl::vector_add().unwrap(),
     };
     let kernel = WisdomKernel::new(def, device.clone()).unwrap();
     let a = DeviceBuffer::from_slice(device.as_ref(), &vec![1.0f32; n]).unwrap();
@@ -407,8 +408,8 @@ fn main() {
     };
     // Both timed here, interleaved.
     let def = match kind {
-        BackendKind::Cuda => kernel_wisdom::bundled_cuda::vector_add().unwrap(),
-        _ => bundled::vector_add().unwrap(),
+        BackendKind::Cuda => kernel_wisdom::demo_kernels::cuda::vector_add().unwrap(),
+        _ => demo_kernels::opencl::vector_add().unwrap(),
     };
     let kernel = WisdomKernel::new(def, device.clone()).unwrap();
     let n: usize = n.parse().unwrap();
@@ -418,8 +419,18 @@ fn main() {
     let args = [c.arg(), a.arg(), b.arg(), (n as i32).into()];
     let (mut t_on, mut t_off) = (Vec::new(), Vec::new());
     for _ in 0..samples {
-        t_on.push(kernel.launch_timed_with_config(&online, &args).unwrap());
-        t_off.push(kernel.launch_timed_with_config(&offline, &args).unwrap());
+        t_on.push(
+            kernel
+                .launch_with(&args, LaunchOptions::new().config(&online).timed())
+                .map(|l| l.device_ms.unwrap_or_default())
+                .unwrap(),
+        );
+        t_off.push(
+            kernel
+                .launch_with(&args, LaunchOptions::new().config(&offline).timed())
+                .map(|l| l.device_ms.unwrap_or_default())
+                .unwrap(),
+        );
     }
     let (m_on, m_off) = (median(t_on), median(t_off));
     println!(

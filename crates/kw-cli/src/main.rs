@@ -1,8 +1,8 @@
 //! `kw`: inspect tuning spaces, captures and wisdom; tune kernels.
 //!
 //! The `kw` command-line tool of kernel-wisdom (a binary only; this crate has no `lib.rs`).
-//! Each subcommand is a module of `cmd/`: `space`, `capture`, `tune/`, `wisdom`, `simulate`
-//! and `simulate_suite`, `log`, `cache`, `slurm/` (job arrays on a Slurm cluster);
+//! Each subcommand is a module of `cmd/`: `space`, `capture`, `tune/`, `wisdom`, `simulate/`
+//! (one space, or the suite), `log`, `cache`, `slurm/` (job arrays on a Slurm cluster);
 //! `isolated.rs` and `worker.rs` (the hidden
 //! `__eval-worker` subcommand) are `kw tune`'s evaluation worker processes and their watchdog.
 //!

@@ -4,7 +4,7 @@
 //! the summary and the wisdom record say UNVERIFIED. A capture with its reference is
 //! verified, and its record says so. On PoCL.
 
-use kernel_wisdom::{bundled, list_devices, open_device, BackendKind, DeviceSelector};
+use kernel_wisdom::{demo_kernels, list_devices, open_device, BackendKind, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{write_capture, Capture, CaptureBuffer};
 use kw_core::capture_meta::CaptureMetadata;
@@ -76,7 +76,7 @@ fn a_capture_without_reference_is_refused_unless_allowed() {
     let with_ref = capture_launch(
         &dir,
         "va_ref",
-        &bundled::vector_add().unwrap(),
+        &demo_kernels::opencl::vector_add().unwrap(),
         None,
         device.as_ref(),
         &[

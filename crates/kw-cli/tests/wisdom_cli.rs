@@ -1,6 +1,6 @@
 //! `kw wisdom merge` and `kw wisdom explain --capture` through the binary.
 
-use kernel_wisdom::{bundled, list_devices, open_device, DeviceSelector};
+use kernel_wisdom::{demo_kernels, list_devices, open_device, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::wisdom::*;
 use kw_core::{config::Config, device::BackendKind, value::Value};
@@ -55,7 +55,7 @@ fn merge_leaves_out_bad_records_and_explain_skips_what_the_space_rejects() {
     std::fs::create_dir_all(dir.join("a")).unwrap();
     std::fs::create_dir_all(dir.join("b")).unwrap();
     let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     let space = def.space(Some(device.info())).unwrap();
     let n = 1024usize;
     let args = [
@@ -133,7 +133,7 @@ fn explain_skips_records_not_valid_at_the_problem_size() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let device = open_device(&DeviceSelector::Index(d.index)).unwrap();
-    let mut def = bundled::vector_add().unwrap();
+    let mut def = demo_kernels::opencl::vector_add().unwrap();
     def.restrictions.push(
         kw_core::parse::parse("problem_size.x % (block_size_x * elems_per_thread) == 0").unwrap(),
     );
@@ -207,7 +207,7 @@ fn explain_device_is_an_index_or_a_substring_and_wants_a_size() {
     std::fs::create_dir_all(&dir).unwrap();
     use kw_core::backend::Device as _;
     let null = kw_core::null_device::NullDevice::new(BackendKind::Opencl);
-    let space = bundled::vector_add()
+    let space = demo_kernels::opencl::vector_add()
         .unwrap()
         .space(Some(null.info()))
         .unwrap();

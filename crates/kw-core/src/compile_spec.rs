@@ -6,8 +6,8 @@
 
 use crate::backend::CompileRequest;
 use crate::config::Config;
-use crate::def_eval::DefError;
 use crate::device::DeviceInfo;
+use crate::kernel_def::eval::DefError;
 use crate::kernel_def::KernelDef;
 
 /// What one configuration of a definition compiles to on one device: the definition's source,

@@ -4,8 +4,8 @@
 //! `//` floors, `%` takes the sign of the divisor, `round` rounds halves to even, bools count
 //! as 0/1 in arithmetic, `and`/`or` short-circuit. Integer arithmetic is overflow-checked.
 
+use crate::did_you_mean::closest;
 use crate::expr::{ArgRef, BinaryOp, DeviceAttr, Expr, Func, UnaryOp};
-use crate::suggest::closest;
 use crate::value::Value;
 use std::cmp::Ordering;
 use thiserror::Error;

@@ -425,11 +425,6 @@ impl Expr {
             _ => {}
         }
     }
-
-    /// Parses the text form; see [`crate::parse`].
-    pub fn parse(text: &str) -> Result<Expr, crate::parse::ParseError> {
-        crate::parse::parse(text)
-    }
 }
 
 impl fmt::Display for Expr {

@@ -7,8 +7,8 @@ use crate::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Queue, RawMem,
 };
-use crate::def_eval::Geometry;
 use crate::device::{BackendKind, DeviceInfo};
+use crate::kernel_def::eval::Geometry;
 use std::any::Any;
 use std::sync::Arc;
 

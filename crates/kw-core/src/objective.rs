@@ -6,19 +6,15 @@
 //! stencils) are compared by throughput, not time. The wisdom record stores the objective and
 //! its value; selection compares records of the same objective by it.
 
-use crate::config::Config;
-use crate::def_eval::DefScope;
-use crate::eval::{EvalError, Scope};
-use crate::expr::{ArgRef, DeviceAttr, Expr};
-use crate::kernel_def::KernelDef;
-use crate::value::Value;
+use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// The name an objective expression gives the median time, in milliseconds.
 pub const TIME: &str = "time";
 
 /// An objective: a name, an expression over `time`, the problem size and the parameters, and
-/// a direction.
+/// a direction. Its value for a configuration of a definition: [`ObjectiveDef::value`]
+/// (in `kernel_def/objective.rs`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ObjectiveDef {
     /// Its name (`GFLOP/s`), shown in summaries and stored in wisdom records.
@@ -28,36 +24,6 @@ pub struct ObjectiveDef {
     /// Higher is better (throughput); by default lower is better.
     #[serde(default)]
     pub maximize: bool,
-}
-
-/// `time` on top of a definition's scope.
-struct WithTime<'a> {
-    inner: DefScope<'a>,
-    time_ms: f64,
-}
-
-impl Scope for WithTime<'_> {
-    fn param(&self, name: &str) -> Option<Value> {
-        if name == TIME {
-            Some(Value::Float(self.time_ms))
-        } else {
-            self.inner.param(name)
-        }
-    }
-    fn param_names(&self) -> Vec<String> {
-        let mut names = self.inner.param_names();
-        names.push(TIME.into());
-        names
-    }
-    fn arg(&self, arg: &ArgRef) -> Option<Value> {
-        self.inner.arg(arg)
-    }
-    fn problem_size(&self, axis: usize) -> Option<i64> {
-        self.inner.problem_size(axis)
-    }
-    fn device(&self, attr: DeviceAttr) -> Option<Value> {
-        self.inner.device(attr)
-    }
 }
 
 impl ObjectiveDef {
@@ -74,29 +40,6 @@ impl ObjectiveDef {
         })
     }
 
-    /// The objective of `config` at `problem_size` with median time `time_ms`.
-    pub fn value(
-        &self,
-        def: &KernelDef,
-        config: &Config,
-        problem_size: &[i64; 3],
-        time_ms: f64,
-    ) -> Result<f64, EvalError> {
-        let scope = WithTime {
-            inner: DefScope {
-                config: Some(config),
-                problem_size: Some(problem_size),
-                ..DefScope::new(def)
-            },
-            time_ms,
-        };
-        let v = self.expr.eval(&scope)?;
-        v.as_f64().ok_or_else(|| EvalError::TypeMismatch {
-            op: format!("objective `{}`", self.expr),
-            operands: format!("{v} (not a number)"),
-        })
-    }
-
     /// `value` as a score where lower is better (what the search minimises).
     pub fn score(&self, value: f64) -> f64 {
         if self.maximize {
@@ -104,16 +47,6 @@ impl ObjectiveDef {
         } else {
             value
         }
-    }
-
-    /// The names the expression may mention that the definition does not declare: `time`
-    /// only. Returns the first unknown parameter, if any.
-    pub fn unknown_name(&self, def: &KernelDef) -> Option<String> {
-        self.expr
-            .params()
-            .into_iter()
-            .find(|p| *p != TIME && !def.parameters.iter().any(|q| q.name == *p))
-            .map(str::to_string)
     }
 }
 
@@ -144,7 +77,7 @@ mod tests {
         // In a definition: checked like every expression.
         let mut d = sample_def();
         d.objective = Some(bad);
-        let problems = crate::def_check::format_problems(&d.check(None));
+        let problems = crate::kernel_def::check::format_problems(&d.check(None));
         assert!(problems.contains("unknown name `flops`"), "{problems}");
     }
 

@@ -1,11 +1,11 @@
-//! Fuzz targets (mutation fuzzing, [`kw_core::fuzz`]): the expression parser, Python-style
+//! Fuzz targets (mutation fuzzing, [`kw_core::mutation_fuzzer`]): the expression parser, Python-style
 //! value lists, wisdom files, Kernel Tuner cache and T1 files. Each runs briefly in CI;
 //! `KW_FUZZ_SECS=600 cargo test --release -p kw-core --test fuzz -- --nocapture` runs each
 //! for 10 minutes. A panic (or a stack overflow, which aborts the run) is a finding; findings
 //! become regression cases in `crates/kw-core/tests/bad_input.rs`.
 
 use kw_core::expr::Expr;
-use kw_core::fuzz::fuzz;
+use kw_core::mutation_fuzzer::fuzz;
 use kw_core::wisdom::{explain, select, Query, WisdomFile};
 use std::path::PathBuf;
 

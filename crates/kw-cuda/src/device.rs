@@ -13,8 +13,8 @@ use kw_core::backend::{
     Mem, Queue, RawHandle, RawMem, RawQueue, Snapshot,
 };
 use kw_core::compile_cache::{CacheKey, CompileCache, Entry, Label};
-use kw_core::def_eval::Geometry;
 use kw_core::device::{BackendKind, DeviceInfo};
+use kw_core::kernel_def::eval::Geometry;
 use std::sync::{Arc, Mutex};
 
 /// One opened CUDA device. All work is ordered on its stream.

@@ -9,7 +9,7 @@ use common::{request, source};
 use kw_core::backend::{BackendError, Device, KernelArg};
 use kw_core::buffer::DeviceBuffer;
 use kw_core::compile_cache::{entry, store, CacheKey, CompileCache, Entry};
-use kw_core::def_eval::Geometry;
+use kw_core::kernel_def::eval::Geometry;
 use kw_cuda::{CudaBackend, CudaDevice, CudaKernel};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -6,7 +6,7 @@ mod common;
 use common::{assert_close, device, request, source, Rng, POISON};
 use kw_core::backend::{BackendError, Device, KernelArg};
 use kw_core::buffer::DeviceBuffer;
-use kw_core::def_eval::Geometry;
+use kw_core::kernel_def::eval::Geometry;
 use kw_core::kernel_def::Header;
 use kw_cuda::{CudaKernel, ImageKind};
 

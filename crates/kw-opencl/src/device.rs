@@ -3,12 +3,13 @@
 use crate::error::{api, describe};
 use crate::memory::ClMemory;
 use crate::program::{compile, ClKernel, ParamSpace};
+use crate::shared::Shared;
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Mem, Queue, RawHandle, RawMem, RawQueue, Snapshot,
 };
 use kw_core::compile_cache::CompileCache;
-use kw_core::{def_eval::Geometry, device::BackendKind, device::DeviceInfo};
+use kw_core::{device::BackendKind, device::DeviceInfo, kernel_def::eval::Geometry};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDeviceId;
@@ -17,14 +18,6 @@ use opencl3::kernel::set_kernel_arg;
 use opencl3::types::{cl_command_queue, cl_context, cl_mem};
 use std::ffi::c_void;
 use std::sync::{Arc, PoisonError};
-
-/// What the device's buffers and kernels share with it. The queue is declared first so it
-/// is released before the context.
-pub(crate) struct Shared {
-    pub(crate) queue: CommandQueue,
-    pub(crate) context: Context,
-    pub(crate) device: ClDeviceId,
-}
 
 /// An opened OpenCL device. See the [crate documentation](crate) for the launch conventions.
 pub struct ClDevice {

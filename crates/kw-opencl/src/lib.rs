@@ -45,6 +45,7 @@ mod memory;
 mod platform;
 mod program;
 pub mod raw;
+mod shared;
 mod snapshot;
 
 pub use attach::{buffer_arg, queue, queue_after, EventList};

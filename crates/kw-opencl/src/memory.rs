@@ -1,7 +1,7 @@
 //! [`ClMemory`]: an OpenCL buffer behind the [`DeviceMemory`] trait.
 
-use crate::device::Shared;
 use crate::error::api;
+use crate::shared::Shared;
 use kw_core::backend::{check_range, BackendError, DeviceMemory};
 use kw_core::device::BackendKind;
 use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, enqueue_write_buffer};

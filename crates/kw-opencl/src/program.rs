@@ -2,8 +2,8 @@
 //! headers; the build log on failure; program binaries kept in the compile cache
 //! ([`kw_core::compile_cache`]). [`ClKernel`] is the compiled result.
 
-use crate::device::Shared;
 use crate::error::{api, describe};
+use crate::shared::Shared;
 use kw_core::backend::{BackendError, CompileRequest, CompiledKernel};
 use kw_core::compile_cache::{Artifact, CacheKey, CompileCache, Entry, Label};
 use kw_core::device::DeviceInfo;

@@ -7,7 +7,7 @@
 use kw_core::backend::{BackendError, CompileRequest, Device, KernelArg};
 use kw_core::compile_cache::{store, CacheKey, CompileCache, Entry};
 use kw_core::kernel_def::Header;
-use kw_core::{buffer::DeviceBuffer, def_eval::Geometry, kernel_def::KernelSource};
+use kw_core::{buffer::DeviceBuffer, kernel_def::eval::Geometry, kernel_def::KernelSource};
 use kw_opencl::{ClDevice, OpenClBackend};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! prints `SKIPPED: no OpenCL platform` and returns when OpenCL is not available.
 
 use kw_core::backend::{Backend, BackendError, CompileRequest, Device, KernelArg};
-use kw_core::{buffer::DeviceBuffer, def_eval::Geometry, kernel_def::KernelSource};
+use kw_core::{buffer::DeviceBuffer, kernel_def::eval::Geometry, kernel_def::KernelSource};
 use kw_opencl::OpenClBackend;
 use std::sync::Arc;
 

@@ -12,8 +12,8 @@
 use crate::verify::{Summary, Tolerance};
 use kw_core::backend::{CompileRequest, CompiledKernel, Device, DeviceMemory, KernelArg};
 use kw_core::{
-    backend::BackendError, def_eval::Geometry, device::BackendKind, kernel_def::KernelSource,
-    scalar::ScalarType,
+    backend::BackendError, device::BackendKind, kernel_def::eval::Geometry,
+    kernel_def::KernelSource, scalar::ScalarType,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -59,7 +59,7 @@ pub enum ReplayError {
         /// The capture file.
         path: PathBuf,
         /// Why.
-        source: Box<kw_core::def_eval::DefError>,
+        source: Box<kw_core::kernel_def::eval::DefError>,
     },
     /// A device operation (allocation, upload, copy) failed.
     #[error("{path}: kernel `{kernel}`: {what}: {source}")]

@@ -191,7 +191,7 @@ impl ReplayEvaluator {
     fn run_once(
         &mut self,
         kernel: &dyn CompiledKernel,
-        geometry: &kw_core::def_eval::Geometry,
+        geometry: &kw_core::kernel_def::eval::Geometry,
         verify: bool,
     ) -> Result<f64, EvalFailure> {
         let restoring = Instant::now();
@@ -216,7 +216,7 @@ impl ReplayEvaluator {
     fn run_batch(
         &mut self,
         kernel: &dyn CompiledKernel,
-        geometry: &kw_core::def_eval::Geometry,
+        geometry: &kw_core::kernel_def::eval::Geometry,
         runs: usize,
     ) -> Result<Vec<f64>, EvalFailure> {
         if runs == 0 {

@@ -1,10 +1,10 @@
 //! The tuning space of a captured launch: the declared space narrowed by the restrictions
 //! that depend on the launch (problem size, argument values), so that tuning at a size
-//! evaluates only configurations valid there ([`kw_core::def_launch`]).
+//! evaluates only configurations valid there ([`kw_core::kernel_def::launch_check`]).
 
 use kw_core::capture_meta::CaptureMetadata;
-use kw_core::def_eval::DefError;
 use kw_core::device::DeviceInfo;
+use kw_core::kernel_def::eval::DefError;
 use kw_core::space::TuningSpace;
 use kw_core::value::Value;
 

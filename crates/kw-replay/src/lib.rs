@@ -28,7 +28,7 @@
 //!
 //! ## Where to start reading
 //!
-//! `session.rs` (loading a capture, restore, timed runs), `evaluator.rs` (one configuration
+//! `session/` (loading a capture, restore, timed runs), `evaluator.rs` (one configuration
 //! measured and verified), `compile.rs` (the compile pool), `verify.rs` and `device_verify.rs`
 //! with the comparison kernels in `kernels/compare.cl` and `kernels/compare.cu` (in this crate).
 

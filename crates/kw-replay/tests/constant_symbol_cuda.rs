@@ -9,6 +9,7 @@
 //! Without a CUDA driver each test prints `SKIPPED: ...` and passes.
 
 use kernel_wisdom::library::defs;
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
     list_devices, open_device, BackendKind, DeviceBuffer, DeviceSelector, Error, KernelDef,
     WisdomKernel,
@@ -104,7 +105,9 @@ fn the_runtime_writes_the_filter_into_every_configurations_module() {
     for p in space.iter().step_by(41) {
         let config = space.config(&p);
         ob.write(&vec![f32::NAN; W * H]).unwrap();
-        kernel.launch_with_config(&config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
         assert_close(&ob.to_vec().unwrap(), &want, &format!("{{{config}}}"));
         checked += 1;
     }
@@ -115,7 +118,9 @@ fn the_runtime_writes_the_filter_into_every_configurations_module() {
     let want2 = cpu(&input, &filter2);
     for p in space.iter().step_by(41).take(5) {
         let config = space.config(&p);
-        kernel.launch_with_config(&config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
         assert_close(
             &ob.to_vec().unwrap(),
             &want2,

@@ -8,6 +8,7 @@
 //! `USE_CL_MAD` finding) and still catches one wrong element among 16,384. Out-of-bounds
 //! writers are caught by the guard regions, and the evaluations after them still pass.
 
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
     open_device, DeviceBuffer, DeviceSelector, Error, KernelBuilder, KernelDef, Source,
     WisdomKernel,
@@ -244,8 +245,7 @@ fn no_valid_configuration_is_a_typed_error_and_launches_nothing() {
     let c = DeviceBuffer::<f32>::new(device.as_ref(), 64).unwrap();
     let a = DeviceBuffer::<f32>::new(device.as_ref(), 64).unwrap();
     let err = kernel
-        .launch_with_config(
-            &bad,
+        .launch_with(
             &[
                 c.arg(),
                 a.arg(),
@@ -254,6 +254,7 @@ fn no_valid_configuration_is_a_typed_error_and_launches_nothing() {
                 12i32.into(),
                 1i32.into(),
             ],
+            LaunchOptions::new().config(&bad),
         )
         .unwrap_err();
     assert!(matches!(err, Error::InvalidConfig { .. }), "{err}");
@@ -414,7 +415,9 @@ fn reassociated_sums_pass_and_one_wrong_element_fails() {
             (n as i32).into(),
             (k as i32).into(),
         ];
-        kernel.launch_with_config(&config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
         dc.to_vec().unwrap()
     };
     let (want, two_sums) = (run(0), run(1));

@@ -5,14 +5,14 @@
 //! full request it is asked to compile (source, headers, kernel name, defines, flags, include
 //! directories, template arguments); no GPU is needed.
 
-use kernel_wisdom::{bundled, bundled_cuda, WisdomKernel};
+use kernel_wisdom::{demo_kernels, WisdomKernel};
 use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Queue, RawMem,
 };
 use kw_core::capture_meta::{CaptureMetadata, CAPTURE_METADATA_VERSION};
 use kw_core::{
-    config::Config, def_eval::Geometry, device::BackendKind, device::DeviceInfo,
+    config::Config, device::BackendKind, device::DeviceInfo, kernel_def::eval::Geometry,
     kernel_def::KernelDef,
 };
 use kw_replay::CompilePool;
@@ -184,15 +184,15 @@ fn requests(def: &KernelDef) -> (BTreeMap<String, String>, BTreeMap<String, Stri
 
 #[test]
 fn runtime_and_tuner_compile_identical_requests_for_every_bundled_configuration() {
-    let mut wide = bundled::stencil2d().unwrap();
-    bundled::widen_stencil(&mut wide);
+    let mut wide = demo_kernels::opencl::stencil2d().unwrap();
+    demo_kernels::widen_stencil(&mut wide);
     let defs = [
-        bundled::vector_add().unwrap(),
-        bundled::stencil2d().unwrap(),
+        demo_kernels::opencl::vector_add().unwrap(),
+        demo_kernels::opencl::stencil2d().unwrap(),
         wide,
-        bundled_cuda::vector_add().unwrap(),
-        bundled_cuda::stencil2d().unwrap(),
-        bundled_cuda::scaled_add().unwrap(),
+        demo_kernels::cuda::vector_add().unwrap(),
+        demo_kernels::cuda::stencil2d().unwrap(),
+        demo_kernels::cuda::scaled_add().unwrap(),
     ];
     let mut total = 0;
     for def in &defs {

@@ -1,7 +1,8 @@
 //! Replay on PoCL: capture kernels, tune them, verify winners, reject wrong configurations,
 //! restore in-place buffers, resume interrupted runs.
 
-use kernel_wisdom::{bundled, open_device, DeviceSelector, Error, KernelBuilder, Source};
+use kernel_wisdom::LaunchOptions;
+use kernel_wisdom::{demo_kernels, open_device, DeviceSelector, Error, KernelBuilder, Source};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::backend::{BackendError, Device};
 use kw_core::{kernel_def::KernelDef, space::Point};
@@ -136,7 +137,7 @@ fn bundled_kernels_tune_to_a_correct_winner() {
         floats(n),
         floats(n).iter().map(|x| x * 0.5).collect::<Vec<_>>(),
     );
-    let va = bundled::vector_add().unwrap();
+    let va = demo_kernels::opencl::vector_add().unwrap();
     let path = capture_launch(
         &dir,
         "vector_add",
@@ -165,19 +166,22 @@ fn bundled_kernels_tune_to_a_correct_winner() {
     let c = kernel_wisdom::DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
     let da = kernel_wisdom::DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
     let db = kernel_wisdom::DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
-    out.launch_with_config(
-        &session.space().config(&best),
+    out.launch_with(
         &[c.arg(), da.arg(), db.arg(), (n as i32).into()],
+        LaunchOptions::new().config(&session.space().config(&best)),
     )
     .unwrap();
-    assert_eq!(c.to_vec().unwrap(), bundled::vector_add_reference(&a, &b));
+    assert_eq!(
+        c.to_vec().unwrap(),
+        demo_kernels::vector_add_reference(&a, &b)
+    );
     assert!(
         stats.busy_fraction() > 0.0 && stats.busy_fraction() <= 1.0,
         "{stats:?}"
     );
     assert!(stats.evals_per_second() > 0.0);
 
-    let st = bundled::stencil2d().unwrap();
+    let st = demo_kernels::opencl::stencil2d().unwrap();
     let (w, h) = (64usize, 48usize);
     let input = floats(w * h);
     let path = capture_launch(
@@ -363,7 +367,7 @@ impl Evaluator for CancelAfter<'_> {
 fn an_interrupted_run_resumes_without_re_evaluating() {
     let Some(dev) = device() else { return };
     let dir = tmp_dir("resume");
-    let va = bundled::vector_add().unwrap();
+    let va = demo_kernels::opencl::vector_add().unwrap();
     let n = 2048usize;
     let path = capture_launch(
         &dir,

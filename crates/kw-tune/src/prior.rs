@@ -14,7 +14,7 @@
 
 use crate::error::TuneError;
 use crate::log::read_log;
-use crate::strategies::surrogate::PriorScores;
+use crate::strategy::PriorScores;
 use kw_core::kernel_tuner::{CacheFile, Outcome};
 use kw_core::wisdom::WisdomFile;
 use kw_core::{config::Config, space::Point, space::TuningSpace};

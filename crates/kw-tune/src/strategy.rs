@@ -3,6 +3,10 @@
 use crate::evaluator::EvalResult;
 use kw_core::{space::Point, space::TuningSpace};
 
+/// A prior's score of configurations: 0 best, 1 worst (what [`crate::prior`] gives the
+/// model-based strategies).
+pub type PriorScores = std::sync::Arc<std::collections::HashMap<kw_core::space::Point, f64>>;
+
 /// A search strategy over the valid configurations of a tuning space.
 ///
 /// The loop alternates [`Strategy::ask`] (propose points to evaluate, possibly several at
@@ -36,7 +40,7 @@ pub trait Strategy {
 
     /// A prior's score of configurations (0 best, 1 worst), given before the first
     /// [`Strategy::ask`]: a model-based strategy may use it as a feature. Ignored by default.
-    fn set_prior_scores(&mut self, scores: crate::strategies::surrogate::PriorScores) {
+    fn set_prior_scores(&mut self, scores: PriorScores) {
         let _ = scores;
     }
 

@@ -12,7 +12,7 @@
 
 use crate::error::TuneError;
 use crate::prior::Seeding;
-use crate::simulate::Simulation;
+use crate::simulate::{parallel, Simulation};
 use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
@@ -244,40 +244,6 @@ pub fn score(
             areas: results.iter().map(|r| r[i].1).collect(),
         })
         .collect())
-}
-
-/// `f` over `items`, `threads` at once, results in the order of `items`.
-pub(crate) fn parallel<T: Send>(
-    items: &[u64],
-    threads: usize,
-    f: impl Fn(u64) -> Result<T, TuneError> + Sync,
-) -> Result<Vec<T>, TuneError> {
-    let threads = threads.clamp(1, items.len().max(1));
-    let mut slots: Vec<Option<T>> = (0..items.len()).map(|_| None).collect();
-    std::thread::scope(|scope| -> Result<(), TuneError> {
-        let f = &f;
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    (t..items.len())
-                        .step_by(threads)
-                        .map(|i| f(items[i]).map(|r| (i, r)))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            let part = h.join().map_err(|_| TuneError::Fatal {
-                config: String::new(),
-                reason: "a simulation thread panicked".into(),
-            })??;
-            for (i, r) in part {
-                slots[i] = Some(r);
-            }
-        }
-        Ok(())
-    })?;
-    Ok(slots.into_iter().flatten().collect())
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
-//! Fuzz target (mutation fuzzing, `kw_core::fuzz`): the results-log reader and the Kernel
+//! Fuzz target (mutation fuzzing, `kw_core::mutation_fuzzer`): the results-log reader and the Kernel
 //! Tuner export of a log. Brief in CI; `KW_FUZZ_SECS=600 cargo test --release -p kw-tune
 //! --test fuzz -- --nocapture` runs it for 10 minutes.
 
-use kw_core::fuzz::fuzz;
+use kw_core::mutation_fuzzer::fuzz;
 use kw_tune::log::read_log;
 
 const LOG: &str = r#"{"format":"kw-tune-log","version":1,"fingerprint":"60019aa4a9fb05ff","params":[{"name":"block_size_x","values":[16,32]},{"name":"mode","values":[0,1,2]}],"strategy":"hybrid3","seed":0,"kernel_name":"scale","device_name":"pocl","problem_size":[256],"capture_checksum":"blake3:f2","objective":"time"}

@@ -6,21 +6,27 @@
 //! waits for the writer. Paths that skip handlers (`_exit`, a fatal signal) leave no file
 //! that looks valid: captures are written under a temporary name and renamed when complete.
 
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 extern "C" {
     fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
 }
 
+/// What runs at exit (the first handler installed).
+static HANDLER: OnceLock<fn()> = OnceLock::new();
+
 extern "C" fn on_exit() {
-    // A panic must not unwind into C.
-    let _ = std::panic::catch_unwind(super::state::at_exit);
+    if let Some(&handler) = HANDLER.get() {
+        // A panic must not unwind into C.
+        let _ = std::panic::catch_unwind(handler);
+    }
 }
 
-/// Installs the handler (once per process).
-pub(crate) fn install() {
+/// Installs `handler` to run at exit (once per process: later calls change nothing).
+pub(crate) fn install(handler: fn()) {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
+        let _ = HANDLER.set(handler);
         // SAFETY: `atexit` is the C library's; `on_exit` is an `extern "C"` function with no
         // arguments that never unwinds.
         let status = unsafe { atexit(on_exit) };

@@ -116,7 +116,7 @@ pub(crate) fn ticket(
     let (skip, limit, dir, force) = (s.skip, s.limit, s.dir.clone(), s.force);
     if !c.keys.contains(tuning_key) {
         c.keys.insert(tuning_key.to_string());
-        exit_hook::install();
+        install_exit_hook();
     }
     if matched.is_empty() {
         return None;
@@ -189,9 +189,14 @@ fn unmatched_report(c: &Control) -> Option<String> {
     ))
 }
 
+/// Installs [`at_exit`] as the exit hook (once per process).
+pub(crate) fn install_exit_hook() {
+    exit_hook::install(at_exit);
+}
+
 /// What the exit hook does: writes every pending capture and reports patterns that matched
 /// nothing.
-pub(crate) fn at_exit() {
+fn at_exit() {
     flush_captures();
     crate::online::at_exit();
     if let Some(message) = unmatched_report(&control()) {

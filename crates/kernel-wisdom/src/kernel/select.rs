@@ -1,14 +1,15 @@
 //! Selection per problem size, and validity at a launch: the restrictions that depend on the
-//! problem size or the arguments ([`kw_core::def_launch`]) apply to every configuration a
+//! problem size or the arguments ([`kw_core::kernel_def::launch_check`]) apply to every configuration a
 //! launch may use (an installed selector's answer, wisdom records, the default, an explicit
 //! configuration).
 
 use super::{Selected, WisdomKernel};
 use crate::error::Error;
 use crate::wisdom::Choice;
-use kw_core::backend::{ArgView, KernelArg};
+use kw_core::backend::KernelArg;
 use kw_core::config::Config;
-use kw_core::def_eval::ArgValues;
+use kw_core::kernel_def::eval::ArgValues;
+use kw_core::kernel_def::eval::ArgView;
 use kw_core::wisdom::Step;
 
 impl WisdomKernel {

@@ -10,7 +10,7 @@ use kw_core::backend::{
     BackendError, CompileRequest, CompiledKernel, Device, DeviceEvent, DeviceMemory, KernelArg,
     Mem, Queue, RawMem, Snapshot,
 };
-use kw_core::{def_eval::Geometry, device::DeviceInfo};
+use kw_core::{device::DeviceInfo, kernel_def::eval::Geometry};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;

@@ -79,3 +79,64 @@ pub fn floats(bytes: &[u8]) -> Vec<f32> {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
 }
+
+/// Asserts that `got` equals `want` within a relative tolerance of 1e-5, naming `what` and
+/// the first element that differs.
+pub fn check_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let tol = 1e-5 * w.abs().max(1.0);
+        assert!(
+            (g - w).abs() <= tol,
+            "{what}: element {i}: got {g}, want {w}"
+        );
+    }
+}
+
+/// The demo `stencil2d` (`def`, OpenCL or CUDA) narrowed to 16 configurations, on random
+/// `w` x `h` data: the default configuration, then every configuration timed, each output
+/// poisoned with NaN first and compared with the CPU reference. Returns each
+/// configuration's time in milliseconds; asserts that the local-memory variant ran.
+pub fn stencil2d_every_configuration(
+    dev: &Arc<dyn Device>,
+    mut def: KernelDef,
+    seed: u64,
+    (w, h): (usize, usize),
+) -> Vec<f64> {
+    use kernel_wisdom::{demo_kernels, DeviceBuffer, LaunchOptions, WisdomKernel};
+    narrow(&mut def, "block_size_x", &[8, 32]);
+    narrow(&mut def, "block_size_y", &[2, 4]);
+    narrow(&mut def, "tile_y", &[1, 2]);
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let mut rng = Rng::new(seed);
+    let input = random_floats(&mut rng, w * h);
+    let want = demo_kernels::stencil2d_reference(&input, w, h);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), w * h).unwrap();
+    let args = [dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
+
+    dout.fill(f32::NAN).unwrap();
+    kernel.launch(&args).unwrap();
+    check_close(&dout.to_vec().unwrap(), &want, "default configuration");
+
+    let space = kernel.space();
+    assert_eq!(space.len(), 2 * 2 * 2 * 2);
+    let mut used_local = false;
+    let mut times = Vec::new();
+    for point in space.iter() {
+        let config = space.config(&point);
+        used_local |= config.get("use_local") == Some(&1.into());
+        dout.fill(f32::NAN).unwrap();
+        let launched = kernel
+            .launch_with(&args, LaunchOptions::new().config(&config).timed())
+            .unwrap();
+        times.push(launched.device_ms.expect("a timed launch gives its time"));
+        check_close(
+            &dout.to_vec().unwrap(),
+            &want,
+            &format!("configuration {config}"),
+        );
+    }
+    assert!(used_local, "the space covers the local-memory variant");
+    times
+}

@@ -75,7 +75,7 @@ pub enum RecordError {
     },
     /// The definition cannot be evaluated for the launch (problem size, geometry, defines).
     #[error(transparent)]
-    Definition(#[from] kw_core::def_eval::DefError),
+    Definition(#[from] kw_core::kernel_def::eval::DefError),
     /// Writing the capture file failed.
     #[error("writing the capture {path}: {source}")]
     Write {

@@ -6,7 +6,8 @@
 use super::error::RecordError;
 use super::recorder::{after_launch, before_launch};
 use crate::CaptureWriter;
-use kw_core::backend::{ArgView, Device, DeviceMemory, KernelArg, Queue};
+use kw_core::backend::{Device, DeviceMemory, KernelArg, Queue};
+use kw_core::kernel_def::eval::ArgView;
 use kw_core::{backend::BackendError, config::Config, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
 
@@ -75,7 +76,7 @@ pub fn capture_launch_with(
             kernel: def.kernel_name.clone(),
             reason: format!(
                 "invalid definition:\n{}",
-                kw_core::def_check::format_problems(&problems)
+                kw_core::kernel_def::check::format_problems(&problems)
             ),
         });
     }

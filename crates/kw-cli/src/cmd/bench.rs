@@ -9,6 +9,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kernel_wisdom::library::{defs, reference, Library};
+use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{open_device, Config, DeviceBuffer, DeviceSelector, KernelArg, WisdomKernel};
 use kw_core::backend::Device;
 use kw_core::rng::Rng;
@@ -120,7 +121,11 @@ fn time(
     let choice = kernel.choice(ps);
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs.max(1) {
-        times.push(kernel.launch_timed_with_config(&choice.config, args)?);
+        times.push(
+            kernel
+                .launch_with(args, LaunchOptions::new().config(&choice.config).timed())
+                .map(|l| l.device_ms.unwrap_or_default())?,
+        );
     }
     Ok((median(times), choice.config, choice.step.to_string()))
 }

@@ -7,7 +7,6 @@ pub mod isolated;
 pub mod log;
 pub mod report;
 pub mod simulate;
-pub mod simulate_suite;
 pub mod slurm;
 pub mod space;
 pub mod table;

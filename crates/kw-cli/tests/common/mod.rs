@@ -1,7 +1,7 @@
 //! Set-up shared by the `kw` binary's tests (each test binary uses part of it).
 #![allow(dead_code)]
 
-use kernel_wisdom::{bundled, list_devices, open_device, Device, DeviceSelector};
+use kernel_wisdom::{demo_kernels, list_devices, open_device, Device, DeviceSelector};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::device::BackendKind;
 use std::path::PathBuf;
@@ -52,7 +52,7 @@ pub fn capture_vector_add(
         HostArg::buffer(&x),
         HostArg::scalar(n as i32),
     ];
-    let def = bundled::vector_add().unwrap();
+    let def = demo_kernels::opencl::vector_add().unwrap();
     capture_launch(dir, stem, &def, None, device, &args).unwrap()
 }
 

@@ -1,6 +1,6 @@
 //! [`CacheKey`]: the BLAKE3 hash of everything that changes a compiled binary.
 
-use crate::backend::CompileRequest;
+use crate::backend::compile_request::CompileRequest;
 
 /// Identifies one compiled binary: source and embedded headers, kernel name, defines, flags,
 /// template arguments, and the target (backend, device, architecture, compiler and driver

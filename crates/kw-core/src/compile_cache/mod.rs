@@ -29,7 +29,7 @@ pub mod store;
 pub use entry::{Entry, EntryHeader};
 pub use key::CacheKey;
 
-use crate::backend::BackendError;
+use crate::backend::error::BackendError;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

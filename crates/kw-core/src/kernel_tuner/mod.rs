@@ -7,6 +7,7 @@ mod cache;
 mod t1;
 mod t1_args;
 mod t1_benchmark;
+mod t1_expr;
 mod value_list;
 
 pub use cache::{CacheEntry, CacheFile, Outcome};

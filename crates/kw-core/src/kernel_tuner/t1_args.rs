@@ -2,7 +2,7 @@
 //! (see [`super::T1Benchmark`] for what is supported).
 
 use super::t1::T1Spec;
-use super::t1_benchmark::{t1_expr, SizeScope};
+use super::t1_expr::{t1_expr, SizeScope};
 use super::KtError;
 use crate::eval::Scope;
 use crate::expr::{lit, Expr};

@@ -87,3 +87,10 @@ pub fn parse(text: &str) -> Result<Expr, ParseError> {
         t => Err(p.error(format!("unexpected {} after the expression", describe(t)))),
     }
 }
+
+impl Expr {
+    /// Parses the text form; see [`crate::parse`].
+    pub fn parse(text: &str) -> Result<Expr, ParseError> {
+        parse(text)
+    }
+}

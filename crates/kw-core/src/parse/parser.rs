@@ -2,8 +2,8 @@
 
 use super::lexer::lex;
 use super::{tree_depth, ParseError, Tok, MAX_DEPTH, MAX_TREE_DEPTH};
+use crate::did_you_mean::closest;
 use crate::expr::{ArgRef, BinaryOp, DeviceAttr, Expr, Func, UnaryOp};
-use crate::suggest::closest;
 use crate::value::Value;
 
 /// A recursive-descent parser over the tokens of one text.

@@ -356,7 +356,7 @@ impl Strategy for Hybrid4 {
         self.pack.told(memory, rng, point);
     }
 
-    fn set_prior_scores(&mut self, scores: super::surrogate::PriorScores) {
+    fn set_prior_scores(&mut self, scores: crate::strategy::PriorScores) {
         self.base.set_prior_scores(scores);
     }
 

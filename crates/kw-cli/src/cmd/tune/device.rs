@@ -1,7 +1,7 @@
 //! The device a capture is tuned on, and the capture `--bundled` asks for.
 
 use anyhow::{Context, Result};
-use kernel_wisdom::{bundled, list_devices, open_listed, resolve, DeviceSelector};
+use kernel_wisdom::{demo_kernels as bundled, list_devices, open_listed, resolve, DeviceSelector};
 use kw_core::{backend::Device, device::BackendKind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

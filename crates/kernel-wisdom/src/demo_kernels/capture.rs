@@ -66,9 +66,9 @@ pub fn capture(spec: &str, device: &dyn Device, dir: &Path) -> Result<PathBuf, E
                 size(spec, size_text)?
             };
             let def = if cuda {
-                crate::bundled_cuda::vector_add()?
+                super::cuda::vector_add()?
             } else {
-                super::vector_add()?
+                super::opencl::vector_add()?
             };
             let args = vec![
                 HostArg::buffer(&vec![0f32; n]),
@@ -92,9 +92,9 @@ pub fn capture(spec: &str, device: &dyn Device, dir: &Path) -> Result<PathBuf, E
                 .filter(|&c| i32::try_from(c).is_ok())
                 .ok_or_else(|| bad_spec(spec, "W x H is too large"))?;
             let mut def = if cuda {
-                crate::bundled_cuda::stencil2d()?
+                super::cuda::stencil2d()?
             } else {
-                super::stencil2d()?
+                super::opencl::stencil2d()?
             };
             if name == "stencil2d-wide" {
                 widen_stencil(&mut def);

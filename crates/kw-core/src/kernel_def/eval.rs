@@ -4,7 +4,7 @@
 //! Everything here is allocation-free on success where the runtime's hot path needs it
 //! ([`KernelDef::problem_size_for`], [`KernelDef::geometry`]).
 
-use crate::backend::{ArgView, KernelArg};
+use crate::backend::args::KernelArg;
 use crate::config::Config;
 use crate::device::DeviceInfo;
 use crate::eval::{EvalError, Scope};
@@ -509,7 +509,7 @@ impl KernelDef {
 
     /// The declared tuning space, with device attributes in restrictions resolved for
     /// `device`: the restrictions that depend on the launch (problem size, arguments) are
-    /// left out ([`KernelDef::space_at`] has them; see [`crate::def_launch`]).
+    /// left out ([`KernelDef::space_at`] has them; see [`crate::kernel_def::launch_check`]).
     pub fn space(&self, device: Option<&DeviceInfo>) -> Result<TuningSpace, DefError> {
         let scope = DefScope {
             device,
@@ -530,6 +530,23 @@ impl KernelDef {
                 .map(|p| (p.name.clone(), p.default.clone()))
                 .collect(),
         )
+    }
+}
+
+/// A launch's arguments as definition expressions see them ([`ArgValues`]): a scalar's value,
+/// a buffer's element count.
+///
+/// #[derive(Clone, Copy)]
+pub struct ArgView<'a>(pub &'a [KernelArg<'a>]);
+
+impl ArgValues for ArgView<'_> {
+    fn arg_value(&self, index: usize) -> Option<crate::value::Value> {
+        match self.0.get(index)? {
+            KernelArg::Buffer { len, .. } => {
+                Some(crate::value::Value::Int(i64::try_from(*len).ok()?))
+            }
+            KernelArg::Scalar(s) => Some(s.to_value()),
+        }
     }
 }
 

@@ -21,238 +21,26 @@
 //!   unvisited neighbour of the best configuration with the best predicted value is proposed
 //!   (`hybrid2` and `hybrid3` widen this: see [`SurrogateParams::two_step`],
 //!   [`SurrogateParams::endgame_elite`], [`SurrogateParams::endgame_thompson`]).
+//!
+//! Files: this one the strategy ([`Surrogate`]); `params.rs` its settings, `features.rs` what
+//! the model sees, `acquisition.rs` expected improvement and ranks.
 
-use super::common::Memory;
-use super::trees::{ExtraTrees, TreeParams};
+mod acquisition;
+mod features;
+mod params;
+
+pub use features::FeatureMap;
+pub use params::{Design, Features, SurrogateParams, TwoStep};
+
 use crate::evaluator::EvalResult;
-use crate::strategy::Strategy;
+use crate::strategies::common::Memory;
+use crate::strategies::trees::ExtraTrees;
+use crate::strategy::{PriorScores, Strategy};
+use acquisition::{expected_improvement, ranks};
 use kw_core::rng::Rng;
 use kw_core::space::Neighbourhood;
 use kw_core::{space::Point, space::TuningSpace};
 use std::collections::HashSet;
-
-/// Settings of the model-based search.
-#[derive(Clone, Copy, Debug)]
-pub struct SurrogateParams {
-    /// Random configurations before the model is used.
-    pub initial: usize,
-    /// Exploration offset of expected improvement, in log units.
-    pub xi: f64,
-    /// The trees' settings.
-    pub trees: TreeParams,
-    /// Random candidates per proposal.
-    pub random_candidates: usize,
-    /// Best points whose neighbourhoods are candidates.
-    pub elite: usize,
-    /// The best candidates from which the acquisition is hill-climbed.
-    pub climb_starts: usize,
-    /// Steps of each hill-climb.
-    pub climb_steps: usize,
-    /// Model-guided descent: propose neighbours of the descent centre while their expected
-    /// improvement (log units) exceeds this; `None`: no descent.
-    pub descent_threshold: Option<f64>,
-    /// Fraction of a bounded budget, at its end, spent on the best predicted neighbours of the
-    /// best configuration (0: none).
-    pub endgame: f64,
-    /// The model's features.
-    pub features: Features,
-    /// The initial design.
-    pub design: Design,
-    /// Every `sweep`-th model proposal is the best predicted unvisited neighbour of the best
-    /// configuration (0: never).
-    pub sweep: usize,
-    /// Where two-step neighbourhoods are searched.
-    pub two_step: TwoStep,
-    /// The endgame pools the near configurations of this many best configurations (1: the
-    /// best only).
-    pub endgame_elite: usize,
-    /// The endgame ranks its pool by one tree drawn at random per proposal (Thompson
-    /// sampling) instead of the trees' mean, so that successive endgame picks spread over
-    /// the configurations the model cannot tell apart.
-    pub endgame_thompson: bool,
-    /// The model's targets are the ranks of the results (0 the best, 1 the worst; failures
-    /// rank last) instead of log(objective): only the order of the times matters.
-    pub rank_targets: bool,
-    /// Failed configurations are training samples at the worst value seen (otherwise the
-    /// model sees successes only).
-    pub model_failures: bool,
-}
-
-/// The features a surrogate model sees, each level adding to the one before.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Features {
-    /// Value indices only.
-    Indices,
-    /// Plus log2 of positive numeric values.
-    Logs,
-    /// Plus pairwise sums of those logs (products of the values).
-    LogProducts,
-    /// Plus pairwise differences of the logs (ratios of the values).
-    LogRatios,
-}
-
-/// How the first configurations are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Design {
-    /// Uniformly at random.
-    Random,
-    /// Maximin over normalised value indices.
-    Maximin,
-}
-
-/// Where two-step neighbourhoods (two parameters changed) are searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum TwoStep {
-    /// Nowhere.
-    Never,
-    /// In the endgame.
-    Endgame,
-    /// In the endgame and in the descent (after the one-step neighbourhood has nothing
-    /// above the threshold).
-    EndgameAndDescent,
-}
-
-impl SurrogateParams {
-    /// The settings of `surrogate`.
-    pub fn surrogate() -> SurrogateParams {
-        SurrogateParams {
-            initial: 10,
-            xi: 0.0,
-            trees: TreeParams {
-                trees: 24,
-                min_split: 3,
-                p_categorical: 0.5,
-                ..TreeParams::default()
-            },
-            random_candidates: 200,
-            elite: 5,
-            climb_starts: 5,
-            climb_steps: 10,
-            descent_threshold: None,
-            endgame: 0.0,
-            features: Features::Indices,
-            design: Design::Random,
-            sweep: 0,
-            two_step: TwoStep::Never,
-            endgame_elite: 1,
-            endgame_thompson: false,
-            rank_targets: false,
-            model_failures: true,
-        }
-    }
-
-    /// The settings of `hybrid`.
-    pub fn hybrid() -> SurrogateParams {
-        SurrogateParams {
-            descent_threshold: Some(0.001),
-            endgame: 0.2,
-            ..SurrogateParams::surrogate()
-        }
-    }
-
-    /// The settings of `hybrid2`: `hybrid` with log2 value features and a
-    /// two-step endgame.
-    pub fn hybrid2() -> SurrogateParams {
-        SurrogateParams {
-            features: Features::Logs,
-            two_step: TwoStep::Endgame,
-            ..SurrogateParams::hybrid()
-        }
-    }
-
-    /// The settings of `hybrid3`: `hybrid2` with a longer endgame (30% of the
-    /// budget) over the near configurations of the two best, ranked by Thompson sampling, and
-    /// 800 random candidates per global proposal.
-    pub fn hybrid3() -> SurrogateParams {
-        SurrogateParams {
-            endgame: 0.3,
-            endgame_elite: 2,
-            endgame_thompson: true,
-            random_candidates: 800,
-            ..SurrogateParams::hybrid2()
-        }
-    }
-}
-
-/// Maps a point (value indices) to the model's features.
-#[derive(Clone, Debug, Default)]
-pub struct FeatureMap {
-    /// Per parameter: log2 of each value, when the parameter's values are all positive numbers
-    /// and there are at least three of them.
-    logs: Vec<Option<Vec<f64>>>,
-    /// Parameter pairs whose log sums (and maybe differences) are features.
-    pairs: Vec<(usize, usize)>,
-    diffs: bool,
-    index_only: bool,
-    /// A prior's score of each configuration (0 best, 1 worst; [`crate::prior`]), the last
-    /// feature when given (0.5 for a configuration the prior does not hold).
-    prior: Option<PriorScores>,
-}
-
-/// A prior's score of configurations: 0 best, 1 worst.
-pub type PriorScores = std::sync::Arc<std::collections::HashMap<Point, f64>>;
-
-impl FeatureMap {
-    /// The map for `space` with the features `level` names.
-    pub fn new(space: &TuningSpace, level: Features) -> FeatureMap {
-        let logs: Vec<Option<Vec<f64>>> = space
-            .params()
-            .iter()
-            .map(|p| {
-                if level == Features::Indices || p.values.len() < 3 {
-                    return None;
-                }
-                let v: Option<Vec<f64>> = p
-                    .values
-                    .iter()
-                    .map(|v| v.as_f64().filter(|x| *x > 0.0).map(f64::log2))
-                    .collect();
-                v
-            })
-            .collect();
-        let numeric: Vec<usize> = (0..logs.len()).filter(|&k| logs[k].is_some()).collect();
-        let mut pairs = Vec::new();
-        if level >= Features::LogProducts {
-            for (a, &i) in numeric.iter().enumerate() {
-                for &j in &numeric[a + 1..] {
-                    pairs.push((i, j));
-                }
-            }
-        }
-        FeatureMap {
-            logs,
-            pairs,
-            diffs: level >= Features::LogRatios,
-            index_only: level == Features::Indices,
-            prior: None,
-        }
-    }
-
-    /// The features of `point`: value indices first (categorical-capable), then the rest.
-    pub fn apply(&self, point: &Point) -> Vec<f64> {
-        let mut f: Vec<f64> = point.iter().map(|&v| v as f64).collect();
-        if let Some(prior) = &self.prior {
-            f.push(prior.get(point).copied().unwrap_or(0.5));
-        }
-        if self.index_only {
-            return f;
-        }
-        let lg = |k: usize| self.logs[k].as_ref().map(|l| l[point[k] as usize]);
-        for k in 0..point.len() {
-            if let Some(x) = lg(k) {
-                f.push(x);
-            }
-        }
-        for &(i, j) in &self.pairs {
-            let (a, b) = (lg(i).unwrap_or(0.0), lg(j).unwrap_or(0.0));
-            f.push(a + b);
-            if self.diffs {
-                f.push(a - b);
-            }
-        }
-        f
-    }
-}
 
 /// Model-based search with an extra-trees surrogate and expected improvement.
 #[derive(Debug)]
@@ -582,47 +370,6 @@ impl Surrogate {
     }
 }
 
-/// The ranks of `values` scaled to 0..1 (0 the smallest; ties share the lower rank).
-fn ranks(values: impl Iterator<Item = f64>) -> Vec<f64> {
-    let v: Vec<f64> = values.collect();
-    let mut sorted = v.clone();
-    sorted.sort_by(f64::total_cmp);
-    let n = (v.len().max(2) - 1) as f64;
-    v.iter()
-        .map(|x| sorted.partition_point(|y| y < x) as f64 / n)
-        .collect()
-}
-
-/// Expected improvement below `best` of a normal prediction (mean, sd).
-pub fn expected_improvement(best: f64, mean: f64, sd: f64) -> f64 {
-    let d = best - mean;
-    if sd < 1e-12 {
-        return d.max(0.0);
-    }
-    let z = d / sd;
-    d * normal_cdf(z) + sd * normal_pdf(z)
-}
-
-fn normal_pdf(z: f64) -> f64 {
-    (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt()
-}
-
-/// Standard normal CDF (Abramowitz & Stegun 7.1.26 erf; error below 1.5e-7).
-fn normal_cdf(z: f64) -> f64 {
-    let x = z.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erf = 1.0 - poly * (-x * x).exp();
-    if z >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
-    }
-}
-
 impl Strategy for Surrogate {
     fn name(&self) -> &str {
         self.name
@@ -659,20 +406,5 @@ impl Strategy for Surrogate {
         {
             self.current = Some(point.clone());
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cdf_and_ei() {
-        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
-        assert!((normal_cdf(1.96) - 0.975).abs() < 1e-3);
-        assert!((normal_cdf(-1.96) - 0.025).abs() < 1e-3);
-        assert!(expected_improvement(1.0, 0.0, 0.0) == 1.0);
-        assert!(expected_improvement(0.0, 1.0, 1.0) > 0.0);
-        assert!(expected_improvement(0.0, 1.0, 1.0) < expected_improvement(0.0, 1.0, 2.0));
     }
 }

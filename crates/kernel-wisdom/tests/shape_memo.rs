@@ -1,10 +1,10 @@
 //! Launches of an argument shape seen before skip re-evaluating the problem size and the
-//! buffer checks (`launch_memo`): they must behave exactly as the full path does. A null
+//! buffer checks (`kernel/shape_memo.rs`): they must behave exactly as the full path does. A null
 //! device (`kw_core::null_device`) records each launch's geometry and can refuse a
 //! configuration, so no GPU is needed.
 
-use kernel_wisdom::{bundled_cuda, lit, Config, Error, WisdomKernel};
-use kw_core::backend::{KernelArg, Queue, RawMem};
+use kernel_wisdom::{demo_kernels, lit, Config, Error, WisdomKernel};
+use kw_core::backend::{KernelArg, RawMem};
 use kw_core::device::BackendKind;
 use kw_core::null_device::NullDevice;
 use kw_core::scalar::ScalarType;
@@ -46,7 +46,7 @@ fn take(seen: &Seen) -> Vec<(u32, u32)> {
 fn repeated_shapes_launch_as_the_full_path_does() {
     let (d, seen) = recorder(0);
     // `b` must hold n + 8 elements (declared), the others n (by default).
-    let mut builder = bundled_cuda::vector_add_builder();
+    let mut builder = demo_kernels::cuda::vector_add_builder();
     builder.buffer_len("b", kernel_wisdom::arg("n") + lit(8));
     let k = WisdomKernel::new(builder.build().unwrap(), d).unwrap();
     let block = k.default_config().get("block_size_x").unwrap();
@@ -54,20 +54,19 @@ fn repeated_shapes_launch_as_the_full_path_does() {
     let grid = |n: u32| n.div_ceil(block);
 
     for _ in 0..3 {
-        k.launch_on(Queue::DEFAULT, &args(1000, 1000, 1008, 1000))
-            .unwrap();
+        k.launch(&args(1000, 1000, 1008, 1000)).unwrap();
     }
     assert_eq!(take(&seen), vec![(block, grid(1000)); 3]);
 
     // The same shape but for one length: checked again, and refused.
     for _ in 0..2 {
-        match k.launch_on(Queue::DEFAULT, &args(1000, 1000, 1007, 1000)) {
+        match k.launch(&args(1000, 1000, 1007, 1000)) {
             Err(Error::BufferTooShort {
                 index, required, ..
             }) => assert_eq!((index, required), (2, 1008)),
             other => panic!("expected BufferTooShort, got {other:?}"),
         }
-        match k.launch_on(Queue::DEFAULT, &args(999, 1000, 1008, 1000)) {
+        match k.launch(&args(999, 1000, 1008, 1000)) {
             Err(Error::BufferTooShort {
                 index, required, ..
             }) => assert_eq!((index, required), (0, 1000)),
@@ -78,12 +77,9 @@ fn repeated_shapes_launch_as_the_full_path_does() {
 
     // A different scalar is a different problem size, with its own geometry; going back
     // to the first shape gives the first geometry again.
-    k.launch_on(Queue::DEFAULT, &args(5000, 5000, 5008, 5000))
-        .unwrap();
-    k.launch_on(Queue::DEFAULT, &args(5000, 5000, 5008, 5000))
-        .unwrap();
-    k.launch_on(Queue::DEFAULT, &args(1000, 1000, 1008, 1000))
-        .unwrap();
+    k.launch(&args(5000, 5000, 5008, 5000)).unwrap();
+    k.launch(&args(5000, 5000, 5008, 5000)).unwrap();
+    k.launch(&args(1000, 1000, 1008, 1000)).unwrap();
     assert_eq!(
         take(&seen),
         vec![
@@ -94,8 +90,7 @@ fn repeated_shapes_launch_as_the_full_path_does() {
     );
     assert!(k.config_for(&[5000, 1, 1]).is_some());
     // Longer buffers than needed: another shape, launched.
-    k.launch_on(Queue::DEFAULT, &args(2000, 2000, 2000, 1000))
-        .unwrap();
+    k.launch(&args(2000, 2000, 2000, 1000)).unwrap();
     assert_eq!(take(&seen), vec![(block, grid(1000))]);
 }
 
@@ -103,7 +98,7 @@ fn repeated_shapes_launch_as_the_full_path_does() {
 fn a_failing_selection_falls_back_once_and_stays_fallen_back() {
     // The selector picks block size 512; the device refuses blocks of 512 threads.
     let (d, seen) = recorder(512);
-    let def = bundled_cuda::vector_add().unwrap();
+    let def = demo_kernels::cuda::vector_add().unwrap();
     let k = WisdomKernel::new(def, d).unwrap();
     let default_block = k
         .default_config()
@@ -120,7 +115,7 @@ fn a_failing_selection_falls_back_once_and_stays_fallen_back() {
     let k = k.with_selector(move |_| Some(chosen.clone()));
     let a = args(4096, 4096, 4096, 4096);
     for _ in 0..4 {
-        k.launch_on(Queue::DEFAULT, &a).unwrap();
+        k.launch(&a).unwrap();
     }
     let launches = take(&seen);
     let default_block = default_block as u32;

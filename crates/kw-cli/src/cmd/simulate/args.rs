@@ -1,19 +1,17 @@
-//! `kw simulate`: score search strategies on a measured space (a Kernel Tuner cache file), or
-//! on every space of a directory (`--suite DIR`, see [`super::simulate_suite`]).
+//! `kw simulate`'s arguments ([`SimulateArgs`]: strategies, budgets, seeds, priors) and the
+//! priors they name, shared by the run on one space and the suite.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
-use kw_tune::simulate::{benchmark_seeds, BenchResult, Simulation};
 use kw_tune::strategies;
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(Args)]
 pub struct SimulateArgs {
     /// A Kernel Tuner cache file (.json or .json.gz) with every configuration measured.
     #[arg(required_unless_present = "suite", conflicts_with = "suite")]
-    cache: Option<PathBuf>,
+    pub(super) cache: Option<PathBuf>,
     /// Score on every space of this directory (`<family>_<device>.json.gz`, restricted by
     /// `<family>_T1.json` when present): per space and mean, the final fraction and the area
     /// under the best-so-far curve at each budget.
@@ -24,10 +22,10 @@ pub struct SimulateArgs {
     pub spaces: Vec<String>,
     /// Restrictions: a JSON array of strings, or a T1 file (its Conditions).
     #[arg(long, conflicts_with = "t1")]
-    restrictions_json: Option<PathBuf>,
+    pub(super) restrictions_json: Option<PathBuf>,
     /// A T1 file whose Conditions restrict the space.
     #[arg(long)]
-    t1: Option<PathBuf>,
+    pub(super) t1: Option<PathBuf>,
     /// Strategy name(s), comma-separated, or `all` (default: the default strategy).
     #[arg(long)]
     pub strategy: Option<String>,
@@ -156,98 +154,6 @@ impl SimulateArgs {
         self.threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
-}
-
-pub fn run(args: SimulateArgs) -> Result<()> {
-    if let Some(dir) = args.suite.clone() {
-        return super::simulate_suite::run(&dir, &args);
-    }
-    let Some(cache) = args.cache.clone() else {
-        bail!("give a cache file or --suite DIR");
-    };
-    let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
-    let sim = Simulation::load(&cache, restrictions)
-        .with_context(|| format!("loading the simulation of {}", cache.display()))?;
-    let runs = args.runs()?;
-    let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
-    let budgets = args.budgets()?;
-    let threads = args.threads();
-    let sources = load_priors(&args.prior)?;
-    let mut rows: Vec<(BenchResult, f64)> = Vec::new();
-    for run in &runs {
-        let points = prior_points(&sources, &sim.space, run.prior, true);
-        for &budget in &budgets {
-            let started = Instant::now();
-            let mut result = benchmark_seeds(
-                &sim,
-                &run.name,
-                &points,
-                budget,
-                args.first_seed..args.first_seed + args.seeds,
-                threads,
-            )
-            .with_context(|| format!("simulating `{}` with budget {budget}", run.label))?;
-            result.strategy = run.label.clone();
-            rows.push((result, started.elapsed().as_secs_f64()));
-        }
-    }
-    if args.json {
-        let items: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(r, _)| {
-                serde_json::json!({
-                    "strategy": r.strategy,
-                    "budget": r.budget,
-                    "seeds": args.seeds,
-                    "mean_fraction": r.mean(),
-                    "min_fraction": r.min(),
-                    "max_fraction": r.max(),
-                    "optimum_hits": r.optimum_hits(),
-                })
-            })
-            .collect();
-        println!("{}", serde_json::Value::Array(items));
-        return Ok(());
-    }
-    println!(
-        "space: {} valid configurations, optimum {:.6}; {} seeds per row; fraction = optimum / best found",
-        sim.space.len(),
-        sim.optimum,
-        args.seeds
-    );
-    if budgets.len() > 1 {
-        print!("{:<14}", "strategy");
-        for b in &budgets {
-            print!(" {:>8}", b);
-        }
-        println!("   (mean fraction per budget)");
-        for name in &names {
-            print!("{:<14}", name);
-            for (r, _) in rows.iter().filter(|(r, _)| &r.strategy == name) {
-                print!(" {:>8.4}", r.mean());
-            }
-            println!();
-        }
-        return Ok(());
-    }
-    println!(
-        "{:<14} {:>7} {:>8} {:>8} {:>8} {:>6} {:>8}",
-        "strategy", "budget", "mean", "min", "max", "hits", "seconds"
-    );
-    for (r, secs) in &rows {
-        println!(
-            "{:<14} {:>7} {:>8.4} {:>8.4} {:>8.4} {:>3}/{:<2} {:>8.2}",
-            r.strategy,
-            r.budget,
-            r.mean(),
-            r.min(),
-            r.max(),
-            r.optimum_hits(),
-            args.seeds,
-            secs
-        );
-    }
-    Ok(())
 }
 
 /// Reads prior files (see [`SimulateArgs::prior`]).

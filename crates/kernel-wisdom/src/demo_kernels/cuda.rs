@@ -1,7 +1,7 @@
-//! The CUDA versions of the bundled kernels in `kernels/` (`.cu`), with their definitions.
+//! The CUDA demo kernels of `kernels/` (`.cu`), with their definitions.
 //!
 //! `vector_add` and `stencil2d` have the same tuning parameters, arguments and geometry as
-//! their OpenCL twins in [`crate::bundled`] (whose CPU references they share);
+//! their OpenCL twins in [`super::opencl`] (the CPU references are in [`super`]);
 //! `scaled_add` is a templated, namespaced kernel whose template arguments are computed
 //! from the configuration.
 
@@ -11,16 +11,16 @@ use kw_core::expr::{arg, device, lit, DeviceAttr};
 use kw_core::kernel_def::KernelDef;
 
 /// The source of `kernels/vector_add.cu`.
-pub const VECTOR_ADD_CU: &str = include_str!("../../../kernels/vector_add.cu");
+pub const VECTOR_ADD_CU: &str = include_str!("../../../../kernels/vector_add.cu");
 /// The source of `kernels/stencil2d.cu`.
-pub const STENCIL2D_CU: &str = include_str!("../../../kernels/stencil2d.cu");
+pub const STENCIL2D_CU: &str = include_str!("../../../../kernels/stencil2d.cu");
 /// The source of `kernels/scaled_add.cu`.
-pub const SCALED_ADD_CU: &str = include_str!("../../../kernels/scaled_add.cu");
+pub const SCALED_ADD_CU: &str = include_str!("../../../../kernels/scaled_add.cu");
 
 /// `vector_add(c, a, b, n)` in CUDA: `c = a + b` over `n` floats. Parameters:
 /// `block_size_x`, `elems_per_thread`, `strided`, `unroll`.
 pub fn vector_add_builder() -> KernelBuilder {
-    crate::bundled::vector_add_from(Source::text("vector_add.cu", VECTOR_ADD_CU))
+    super::opencl::vector_add_from(Source::text("vector_add.cu", VECTOR_ADD_CU))
 }
 
 /// The definition of [`vector_add_builder`].
@@ -29,10 +29,10 @@ pub fn vector_add() -> Result<KernelDef, Error> {
 }
 
 /// `stencil2d(out, in, width, height)` in CUDA: the 5-point stencil of
-/// [`crate::bundled::stencil2d`]. Parameters: `block_size_x`, `block_size_y`, `tile_y`,
+/// [`super::opencl::stencil2d`]. Parameters: `block_size_x`, `block_size_y`, `tile_y`,
 /// `use_local` (stages a tile in dynamic shared memory).
 pub fn stencil2d_builder() -> KernelBuilder {
-    crate::bundled::stencil2d_from(Source::text("stencil2d.cu", STENCIL2D_CU))
+    super::opencl::stencil2d_from(Source::text("stencil2d.cu", STENCIL2D_CU))
 }
 
 /// The definition of [`stencil2d_builder`].
@@ -69,17 +69,12 @@ pub fn scaled_add() -> Result<KernelDef, Error> {
     scaled_add_builder().build()
 }
 
-/// CPU reference of `scaled_add`.
-pub fn scaled_add_reference(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
-    x.iter().zip(y).map(|(a, b)| alpha * a + b).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use kw_core::device::BackendKind;
 
     #[test]
-    fn bundled_cuda_definitions_build() {
+    fn cuda_demo_definitions_build() {
         let v = super::vector_add().unwrap();
         assert_eq!(v.backend, BackendKind::Cuda);
         assert_eq!(v.parameters.len(), 4);

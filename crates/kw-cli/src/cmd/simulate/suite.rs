@@ -2,7 +2,7 @@
 //! per family and overall mean, the final fraction and the area under the best-so-far curve
 //! at each budget.
 
-use super::simulate::{load_priors, prior_points, SimulateArgs};
+use super::args::{load_priors, prior_points, SimulateArgs};
 use anyhow::{bail, Context, Result};
 use kw_tune::simulate::Simulation;
 use kw_tune::suite::{self, Cell, SuiteEntry};

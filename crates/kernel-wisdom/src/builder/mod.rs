@@ -1,109 +1,22 @@
-//! [`KernelBuilder`]: how an application declares a tunable kernel.
+//! [`KernelBuilder`]: how an application declares a tunable kernel. The declaration is this
+//! file; `source.rs` holds [`Source`] (files or text) and `build.rs` turns a declaration into a
+//! checked definition ([`KernelBuilder::build`]).
 
-use crate::error::Error;
-use kw_core::def_check::DefProblem;
 use kw_core::expr::{lit, param};
-use kw_core::includes;
-use kw_core::kernel_def::{KernelSource, LocalArgDef, SymbolDef, KERNEL_DEF_FORMAT_VERSION};
+use kw_core::kernel_def::check::DefProblem;
+use kw_core::kernel_def::{LocalArgDef, SymbolDef};
 use kw_core::tolerance::Tolerance;
 use kw_core::{
-    backend::Device, device::BackendKind, device::DeviceInfo, expr::Expr, kernel_def::Access,
-    kernel_def::ArgDef, kernel_def::ArgKind, kernel_def::Grid, kernel_def::KernelDef,
-    scalar::Scalar, scalar::ScalarType, space::Parameter, value::Value,
+    device::BackendKind, expr::Expr, kernel_def::Access, kernel_def::ArgDef, kernel_def::ArgKind,
+    kernel_def::Grid, scalar::Scalar, scalar::ScalarType, space::Parameter, value::Value,
 };
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Where a kernel's source comes from.
-#[derive(Clone, Debug)]
-pub enum Source {
-    /// A file, read when the definition is built (its directory is searched for includes).
-    File(PathBuf),
-    /// Several files compiled as one, in order (CLBlast's `common.opencl` then
-    /// `xgemm_part1.opencl` ...): their texts are joined with a `#line 1 "FILE"` directive
-    /// before each, so the compiler's messages name the right file and line. Each file's
-    /// directory is searched for includes; the first file's name picks the backend.
-    Files(Vec<PathBuf>),
-    /// Text in memory, with the file name used in messages.
-    Text {
-        /// The name shown in messages and used to pick the backend (`.cl` / `.cu`).
-        file_name: String,
-        /// The source text.
-        text: String,
-    },
-}
+mod build;
+mod source;
 
-impl Source {
-    /// A source file.
-    pub fn file(path: impl Into<PathBuf>) -> Source {
-        Source::File(path.into())
-    }
-
-    /// Several source files compiled as one translation unit, in order (see
-    /// [`Source::Files`]).
-    pub fn files<P: Into<PathBuf>>(paths: impl IntoIterator<Item = P>) -> Source {
-        Source::Files(paths.into_iter().map(Into::into).collect())
-    }
-
-    /// Source text with a file name (`vector_add.cl`).
-    pub fn text(file_name: impl Into<String>, text: impl Into<String>) -> Source {
-        Source::Text {
-            file_name: file_name.into(),
-            text: text.into(),
-        }
-    }
-
-    fn file_name(&self) -> String {
-        match self {
-            Source::File(p) => p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
-            Source::Files(paths) => paths
-                .first()
-                .map(|p| Source::File(p.clone()).file_name())
-                .unwrap_or_default(),
-            Source::Text { file_name, .. } => file_name.clone(),
-        }
-    }
-}
-
-/// Reads `paths` and joins their texts, each after a `#line` directive ([`kw_core::kernel_def::line_directive`]); the directories
-/// to search for includes; what could not be read.
-fn read_files(paths: &[PathBuf]) -> (String, Vec<PathBuf>, Vec<DefProblem>) {
-    let mut text = String::new();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let mut problems = Vec::new();
-    if paths.is_empty() {
-        problems.push(DefProblem {
-            location: "source".into(),
-            message: "Source::files was given no file".into(),
-        });
-    }
-    for path in paths {
-        let rules = kw_core::files::ReadRules::new("kernel source", kw_core::files::caps::SOURCE);
-        match kw_core::files::read_to_string(path, rules) {
-            Ok(t) => {
-                text.push_str(&kw_core::kernel_def::line_directive(
-                    &path.display().to_string(),
-                ));
-                text.push_str(&t);
-                if !t.ends_with('\n') {
-                    text.push('\n');
-                }
-                let dir = includes::parent_dir(path);
-                if !dirs.contains(&dir) {
-                    dirs.push(dir);
-                }
-            }
-            Err(e) => problems.push(DefProblem {
-                location: "source".into(),
-                message: format!("cannot read {e}"),
-            }),
-        }
-    }
-    (text, dirs, problems)
-}
+pub use source::Source;
 
 /// Declares a tunable kernel: its source, tuning parameters, restrictions, launch geometry
 /// and arguments, all as [`Expr`]essions over parameters, arguments and device attributes.
@@ -239,8 +152,8 @@ impl KernelBuilder {
 
     /// Adds a restriction every configuration must satisfy. It may mention the problem size
     /// and the arguments (`problem_size(0) % param("MWG")`): then it is checked per launch
-    /// ([`kw_core::def_launch`]): selection only uses configurations valid at the launch, and
-    /// a launch where not even the default is valid is an [`Error::NoValidConfig`].
+    /// ([`kw_core::kernel_def::launch_check`]): selection only uses configurations valid at the launch, and
+    /// a launch where not even the default is valid is an [`Error::NoValidConfig`](crate::Error::NoValidConfig).
     pub fn restriction(&mut self, e: impl Into<Expr>) -> &mut Self {
         self.restrictions.push(e.into());
         self
@@ -439,7 +352,7 @@ impl KernelBuilder {
 
     /// Declares how many elements buffer argument `name` must hold: an expression over the
     /// arguments (`arg("n")`), the problem size and the device. A launch with a shorter
-    /// buffer is an [`Error::BufferTooShort`] and launches nothing; capture records the whole
+    /// buffer is an [`Error::BufferTooShort`](crate::Error::BufferTooShort) and launches nothing; capture records the whole
     /// buffer (at least this many elements). Without it, a buffer must hold the product of
     /// the problem size's axes. Naming an argument that is not a declared buffer is reported by
     /// [`KernelBuilder::build`].
@@ -472,144 +385,13 @@ impl KernelBuilder {
         }
         self
     }
-
-    /// Builds and checks the definition; every problem found is reported at once.
-    pub fn build(&self) -> Result<KernelDef, Error> {
-        self.build_checked(None)
-    }
-
-    /// Like [`KernelBuilder::build`], also checking the default configuration against a
-    /// device's limits (block size, threads per block, shared memory).
-    pub fn build_for(&self, device: &dyn Device) -> Result<KernelDef, Error> {
-        self.build_checked(Some(device.info()))
-    }
-
-    fn build_checked(&self, device: Option<&DeviceInfo>) -> Result<KernelDef, Error> {
-        let mut problems = self.problems.clone();
-        let file_name = self.source.file_name();
-        let (text, mut dirs) = match &self.source {
-            Source::File(path) => match kw_core::files::read_to_string(
-                path,
-                kw_core::files::ReadRules::new("kernel source", kw_core::files::caps::SOURCE),
-            ) {
-                Ok(t) => (t, vec![includes::parent_dir(path)]),
-                Err(e) => {
-                    problems.push(DefProblem {
-                        location: "source".into(),
-                        message: format!("cannot read {e}"),
-                    });
-                    (String::new(), Vec::new())
-                }
-            },
-            Source::Files(paths) => {
-                let (text, dirs, read_problems) = read_files(paths);
-                problems.extend(read_problems);
-                (text, dirs)
-            }
-            Source::Text { text, .. } => (text.clone(), Vec::new()),
-        };
-        dirs.extend(self.include_dirs.iter().cloned());
-        let (found, missing) = includes::resolve(&text, &dirs);
-        let mut headers = self.headers.clone();
-        headers.extend(
-            found
-                .into_iter()
-                .filter(|h| !self.headers.iter().any(|e| e.name == h.name)),
-        );
-        for name in missing
-            .into_iter()
-            .filter(|m| !self.headers.iter().any(|h| &h.name == m))
-        {
-            let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            problems.push(DefProblem {
-                location: format!("#include \"{name}\""),
-                message: format!("not found (searched: {})", searched.join(", ")),
-            });
-        }
-        let backend = self.backend.unwrap_or_else(|| {
-            let ext = Path::new(&file_name).extension().and_then(|e| e.to_str());
-            match ext {
-                Some("cu" | "cuh") => BackendKind::Cuda,
-                _ => BackendKind::Opencl,
-            }
-        });
-        let mut args = self.args.clone();
-        for (name, len) in &self.buffer_lens {
-            match args.iter_mut().find(|a| &a.name == name) {
-                Some(a) if a.kind == ArgKind::Buffer => a.len = Some(len.clone()),
-                Some(_) => problems.push(DefProblem {
-                    location: format!("buffer_len(\"{name}\")"),
-                    message: "the argument is a scalar; only buffers have a length".into(),
-                }),
-                None => problems.push(DefProblem {
-                    location: format!("buffer_len(\"{name}\")"),
-                    message: format!(
-                        "no argument `{name}` is declared (arguments: {})",
-                        self.args
-                            .iter()
-                            .map(|a| a.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }),
-            }
-        }
-        for (name, tolerance) in &self.tolerances {
-            match args.iter_mut().find(|a| &a.name == name) {
-                Some(a) if a.kind == ArgKind::Buffer => a.tolerance = Some(*tolerance),
-                _ => problems.push(DefProblem {
-                    location: format!("tolerance(\"{name}\")"),
-                    message: format!("no buffer argument `{name}` is declared"),
-                }),
-            }
-        }
-        let def = KernelDef {
-            format_version: KERNEL_DEF_FORMAT_VERSION,
-            backend,
-            source: KernelSource {
-                file_name,
-                text,
-                headers,
-            },
-            kernel_name: self.kernel_name.clone(),
-            template_args: self.template_args.clone(),
-            compiler_flags: self.compiler_flags.clone(),
-            defines: self.defines.clone(),
-            params_as_defines: self.params_as_defines,
-            parameters: self.params.clone(),
-            restrictions: self.restrictions.clone(),
-            objective: self.objective.clone(),
-            tuning_key: self
-                .tuning_key
-                .clone()
-                .unwrap_or_else(|| self.kernel_name.clone()),
-            problem_size: self.problem_size.clone(),
-            block_size: self.block_size.clone(),
-            grid: self
-                .grid
-                .clone()
-                .unwrap_or_else(|| Grid::Divisors(self.block_size.clone())),
-            shared_memory: self.shared_memory.clone(),
-            args,
-            local_args: self.local_args.clone(),
-            symbols: self.symbols.clone(),
-        };
-        problems.extend(def.check(device));
-        if problems.is_empty() {
-            Ok(def)
-        } else {
-            Err(Error::Definition {
-                kernel: self.kernel_name.clone(),
-                problems,
-            })
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use kw_core::expr::arg;
+    use kw_core::kernel_def::KernelDef;
 
     fn declared(typed: bool) -> KernelDef {
         let mut b = KernelBuilder::new("k", Source::text("k.cl", "__kernel void k() {}"));

@@ -13,9 +13,9 @@
 //!   to the default configuration, and refuses to launch when the default is not valid either.
 
 use crate::config::Config;
-use crate::def_eval::{ArgValues, DefError, DefScope};
 use crate::device::DeviceInfo;
 use crate::expr::Expr;
+use crate::kernel_def::eval::{ArgValues, DefError, DefScope};
 use crate::space::TuningSpace;
 use thiserror::Error;
 

@@ -2,8 +2,14 @@
 //! application that declared it. Captures store it as JSON, so its JSON form is a contract:
 //! it carries [`KernelDef::format_version`], and the tests load stored fixtures.
 //!
-//! Evaluation (geometry, defines for a configuration) lives in [`crate::def_eval`]; the
-//! checks that report every problem of a definition live in [`crate::def_check`].
+//! Evaluation (geometry, defines for a configuration) lives in [`eval`]; the checks that
+//! report every problem of a definition in [`check`]; the restrictions that depend on a
+//! launch in [`launch_check`]; an objective's value for a configuration in `objective.rs`.
+
+pub mod check;
+pub mod eval;
+pub mod launch_check;
+mod objective;
 
 use crate::device::BackendKind;
 use crate::expr::{ArgRef, Expr};
@@ -420,7 +426,7 @@ mod tests {
 
     #[test]
     fn stored_fixture_loads_and_matches() {
-        let text = include_str!("../tests/fixtures/kernel_def_v1.json");
+        let text = include_str!("../../tests/fixtures/kernel_def_v1.json");
         let def = KernelDef::from_json(text).unwrap();
         assert_eq!(def, sample_def());
         // Writing it again gives the stored text (the JSON form is stable).

@@ -3,10 +3,10 @@
 
 use crate::config::Config;
 use crate::device::{BackendKind, DeviceInfo};
+use crate::did_you_mean::closest;
 use crate::eval::EvalError;
 use crate::expr::{ArgRef, Expr};
 use crate::kernel_def::{Access, ArgKind, KernelDef};
-use crate::suggest::closest;
 use std::fmt;
 
 /// One problem of a kernel definition.
@@ -79,7 +79,7 @@ impl KernelDef {
         // An axis that is a constant (it mentions no argument or device) is known now: a
         // negative one could never launch. (0 is an empty launch: nothing to do.)
         for (i, e) in self.problem_size.iter().enumerate() {
-            if let Ok(v) = e.eval_int(&crate::def_eval::DefScope::new(self)) {
+            if let Ok(v) = e.eval_int(&crate::kernel_def::eval::DefScope::new(self)) {
                 if v < 0 {
                     push(
                         format!("problem_size[{i}]"),
@@ -153,7 +153,7 @@ impl KernelDef {
         }
         for (label, e) in self.labelled_exprs() {
             // Restrictions may depend on the launch (problem size, arguments): see
-            // `def_launch`. Defines and template arguments are fixed at compile time.
+            // `kernel_def::launch_check`. Defines and template arguments are fixed at compile time.
             let allowed = if label.starts_with("problem_size") {
                 problem
             } else if label.starts_with("define") || label.starts_with("template") {
@@ -221,13 +221,13 @@ impl KernelDef {
                 push(loc, format!("position {} is taken twice", l.position));
             }
         }
-        if self.local_args.len() > crate::def_eval::LocalArgs::MAX {
+        if self.local_args.len() > crate::kernel_def::eval::LocalArgs::MAX {
             push(
                 "local arguments".into(),
                 format!(
                     "{} declared, at most {} are supported",
                     self.local_args.len(),
-                    crate::def_eval::LocalArgs::MAX
+                    crate::kernel_def::eval::LocalArgs::MAX
                 ),
             );
         }
@@ -310,13 +310,13 @@ impl KernelDef {
     /// device's limits.
     fn check_default(&self, device: Option<&DeviceInfo>, out: &mut Vec<DefProblem>) {
         let config = self.default_config();
-        let scope = crate::def_eval::DefScope {
+        let scope = crate::kernel_def::eval::DefScope {
             config: Some(&config),
             device,
-            ..crate::def_eval::DefScope::new(self)
+            ..crate::kernel_def::eval::DefScope::new(self)
         };
         for (i, r) in self.restrictions.iter().enumerate() {
-            if crate::def_launch::depends_on_launch(r) {
+            if crate::kernel_def::launch_check::depends_on_launch(r) {
                 // Decided per launch (the default may be invalid at some sizes).
                 continue;
             }
@@ -350,10 +350,10 @@ impl KernelDef {
     }
 
     fn check_limits(&self, config: &Config, device: &DeviceInfo, out: &mut Vec<DefProblem>) {
-        let scope = crate::def_eval::DefScope {
+        let scope = crate::kernel_def::eval::DefScope {
             config: Some(config),
             device: Some(device),
-            ..crate::def_eval::DefScope::new(self)
+            ..crate::kernel_def::eval::DefScope::new(self)
         };
         let mut block = [1i64; 3];
         for (axis, e) in self.block_size.iter().enumerate() {

@@ -1,17 +1,14 @@
-//! The tunable kernels shipped in `kernels/`, with their definitions.
+//! The OpenCL demo kernels of `kernels/` (`.cl`), with their definitions.
 
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
 use kw_core::expr::{arg, ifelse, lit};
 use kw_core::kernel_def::KernelDef;
 
-mod capture;
-pub use capture::{capture, widen_stencil, BUNDLED_SPECS};
-
 /// The source of `kernels/vector_add.cl`.
-pub const VECTOR_ADD_CL: &str = include_str!("../../../kernels/vector_add.cl");
+pub const VECTOR_ADD_CL: &str = include_str!("../../../../kernels/vector_add.cl");
 /// The source of `kernels/stencil2d.cl`.
-pub const STENCIL2D_CL: &str = include_str!("../../../kernels/stencil2d.cl");
+pub const STENCIL2D_CL: &str = include_str!("../../../../kernels/stencil2d.cl");
 
 /// `vector_add(c, a, b, n)`: `c = a + b` over `n` floats. Parameters: `block_size_x`,
 /// `elems_per_thread`, `strided`, `unroll`.
@@ -78,24 +75,6 @@ pub(crate) fn stencil2d_from(source: Source) -> KernelBuilder {
 /// The definition of [`stencil2d_builder`].
 pub fn stencil2d() -> Result<KernelDef, Error> {
     stencil2d_builder().build()
-}
-
-/// CPU reference of `vector_add`.
-pub fn vector_add_reference(a: &[f32], b: &[f32]) -> Vec<f32> {
-    a.iter().zip(b).map(|(x, y)| x + y).collect()
-}
-
-/// CPU reference of `stencil2d`.
-pub fn stencil2d_reference(input: &[f32], width: usize, height: usize) -> Vec<f32> {
-    let mut out = input.to_vec();
-    for y in 1..height.saturating_sub(1) {
-        for x in 1..width.saturating_sub(1) {
-            let i = y * width + x;
-            out[i] = 0.5 * input[i]
-                + 0.125 * (input[i - 1] + input[i + 1] + input[i - width] + input[i + width]);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

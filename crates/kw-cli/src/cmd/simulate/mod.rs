@@ -1,0 +1,17 @@
+//! `kw simulate`: score search strategies on a measured space (a Kernel Tuner cache file,
+//! `one.rs`), or on every space of a directory (`--suite DIR`, `suite.rs`); the arguments
+//! and priors both read are in `args.rs`.
+
+mod args;
+mod one;
+mod suite;
+
+pub use args::SimulateArgs;
+
+/// Runs `kw simulate`.
+pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    match args.suite.clone() {
+        Some(dir) => suite::run(&dir, &args),
+        None => one::run(args),
+    }
+}

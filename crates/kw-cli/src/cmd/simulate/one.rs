@@ -1,0 +1,97 @@
+//! `kw simulate CACHE`: score search strategies on one measured space (a Kernel Tuner cache
+//! file).
+
+use super::args::{load_priors, prior_points, SimulateArgs};
+use anyhow::{bail, Context, Result};
+use kw_tune::simulate::{benchmark_seeds, BenchResult, Simulation};
+use std::time::Instant;
+
+/// Scores the strategies on one measured space (a Kernel Tuner cache file).
+pub fn run(args: SimulateArgs) -> Result<()> {
+    let Some(cache) = args.cache.clone() else {
+        bail!("give a cache file or --suite DIR");
+    };
+    let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
+    let sim = Simulation::load(&cache, restrictions)
+        .with_context(|| format!("loading the simulation of {}", cache.display()))?;
+    let runs = args.runs()?;
+    let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
+    let budgets = args.budgets()?;
+    let threads = args.threads();
+    let sources = load_priors(&args.prior)?;
+    let mut rows: Vec<(BenchResult, f64)> = Vec::new();
+    for run in &runs {
+        let points = prior_points(&sources, &sim.space, run.prior, true);
+        for &budget in &budgets {
+            let started = Instant::now();
+            let mut result = benchmark_seeds(
+                &sim,
+                &run.name,
+                &points,
+                budget,
+                args.first_seed..args.first_seed + args.seeds,
+                threads,
+            )
+            .with_context(|| format!("simulating `{}` with budget {budget}", run.label))?;
+            result.strategy = run.label.clone();
+            rows.push((result, started.elapsed().as_secs_f64()));
+        }
+    }
+    if args.json {
+        let items: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(r, _)| {
+                serde_json::json!({
+                    "strategy": r.strategy,
+                    "budget": r.budget,
+                    "seeds": args.seeds,
+                    "mean_fraction": r.mean(),
+                    "min_fraction": r.min(),
+                    "max_fraction": r.max(),
+                    "optimum_hits": r.optimum_hits(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(items));
+        return Ok(());
+    }
+    println!(
+        "space: {} valid configurations, optimum {:.6}; {} seeds per row; fraction = optimum / best found",
+        sim.space.len(),
+        sim.optimum,
+        args.seeds
+    );
+    if budgets.len() > 1 {
+        print!("{:<14}", "strategy");
+        for b in &budgets {
+            print!(" {:>8}", b);
+        }
+        println!("   (mean fraction per budget)");
+        for name in &names {
+            print!("{:<14}", name);
+            for (r, _) in rows.iter().filter(|(r, _)| &r.strategy == name) {
+                print!(" {:>8.4}", r.mean());
+            }
+            println!();
+        }
+        return Ok(());
+    }
+    println!(
+        "{:<14} {:>7} {:>8} {:>8} {:>8} {:>6} {:>8}",
+        "strategy", "budget", "mean", "min", "max", "hits", "seconds"
+    );
+    for (r, secs) in &rows {
+        println!(
+            "{:<14} {:>7} {:>8.4} {:>8.4} {:>8.4} {:>3}/{:<2} {:>8.2}",
+            r.strategy,
+            r.budget,
+            r.mean(),
+            r.min(),
+            r.max(),
+            r.optimum_hits(),
+            args.seeds,
+            secs
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! [`DeviceMemory`]: a block of a device's memory (transfers, copies, fills), and the range
+//! check its implementations share.
+
+use super::error::BackendError;
+use std::any::Any;
+
+/// A block of device memory. Transfers are ordered on the owning device's queue and block
+/// until done.
+pub trait DeviceMemory: Send + Sync {
+    /// Its size in bytes.
+    fn len_bytes(&self) -> usize;
+    /// Copies `data` to the device at byte `offset`.
+    fn write(&self, offset: usize, data: &[u8]) -> Result<(), BackendError>;
+    /// Copies from the device at byte `offset` into `out` (after all enqueued work).
+    fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError>;
+    /// Copies all of `src` (same device, same size or smaller) to the start of this buffer.
+    fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError>;
+    /// Sets every byte to zero. The default writes zeros from the host in chunks; backends
+    /// with a device-side fill override it (no host memory, no transfer).
+    fn fill_zero(&self) -> Result<(), BackendError> {
+        const CHUNK: usize = 1 << 20;
+        let zeros = vec![0u8; CHUNK.min(self.len_bytes())];
+        let mut offset = 0;
+        while offset < self.len_bytes() {
+            let n = CHUNK.min(self.len_bytes() - offset);
+            self.write(offset, &zeros[..n])?;
+            offset += n;
+        }
+        Ok(())
+    }
+    /// The concrete type, for the backend that made it.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Checks that `[offset, offset + bytes)` lies in a buffer of `len` bytes.
+pub fn check_range(
+    op: &'static str,
+    offset: usize,
+    bytes: usize,
+    len: usize,
+) -> Result<(), BackendError> {
+    match offset.checked_add(bytes) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(BackendError::OutOfRange {
+            op,
+            bytes,
+            offset,
+            len,
+        }),
+    }
+}
+
+impl std::fmt::Debug for dyn DeviceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceMemory({} bytes)", self.len_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Memory on the host, with only the required methods (so the defaults are what runs).
+    struct HostMemory(Mutex<Vec<u8>>);
+
+    impl DeviceMemory for HostMemory {
+        fn len_bytes(&self) -> usize {
+            self.0.lock().unwrap().len()
+        }
+        fn write(&self, offset: usize, data: &[u8]) -> Result<(), BackendError> {
+            let mut m = self.0.lock().unwrap();
+            check_range("write", offset, data.len(), m.len())?;
+            m[offset..offset + data.len()].copy_from_slice(data);
+            Ok(())
+        }
+        fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError> {
+            let m = self.0.lock().unwrap();
+            check_range("read", offset, out.len(), m.len())?;
+            out.copy_from_slice(&m[offset..offset + out.len()]);
+            Ok(())
+        }
+        fn copy_from(&self, _: &dyn DeviceMemory) -> Result<(), BackendError> {
+            unimplemented!("not used by this test")
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn the_default_fill_zero_clears_every_byte_across_chunks() {
+        for len in [0, 1, (1 << 20) - 1, 1 << 20, (5 << 19) + 3] {
+            let m = HostMemory(Mutex::new(vec![0xAB; len]));
+            m.fill_zero().unwrap();
+            assert!(m.0.lock().unwrap().iter().all(|&b| b == 0), "len {len}");
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Building a [`TuningSpace`] the ATF way: each restriction checked as soon as its last
+//! parameter is bound, counts of valid completions memoised per level of live parameters.
+
+use super::{Externals, Node, Parameter, Point, SpaceError, TuningSpace};
+use crate::did_you_mean::closest;
+use crate::eval::{EmptyScope, Scope};
+use crate::expr::{ArgRef, DeviceAttr, Expr};
+use crate::value::Value;
+use std::collections::HashMap;
+
+/// Scope over a (partial) assignment of value indices.
+struct Bound<'a> {
+    space: &'a TuningSpace,
+    point: &'a [u32],
+    upto: usize,
+}
+
+impl Scope for Bound<'_> {
+    fn param(&self, name: &str) -> Option<Value> {
+        let i = *self.space.by_name.get(name)?;
+        (i < self.upto).then(|| self.space.params[i].values[self.point[i] as usize].clone())
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.space.params.iter().map(|p| p.name.clone()).collect()
+    }
+    fn arg(&self, arg: &ArgRef) -> Option<Value> {
+        let ext = &self.space.external.args;
+        ext.iter().find(|(a, _)| a == arg).map(|(_, v)| v.clone())
+    }
+    fn problem_size(&self, axis: usize) -> Option<i64> {
+        self.space
+            .external
+            .problem_size
+            .get(axis)
+            .copied()
+            .flatten()
+    }
+    fn device(&self, attr: DeviceAttr) -> Option<Value> {
+        let ext = &self.space.external.device;
+        ext.iter().find(|(a, _)| *a == attr).map(|(_, v)| v.clone())
+    }
+}
+
+impl TuningSpace {
+    /// Builds a space whose restrictions mention only parameters and constants.
+    pub fn new(params: Vec<Parameter>, restrictions: Vec<Expr>) -> Result<TuningSpace, SpaceError> {
+        TuningSpace::with_scope(params, restrictions, &EmptyScope)
+    }
+
+    /// Builds a space whose restrictions may also mention device attributes, the problem size
+    /// or arguments, resolved through `scope` (e.g. `bx * by <= device.max_threads_per_block`).
+    pub fn with_scope(
+        params: Vec<Parameter>,
+        restrictions: Vec<Expr>,
+        scope: &dyn Scope,
+    ) -> Result<TuningSpace, SpaceError> {
+        let mut by_name = HashMap::new();
+        for (i, p) in params.iter().enumerate() {
+            if p.values.is_empty() {
+                return Err(SpaceError::NoValues(p.name.clone()));
+            }
+            if by_name.insert(p.name.clone(), i).is_some() {
+                return Err(SpaceError::DuplicateParam(p.name.clone()));
+            }
+            for (j, v) in p.values.iter().enumerate() {
+                if p.values[..j].contains(v) {
+                    return Err(SpaceError::DuplicateValue {
+                        param: p.name.clone(),
+                        value: v.to_string(),
+                    });
+                }
+            }
+            if !p.values.contains(&p.default) {
+                return Err(SpaceError::DefaultNotListed {
+                    param: p.name.clone(),
+                    value: p.default.to_string(),
+                });
+            }
+        }
+        let n = params.len();
+        // The level of a restriction is its last parameter; constant ones are checked first.
+        let mut checks = vec![Vec::new(); n];
+        let mut constant = Vec::new();
+        let mut last_use = vec![None::<usize>; n];
+        for (ri, r) in restrictions.iter().enumerate() {
+            let mut level = None;
+            for name in r.params() {
+                let i = *by_name.get(name).ok_or_else(|| SpaceError::UnknownParam {
+                    restriction: r.to_string(),
+                    name: name.to_string(),
+                    suggestion: closest(name, params.iter().map(|p| p.name.as_str())),
+                })?;
+                level = level.max(Some(i));
+            }
+            match level {
+                Some(l) => {
+                    checks[l].push(ri);
+                    for name in r.params() {
+                        let i = by_name[name];
+                        last_use[i] = last_use[i].max(Some(l));
+                    }
+                }
+                None => constant.push(ri),
+            }
+        }
+        let live = (0..n)
+            .map(|k| {
+                (0..k)
+                    .filter(|&j| last_use[j].is_some_and(|l| l >= k))
+                    .collect()
+            })
+            .collect();
+        let external = Externals::capture(&restrictions, scope);
+        let mut space = TuningSpace {
+            params,
+            restrictions,
+            by_name,
+            checks,
+            live,
+            memo: vec![HashMap::new(); n],
+            len: 0,
+            external,
+        };
+        let empty: Point = vec![0; n];
+        for &ri in &constant {
+            if !space.check(ri, &empty, 0)? {
+                return Ok(space);
+            }
+        }
+        let mut point = vec![0u32; n];
+        space.len = space.build(0, &mut point)?;
+        Ok(space)
+    }
+
+    pub(super) fn check(&self, ri: usize, point: &[u32], upto: usize) -> Result<bool, SpaceError> {
+        let scope = Bound {
+            space: self,
+            point,
+            upto,
+        };
+        self.restrictions[ri]
+            .eval_bool(&scope)
+            .map_err(|source| SpaceError::Eval {
+                restriction: self.restrictions[ri].to_string(),
+                config: self.partial_key(point, upto),
+                source,
+            })
+    }
+
+    pub(super) fn partial_key(&self, point: &[u32], upto: usize) -> String {
+        let parts: Vec<String> = (0..upto)
+            .map(|i| {
+                let p = &self.params[i];
+                format!("{}={}", p.name, p.values[point[i] as usize].python_str())
+            })
+            .collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    pub(super) fn state(&self, k: usize, point: &[u32]) -> Box<[u32]> {
+        self.live[k].iter().map(|&j| point[j]).collect()
+    }
+
+    pub(super) fn build(&mut self, k: usize, point: &mut Point) -> Result<u128, SpaceError> {
+        if k == self.params.len() {
+            return Ok(1);
+        }
+        let key = self.state(k, point);
+        if let Some(node) = self.memo[k].get(&key) {
+            return Ok(node.ends.last().copied().unwrap_or(0));
+        }
+        let mut node = Node {
+            values: Vec::new(),
+            ends: Vec::new(),
+        };
+        let mut total: u128 = 0;
+        'values: for v in 0..self.params[k].values.len() as u32 {
+            point[k] = v;
+            for ri in 0..self.checks[k].len() {
+                if !self.check(self.checks[k][ri], point, k + 1)? {
+                    continue 'values;
+                }
+            }
+            let sub = self.build(k + 1, point)?;
+            if sub > 0 {
+                total = total.checked_add(sub).ok_or(SpaceError::TooLarge)?;
+                node.values.push(v);
+                node.ends.push(total);
+            }
+        }
+        self.memo[k].insert(key, node);
+        Ok(total)
+    }
+
+    pub(super) fn node(&self, k: usize, point: &[u32]) -> Option<&Node> {
+        self.memo[k].get(&self.state(k, point))
+    }
+}

@@ -188,7 +188,9 @@ fn gemm_every_configuration_of_a_reduced_space() {
     ];
     let count = every_config(&kernel, |config| {
         dc.write(&c0).unwrap();
-        kernel.launch_with_config(config, &args).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
         for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
             assert!(
                 (g - w).abs() <= 1e-4,

@@ -13,7 +13,7 @@ mod gated;
 use common::floats;
 use gated::{GatedDevice, HANG_GUARD};
 use kernel_wisdom::WisdomKernel;
-use kernel_wisdom::{bundled, set_tune_settings, DeviceBuffer, TuneMode, TuneSettings};
+use kernel_wisdom::{demo_kernels, set_tune_settings, DeviceBuffer, TuneMode, TuneSettings};
 use kw_core::backend::Device;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,9 +58,12 @@ fn the_first_launch_only_enqueues_copies_and_the_capture_holds_its_inputs() {
     let gated = GatedDevice::new(real, "no-such-define", "-", false).with_held_snapshots();
     let gate = gated.snapshots().expect("held snapshots");
     let device: Arc<dyn Device> = Arc::new(gated);
-    let kernel = WisdomKernel::new(bundled::vector_add().unwrap(), Arc::clone(&device))
-        .unwrap()
-        .with_wisdom_dir(root.join("wisdom"));
+    let kernel = WisdomKernel::new(
+        demo_kernels::opencl::vector_add().unwrap(),
+        Arc::clone(&device),
+    )
+    .unwrap()
+    .with_wisdom_dir(root.join("wisdom"));
     let n = 10_007usize;
     let a_in: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let b_in: Vec<f32> = (0..n).map(|i| 3.0 - i as f32).collect();

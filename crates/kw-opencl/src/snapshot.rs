@@ -1,9 +1,9 @@
 //! [`ClSnapshot`]: device copies of buffers enqueued on a command queue, read back later on a
 //! private queue (what [`kw_core::backend::Device::snapshot_on`] returns for OpenCL).
 
-use crate::device::Shared;
 use crate::error::api;
 use crate::memory::ClMemory;
+use crate::shared::Shared;
 use kw_core::backend::{check_range, host_vec, BackendError, Snapshot};
 use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, CommandQueue};
 use opencl3::event::Event;

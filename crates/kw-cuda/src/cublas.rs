@@ -4,7 +4,7 @@
 //! libcublas is loaded at run time: without it there is no bound, and the error says why.
 
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
-use cudarc::driver::{CudaContext, DriverError};
+use cudarc::driver::{sys::CUevent_flags, CudaContext, DriverError};
 
 /// The CUDA ordinal of the device named `name` (the first of that name).
 fn ordinal(name: &str) -> Result<usize, String> {
@@ -49,13 +49,15 @@ pub fn sgemm_gflops(device_name: &str, [m, n, k]: [usize; 3], runs: usize) -> Re
     let a = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
     let b = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
     let mut c = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    // Events with timing (cudarc's default disables it, and then cuEventElapsedTime fails).
+    let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
     let mut times = Vec::new();
     for i in 0..=runs.max(1) {
-        let start = stream.record_event(None).map_err(err)?;
+        let start = stream.record_event(timed).map_err(err)?;
         // SAFETY: a, b and c hold m*k, k*n and m*n floats, as cfg's sizes and leading
         // dimensions (column-major, no transposes) require.
         unsafe { blas.gemm(cfg, &a, &b, &mut c) }.map_err(|e| format!("cuBLAS: {e:?}"))?;
-        let end = stream.record_event(None).map_err(err)?;
+        let end = stream.record_event(timed).map_err(err)?;
         end.synchronize().map_err(err)?;
         if i > 0 {
             times.push(f64::from(start.elapsed_ms(&end).map_err(err)?));

@@ -41,7 +41,7 @@ pub enum TuneError {
         /// The file.
         path: PathBuf,
     },
-    /// Another run holds the results log's lock ([`crate::log_lock::LogLock`]): two runs
+    /// Another run holds the results log's lock (`LogLock`): two runs
     /// never write one log.
     #[error("{path}: another tuning run is using this results log ({}); wait for it to end, or give this run another log (--log). The lock is {lock_file}, released when that process ends", holder.as_ref().map_or_else(|| "its pid is not recorded yet".to_string(), |h| format!("{h}")))]
     LogLocked {
@@ -50,7 +50,7 @@ pub enum TuneError {
         /// The lock file.
         lock_file: PathBuf,
         /// The process holding it, when its lock file names it.
-        holder: Option<crate::log_lock::LockHolder>,
+        holder: Option<crate::lock_holder::LockHolder>,
     },
     /// A results log was written for another capture, problem size, device or kernel.
     #[error("{path}: the log was written for another {field} ({logged}, this run: {current}); refusing to mix measurements")]

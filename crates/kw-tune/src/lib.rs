@@ -34,6 +34,7 @@
 pub mod error;
 pub mod evaluator;
 pub mod export;
+mod lock_holder;
 pub mod log;
 pub mod log_lock;
 pub mod prior;

@@ -8,25 +8,10 @@
 //! lock. The lock file stays (empty) after the run, as the wisdom files' locks do.
 
 use crate::error::TuneError;
-use serde::{Deserialize, Serialize};
+pub use crate::lock_holder::LockHolder;
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-
-/// The process holding a results log's lock, as its lock file records it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockHolder {
-    /// The holder's process id.
-    pub pid: u32,
-    /// The holder's host name.
-    pub host: String,
-}
-
-impl std::fmt::Display for LockHolder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pid {} on host {}", self.pid, self.host)
-    }
-}
 
 /// The most of a lock file that is read to name its holder (it holds one short line).
 const MAX_HOLDER_BYTES: u64 = 4096;

@@ -147,7 +147,7 @@ pub fn capture_t1(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let device = super::tune::device_for(bench.def.backend, device)?;
+    let device = super::device_choice::open_for(bench.def.backend, device)?;
     let data = kw_capture::record::LaunchData {
         args: &bench.inputs,
         symbols: &bench.symbols,

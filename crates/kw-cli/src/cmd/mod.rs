@@ -2,6 +2,7 @@ pub mod bench;
 pub mod cache;
 pub mod capture;
 pub mod capture_tables;
+pub mod device_choice;
 pub mod devices;
 pub mod isolated;
 pub mod log;

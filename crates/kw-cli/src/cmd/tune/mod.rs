@@ -19,7 +19,6 @@ pub mod report;
 mod share;
 
 pub use args::{parse_duration, TuneArgs};
-pub use device::open_for as device_for;
 
 use anyhow::{bail, Context, Result};
 use args::stop_condition;

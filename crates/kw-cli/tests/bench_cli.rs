@@ -58,3 +58,67 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no library kernel `gemv`"));
 }
+
+/// `--size` runs the given sizes of one kernel; `--config` times the given configuration
+/// (verified like the selected one); bad values are refused with their reason.
+#[test]
+fn given_sizes_and_a_given_configuration() {
+    if !kernel_wisdom::list_devices()
+        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
+    {
+        eprintln!("SKIPPED: no PoCL device");
+        return;
+    }
+    let out = kw(&[
+        "bench",
+        "gemm",
+        "--size",
+        "128x64x32",
+        "--size",
+        "64x128x16",
+        "--json",
+        "--runs",
+        "2",
+        "--config",
+        "MWG=32,NWG=16,MDIMC=8,NDIMC=8,MDIMA=8,NDIMB=8,VWN=2",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sizes: Vec<_> = rows.iter().map(|r| r["size"].clone()).collect();
+    assert_eq!(
+        sizes,
+        [
+            serde_json::json!([128, 64, 32]),
+            serde_json::json!([64, 128, 16])
+        ]
+    );
+    for r in &rows {
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(r["selection_step"], "given (--config)");
+        let config = r["config"].as_str().unwrap();
+        assert!(config.starts_with("MWG=32,NWG=16,"), "{config}");
+    }
+    for (args, want) in [
+        (vec!["bench", "gemm", "--size", "128x64"], "gemm takes 3"),
+        (
+            vec!["bench", "gemm", "transpose", "--size", "8x8"],
+            "exactly one kernel",
+        ),
+        (
+            vec!["bench", "gemm", "--size", "64x64x16", "--config", "MWG=7"],
+            "no value 7",
+        ),
+    ] {
+        let out = kw(&args);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -17,7 +17,9 @@ use std::time::Instant;
 
 /// Arguments of `kw bench`.
 #[derive(Args)]
-#[command(after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json")]
+#[command(
+    after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json\n  kw bench gemm --size 2048x2048x2048 --config MWG=128,NWG=64"
+)]
 pub struct BenchArgs {
     /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d, gemm.
     kernels: Vec<String>,
@@ -33,6 +35,21 @@ pub struct BenchArgs {
     /// Timed runs per kernel and size (the median is reported).
     #[arg(long, default_value_t = 10)]
     runs: usize,
+    /// Sizes to run instead of the benchmark sizes (repeatable; one kernel only): `ROWSxCOLS`
+    /// (transpose), `N` (reduce_sum), `NXxNYxNZ` (stencil3d), `MxNxK` (gemm).
+    #[arg(long = "size", value_name = "AxBxC")]
+    sizes: Vec<String>,
+    /// Time this configuration (`name=value,...`, the rest the default's) instead of the one
+    /// the wisdom selects: for comparing selection rules at a size.
+    #[arg(long, value_name = "NAME=VALUE,...")]
+    config: Option<String>,
+}
+
+/// How each kernel is timed.
+struct Opts {
+    runs: usize,
+    /// `--config`: a configuration to time instead of the selected one.
+    config: Option<String>,
 }
 
 /// One kernel at one size.
@@ -116,25 +133,34 @@ fn time(
     kernel: &WisdomKernel,
     ps: &[i64],
     args: &[KernelArg<'_>],
-    runs: usize,
+    opts: &Opts,
 ) -> Result<(f64, Config, String)> {
-    let choice = kernel.choice(ps);
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
+    let (config, step) = match &opts.config {
+        Some(text) => (
+            super::capture::parse_config(kernel.def(), text)?,
+            "given (--config)".to_string(),
+        ),
+        None => {
+            let choice = kernel.choice(ps);
+            (choice.config, choice.step.to_string())
+        }
+    };
+    let mut times = Vec::with_capacity(opts.runs);
+    for _ in 0..opts.runs.max(1) {
         times.push(
             kernel
-                .launch_with(args, LaunchOptions::new().config(&choice.config).timed())
+                .launch_with(args, LaunchOptions::new().config(&config).timed())
                 .map(|l| l.device_ms.unwrap_or_default())?,
         );
     }
-    Ok((median(times), choice.config, choice.step.to_string()))
+    Ok((median(times), config, step))
 }
 
 fn bench_one(
     lib: &Library,
     name: &'static str,
     size: &[usize],
-    runs: usize,
+    opts: &Opts,
     bound_gbs: f64,
 ) -> Result<Row> {
     let device = lib.device();
@@ -143,7 +169,7 @@ fn bench_one(
     let mut rng = Rng::new(size.iter().sum::<usize>() as u64);
     let d = device.as_ref();
     let (verified, ms, bytes, config, step) = match name {
-        "gemm" => return bench_gemm(lib, kernel, [size[0], size[1], size[2]], runs),
+        "gemm" => return bench_gemm(lib, kernel, [size[0], size[1], size[2]], opts),
         "transpose" => {
             let (rows, cols) = (size[0], size[1]);
             let input = random(&mut rng, rows * cols);
@@ -156,7 +182,7 @@ fn bench_one(
                 (cols as i32).into(),
             ];
             kernel.launch(&args)?;
-            let (ms, config, step) = time(kernel, &[cols as i64, rows as i64], &args, runs)?;
+            let (ms, config, step) = time(kernel, &[cols as i64, rows as i64], &args, opts)?;
             let ok = dout.to_vec()? == reference::transpose(&input, rows, cols);
             (ok, ms, 2 * rows * cols * 4, config, step)
         }
@@ -169,7 +195,7 @@ fn bench_one(
             out.fill(0.0)?;
             kernel.launch(&args)?;
             let got = f64::from(out.to_vec()?[0]);
-            let (ms, config, step) = time(kernel, &[n as i64], &args, runs)?;
+            let (ms, config, step) = time(kernel, &[n as i64], &args, opts)?;
             let want = reference::sum(&input);
             (
                 (got - want).abs() <= 1e-4 * want.abs(),
@@ -197,7 +223,7 @@ fn bench_one(
             ];
             let ps = shape.map(|v| v as i64);
             kernel.launch(&args)?;
-            let (ms, config, step) = time(kernel, &ps, &args, runs)?;
+            let (ms, config, step) = time(kernel, &ps, &args, opts)?;
             let want = reference::stencil3d(&input, shape, 0.4, 0.1);
             let got = dout.to_vec()?;
             let ok = got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-5);
@@ -244,7 +270,7 @@ fn bench_gemm(
     lib: &Library,
     kernel: &WisdomKernel,
     [m, n, k]: [usize; 3],
-    runs: usize,
+    opts: &Opts,
 ) -> Result<Row> {
     let d = lib.device().as_ref();
     let mut rng = Rng::new((m + n + k) as u64);
@@ -254,9 +280,33 @@ fn bench_gemm(
         DeviceBuffer::from_slice(d, &b)?,
     );
     let dc = DeviceBuffer::<f32>::new(d, m * n)?;
+    // The routine as an application calls it (what `KW_CAPTURE=kw_gemm` captures).
     lib.gemm([m, n, k], 1.0, &da, &db, 0.0, &dc)?;
+    // Then its two kernels timed: B's transpose (at the selected configuration), and the
+    // gemm kernel on it (selected, or `--config`); the sizes need no padding.
+    let bt = DeviceBuffer::<f32>::new(d, k * n)?;
+    let transpose = lib.kernel("transpose")?;
+    let targs = [bt.arg(), db.arg(), (n as i32).into(), (k as i32).into()];
+    let selected = Opts {
+        runs: opts.runs,
+        config: None,
+    };
+    let (transpose_ms, _, _) = time(&transpose, &[k as i64, n as i64], &targs, &selected)?;
+    dc.fill(f32::NAN)?;
+    let args = [
+        dc.arg(),
+        da.arg(),
+        bt.arg(),
+        (m as i32).into(),
+        (n as i32).into(),
+        (k as i32).into(),
+        1.0f32.into(),
+        0.0f32.into(),
+    ];
+    let (kernel_ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, opts)?;
+    // The timed configuration's result: every element at small sizes; a strided sample of
+    // 4096 at large ones.
     let got = dc.to_vec()?;
-    // Every element at small sizes; a strided sample of 4096 at large ones.
     let step = (m * n / 4096).max(1);
     let verified = (0..m * n).step_by(step).all(|at| {
         let (i, j) = (at % m, at / m);
@@ -268,22 +318,6 @@ fn bench_gemm(
             .sum();
         (f64::from(got[at]) - want).abs() <= 1e-5 * scale + 1e-6
     });
-    // The kernel alone (the sizes these benchmarks use need no padding) and B's transpose.
-    let bt = DeviceBuffer::<f32>::new(d, k * n)?;
-    let args = [
-        dc.arg(),
-        da.arg(),
-        bt.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        1.0f32.into(),
-        0.0f32.into(),
-    ];
-    let (kernel_ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, runs)?;
-    let transpose = lib.kernel("transpose")?;
-    let targs = [bt.arg(), db.arg(), (n as i32).into(), (k as i32).into()];
-    let (transpose_ms, _, _) = time(&transpose, &[k as i64, n as i64], &targs, runs)?;
     let ms = kernel_ms + transpose_ms;
     Ok(Row {
         kernel: "gemm",
@@ -292,11 +326,46 @@ fn bench_gemm(
         ms,
         throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
         unit: "GFLOP/s",
-        bound: cublas_gflops(d.info(), [m, n, k], runs),
+        bound: cublas_gflops(d.info(), [m, n, k], opts.runs),
         bound_kind: "cuBLAS SGEMM",
         config,
         step: sel,
     })
+}
+
+/// The axes of a library kernel's size (`--size`).
+fn axes(kernel: &str) -> usize {
+    match kernel {
+        "reduce_sum" => 1,
+        "transpose" => 2,
+        _ => 3,
+    }
+}
+
+/// `--size` values, parsed for the one kernel they are given with; `None` without them.
+fn given_sizes(texts: &[String], kernels: &[&str]) -> Result<Option<Vec<Vec<usize>>>> {
+    if texts.is_empty() {
+        return Ok(None);
+    }
+    let [kernel] = kernels else {
+        bail!("--size needs exactly one kernel (`kw bench gemm --size 2048x2048x2048`)");
+    };
+    let mut out = Vec::new();
+    for text in texts {
+        let size = text
+            .split('x')
+            .map(|v| v.trim().parse::<usize>().ok().filter(|&v| v > 0))
+            .collect::<Option<Vec<_>>>()
+            .filter(|s| s.len() == axes(kernel))
+            .with_context(|| {
+                format!(
+                    "--size `{text}`: {kernel} takes {} positive number(s) joined by `x`",
+                    axes(kernel)
+                )
+            })?;
+        out.push(size);
+    }
+    Ok(Some(out))
 }
 
 /// Runs `kw bench`.
@@ -338,10 +407,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "kernel", "size", "verified", "ms", "throughput", "unit"
         );
     }
+    let given = given_sizes(&args.sizes, &kernels)?;
+    let opts = Opts {
+        runs: args.runs,
+        config: args.config.clone(),
+    };
     let mut failed = false;
     for name in kernels {
-        for size in sizes(name, args.small) {
-            let row = match bench_one(&lib, name, &size, args.runs, bound) {
+        let list = given.clone().unwrap_or_else(|| sizes(name, args.small));
+        for size in list {
+            let row = match bench_one(&lib, name, &size, &opts, bound) {
                 Ok(row) => row,
                 Err(e) => {
                     eprintln!("kw bench: {name} at {size:?}: {}", crate::error_text(&e));

@@ -127,11 +127,13 @@ impl CompilePool {
         self.cache_baseline
     }
 
-    /// The default thread count: the CPUs less one for the measuring thread, 1 to 8.
+    /// The default thread count: the CPUs less one for the measuring thread (1 to 64: tuning
+    /// real kernels is compile-bound, so every core compiles; the cap bounds the compilers'
+    /// memory on very large nodes).
     pub fn default_threads() -> usize {
         std::thread::available_parallelism()
             .map_or(1, |n| n.get().saturating_sub(1))
-            .clamp(1, 8)
+            .clamp(1, 64)
     }
 
     fn known(s: &State, key: u128) -> bool {

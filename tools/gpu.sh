@@ -21,6 +21,7 @@
 #              `kw tune --devices all` against one device on the same captures (issue 33)
 #   heldout KERNEL:SIZE,...
 #              selection at sizes nobody tuned: kw's rule, Kernel Launcher's, the best (issue 29)
+#   sharing    what another process on the GPU (a tuning) does to an application's launches (issue 32)
 #   slurm      `kw slurm`'s array tasks one per GPU, as Slurm starts them, against one process
 #   ab OLD NEW [ROUNDS] [NEW2]
 #              A/B of two or three `kw` builds on the same captures (h100-worker-start.txt)

@@ -14,6 +14,9 @@
 # Printed per run: evaluations (records in the logs), the command's wall time, and evaluations/s
 # by the command's wall time and by the logs (records / the last record's elapsed_s, summed over
 # the logs); then per round the ratios all/one and all/devices0.
+# KW_BENCH_TUNE_ARGS: more `kw tune` options for the timed runs (not the warming), e.g.
+# "--samples 100" for longer, device-bound evaluations, where the workers' start (loading the
+# capture) weighs less against the search.
 # Work files in /tmp/kw-devices-bench.
 
 sub_package() {
@@ -34,6 +37,7 @@ for spec in ${KW_BENCH_SPECS:-stencil2d-wide:4096x4096 vector_add:67108864}; do
 done
 CAPS=$(ls $W/captures/*.kwcap)
 echo "captures: $CAPS"
+echo "timed runs: kw tune CAPTURES --strategy exhaustive --confirm-rounds 0 --no-prior ${KW_BENCH_TUNE_ARGS:-}"
 COMMON="--strategy exhaustive --confirm-rounds 0 --no-prior"
 # Warm the compile cache: every configuration of every capture compiled once.
 "$KW" tune $CAPS --device 0 $COMMON --wisdom-dir $W/warm-w --state-dir $W/warm-s \
@@ -63,7 +67,8 @@ run() {
   local d=$W/run-$setup-$round-$name
   local t0 t1
   t0=$(date +%s.%N)
-  "$KW" tune "$@" $COMMON --wisdom-dir $d/w --state-dir $d > $d.log 2>&1
+  # shellcheck disable=SC2086
+  "$KW" tune "$@" $COMMON ${KW_BENCH_TUNE_ARGS:-} --wisdom-dir $d/w --state-dir $d > $d.log 2>&1
   local rc=$?
   t1=$(date +%s.%N)
   read -r n t steady < <(log_stats $d)

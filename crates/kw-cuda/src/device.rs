@@ -278,6 +278,7 @@ impl Device for CudaDevice {
                 self.ctx.new_event(timing).map_err(api("cuEventCreate"))?,
             ));
         }
+        let gentle = kw_core::backend::gentle_chunk() > 0;
         for (start, end) in events.iter().take(runs) {
             for (dst, src) in restore {
                 let dst = dst.as_any().downcast_ref::<CudaMemory>().ok_or_else(|| {
@@ -292,6 +293,10 @@ impl Device for CudaDevice {
             start.record(&self.stream).map_err(api("cuEventRecord"))?;
             launch::launch(&self.ctx, self.stream.cu_stream(), k, geometry, args)?;
             end.record(&self.stream).map_err(api("cuEventRecord"))?;
+            if gentle {
+                // Shared mode: one run at a time (see `kw_core::backend::set_gentle`).
+                end.synchronize().map_err(api("cuEventSynchronize"))?;
+            }
         }
         let mut times = Vec::with_capacity(runs);
         if let Some((_, last)) = events.get(runs.wrapping_sub(1)) {

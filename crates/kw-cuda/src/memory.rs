@@ -3,7 +3,9 @@
 
 use crate::error::api;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
-use kw_core::backend::{check_range, BackendError, DeviceMemory, Mem, RawHandle};
+use kw_core::backend::{
+    check_range, gentle_chunk, pieces, BackendError, DeviceMemory, Mem, RawHandle,
+};
 use kw_core::device::BackendKind;
 use std::any::Any;
 use std::sync::Arc;
@@ -35,9 +37,24 @@ impl CudaMemory {
             return Ok(());
         }
         self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
-        // SAFETY: both ranges lie inside live allocations of this context.
-        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, src.len, self.stream.cu_stream()) }
-            .map_err(api("cuMemcpyDtoDAsync"))
+        // Shared mode: pieces, each waited for (see `kw_core::backend::set_gentle`).
+        let chunk = gentle_chunk() * 16;
+        for (at, n) in pieces(0, src.len, chunk) {
+            // SAFETY: both ranges lie inside live allocations of this context.
+            unsafe {
+                result::memcpy_dtod_async(
+                    self.ptr + at as u64,
+                    src.ptr + at as u64,
+                    n,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(api("cuMemcpyDtoDAsync"))?;
+            if chunk > 0 {
+                self.sync()?;
+            }
+        }
+        Ok(())
     }
 
     /// Allocates `bytes` (0 is allowed: a null pointer, never dereferenced).
@@ -138,13 +155,20 @@ impl DeviceMemory for CudaMemory {
             return Ok(());
         }
         self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
-        // SAFETY: the range lies inside the allocation (checked above); `data` stays borrowed
-        // until the stream is synchronised below, so the async copy reads live memory.
-        unsafe {
-            result::memcpy_htod_async(self.ptr + offset as u64, data, self.stream.cu_stream())
+        for (at, n) in pieces(0, data.len(), gentle_chunk()) {
+            // SAFETY: the range lies inside the allocation (checked above); `data` stays
+            // borrowed until the stream is synchronised below, so the copy reads live memory.
+            unsafe {
+                result::memcpy_htod_async(
+                    self.ptr + (offset + at) as u64,
+                    &data[at..at + n],
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(api("cuMemcpyHtoDAsync"))?;
+            self.sync()?;
         }
-        .map_err(api("cuMemcpyHtoDAsync"))?;
-        self.sync()
+        Ok(())
     }
 
     fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), BackendError> {
@@ -153,13 +177,20 @@ impl DeviceMemory for CudaMemory {
             return Ok(());
         }
         self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
-        // SAFETY: the range lies inside the allocation; `out` stays borrowed until the stream
-        // is synchronised below, so the async copy writes live memory.
-        unsafe {
-            result::memcpy_dtoh_async(out, self.ptr + offset as u64, self.stream.cu_stream())
+        for (at, n) in pieces(0, out.len(), gentle_chunk()) {
+            // SAFETY: the range lies inside the allocation; `out` stays borrowed until the
+            // stream is synchronised below, so the copy writes live memory.
+            unsafe {
+                result::memcpy_dtoh_async(
+                    &mut out[at..at + n],
+                    self.ptr + (offset + at) as u64,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(api("cuMemcpyDtoHAsync"))?;
+            self.sync()?;
         }
-        .map_err(api("cuMemcpyDtoHAsync"))?;
-        self.sync()
+        Ok(())
     }
 
     fn copy_from(&self, src: &dyn DeviceMemory) -> Result<(), BackendError> {
@@ -172,10 +203,13 @@ impl DeviceMemory for CudaMemory {
             return Ok(());
         }
         self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
-        // SAFETY: the whole allocation, `len` bytes from `ptr`, ordered on its stream.
-        unsafe { result::memset_d8_async(self.ptr, 0, self.len, self.stream.cu_stream()) }
-            .map_err(api("cuMemsetD8Async"))?;
-        self.sync()
+        for (at, n) in pieces(0, self.len, gentle_chunk() * 16) {
+            // SAFETY: a range of the allocation, ordered on its stream.
+            unsafe { result::memset_d8_async(self.ptr + at as u64, 0, n, self.stream.cu_stream()) }
+                .map_err(api("cuMemsetD8Async"))?;
+            self.sync()?;
+        }
+        Ok(())
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -3,7 +3,10 @@
 
 use crate::error::api;
 use cudarc::driver::{result, sys, CudaContext, CudaEvent};
-use kw_core::backend::{check_range, host_vec, BackendError, Snapshot};
+use kw_core::backend::{check_range, host_vec, pieces, BackendError, Snapshot};
+
+/// The most bytes one read-back transfer moves.
+const READ_PIECE: usize = 4 << 20;
 use std::sync::Arc;
 
 /// One copy: its device memory (from the stream-ordered allocator, or `cuMemAlloc` where
@@ -104,15 +107,23 @@ impl Snapshot for CudaSnapshot {
         let mut out = Vec::with_capacity(self.copies.len());
         for c in &self.copies {
             let mut host = host_vec(c.bytes)?;
-            if c.bytes > 0 {
-                // SAFETY: the allocation holds `bytes` bytes and its copy is done; `host`
-                // stays borrowed until the stream is synchronised below.
-                unsafe { result::memcpy_dtoh_async(&mut host, c.ptr, stream.cu_stream()) }
-                    .map_err(api("cuMemcpyDtoHAsync"))?;
+            // In pieces, each waited for: the application runs beside this read, and one
+            // long transfer of a large buffer holds up its calls into the driver.
+            for (at, n) in pieces(0, c.bytes, READ_PIECE) {
+                // SAFETY: the range lies in the allocation and its copy is done; `host` stays
+                // borrowed until the stream is synchronised right after.
+                unsafe {
+                    result::memcpy_dtoh_async(
+                        &mut host[at..at + n],
+                        c.ptr + at as u64,
+                        stream.cu_stream(),
+                    )
+                }
+                .map_err(api("cuMemcpyDtoHAsync"))?;
+                stream.synchronize().map_err(api("cuStreamSynchronize"))?;
             }
             out.push(host);
         }
-        stream.synchronize().map_err(api("cuStreamSynchronize"))?;
         self.free(Some(stream.cu_stream()))?;
         stream.synchronize().map_err(api("cuStreamSynchronize"))?;
         Ok(out)

@@ -486,6 +486,7 @@ impl Device for ClDevice {
             message,
         };
         let mut events = Vec::with_capacity(runs);
+        let gentle = kw_core::backend::gentle_chunk() > 0;
         for _ in 0..runs {
             for (dst, src) in restore {
                 let dst = dst
@@ -497,6 +498,10 @@ impl Device for ClDevice {
                 dst.enqueue_copy_from(*src)?;
             }
             events.push(self.enqueue(Queue::DEFAULT, kernel, geometry, args)?);
+            if gentle {
+                // Shared mode: one run at a time (see `kw_core::backend::set_gentle`).
+                self.shared.queue.finish().map_err(|e| api("clFinish", e))?;
+            }
         }
         self.shared.queue.finish().map_err(|e| api("clFinish", e))?;
         let mut times = Vec::with_capacity(runs);

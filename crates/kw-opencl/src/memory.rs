@@ -2,7 +2,7 @@
 
 use crate::error::api;
 use crate::shared::Shared;
-use kw_core::backend::{check_range, BackendError, DeviceMemory};
+use kw_core::backend::{check_range, gentle_chunk, pieces, BackendError, DeviceMemory};
 use kw_core::device::BackendKind;
 use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, enqueue_write_buffer};
 use opencl3::event::Event;
@@ -110,21 +110,24 @@ impl DeviceMemory for ClMemory {
         if data.is_empty() {
             return Ok(());
         }
-        // SAFETY: the range was checked; the write is blocking, so `data` outlives it.
-        let ev = unsafe {
-            enqueue_write_buffer(
-                self.shared.queue.get(),
-                self.raw(),
-                CL_BLOCKING,
-                offset,
-                data.len(),
-                data.as_ptr().cast::<c_void>(),
-                0,
-                ptr::null(),
-            )
+        // Shared mode: pieces (see `kw_core::backend::set_gentle`).
+        for (at, n) in pieces(0, data.len(), gentle_chunk()) {
+            // SAFETY: the range was checked; the write is blocking, so `data` outlives it.
+            let ev = unsafe {
+                enqueue_write_buffer(
+                    self.shared.queue.get(),
+                    self.raw(),
+                    CL_BLOCKING,
+                    offset + at,
+                    n,
+                    data[at..].as_ptr().cast::<c_void>(),
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|e| api("clEnqueueWriteBuffer", e.into()))?;
+            drop(Event::new(ev));
         }
-        .map_err(|e| api("clEnqueueWriteBuffer", e.into()))?;
-        drop(Event::new(ev));
         Ok(())
     }
 
@@ -133,21 +136,24 @@ impl DeviceMemory for ClMemory {
         if out.is_empty() {
             return Ok(());
         }
-        // SAFETY: the range was checked; the read is blocking, so `out` outlives it.
-        let ev = unsafe {
-            enqueue_read_buffer(
-                self.shared.queue.get(),
-                self.raw(),
-                CL_BLOCKING,
-                offset,
-                out.len(),
-                out.as_mut_ptr().cast::<c_void>(),
-                0,
-                ptr::null(),
-            )
+        // Shared mode: pieces (see `kw_core::backend::set_gentle`).
+        for (at, n) in pieces(0, out.len(), gentle_chunk()) {
+            // SAFETY: the range was checked; the read is blocking, so `out` outlives it.
+            let ev = unsafe {
+                enqueue_read_buffer(
+                    self.shared.queue.get(),
+                    self.raw(),
+                    CL_BLOCKING,
+                    offset + at,
+                    n,
+                    out[at..].as_mut_ptr().cast::<c_void>(),
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|e| api("clEnqueueReadBuffer", e.into()))?;
+            drop(Event::new(ev));
         }
-        .map_err(|e| api("clEnqueueReadBuffer", e.into()))?;
-        drop(Event::new(ev));
         Ok(())
     }
 

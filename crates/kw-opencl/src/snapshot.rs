@@ -4,7 +4,10 @@
 use crate::error::api;
 use crate::memory::ClMemory;
 use crate::shared::Shared;
-use kw_core::backend::{check_range, host_vec, BackendError, Snapshot};
+use kw_core::backend::{check_range, host_vec, pieces, BackendError, Snapshot};
+
+/// The most bytes one read-back transfer moves.
+const READ_PIECE: usize = 4 << 20;
 use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, CommandQueue};
 use opencl3::event::Event;
 use opencl3::types::{cl_command_queue, cl_event, cl_mem, CL_BLOCKING};
@@ -90,17 +93,19 @@ impl Snapshot for ClSnapshot {
         let mut out = Vec::with_capacity(self.copies.len());
         for (mem, bytes, _) in &self.copies {
             let mut host = host_vec(*bytes)?;
-            if *bytes > 0 {
-                // SAFETY: the buffer holds `bytes` bytes; the read is blocking, so `host`
+            // In pieces: the application runs beside this read, and one long transfer of a
+            // large buffer holds up its own.
+            for (at, n) in pieces(0, *bytes, READ_PIECE) {
+                // SAFETY: the range lies in the buffer; the read is blocking, so `host`
                 // outlives it.
                 let ev = unsafe {
                     enqueue_read_buffer(
                         queue.get(),
                         mem.raw(),
                         CL_BLOCKING,
-                        0,
-                        *bytes,
-                        host.as_mut_ptr().cast::<c_void>(),
+                        at,
+                        n,
+                        host[at..].as_mut_ptr().cast::<c_void>(),
                         0,
                         ptr::null(),
                     )

@@ -94,6 +94,11 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // Shared mode (`--max-share`) holds in the worker too, which does the transfers.
+        let gentle = kw_core::backend::gentle_chunk();
+        if gentle > 0 {
+            cmd.env("KW_GENTLE_CHUNK", gentle.to_string());
+        }
         #[cfg(unix)]
         {
             // Its own process group: the terminal's Ctrl-C goes to `kw tune` only, which then

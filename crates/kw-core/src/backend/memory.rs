@@ -3,6 +3,44 @@
 
 use super::error::BackendError;
 use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The most bytes one host transfer may move in shared mode (0: no limit); see
+/// [`set_gentle`].
+static GENTLE_CHUNK: AtomicUsize = AtomicUsize::new(0);
+
+/// Shared mode, for a process that tunes on a GPU an application is using (`kw tune
+/// --max-share`, online tuning): a GPU runs one process's work at a time, so a long transfer
+/// or a queue of back-to-back operations in the tuning process holds the application's next
+/// kernel until the driver's time slice ends (about 2 ms). In shared mode, host transfers
+/// are cut into pieces of at most `bytes` (device-to-device copies and fills into pieces 16
+/// times larger), each waited for before the next is enqueued, and timed runs are waited
+/// for one by one, so the device is never held longer than one piece or one run. `0` turns
+/// it off (the default). `KW_GENTLE_CHUNK` (bytes) overrides the value set here.
+pub fn set_gentle(bytes: usize) {
+    GENTLE_CHUNK.store(bytes, Ordering::Relaxed);
+}
+
+/// The piece size of shared mode for host transfers (0: off); see [`set_gentle`].
+pub fn gentle_chunk() -> usize {
+    match std::env::var("KW_GENTLE_CHUNK")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        Some(bytes) => bytes,
+        None => GENTLE_CHUNK.load(Ordering::Relaxed),
+    }
+}
+
+/// The pieces `(offset, bytes)` of a transfer of `bytes` from `offset` in pieces of at most
+/// `chunk` bytes (one piece when `chunk` is 0).
+pub fn pieces(offset: usize, bytes: usize, chunk: usize) -> impl Iterator<Item = (usize, usize)> {
+    let chunk = if chunk == 0 { bytes.max(1) } else { chunk };
+    (0..bytes.div_ceil(chunk)).map(move |i| {
+        let start = i * chunk;
+        (offset + start, chunk.min(bytes - start))
+    })
+}
 
 /// A block of device memory. Transfers are ordered on the owning device's queue and block
 /// until done.
@@ -58,6 +96,17 @@ impl std::fmt::Debug for dyn DeviceMemory {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pieces_cover_the_range_once() {
+        let p: Vec<_> = super::pieces(10, 25, 10).collect();
+        assert_eq!(p, vec![(10, 10), (20, 10), (30, 5)]);
+        let p: Vec<_> = super::pieces(3, 25, 0).collect();
+        assert_eq!(p, vec![(3, 25)]);
+        assert_eq!(super::pieces(0, 0, 4).count(), 0);
+        let p: Vec<_> = super::pieces(0, 8, 4).collect();
+        assert_eq!(p, vec![(0, 4), (4, 4)]);
+    }
+
     use super::*;
     use std::sync::Mutex;
 

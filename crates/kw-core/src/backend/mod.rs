@@ -29,7 +29,7 @@ pub(crate) mod memory;
 pub use args::{KernelArg, Mem, Queue, RawHandle, RawMem, RawQueue};
 pub use compile_request::CompileRequest;
 pub use error::BackendError;
-pub use memory::{check_range, DeviceMemory};
+pub use memory::{check_range, gentle_chunk, pieces, set_gentle, DeviceMemory};
 
 use crate::device::{BackendKind, DeviceInfo};
 use crate::kernel_def::eval::Geometry;

@@ -20,6 +20,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The run's wall-time limit, if its stop condition has one that alone stops it.
+/// The largest host transfer (bytes) while the device is shared (`--max-share`,
+/// `--max-device-time`): about 0.1 ms over PCIe 4/5, shorter than nearly any kernel run.
+const SHARED_TRANSFER_PIECE: usize = 2 << 20;
+
 fn wall_limit(stop: &Stop) -> Option<Duration> {
     match stop {
         Stop::WallTime(t) => Some(*t),
@@ -51,6 +55,10 @@ pub(super) fn tune_one(
     // this log is refused at once, naming this process (before it could rename the log
     // aside or append to it).
     let lock = Arc::new(LogLock::acquire(log_path)?);
+    if args.max_share.is_some() || args.max_device_time.is_some() {
+        // Sharing the device with an application: never hold it long at a time.
+        kw_core::backend::set_gentle(SHARED_TRANSFER_PIECE);
+    }
     let (device, device_text) = match devices {
         [] => open_indexed(backend_of(capture)?, args.device.as_deref())?,
         [first, ..] => (kernel_wisdom::open_listed(first)?, first.identity()),

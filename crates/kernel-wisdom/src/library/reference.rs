@@ -63,3 +63,28 @@ pub fn gemm(
     }
     out
 }
+
+/// The 2D convolution of `Library::convolution`: a width x height output from an input of
+/// (width + fw - 1) x (height + fh - 1), out(x, y) = sum of in(x + j, y + i) filter(i, j)
+/// over the fw x fh filter (row-major), accumulated in f64.
+pub fn convolution(
+    input: &[f32],
+    [width, height]: [usize; 2],
+    filter: &[f32],
+    [fw, fh]: [usize; 2],
+) -> Vec<f32> {
+    let in_w = width + fw - 1;
+    let mut out = vec![0f32; width * height];
+    for y in 0..height {
+        for x in 0..width {
+            let mut sum = 0f64;
+            for i in 0..fh {
+                for j in 0..fw {
+                    sum += f64::from(input[(y + i) * in_w + x + j]) * f64::from(filter[i * fw + j]);
+                }
+            }
+            out[y * width + x] = sum as f32;
+        }
+    }
+    out
+}

@@ -77,14 +77,28 @@ pub fn convolution(
     let mut out = vec![0f32; width * height];
     for y in 0..height {
         for x in 0..width {
-            let mut sum = 0f64;
-            for i in 0..fh {
-                for j in 0..fw {
-                    sum += f64::from(input[(y + i) * in_w + x + j]) * f64::from(filter[i * fw + j]);
-                }
-            }
-            out[y * width + x] = sum as f32;
+            out[y * width + x] = convolution_at(input, in_w, filter, [fw, fh], [x, y]).0 as f32;
         }
     }
     out
+}
+
+/// One output of [`convolution`], at (x, y) of an input `in_w` wide: the sum, and the sum of
+/// its terms' magnitudes (the scale of its rounding error).
+pub fn convolution_at(
+    input: &[f32],
+    in_w: usize,
+    filter: &[f32],
+    [fw, fh]: [usize; 2],
+    [x, y]: [usize; 2],
+) -> (f64, f64) {
+    let (mut sum, mut scale) = (0f64, 0f64);
+    for i in 0..fh {
+        for j in 0..fw {
+            let t = f64::from(input[(y + i) * in_w + x + j]) * f64::from(filter[i * fw + j]);
+            sum += t;
+            scale += t.abs();
+        }
+    }
+    (sum, scale)
 }

@@ -83,10 +83,12 @@ KW_KERNEL convolution(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* K
     int row[tile_size_y];
     int col[tile_size_x];
     for (int ti = 0; ti < tile_size_y; ti++) {
-        row[ti] = min(y0 + ty + ti * block_size_y, height - 1) * in_w;
+        const int y = y0 + ty + ti * block_size_y;
+        row[ti] = (y < height ? y : height - 1) * in_w;
     }
     for (int tj = 0; tj < tile_size_x; tj++) {
-        col[tj] = min(x0 + tx + tj * block_size_x, width - 1);
+        const int x = x0 + tx + tj * block_size_x;
+        col[tj] = x < width ? x : width - 1;
     }
 #endif
     float sum[tile_size_y][tile_size_x];

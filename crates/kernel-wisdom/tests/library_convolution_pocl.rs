@@ -119,6 +119,17 @@ fn the_routine_at_awkward_sizes_and_filters() {
         let what = format!("{w}x{h}, filter {fw}x{fh}");
         assert_close(&dout.to_vec().unwrap(), &want, (fw * fh) as f32, &what);
     }
+    // The same filter again on another input (the filter is not written again).
+    let filter = random(&mut rng, 9);
+    for _ in 0..2 {
+        let input = random(&mut rng, 12 * 7);
+        let din = DeviceBuffer::from_slice(d, &input).unwrap();
+        let dout = DeviceBuffer::<f32>::new(d, 10 * 5).unwrap();
+        lib.convolution([10, 5], [3, 3], &filter, &din, &dout)
+            .unwrap();
+        let want = reference::convolution(&input, [10, 5], &filter, [3, 3]);
+        assert_close(&dout.to_vec().unwrap(), &want, 9.0, "the same filter twice");
+    }
     // A zero-sized output (0 x 1; the input 2 x 1): nothing to do, and nothing refused.
     let din = DeviceBuffer::from_slice(d, &[1.0f32; 2]).unwrap();
     let dout = DeviceBuffer::<f32>::new(d, 0).unwrap();

@@ -17,11 +17,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 const R: &str = "convolution";
 
-/// The kernel of one filter shape and (OpenCL) its filter buffer. The lock is held from
+/// The kernel of one filter shape and the filter last written. The lock is held from
 /// writing the filter to enqueueing the launch that reads it.
 pub(super) struct Convolution {
     kernel: Arc<WisdomKernel>,
-    filter: Mutex<Option<DeviceBuffer<f32>>>,
+    filter: Mutex<Filter>,
+}
+
+/// The filter in constant memory: its contents (a call with the same filter writes nothing:
+/// in CUDA a symbol write waits for the stream) and, in OpenCL, its buffer.
+#[derive(Default)]
+struct Filter {
+    written: Vec<f32>,
+    buffer: Option<DeviceBuffer<f32>>,
 }
 
 /// `a * b` elements, or [`Error::Shape`] naming them.
@@ -92,22 +100,34 @@ impl Library {
         let (w, h) = (int(R, "width", width)?, int(R, "height", height)?);
         let conv = self.convolution_for([fw, fh])?;
         let mut slot = conv.filter.lock().unwrap_or_else(PoisonError::into_inner);
+        let bits = |v: &f32| v.to_bits();
+        let changed = !slot.written.iter().map(bits).eq(filter.iter().map(bits));
+        if changed {
+            // Forgotten until written: a failed write is retried at the next call.
+            slot.written.clear();
+        }
         if self.device.info().backend == BackendKind::Cuda {
-            conv.kernel.set_symbol("filter", filter)?;
+            if changed {
+                conv.kernel.set_symbol("filter", filter)?;
+                slot.written.extend_from_slice(filter);
+            }
             return conv
                 .kernel
                 .launch(&[output.arg(), input.arg(), w.into(), h.into()]);
         }
-        let buffer = match slot.take() {
-            Some(b) => b,
-            None => DeviceBuffer::new(self.device.as_ref(), fw * fh)?,
+        if slot.buffer.is_none() {
+            slot.buffer = Some(DeviceBuffer::new(self.device.as_ref(), fw * fh)?);
+        }
+        let Filter { written, buffer } = &mut *slot;
+        let Some(buffer) = buffer.as_ref() else {
+            unreachable!("allocated above")
         };
-        buffer.write(filter)?;
-        let launched =
-            conv.kernel
-                .launch(&[output.arg(), input.arg(), w.into(), h.into(), buffer.arg()]);
-        *slot = Some(buffer);
-        launched
+        if changed {
+            buffer.write(filter)?;
+            written.extend_from_slice(filter);
+        }
+        conv.kernel
+            .launch(&[output.arg(), input.arg(), w.into(), h.into(), buffer.arg()])
     }
 
     /// The bound convolution kernel of a `filter_width` x `filter_height` filter (built at
@@ -129,7 +149,7 @@ impl Library {
         let def = defs::convolution(self.device.info().backend, filter).build()?;
         let conv = Arc::new(Convolution {
             kernel: Arc::new(self.bind(R, def)?),
-            filter: Mutex::new(None),
+            filter: Mutex::new(Filter::default()),
         });
         map.insert(filter, Arc::clone(&conv));
         Ok(conv)

@@ -57,9 +57,10 @@ impl Library {
     /// `output` (width x height, row-major) = the 2D convolution of `input` with `filter`
     /// (`filter_width` x `filter_height`, row-major): output(x, y) = sum over i < filter_height,
     /// j < filter_width of input(x + j, y + i) filter(i, j) (Kernel Tuner's convolution: the
-    /// filter is not flipped). `input` is padded by the filter's halo: (width + filter_width
-    /// - 1) x (height + filter_height - 1) elements (for a 'same' convolution with a zero
-    /// boundary, pad the image with zeros). Any width and height; filter sides 1 to
+    /// filter is not flipped). `input` is padded by the filter's halo:
+    /// (width + filter_width - 1) x (height + filter_height - 1) elements (for a 'same'
+    /// convolution with a zero boundary, pad the image with zeros). Any width and height;
+    /// filter sides 1 to
     /// [`defs::CONVOLUTION_MAX_FILTER`]. Wrong lengths or filter sizes are [`Error::Shape`].
     pub fn convolution(
         &self,

@@ -18,6 +18,9 @@
 //! // C (300 x 300) = A (300 x 200) B (200 x 300), column-major
 //! let c = DeviceBuffer::<f32>::new(device.as_ref(), 300 * 300)?;
 //! lib.gemm([300, 300, 200], 1.0, &a, &t, 0.0, &c)?;
+//! // a 298 x 198 output of a 3 x 3 box filter over A taken as a 300 x 200 image
+//! let blurred = DeviceBuffer::<f32>::new(device.as_ref(), 298 * 198)?;
+//! lib.convolution([298, 198], [3, 3], &[1.0 / 9.0; 9], &a, &blurred)?;
 //! # Ok(()) }
 //! ```
 //!

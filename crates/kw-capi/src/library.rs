@@ -9,7 +9,7 @@
 //! `KW_ERROR_ARGUMENTS` / `KW_ERROR_NULL` naming the routine and the buffer.
 //!
 //! Adding a routine (e.g. hotspot, nbody): a `kw_library_NAME` function below that turns its
-//! `kw_arg`s into buffers with [`buffers`] and calls the Rust routine inside [`call`]; its
+//! `kw_arg`s into buffers with `buffers` and calls the Rust routine inside `call`; its
 //! declaration in `kernel_wisdom.h`; a method of `kw::Library` in `kernel_wisdom.hpp`; a
 //! call checked in `tests/c/library.c` and `tests/c/library.cpp`.
 

@@ -1,30 +1,19 @@
 //! The library's 2D convolution (`Library::convolution`, `kernels/library/convolution.cl`) on
-//! PoCL: every configuration of a reduced tuning space at an output size no tile divides,
-//! against the CPU reference; the routine at awkward sizes and filter shapes, from threads
-//! sharing one library; wrong shapes are typed errors and write nothing.
+//! PoCL and, where there is one, a CUDA device (the filter then a `__constant__` symbol; the
+//! CUDA tests print `SKIPPED` without a driver): every configuration of a reduced tuning
+//! space at an output size no tile divides, against the CPU reference; the routine at
+//! awkward sizes and filter shapes, and from threads sharing one library; wrong shapes are
+//! typed errors and write nothing.
 
 mod common;
 
-use common::device;
+use common::{cuda_device, device, narrow, random_floats};
 use kernel_wisdom::library::{defs, reference, Library};
-use kernel_wisdom::{BackendKind, DeviceBuffer, Error, KernelDef, LaunchOptions, Value};
-use kernel_wisdom::{Config, WisdomKernel};
+use kernel_wisdom::{BackendKind, Config, DeviceBuffer, Error, LaunchOptions, Value};
+use kernel_wisdom::{KernelArg, WisdomKernel};
+use kw_core::backend::Device;
 use kw_core::rng::Rng;
 use std::sync::Arc;
-
-fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
-    (0..n).map(|_| (rng.f64() * 2.0 - 1.0) as f32).collect()
-}
-
-/// `def` with each named parameter limited to the given values (its default the first).
-fn reduced(mut def: KernelDef, keep: &[(&str, &[i64])]) -> KernelDef {
-    for (name, values) in keep {
-        let p = def.parameters.iter_mut().find(|p| p.name == *name).unwrap();
-        p.values = values.iter().map(|&v| Value::Int(v)).collect();
-        p.default = p.values[0].clone();
-    }
-    def
-}
 
 /// Every result within 1e-5 of the reference, scaled by the sum of the terms' magnitudes.
 fn assert_close(got: &[f32], want: &[f32], scale: f32, what: &str) {
@@ -37,38 +26,37 @@ fn assert_close(got: &[f32], want: &[f32], scale: f32, what: &str) {
     }
 }
 
-#[test]
-fn every_configuration_of_a_reduced_space() {
-    let Some(dev) = device() else { return };
+/// Every configuration of a reduced space (OpenCL 20, CUDA 40 with `read_only`), each
+/// output poisoned with NaN first.
+fn every_configuration(dev: Arc<dyn Device>) {
+    let backend = dev.info().backend;
     let [fw, fh] = [5usize, 3];
-    let def = reduced(
-        defs::convolution(BackendKind::Opencl, [fw, fh])
-            .build()
-            .unwrap(),
-        &[
-            ("block_size_x", &[16, 32]),
-            ("block_size_y", &[1, 4]),
-            ("tile_size_x", &[1, 3]),
-            ("tile_size_y", &[2]),
-        ],
-    );
+    let mut def = defs::convolution(backend, [fw, fh]).build().unwrap();
+    for (name, values) in [
+        ("block_size_x", &[16, 32][..]),
+        ("block_size_y", &[1, 4]),
+        ("tile_size_x", &[1, 3]),
+        ("tile_size_y", &[2]),
+    ] {
+        narrow(&mut def, name, values);
+    }
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
     let [w, h] = [37usize, 23];
     let mut rng = Rng::new(7);
-    let input = random(&mut rng, (w + fw - 1) * (h + fh - 1));
-    let filter = random(&mut rng, fw * fh);
+    let input = random_floats(&mut rng, (w + fw - 1) * (h + fh - 1));
+    let filter = random_floats(&mut rng, fw * fh);
     let want = reference::convolution(&input, [w, h], &filter, [fw, fh]);
     let d = dev.as_ref();
     let din = DeviceBuffer::from_slice(d, &input).unwrap();
     let dfilter = DeviceBuffer::from_slice(d, &filter).unwrap();
     let dout = DeviceBuffer::<f32>::new(d, w * h).unwrap();
-    let args = [
-        dout.arg(),
-        din.arg(),
-        (w as i32).into(),
-        (h as i32).into(),
-        dfilter.arg(),
-    ];
+    let mut args: Vec<KernelArg<'_>> =
+        vec![dout.arg(), din.arg(), (w as i32).into(), (h as i32).into()];
+    if backend == BackendKind::Cuda {
+        kernel.set_symbol("filter", &filter).unwrap();
+    } else {
+        args.push(dfilter.arg());
+    }
     let space = kernel.space().clone();
     let mut seen: Vec<Config> = Vec::new();
     for p in space.iter() {
@@ -77,16 +65,13 @@ fn every_configuration_of_a_reduced_space() {
         kernel
             .launch_with(&args, LaunchOptions::new().config(&config))
             .unwrap();
-        assert_close(
-            &dout.to_vec().unwrap(),
-            &want,
-            (fw * fh) as f32,
-            &format!("{{{config}}}"),
-        );
+        let scale = 4.0 * (fw * fh) as f32;
+        let what = format!("{{{config}}}");
+        assert_close(&dout.to_vec().unwrap(), &want, scale, &what);
         seen.push(config);
     }
-    // use_shmem 0 and 1, use_padding 0 and 1 (with block_size_x 16) among them.
-    assert_eq!(seen.len(), 20, "{} configurations", seen.len());
+    let expected = if backend == BackendKind::Cuda { 40 } else { 20 };
+    assert_eq!(seen.len(), expected, "{} configurations", seen.len());
     for (name, value) in [("use_shmem", 0), ("use_shmem", 1), ("use_padding", 1)] {
         assert!(
             seen.iter().any(|c| c.get(name) == Some(&Value::Int(value))),
@@ -95,9 +80,9 @@ fn every_configuration_of_a_reduced_space() {
     }
 }
 
-#[test]
-fn the_routine_at_awkward_sizes_and_filters() {
-    let Some(dev) = device() else { return };
+/// The routine at awkward output sizes and filter shapes (1 x 1 to 17 x 17, even sides), a
+/// shape's kernel reused with a new filter and with the same filter.
+fn routine_at_awkward_sizes(dev: Arc<dyn Device>) {
     let lib = Library::new(dev.clone());
     let d = dev.as_ref();
     let mut rng = Rng::new(13);
@@ -109,26 +94,36 @@ fn the_routine_at_awkward_sizes_and_filters() {
         ([33, 17], [2, 7]), // even and odd sides
         ([41, 19], [5, 3]), // again: the shape's kernel is reused, the new filter written
     ] {
-        let input = random(&mut rng, (w + fw - 1) * (h + fh - 1));
-        let filter = random(&mut rng, fw * fh);
+        let input = random_floats(&mut rng, (w + fw - 1) * (h + fh - 1));
+        let filter = random_floats(&mut rng, fw * fh);
         let din = DeviceBuffer::from_slice(d, &input).unwrap();
         let dout = DeviceBuffer::from_slice(d, &vec![f32::NAN; w * h]).unwrap();
         lib.convolution([w, h], [fw, fh], &filter, &din, &dout)
             .unwrap();
         let want = reference::convolution(&input, [w, h], &filter, [fw, fh]);
         let what = format!("{w}x{h}, filter {fw}x{fh}");
-        assert_close(&dout.to_vec().unwrap(), &want, (fw * fh) as f32, &what);
+        assert_close(
+            &dout.to_vec().unwrap(),
+            &want,
+            4.0 * (fw * fh) as f32,
+            &what,
+        );
     }
-    // The same filter again on another input (the filter is not written again).
-    let filter = random(&mut rng, 9);
+    // The same filter again on other inputs (the filter is not written again).
+    let filter = random_floats(&mut rng, 9);
     for _ in 0..2 {
-        let input = random(&mut rng, 12 * 7);
+        let input = random_floats(&mut rng, 12 * 7);
         let din = DeviceBuffer::from_slice(d, &input).unwrap();
         let dout = DeviceBuffer::<f32>::new(d, 10 * 5).unwrap();
         lib.convolution([10, 5], [3, 3], &filter, &din, &dout)
             .unwrap();
         let want = reference::convolution(&input, [10, 5], &filter, [3, 3]);
-        assert_close(&dout.to_vec().unwrap(), &want, 9.0, "the same filter twice");
+        assert_close(
+            &dout.to_vec().unwrap(),
+            &want,
+            36.0,
+            "the same filter twice",
+        );
     }
     // A zero-sized output (0 x 1; the input 2 x 1): nothing to do, and nothing refused.
     let din = DeviceBuffer::from_slice(d, &[1.0f32; 2]).unwrap();
@@ -145,12 +140,10 @@ fn the_routine_at_awkward_sizes_and_filters() {
 
 /// Threads sharing a library, each with its own filter of one shape: every result is the
 /// thread's own (the filter is written and launched under one lock).
-#[test]
-fn threads_sharing_a_library_get_their_own_filter() {
-    let Some(dev) = device() else { return };
+fn threads_sharing_a_library(dev: Arc<dyn Device>) {
     let lib = Arc::new(Library::new(dev.clone()));
     let [w, h, f] = [29usize, 31, 3];
-    let input: Vec<f32> = random(&mut Rng::new(17), (w + f - 1) * (h + f - 1));
+    let input: Vec<f32> = random_floats(&mut Rng::new(17), (w + f - 1) * (h + f - 1));
     let handles: Vec<_> = (0..3)
         .map(|t| {
             let (lib, input) = (Arc::clone(&lib), input.clone());
@@ -165,7 +158,7 @@ fn threads_sharing_a_library_get_their_own_filter() {
                     lib.convolution([w, h], [f, f], &filter, &din, &dout)
                         .unwrap();
                     let want = reference::convolution(&input, [w, h], &filter, [f, f]);
-                    let scale = filter.iter().map(|v| v.abs()).sum::<f32>();
+                    let scale = 2.0 * filter.iter().map(|v| v.abs()).sum::<f32>();
                     let what = format!("thread {t} round {round}");
                     assert_close(&dout.to_vec().unwrap(), &want, scale, &what);
                 }
@@ -177,9 +170,9 @@ fn threads_sharing_a_library_get_their_own_filter() {
     }
 }
 
-#[test]
-fn wrong_shapes_are_typed_errors_and_write_nothing() {
-    let Some(dev) = device() else { return };
+/// Wrong lengths and filter sizes: [`Error::Shape`] naming the routine and the problem, and
+/// nothing launched.
+fn wrong_shapes(dev: Arc<dyn Device>) {
     let lib = Library::new(dev.clone());
     let d = dev.as_ref();
     // 4 x 3 output, 3 x 3 filter: a 6 x 5 input.
@@ -236,4 +229,60 @@ fn wrong_shapes_are_typed_errors_and_write_nothing() {
         assert!(e.to_string().contains(want), "`{e}` lacks `{want}`");
     }
     assert_eq!(dout.to_vec().unwrap(), vec![7.0; 12], "nothing launched");
+}
+
+#[test]
+fn pocl_every_configuration_of_a_reduced_space() {
+    if let Some(dev) = device() {
+        every_configuration(dev);
+    }
+}
+
+#[test]
+fn pocl_the_routine_at_awkward_sizes_and_filters() {
+    if let Some(dev) = device() {
+        routine_at_awkward_sizes(dev);
+    }
+}
+
+#[test]
+fn pocl_threads_sharing_a_library_get_their_own_filter() {
+    if let Some(dev) = device() {
+        threads_sharing_a_library(dev);
+    }
+}
+
+#[test]
+fn pocl_wrong_shapes_are_typed_errors_and_write_nothing() {
+    if let Some(dev) = device() {
+        wrong_shapes(dev);
+    }
+}
+
+#[test]
+fn cuda_every_configuration_of_a_reduced_space() {
+    if let Some(dev) = cuda_device("cuda_every_configuration_of_a_reduced_space") {
+        every_configuration(dev);
+    }
+}
+
+#[test]
+fn cuda_the_routine_at_awkward_sizes_and_filters() {
+    if let Some(dev) = cuda_device("cuda_the_routine_at_awkward_sizes_and_filters") {
+        routine_at_awkward_sizes(dev);
+    }
+}
+
+#[test]
+fn cuda_threads_sharing_a_library_get_their_own_filter() {
+    if let Some(dev) = cuda_device("cuda_threads_sharing_a_library_get_their_own_filter") {
+        threads_sharing_a_library(dev);
+    }
+}
+
+#[test]
+fn cuda_wrong_shapes_are_typed_errors_and_write_nothing() {
+    if let Some(dev) = cuda_device("cuda_wrong_shapes_are_typed_errors_and_write_nothing") {
+        wrong_shapes(dev);
+    }
 }

@@ -120,6 +120,7 @@ unsafe fn arg(
 ///
 /// # Safety
 /// A non-null `ptr` is live memory of the device (of at least `count` elements).
+#[inline]
 pub(crate) unsafe fn raw_buffer(
     backend: BackendKind,
     ptr: *mut c_void,

@@ -2,7 +2,9 @@
 # (crates/kw-capi/tests/cuda/vector_add_cuda.cu: cudaMalloc, its own cudaStream_t, launches
 # through kernel_wisdom.hpp) goes through capture -> kw tune -> selection, its results are
 # compared bitwise with a plain <<<>>> launch of the same kernel, and the per-launch host
-# cost is measured against a plain cuLaunchKernel of that kernel in the same run.
+# cost is measured against a plain cuLaunchKernel of that kernel in the same run. Then the
+# library's routines through kw::Library on cudaMalloc memory (crates/kw-capi/tests/c/library.cpp
+# built with -DKW_TEST_CUDA): every routine checked against known values, wrong lengths errors.
 #
 # Outputs go to $OUT when set, else DIR/out: build.log, run-*.log,
 # tune.log, bench.txt, overhead.txt (kernel-wisdom's own host work per launch, null device)
@@ -24,6 +26,7 @@ sub_package() {
   [ -x "$overhead" ] || { echo "no launch_overhead bench executable" >&2; return 1; }
   copy_bin "$overhead" "$into/bin/launch_overhead"
   cp "$root/crates/kw-capi/tests/cuda/vector_add_cuda.cu" "$into/src/"
+  cp "$root/crates/kw-capi/tests/c/library.cpp" "$into/src/"
   rm -rf "$into/kernels" && cp -r "$root/kernels" "$into/kernels"
 }
 
@@ -113,6 +116,19 @@ if [ -x "$dir/bin/launch_overhead" ]; then
   grep '^RESULT' "$out/overhead.txt" | tee -a "$summary"
 else
   say "(not packaged)"
+fi
+
+say "== 7. the library's routines through kw::Library on cudaMalloc memory (library.cpp)"
+lib_exe="$out/library_cuda"
+if nvcc -std=c++17 -O2 -DKW_TEST_CUDA -Xcompiler -Wall,-Wextra -I"$prefix/include" \
+    "$dir/src/library.cpp" -o "$lib_exe" -L"$prefix/lib" -lkernel_wisdom -lcuda \
+    -Xlinker -rpath -Xlinker "$prefix/lib" > "$out/build-library.log" 2>&1; then
+  (cd "$work" && env -u KW_CAPTURE -u KW_WISDOM_PATH -u KW_LOG "$lib_exe") > "$out/library.log" 2>&1
+  tail -1 "$out/library.log" | tee -a "$summary"
+  grep -q '^0 failure(s)' "$out/library.log" || fail "library routines (see library.log)"
+else
+  cat "$out/build-library.log"
+  fail "nvcc build of library.cpp (see build-library.log)"
 fi
 
 say "== command: gpu.sh capi --bin-dir $dir (outputs in $out)"

@@ -29,7 +29,11 @@ def bench(kernel, size, extra=(), e=None):
     return rows[0]
 
 def problem_size(kernel, dims):
-    return [dims[1], dims[0]] if kernel == "transpose" else dims
+    if kernel == "transpose":
+        return [dims[1], dims[0]]
+    if kernel == "convolution":  # WIDTHxHEIGHTxFWxFH: problem size (width, height, fw * fh)
+        return [dims[0], dims[1], dims[2] * dims[3]]
+    return dims
 
 def kl_config(kernel, ps, device):
     recs = json.load(open(f"{wisdom_dir}/kw_{kernel}.json"))["records"]

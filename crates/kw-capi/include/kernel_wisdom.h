@@ -101,6 +101,7 @@ typedef enum kw_backend {
 typedef struct kw_builder kw_builder;
 typedef struct kw_device kw_device;
 typedef struct kw_kernel kw_kernel;
+typedef struct kw_library kw_library;
 
 /* ---- kernel definition ------------------------------------------------------------
  * Every expression is parsed when given: text that does not parse returns
@@ -310,6 +311,48 @@ int kw_kernel_set_symbol(const kw_kernel* kernel, const char* name, int type /* 
  * was launched (unused axes are 1). */
 int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, char* buf,
                      size_t cap);
+
+/* ---- the library: tuned routines ------------------------------------------------
+ * kernel-wisdom's library kernels (kernels/library/, docs/c-and-cpp.md), each selecting its
+ * configuration per problem size from wisdom (the H100 wisdom shipped with kernel-wisdom is
+ * embedded; files on the wisdom path win). Buffers are the application's, as launches take
+ * them: kw_arg_buffer(ptr, KW_F32, count) with a cl_mem or CUDA device pointer of the
+ * library's device and its element count (or KW_COUNT_AUTO: the driver's size, which must
+ * then be the routine's length exactly). Every routine works at every size; the work is
+ * enqueued on the device's own queue or stream (the queue given to kw_device_attach_opencl;
+ * kw_device_synchronize waits for it). A length that does not fit the shape is
+ * KW_ERROR_INVALID naming the routine, the buffer and both lengths ("library routine
+ * `transpose`: input (rows x cols) holds 12 elements, the shape needs 15"), and nothing is
+ * launched; a buffer that is a scalar or not KW_F32 is KW_ERROR_ARGUMENTS, a NULL one
+ * KW_ERROR_NULL. */
+
+/* The routines on `device`; `wisdom_dir` (may be NULL: ./wisdom) is searched after
+ * KW_WISDOM_PATH. Kernels are compiled at their first call. */
+int kw_library_create(kw_library** out, const kw_device* device, const char* wisdom_dir);
+/* Frees a library (NULL: nothing to do). */
+int kw_library_free(kw_library* library);
+/* output (cols x rows) = the transpose of input (rows x cols, row-major). */
+int kw_library_transpose(const kw_library* library, size_t rows, size_t cols, kw_arg input,
+                         kw_arg output);
+/* *out = the sum of input's elements (waits for the result). */
+int kw_library_sum(const kw_library* library, kw_arg input, float* out);
+/* output = the 7-point stencil of input on an nx x ny x nz grid (x fastest):
+ * c0 * centre + c1 * (the six neighbours); boundary cells copied. */
+int kw_library_stencil3d(const kw_library* library, size_t nx, size_t ny, size_t nz, float c0,
+                         float c1, kw_arg input, kw_arg output);
+/* c = alpha a b + beta c in single precision: a m x k, b k x n, c m x n, all column-major
+ * (element (i, j) of an r-row matrix at j * r + i). beta 0 ignores c's contents. */
+int kw_library_gemm(const kw_library* library, size_t m, size_t n, size_t k, float alpha,
+                    kw_arg a, kw_arg b, float beta, kw_arg c);
+/* output (width x height, row-major) = the 2D convolution of input with the filter:
+ * output(x, y) = sum over i < filter_height, j < filter_width of
+ * input(x + j, y + i) * filter[i * filter_width + j] (the filter is not flipped). input is
+ * padded by the filter's halo: (width + filter_width - 1) x (height + filter_height - 1).
+ * The filter (host memory, filter_width x filter_height floats) goes to constant memory;
+ * filter sides 1 to 17 (larger: KW_ERROR_INVALID). */
+int kw_library_convolution(const kw_library* library, size_t width, size_t height,
+                           size_t filter_width, size_t filter_height, const float* filter,
+                           kw_arg input, kw_arg output);
 
 #ifdef __cplusplus
 } /* extern "C" */

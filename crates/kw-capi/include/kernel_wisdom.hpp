@@ -500,6 +500,69 @@ private:
     Handle h_;
 };
 
+// The library's tuned routines on a device (kw_library_*). Buffers are what launches take:
+// kw::buffer<float>(cl_mem or pointer[, count]), a float* CUDA device pointer, or a kw_arg.
+// Every failure (a length that does not fit the shape, a buffer of another type) throws
+// kw::error naming the routine.
+class Library {
+public:
+    explicit Library(const Device& device, const std::string& wisdom_dir = "") {
+        kw_library* l = nullptr;
+        detail::check(
+            kw_library_create(&l, device.get(), detail::c_str_or_null(wisdom_dir)));
+        h_ = Handle(l);
+    }
+    // output (cols x rows) = the transpose of input (rows x cols, row-major).
+    template <typename In, typename Out>
+    void transpose(size_t rows, size_t cols, const In& input, const Out& output) const {
+        detail::check(kw_library_transpose(h_.get(), rows, cols, detail::pack(input),
+                                           detail::pack(output)));
+    }
+    // The sum of input's elements (waits for it).
+    template <typename In>
+    float sum(const In& input) const {
+        float out = 0.0f;
+        detail::check(kw_library_sum(h_.get(), detail::pack(input), &out));
+        return out;
+    }
+    // output = c0 * centre + c1 * (six neighbours) on an nx x ny x nz grid, boundary copied.
+    template <typename In, typename Out>
+    void stencil3d(size_t nx, size_t ny, size_t nz, float c0, float c1, const In& input,
+                   const Out& output) const {
+        detail::check(kw_library_stencil3d(h_.get(), nx, ny, nz, c0, c1, detail::pack(input),
+                                           detail::pack(output)));
+    }
+    // c = alpha a b + beta c (a m x k, b k x n, c m x n, column-major).
+    template <typename A, typename B, typename C>
+    void gemm(size_t m, size_t n, size_t k, float alpha, const A& a, const B& b, float beta,
+              const C& c) const {
+        detail::check(kw_library_gemm(h_.get(), m, n, k, alpha, detail::pack(a),
+                                      detail::pack(b), beta, detail::pack(c)));
+    }
+    // output (width x height) = the 2D convolution of input ((width + filter_width - 1) x
+    // (height + filter_height - 1)) with `filter` (filter_width x filter_height, row-major).
+    template <typename In, typename Out>
+    void convolution(size_t width, size_t height, size_t filter_width, size_t filter_height,
+                     const std::vector<float>& filter, const In& input,
+                     const Out& output) const {
+        // (A product that wraps around is refused by kw_library_convolution.)
+        if (filter.size() != filter_width * filter_height) {
+            std::ostringstream msg;
+            msg << "library routine `convolution`: filter holds " << filter.size()
+                << " elements, the shape needs " << filter_width << " x " << filter_height;
+            throw error(KW_ERROR_INVALID, msg.str());
+        }
+        detail::check(kw_library_convolution(h_.get(), width, height, filter_width,
+                                             filter_height, filter.data(),
+                                             detail::pack(input), detail::pack(output)));
+    }
+    kw_library* get() const noexcept { return h_.get(); }
+
+private:
+    using Handle = detail::Handle<kw_library, kw_library_free>;
+    Handle h_;
+};
+
 }  // namespace kw
 
 #endif  // KERNEL_WISDOM_HPP

@@ -19,9 +19,11 @@ pub enum Kind {
     Device = 2,
     /// `kw_kernel*`
     Kernel = 3,
+    /// `kw_library*`
+    Library = 4,
 }
 
-const KIND_BITS: u32 = 2;
+const KIND_BITS: u32 = 3;
 const KIND_MASK: usize = (1 << KIND_BITS) - 1;
 
 impl Kind {
@@ -31,6 +33,7 @@ impl Kind {
             Kind::Builder => "kw_builder",
             Kind::Device => "kw_device",
             Kind::Kernel => "kw_kernel",
+            Kind::Library => "kw_library",
         }
     }
 
@@ -39,6 +42,7 @@ impl Kind {
             1 => Some(Kind::Builder),
             2 => Some(Kind::Device),
             3 => Some(Kind::Kernel),
+            4 => Some(Kind::Library),
             _ => None,
         }
     }

@@ -95,33 +95,14 @@ unsafe fn arg(
     };
     match a.kind {
         ARG_SCALAR => Ok(KernelArg::Scalar(scalar(ty, a.value))),
-        ARG_BUFFER if a.ptr.is_null() => {
-            Err(bad_arg(kernel, index, Status::Null, "a null buffer".into()))
-        }
-        ARG_BUFFER if a.count == COUNT_AUTO => {
-            // SAFETY: as the caller promised.
-            unsafe { auto_sized(backend, a.ptr, ty) }
-                .map_err(|e| bad_arg(kernel, index, Status::Backend, e.to_string()))
-        }
         ARG_BUFFER => {
-            let Some(bytes) = a.count.checked_mul(ty.size()) else {
-                return Err(bad_arg(
-                    kernel,
-                    index,
-                    Status::Invalid,
-                    format!("{} elements of {ty} overflow", a.count),
-                ));
-            };
-            let raw = match backend {
-                // SAFETY: the caller vouches for `count` elements at `ptr`.
-                BackendKind::Cuda => unsafe { RawMem::cuda(a.ptr as u64, bytes) },
-                // SAFETY: as above, for a cl_mem.
-                _ => unsafe { RawMem::opencl(a.ptr, bytes) },
-            };
+            // SAFETY: as the caller promised.
+            let (raw, len) = unsafe { raw_buffer(backend, a.ptr, ty, a.count) }
+                .map_err(|(status, what)| bad_arg(kernel, index, status, what))?;
             Ok(KernelArg::Buffer {
                 mem: Mem::Raw(raw),
                 elem: ty,
-                len: a.count,
+                len,
             })
         }
         k => Err(bad_arg(
@@ -131,6 +112,49 @@ unsafe fn arg(
             format!("kind {k} is neither KW_ARG_BUFFER (0) nor KW_ARG_SCALAR (1)"),
         )),
     }
+}
+
+/// A C buffer (a `cl_mem` or CUDA device pointer of a `backend` device, with its element
+/// count or `KW_COUNT_AUTO`) as raw memory and its element count, or the status and what is
+/// wrong.
+///
+/// # Safety
+/// A non-null `ptr` is live memory of the device (of at least `count` elements).
+#[inline]
+pub(crate) unsafe fn raw_buffer(
+    backend: BackendKind,
+    ptr: *mut c_void,
+    ty: ScalarType,
+    count: usize,
+) -> Result<(RawMem, usize), (Status, String)> {
+    if ptr.is_null() {
+        return Err((Status::Null, "a null buffer".into()));
+    }
+    if count == COUNT_AUTO {
+        // SAFETY: as the caller promised.
+        return match unsafe { auto_sized(backend, ptr, ty) } {
+            Ok(KernelArg::Buffer {
+                mem: Mem::Raw(raw),
+                len,
+                ..
+            }) => Ok((raw, len)),
+            Ok(_) => Err((Status::Internal, "a sized buffer is not raw memory".into())),
+            Err(e) => Err((Status::Backend, e.to_string())),
+        };
+    }
+    let Some(bytes) = count.checked_mul(ty.size()) else {
+        return Err((
+            Status::Invalid,
+            format!("{count} elements of {ty} overflow"),
+        ));
+    };
+    let raw = match backend {
+        // SAFETY: the caller vouches for `count` elements at `ptr`.
+        BackendKind::Cuda => unsafe { RawMem::cuda(ptr as u64, bytes) },
+        // SAFETY: as above, for a cl_mem.
+        _ => unsafe { RawMem::opencl(ptr, bytes) },
+    };
+    Ok((raw, count))
 }
 
 /// A buffer passed with `KW_COUNT_AUTO`: its size asked of the driver.

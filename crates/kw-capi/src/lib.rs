@@ -6,7 +6,8 @@
 //! (parsed by kw-core's expression parser, `Expr::parse`); `kw_device_*` opens a device or
 //! attaches to the application's OpenCL context + queue or CUDA context; `kw_kernel_*` is
 //! [`kernel_wisdom::WisdomKernel`], launched on the application's stream or queue with its
-//! device pointers / `cl_mem`s and scalars. Capture (`KW_CAPTURE`, written at exit), wisdom
+//! device pointers / `cl_mem`s and scalars; `kw_library_*` is
+//! [`kernel_wisdom::library::Library`] (the tuned routines, one call each). Capture (`KW_CAPTURE`, written at exit), wisdom
 //! selection and `KW_LOG` behave as for Rust applications.
 //!
 //! Every function returns a `kw_status`; `kw_last_error()` gives the calling thread's last
@@ -42,6 +43,7 @@ pub mod device;
 pub mod ffi;
 pub mod handles;
 pub mod kernel;
+pub mod library;
 pub mod status;
 pub mod tune;
 pub mod types;

@@ -389,3 +389,46 @@ fn static_library_and_pkg_config() {
         assert!(text.contains("libkernel_wisdom.so.0"), "{text}");
     }
 }
+
+/// The library's routines (`kw_library_*`) from C (`tests/c/library.c`) and through
+/// `kw::Library` in C++ (`tests/c/library.cpp`): every routine on the application's own
+/// OpenCL buffers, checked against values known in closed form; wrong lengths, types and
+/// handles each return their status with a message naming the routine (C++: throw
+/// `kw::error`). The programs print one `ok` or `FAIL` line per check.
+fn library_program(program: &str, min_checks: usize) {
+    if let Some(why) = missing() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let b = built();
+    let dir = b.root.join(format!("run-{program}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run(&b.bin.join(program), &[], &dir, &[]);
+    if out.status.code() == Some(NO_PLATFORM) {
+        eprintln!("SKIPPED: {program} found no PoCL platform");
+        return;
+    }
+    check(&out, program);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\n0 failure(s)"), "{stdout}");
+    let oks = stdout.lines().filter(|l| l.starts_with("ok ")).count();
+    assert!(oks >= min_checks, "{oks} checks passed:\n{stdout}");
+    for routine in ["transpose", "sum", "stencil3d", "gemm", "convolution"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("ok {routine}"))),
+            "no passed check of {routine}:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn c_library_routines_and_their_errors() {
+    library_program("library_c", 28);
+}
+
+#[test]
+fn cpp_library_routines_and_their_errors() {
+    library_program("library_cpp", 8);
+}

@@ -32,7 +32,13 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
         rows.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
     assert_eq!(
         kernels.into_iter().collect::<Vec<_>>(),
-        ["gemm", "reduce_sum", "stencil3d", "transpose"]
+        [
+            "convolution",
+            "gemm",
+            "reduce_sum",
+            "stencil3d",
+            "transpose"
+        ]
     );
     for r in &rows {
         assert_eq!(r["verified"], true, "{r}");
@@ -49,6 +55,20 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
         }
         assert_eq!(r["unit"], "GB/s");
         assert!(r["throughput"].as_f64().unwrap() > 0.0, "{r}");
+        // The convolution also says its GFLOP/s: 2 per filter tap and output.
+        if r["kernel"] == "convolution" {
+            let s: Vec<f64> = r["size"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            let gflops = 2.0 * s.iter().product::<f64>() / (r["ms"].as_f64().unwrap() * 1e6);
+            let said = r["gflops"].as_f64().unwrap();
+            assert!((said - gflops).abs() <= 1e-6 * gflops, "{r}");
+        } else {
+            assert!(r["gflops"].is_null(), "{r}");
+        }
         assert!(r["bound"].as_f64().unwrap() > 0.0, "{r}");
         let pct = r["percent_of_bound"].as_f64().unwrap();
         assert!(pct > 0.0 && pct.is_finite(), "{r}");

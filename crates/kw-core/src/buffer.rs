@@ -36,6 +36,18 @@ impl<T: Scalar> DeviceBuffer<T> {
         })
     }
 
+    /// A buffer over the application's memory `raw` (a `cl_mem` or CUDA device pointer of
+    /// `device`'s context; not freed on drop), of as many whole elements as it holds:
+    /// what the C API hands to the library routines.
+    pub fn view(device: &dyn Device, raw: crate::backend::RawMem) -> Result<Self, BackendError> {
+        let len = raw.len_bytes() / std::mem::size_of::<T>();
+        Ok(DeviceBuffer {
+            mem: device.view(raw)?,
+            len,
+            _elem: PhantomData,
+        })
+    }
+
     /// A buffer holding a copy of `data`.
     pub fn from_slice(device: &dyn Device, data: &[T]) -> Result<Self, BackendError> {
         let buf = DeviceBuffer::new(device, data.len())?;

@@ -18,6 +18,8 @@ pub const REDUCE_SUM: &str = include_str!("../../../../kernels/library/reduce_su
 pub const STENCIL3D: &str = include_str!("../../../../kernels/library/stencil3d.cl");
 /// `kernels/library/gemm.cl`: `gemm` and its helper `copy_pad`.
 pub const GEMM: &str = include_str!("../../../../kernels/library/gemm.cl");
+/// `kernels/library/convolution.cl`.
+pub const CONVOLUTION: &str = include_str!("../../../../kernels/library/convolution.cl");
 
 /// The wisdom shipped for library kernel `name` (`wisdom/kw_NAME.json`), embedded.
 pub fn shipped_wisdom(name: &str) -> Option<&'static str> {
@@ -87,7 +89,13 @@ pub fn convolution_cuda(
 
 /// The library's kernels, by name: each a routine of [`Library`](super::Library), a T1 file
 /// in `kernels/library/` and a `kw bench` entry.
-pub const KERNELS: &[&str] = &["transpose", "reduce_sum", "stencil3d", "gemm"];
+pub const KERNELS: &[&str] = &[
+    "transpose",
+    "reduce_sum",
+    "stencil3d",
+    "gemm",
+    "convolution",
+];
 
 /// Kernels the routines use besides their own: `copy_pad` (gemm's padding).
 pub const HELPERS: &[&str] = &["copy_pad"];
@@ -107,6 +115,7 @@ pub fn definition(name: &str, backend: BackendKind) -> Result<KernelDef, Error> 
         "reduce_sum" => reduce_sum(backend).build(),
         "stencil3d" => stencil3d(backend).build(),
         "gemm" => gemm(backend).build(),
+        "convolution" => convolution(backend, CONVOLUTION_FILTER).build(),
         "copy_pad" => copy_pad(backend).build(),
         other => Err(Error::Shape {
             routine: "library",
@@ -284,5 +293,83 @@ pub fn copy_pad(backend: BackendKind) -> KernelBuilder {
         .scalar::<i32>("cols_out")
         .scalar::<i32>("rows_in")
         .scalar::<i32>("cols_in");
+    b
+}
+
+/// The largest filter width and height of [`convolution`]: its shared-memory restriction
+/// leaves room for this halo, so every configuration of the space fits every filter up to it.
+pub const CONVOLUTION_MAX_FILTER: usize = 17;
+
+/// The filter (width, height) of the definition `definition("convolution", ..)` and of
+/// `kernels/library/convolution_T1.json` (the published benchmark's 15 x 15).
+pub const CONVOLUTION_FILTER: [usize; 2] = [15, 15];
+
+/// `convolution(out, in, width, height)` with a `fw` x `fh` filter in constant memory (its
+/// shape compile-time, the defines `FILTER_WIDTH` and `FILTER_HEIGHT`: one definition per
+/// filter shape): in CUDA the `__constant__` symbol `filter` (set with
+/// `WisdomKernel::set_symbol`), in OpenCL a `__constant` buffer argument `filter` after
+/// `height`. `out` is width x height, `in` (width + fw - 1) x (height + fh - 1), row-major;
+/// out(x, y) = sum of in(x + j, y + i) filter(i, j). The parameters of Kernel Tuner's
+/// convolution benchmark (`read_only` in CUDA only). Problem size (width, height, fw x fh):
+/// one tuning key for every filter, the filter's area telling records apart.
+pub fn convolution(backend: BackendKind, [fw, fh]: [usize; 2]) -> KernelBuilder {
+    use kw_core::expr::lit;
+    let mut b = builder("convolution", "convolution.cl", CONVOLUTION, backend);
+    let bx = b.tune(
+        "block_size_x",
+        (1..=16).map(|i| 16 * i).collect::<Vec<i64>>(),
+        16,
+    );
+    let by = b.tune("block_size_y", [1, 2, 4, 8, 16], 16);
+    let tx = b.tune("tile_size_x", [1, 2, 3, 4], 1);
+    let ty = b.tune("tile_size_y", [1, 2, 3, 4], 1);
+    if backend == BackendKind::Cuda {
+        // `__ldg`; in OpenCL C `read_only` is a keyword (and there is no such load).
+        b.tune("read_only", [0, 1], 0);
+    }
+    b.tune("use_padding", [0, 1], 0);
+    b.tune("use_shmem", [0, 1], 1);
+    let halo = CONVOLUTION_MAX_FILTER as i64 - 1;
+    let tile = format!(
+        "(block_size_x * tile_size_x + {halo} + use_padding) * (block_size_y * tile_size_y + {halo})"
+    );
+    b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
+        .restriction_text("use_padding == 0 or use_shmem == 1")
+        .restriction_text("use_padding == 0 or block_size_x % 32 != 0")
+        // CUDA's static shared memory (48 KiB), and the device's.
+        .restriction_text(&format!("use_shmem == 0 or {tile} <= 12288"))
+        .restriction_text(&format!(
+            "use_shmem == 0 or 4 * {tile} <= device.max_shared_memory_per_block"
+        ))
+        .define("FILTER_WIDTH", lit(fw as i64))
+        .define("FILTER_HEIGHT", lit(fh as i64))
+        .problem_size([arg("width"), arg("height"), lit((fw * fh) as i64)])
+        .block_size(bx.clone(), by.clone(), 1)
+        .grid_divisors(bx * tx, by * ty, lit((fw * fh) as i64))
+        .output::<f32>("out")
+        .buffer_len("out", arg("width") * arg("height"))
+        .tolerance(
+            "out",
+            Tolerance {
+                rtol: 1e-4,
+                ..Tolerance::default()
+            },
+        )
+        .input::<f32>("in")
+        .buffer_len(
+            "in",
+            (arg("width") + lit(fw as i64 - 1)) * (arg("height") + lit(fh as i64 - 1)),
+        )
+        .scalar::<i32>("width")
+        .scalar::<i32>("height");
+    match backend {
+        BackendKind::Cuda => {
+            b.constant_symbol::<f32>("filter", (fw * fh) as u64);
+        }
+        _ => {
+            b.input::<f32>("filter")
+                .buffer_len("filter", lit((fw * fh) as i64));
+        }
+    }
     b
 }

@@ -26,10 +26,7 @@ fn round_up(v: usize, to: usize) -> Result<usize, Error> {
 
 /// `a * b` elements, or [`Error::Shape`] naming them.
 fn elements(a: usize, b: usize, what: &str) -> Result<usize, Error> {
-    a.checked_mul(b).ok_or_else(|| Error::Shape {
-        routine: R,
-        message: format!("{what}: {a} x {b} elements overflow"),
-    })
+    super::elements(R, a, b, what)
 }
 
 impl Library {

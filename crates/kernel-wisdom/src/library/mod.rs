@@ -18,6 +18,9 @@
 //! // C (300 x 300) = A (300 x 200) B (200 x 300), column-major
 //! let c = DeviceBuffer::<f32>::new(device.as_ref(), 300 * 300)?;
 //! lib.gemm([300, 300, 200], 1.0, &a, &t, 0.0, &c)?;
+//! // a 298 x 198 output of a 3 x 3 box filter over A taken as a 300 x 200 image
+//! let blurred = DeviceBuffer::<f32>::new(device.as_ref(), 298 * 198)?;
+//! lib.convolution([298, 198], [3, 3], &[1.0 / 9.0; 9], &a, &blurred)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -25,6 +28,7 @@
 //! their captures; `KW_CAPTURE=kw_*` captures an application's calls), `reference` the CPU
 //! results they are checked against.
 
+mod convolution;
 pub mod defs;
 mod gemm;
 pub mod reference;
@@ -45,6 +49,8 @@ pub struct Library {
     kernels: Mutex<HashMap<&'static str, Arc<WisdomKernel>>>,
     /// `reduce_sum`'s one-element result buffer.
     scalar: Mutex<Option<DeviceBuffer<f32>>>,
+    /// The convolution kernels, one per filter (width, height).
+    convolutions: Mutex<HashMap<[usize; 2], Arc<convolution::Convolution>>>,
 }
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
@@ -52,6 +58,14 @@ fn int(routine: &'static str, what: &str, v: usize) -> Result<i32, Error> {
     i32::try_from(v).map_err(|_| Error::Shape {
         routine,
         message: format!("{what} = {v} is more than the kernels' 32-bit sizes allow"),
+    })
+}
+
+/// `a * b` elements, or [`Error::Shape`] naming the routine and `what` overflows.
+fn elements(routine: &'static str, a: usize, b: usize, what: &str) -> Result<usize, Error> {
+    a.checked_mul(b).ok_or_else(|| Error::Shape {
+        routine,
+        message: format!("{what}: {a} x {b} elements overflow"),
     })
 }
 
@@ -75,6 +89,7 @@ impl Library {
             wisdom_dir: None,
             kernels: Mutex::new(HashMap::new()),
             scalar: Mutex::new(None),
+            convolutions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -89,8 +104,12 @@ impl Library {
         &self.device
     }
 
-    /// The bound kernel of routine `name` (built at its first use).
+    /// The bound kernel of routine `name` (built at its first use; `convolution`: the one of
+    /// the [`defs::CONVOLUTION_FILTER`] shape, [`Library::convolution_kernel`] the others).
     pub fn kernel(&self, name: &str) -> Result<Arc<WisdomKernel>, Error> {
+        if name == "convolution" {
+            return self.convolution_kernel(defs::CONVOLUTION_FILTER);
+        }
         let Some(&key) = defs::KERNELS
             .iter()
             .chain(defs::HELPERS)
@@ -109,15 +128,21 @@ impl Library {
             return Ok(Arc::clone(k));
         }
         let def = defs::definition(key, self.device.info().backend)?;
+        let kernel = Arc::new(self.bind(key, def)?);
+        map.insert(key, Arc::clone(&kernel));
+        Ok(kernel)
+    }
+
+    /// Library kernel `name`'s definition bound to the device, with its shipped wisdom and
+    /// the library's wisdom directory.
+    fn bind(&self, name: &str, def: kw_core::kernel_def::KernelDef) -> Result<WisdomKernel, Error> {
         let mut kernel = WisdomKernel::new(def, Arc::clone(&self.device))?;
-        if let Some(json) = defs::shipped_wisdom(key) {
-            kernel = kernel.with_embedded_wisdom(&format!("embedded:kw_{key}.json"), json);
+        if let Some(json) = defs::shipped_wisdom(name) {
+            kernel = kernel.with_embedded_wisdom(&format!("embedded:kw_{name}.json"), json);
         }
         if let Some(dir) = &self.wisdom_dir {
             kernel = kernel.with_wisdom_dir(dir);
         }
-        let kernel = Arc::new(kernel);
-        map.insert(key, Arc::clone(&kernel));
         Ok(kernel)
     }
 

@@ -63,3 +63,42 @@ pub fn gemm(
     }
     out
 }
+
+/// The 2D convolution of `Library::convolution`: a width x height output from an input of
+/// (width + fw - 1) x (height + fh - 1), out(x, y) = sum of in(x + j, y + i) filter(i, j)
+/// over the fw x fh filter (row-major), accumulated in f64.
+pub fn convolution(
+    input: &[f32],
+    [width, height]: [usize; 2],
+    filter: &[f32],
+    [fw, fh]: [usize; 2],
+) -> Vec<f32> {
+    let in_w = width + fw - 1;
+    let mut out = vec![0f32; width * height];
+    for y in 0..height {
+        for x in 0..width {
+            out[y * width + x] = convolution_at(input, in_w, filter, [fw, fh], [x, y]).0 as f32;
+        }
+    }
+    out
+}
+
+/// One output of [`convolution`], at (x, y) of an input `in_w` wide: the sum, and the sum of
+/// its terms' magnitudes (the scale of its rounding error).
+pub fn convolution_at(
+    input: &[f32],
+    in_w: usize,
+    filter: &[f32],
+    [fw, fh]: [usize; 2],
+    [x, y]: [usize; 2],
+) -> (f64, f64) {
+    let (mut sum, mut scale) = (0f64, 0f64);
+    for i in 0..fh {
+        for j in 0..fw {
+            let t = f64::from(input[(y + i) * in_w + x + j]) * f64::from(filter[i * fw + j]);
+            sum += t;
+            scale += t.abs();
+        }
+    }
+    (sum, scale)
+}

@@ -52,6 +52,32 @@ pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
     }
 }
 
+/// The first CUDA device, or `None` after printing why the test is skipped.
+pub fn cuda_device(test: &str) -> Option<Arc<dyn Device>> {
+    let listed = list_devices().unwrap_or_default();
+    let Some(d) = listed.iter().find(|d| d.info.backend == BackendKind::Cuda) else {
+        let why = match kernel_wisdom::CudaBackend.devices_reason() {
+            Some(r) => r,
+            None => "no CUDA device".into(),
+        };
+        println!("SKIPPED: no CUDA driver ({test}: {why})");
+        return None;
+    };
+    Some(open_device(&DeviceSelector::Index(d.index)).expect("opening the CUDA device"))
+}
+
+/// Why the CUDA backend lists no device.
+trait Reason {
+    fn devices_reason(&self) -> Option<String>;
+}
+
+impl Reason for kernel_wisdom::CudaBackend {
+    fn devices_reason(&self) -> Option<String> {
+        use kw_core::backend::Backend;
+        self.devices().err().map(|e| e.to_string())
+    }
+}
+
 /// Random floats in [-2, 2), never all zero.
 pub fn random_floats(rng: &mut Rng, n: usize) -> Vec<f32> {
     let v: Vec<f32> = (0..n).map(|_| (rng.f64() * 4.0 - 2.0) as f32).collect();

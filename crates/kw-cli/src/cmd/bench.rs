@@ -15,13 +15,16 @@ use kw_core::backend::Device;
 use kw_core::rng::Rng;
 use std::time::Instant;
 
+mod convolution;
+
 /// Arguments of `kw bench`.
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json\n  kw bench gemm --size 2048x2048x2048 --config MWG=128,NWG=64"
 )]
 pub struct BenchArgs {
-    /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d, gemm.
+    /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d, gemm,
+    /// convolution.
     kernels: Vec<String>,
     /// Sizes small enough for a CPU OpenCL device (PoCL) in CI.
     #[arg(long)]
@@ -36,7 +39,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10)]
     runs: usize,
     /// Sizes to run instead of the benchmark sizes (repeatable; one kernel only): `ROWSxCOLS`
-    /// (transpose), `N` (reduce_sum), `NXxNYxNZ` (stencil3d), `MxNxK` (gemm).
+    /// (transpose), `N` (reduce_sum), `NXxNYxNZ` (stencil3d), `MxNxK` (gemm),
+    /// `WIDTHxHEIGHTxFWxFH` (convolution: output and filter sizes).
     #[arg(long = "size", value_name = "AxBxC")]
     sizes: Vec<String>,
     /// Time this configuration (`name=value,...`, the rest the default's) instead of the one
@@ -64,6 +68,8 @@ struct Row {
     /// The bound in the same unit, or why there is none.
     bound: Result<f64, String>,
     bound_kind: &'static str,
+    /// GFLOP/s besides a GB/s throughput (convolution).
+    gflops: Option<f64>,
     config: Config,
     step: String,
 }
@@ -98,6 +104,13 @@ fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
             vec![256, 256, 8192],
         ],
         ("gemm", true) => vec![vec![128, 128, 64]],
+        ("convolution", false) => vec![
+            vec![4096, 4096, 15, 15],
+            vec![8192, 8192, 5, 5],
+            vec![2048, 2048, 3, 3],
+            vec![3000, 1000, 7, 7],
+        ],
+        ("convolution", true) => vec![vec![67, 45, 5, 5], vec![40, 31, 3, 7]],
         _ => Vec::new(),
     }
 }
@@ -170,6 +183,7 @@ fn bench_one(
     let d = device.as_ref();
     let (verified, ms, bytes, config, step) = match name {
         "gemm" => return bench_gemm(lib, kernel, [size[0], size[1], size[2]], opts),
+        "convolution" => return convolution::bench(lib, size, opts, bound_gbs),
         "transpose" => {
             let (rows, cols) = (size[0], size[1]);
             let input = random(&mut rng, rows * cols);
@@ -240,6 +254,7 @@ fn bench_one(
         unit: "GB/s",
         bound: Ok(bound_gbs),
         bound_kind: "device-to-device copy",
+        gflops: None,
         config,
         step,
     })
@@ -328,6 +343,7 @@ fn bench_gemm(
         unit: "GFLOP/s",
         bound: cublas_gflops(d.info(), [m, n, k], opts.runs),
         bound_kind: "cuBLAS SGEMM",
+        gflops: None,
         config,
         step: sel,
     })
@@ -338,6 +354,7 @@ fn axes(kernel: &str) -> usize {
     match kernel {
         "reduce_sum" => 1,
         "transpose" => 2,
+        "convolution" => 4,
         _ => 3,
     }
 }
@@ -446,16 +463,20 @@ pub fn run(args: BenchArgs) -> Result<()> {
                         "bound_kind": row.bound_kind,
                         "no_bound_because": row.bound.as_ref().err(),
                         "percent_of_bound": pct,
+                        "gflops": row.gflops,
                         "config": row.config.key(),
                         "selection_step": row.step,
                     })
                 );
             } else {
-                let pct_text = match (&row.bound, pct) {
+                let mut pct_text = match (&row.bound, pct) {
                     (Ok(b), Some(p)) => format!("{p:>6.1}% of {} {b:.1}", row.bound_kind),
                     (Err(why), _) => format!("no {} bound: {why}", row.bound_kind),
                     _ => String::new(),
                 };
+                if let Some(g) = row.gflops {
+                    pct_text.push_str(&format!(", {g:.1} GFLOP/s"));
+                }
                 println!(
                     "{:<11} {:<18} {:>9} {:>10.4} {:>10.1} {:<8} {pct_text}  {{{}}} ({})",
                     row.kernel,

@@ -1,0 +1,229 @@
+//! `kw_library_*`: the library's tuned routines ([`kernel_wisdom::library::Library`]) on a
+//! device, with the application's buffers: each a `kw_arg` buffer (`kw_arg_buffer(ptr,
+//! KW_F32, count)`: a `cl_mem` or CUDA device pointer and its element count, or
+//! `KW_COUNT_AUTO`), launched on the device's own queue or stream.
+//!
+//! A routine's lengths are checked by the Rust routine: a wrong one is `KW_ERROR_INVALID`
+//! with its message ("library routine `transpose`: input (rows x cols) holds 12 elements,
+//! the shape needs 15"); a buffer that is a scalar, of another type or null is
+//! `KW_ERROR_ARGUMENTS` / `KW_ERROR_NULL` naming the routine and the buffer.
+//!
+//! Adding a routine (e.g. hotspot, nbody): a `kw_library_NAME` function below that turns its
+//! `kw_arg`s into buffers with `buffers` and calls the Rust routine inside `call`; its
+//! declaration in `kernel_wisdom.h`; a method of `kw::Library` in `kernel_wisdom.hpp`; a
+//! call checked in `tests/c/library.c` and `tests/c/library.cpp`.
+
+use crate::device::DEVICES;
+use crate::ffi::{need_out, opt_text, put, slice};
+use crate::handles::{Kind, Registry};
+use crate::kernel::raw_buffer;
+use crate::status::{guard, CError, Status};
+use crate::types::{KwArg, ARG_BUFFER, TYPES};
+use kernel_wisdom::library::Library;
+use kernel_wisdom::{DeviceBuffer, ScalarType};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// The live libraries.
+pub static LIBRARIES: Registry<Library> = Registry::new(Kind::Library);
+
+/// `kw_library_create`: the routines on a device; `wisdom_dir` (may be null) is searched
+/// after `KW_WISDOM_PATH` (the wisdom shipped with kernel-wisdom is embedded).
+#[no_mangle]
+pub unsafe extern "C" fn kw_library_create(
+    out: *mut *mut c_void,
+    device: *const c_void,
+    wisdom_dir: *const c_char,
+) -> c_int {
+    guard(|| {
+        need_out(out, "kw_library_create")?;
+        let dev = DEVICES.get(device)?;
+        // SAFETY: null or a string, as the header requires.
+        let dir = unsafe { opt_text(wisdom_dir, "wisdom_dir") }?;
+        let mut lib = Library::new(Arc::clone(&dev));
+        if let Some(dir) = dir {
+            lib = lib.with_wisdom_dir(dir);
+        }
+        // SAFETY: checked non-null above.
+        unsafe { put(out, LIBRARIES.insert(lib), "kw_library_create") }
+    })
+}
+
+/// `kw_library_free` (null: nothing to do).
+#[no_mangle]
+pub extern "C" fn kw_library_free(lib: *mut c_void) -> c_int {
+    guard(|| LIBRARIES.remove(lib))
+}
+
+/// Runs `body` with the library behind `lib` (a null, freed or made-up handle is an error).
+fn call(
+    lib: *const c_void,
+    body: impl FnOnce(&Library) -> Result<(), CError>,
+) -> Result<(), CError> {
+    let lib = LIBRARIES.get(lib)?;
+    body(&lib)
+}
+
+/// The `f32` buffers of a call of `routine`, named by `names`.
+///
+/// # Safety
+/// Each buffer's `ptr` is live memory of the library's device (of at least `count` floats).
+unsafe fn buffers<const N: usize>(
+    lib: &Library,
+    routine: &str,
+    names: [&str; N],
+    args: [KwArg; N],
+) -> Result<[DeviceBuffer<f32>; N], CError> {
+    let device = lib.device();
+    let backend = device.info().backend;
+    let mut out = Vec::with_capacity(N);
+    for (name, a) in names.into_iter().zip(args) {
+        let bad = |status, what: String| {
+            CError::new(
+                status,
+                format!("library routine `{routine}`: {name}: {what}"),
+            )
+        };
+        if a.kind != ARG_BUFFER {
+            return Err(bad(
+                Status::Arguments,
+                "a scalar was given where a buffer (kw_arg_buffer) is expected".into(),
+            ));
+        }
+        let ty = usize::try_from(a.elem_type)
+            .ok()
+            .and_then(|i| TYPES.get(i))
+            .copied();
+        if ty != Some(ScalarType::F32) {
+            let given = ty.map_or_else(|| format!("type {}", a.elem_type), |t| t.to_string());
+            return Err(bad(
+                Status::Arguments,
+                format!("a buffer of {given} was given, the routine takes f32 (KW_F32)"),
+            ));
+        }
+        // SAFETY: as the caller promised.
+        let (raw, _) = unsafe { raw_buffer(backend, a.ptr, ScalarType::F32, a.count) }
+            .map_err(|(status, what)| bad(status, what))?;
+        out.push(DeviceBuffer::view(device.as_ref(), raw)?);
+    }
+    out.try_into()
+        .map_err(|_| CError::new(Status::Internal, "buffer count"))
+}
+
+/// `kw_library_transpose`: `output` (cols x rows) = the transpose of `input` (rows x cols,
+/// row-major).
+#[no_mangle]
+pub unsafe extern "C" fn kw_library_transpose(
+    lib: *const c_void,
+    rows: usize,
+    cols: usize,
+    input: KwArg,
+    output: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            // SAFETY: the application's live buffers, as the header requires.
+            let [i, o] = unsafe { buffers(l, "transpose", ["input", "output"], [input, output]) }?;
+            Ok(l.transpose(rows, cols, &i, &o)?)
+        })
+    })
+}
+
+/// `kw_library_sum`: `*out` = the sum of `input`'s elements (waits for the result).
+#[no_mangle]
+pub unsafe extern "C" fn kw_library_sum(lib: *const c_void, input: KwArg, out: *mut f32) -> c_int {
+    guard(|| {
+        need_out(out, "kw_library_sum")?;
+        call(lib, |l| {
+            // SAFETY: as the header requires.
+            let [i] = unsafe { buffers(l, "sum", ["input"], [input]) }?;
+            let v = l.sum(&i)?;
+            // SAFETY: checked non-null above.
+            unsafe { put(out, v, "kw_library_sum") }
+        })
+    })
+}
+
+/// `kw_library_stencil3d`: `output` = the 7-point stencil of `input` on an nx x ny x nz grid
+/// (x fastest): `c0 * centre + c1 * (six neighbours)`, boundary cells copied.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature: sizes, scalars and buffers
+pub unsafe extern "C" fn kw_library_stencil3d(
+    lib: *const c_void,
+    nx: usize,
+    ny: usize,
+    nz: usize,
+    c0: f32,
+    c1: f32,
+    input: KwArg,
+    output: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            // SAFETY: as the header requires.
+            let [i, o] = unsafe { buffers(l, "stencil3d", ["input", "output"], [input, output]) }?;
+            Ok(l.stencil3d([nx, ny, nz], c0, c1, &i, &o)?)
+        })
+    })
+}
+
+/// `kw_library_gemm`: `c` = `alpha` `a` `b` + `beta` `c` (a m x k, b k x n, c m x n, all
+/// column-major, single precision).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // BLAS's signature
+pub unsafe extern "C" fn kw_library_gemm(
+    lib: *const c_void,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: KwArg,
+    b: KwArg,
+    beta: f32,
+    c: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            // SAFETY: as the header requires.
+            let [a, b, c] = unsafe { buffers(l, "gemm", ["a", "b", "c"], [a, b, c]) }?;
+            Ok(l.gemm([m, n, k], alpha, &a, &b, beta, &c)?)
+        })
+    })
+}
+
+/// `kw_library_convolution`: `output` (width x height) = the 2D convolution of `input`
+/// ((width + filter_width - 1) x (height + filter_height - 1)) with the filter
+/// (filter_width x filter_height floats on the host, row-major; put in constant memory).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature: sizes, the filter and buffers
+pub unsafe extern "C" fn kw_library_convolution(
+    lib: *const c_void,
+    width: usize,
+    height: usize,
+    filter_width: usize,
+    filter_height: usize,
+    filter: *const f32,
+    input: KwArg,
+    output: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            // A filter size the routine refuses is refused before the filter is looked at
+            // (the routine checks the sizes first); otherwise `filter` holds the floats.
+            let max = kernel_wisdom::library::defs::CONVOLUTION_MAX_FILTER;
+            let fits = (1..=max).contains(&filter_width) && (1..=max).contains(&filter_height);
+            let count = if fits {
+                filter_width * filter_height
+            } else {
+                0
+            };
+            // SAFETY: `filter` holds filter_width x filter_height floats, as the header
+            // requires.
+            let f = unsafe { slice(filter, count, "library routine `convolution`: filter") }?;
+            // SAFETY: as the header requires.
+            let [i, o] =
+                unsafe { buffers(l, "convolution", ["input", "output"], [input, output]) }?;
+            Ok(l.convolution([width, height], [filter_width, filter_height], f, &i, &o)?)
+        })
+    })
+}

@@ -1,0 +1,227 @@
+/* The library's tuned routines through the C API (kw_library_*), on the application's own
+ * OpenCL context, queue and buffers: each routine once at a size no tile divides, its result
+ * checked against values known in closed form; then wrong lengths, types and handles, each
+ * an error status with a message naming the routine and the problem.
+ *
+ *   library_c [WISDOM_DIR]
+ *
+ * Prints "ok NAME" per check, "FAIL NAME: ..." for one that went wrong, and "N failure(s)";
+ * exit status 0 when every check passed, 77 when there is no PoCL platform. */
+#include "kernel_wisdom.h"
+#include "pocl.h"
+
+static int failures = 0;
+
+static void expect(const char* name, int status, int want, const char* fragment) {
+    const char* msg = kw_last_error();
+    if (status != want || (want != KW_OK && fragment && strstr(msg, fragment) == NULL)) {
+        printf("FAIL %s: status %s (wanted %s), message: %s\n", name, kw_status_name(status),
+               kw_status_name(want), msg);
+        failures++;
+    } else {
+        printf("ok %s%s%s\n", name, want == KW_OK ? "" : ": ", want == KW_OK ? "" : msg);
+    }
+}
+
+/* Counts the elements of `got` that differ from `want` by more than `tol`. */
+static void compare(const char* name, const float* got, const float* want, size_t n, float tol) {
+    size_t i, wrong = 0;
+    for (i = 0; i < n; i++) {
+        float d = got[i] - want[i];
+        if (d > tol || d < -tol) {
+            if (wrong == 0) printf("  %s: element %lu: %g, want %g\n", name, (unsigned long)i,
+                                   got[i], want[i]);
+            wrong++;
+        }
+    }
+    if (wrong) {
+        printf("FAIL %s: %lu of %lu elements wrong\n", name, (unsigned long)wrong,
+               (unsigned long)n);
+        failures++;
+    } else {
+        printf("ok %s\n", name);
+    }
+}
+
+static cl_mem upload(app_cl* app, const float* data, size_t n) {
+    cl_mem m = app_buffer(app, n * sizeof(float));
+    clEnqueueWriteBuffer(app->queue, m, CL_TRUE, 0, n * sizeof(float), data, 0, NULL, NULL);
+    return m;
+}
+
+static float* download(app_cl* app, cl_mem m, size_t n) {
+    float* out = malloc(n * sizeof(float));
+    if (!out) exit(1);
+    clEnqueueReadBuffer(app->queue, m, CL_TRUE, 0, n * sizeof(float), out, 0, NULL, NULL);
+    return out;
+}
+
+static kw_arg f32(cl_mem m, size_t n) { return kw_arg_buffer(m, KW_F32, n); }
+
+int main(int argc, char** argv) {
+    enum { R = 37, C = 53, N = 100003, NX = 9, NY = 7, NZ = 5, M = 13, NN = 6, K = 11 };
+    enum { W = 20, H = 9, FW = 5, FH = 3, IW = W + FW - 1, IH = H + FH - 1 };
+    app_cl app;
+    kw_device* dev = NULL;
+    kw_library *lib = NULL, *freed = NULL;
+    static float a[R * C], want_t[R * C], v[N], grid[NX * NY * NZ], want_s[NX * NY * NZ];
+    static float ga[M * K], gb[K * NN], gc[M * NN], want_g[M * NN];
+    static float img[IW * IH], filt[FW * FH], want_c[W * H], wide[19];
+    cl_mem da, dt, dv, dg, dgo, dga, dgb, dgc, dimg, dconv;
+    float *got, total = 0.0f;
+    double exact = 0.0;
+    int i, j, p, x, y, z, s;
+    app_cl_open(&app);
+    s = kw_device_attach_opencl(&dev, app.context, app.queue);
+    expect("kw_device_attach_opencl", s, KW_OK, NULL);
+    s = kw_library_create(&lib, dev, argc > 1 ? argv[1] : NULL);
+    expect("kw_library_create", s, KW_OK, NULL);
+    if (failures) return 1;
+
+    /* transpose: a[r][c] = r * 100 + c; its transpose t[c][r] the same value. */
+    for (i = 0; i < R; i++)
+        for (j = 0; j < C; j++) {
+            a[i * C + j] = (float)(i * 100 + j);
+            want_t[j * R + i] = (float)(i * 100 + j);
+        }
+    da = upload(&app, a, R * C);
+    dt = app_buffer(&app, R * C * sizeof(float));
+    s = kw_library_transpose(lib, R, C, f32(da, R * C), kw_arg_buffer(dt, KW_F32, KW_COUNT_AUTO));
+    expect("kw_library_transpose", s, KW_OK, NULL);
+    got = download(&app, dt, R * C);
+    compare("transpose 37x53", got, want_t, R * C, 0.0f);
+    free(got);
+
+    /* sum: small integers, exact in f32 at any order of summation. */
+    for (i = 0; i < N; i++) {
+        v[i] = (float)(i % 7);
+        exact += i % 7;
+    }
+    dv = upload(&app, v, N);
+    s = kw_library_sum(lib, f32(dv, N), &total);
+    expect("kw_library_sum", s, KW_OK, NULL);
+    if (total != (float)exact) {
+        printf("FAIL sum: %g, want %g\n", total, exact);
+        failures++;
+    } else {
+        printf("ok sum of %d elements = %g\n", N, total);
+    }
+
+    /* stencil3d on a linear field g = x + 10 y + 100 z: the six neighbours sum to 6 g, so
+     * with c0 = 0.5, c1 = 0.25 an interior cell becomes 2 g; boundary cells stay g. */
+    for (z = 0; z < NZ; z++)
+        for (y = 0; y < NY; y++)
+            for (x = 0; x < NX; x++) {
+                int at = (z * NY + y) * NX + x;
+                int interior = x > 0 && x < NX - 1 && y > 0 && y < NY - 1 && z > 0 && z < NZ - 1;
+                grid[at] = (float)(x + 10 * y + 100 * z);
+                want_s[at] = interior ? 2.0f * grid[at] : grid[at];
+            }
+    dg = upload(&app, grid, NX * NY * NZ);
+    dgo = app_buffer(&app, NX * NY * NZ * sizeof(float));
+    s = kw_library_stencil3d(lib, NX, NY, NZ, 0.5f, 0.25f, f32(dg, NX * NY * NZ),
+                             f32(dgo, NX * NY * NZ));
+    expect("kw_library_stencil3d", s, KW_OK, NULL);
+    got = download(&app, dgo, NX * NY * NZ);
+    compare("stencil3d 9x7x5", got, want_s, NX * NY * NZ, 0.0f);
+    free(got);
+
+    /* gemm, column-major: a(i, p) = i - p, b(p, j) = p + j (small integers: exact sums),
+     * c = 2 a b + 0.5 c with c = 4 everywhere. */
+    for (i = 0; i < M; i++)
+        for (p = 0; p < K; p++) ga[p * M + i] = (float)(i - p);
+    for (p = 0; p < K; p++)
+        for (j = 0; j < NN; j++) gb[j * K + p] = (float)(p + j);
+    for (i = 0; i < M; i++)
+        for (j = 0; j < NN; j++) {
+            float dot = 0.0f;
+            for (p = 0; p < K; p++) dot += (float)(i - p) * (float)(p + j);
+            gc[j * M + i] = 4.0f;
+            want_g[j * M + i] = 2.0f * dot + 2.0f;
+        }
+    dga = upload(&app, ga, M * K);
+    dgb = upload(&app, gb, K * NN);
+    dgc = upload(&app, gc, M * NN);
+    s = kw_library_gemm(lib, M, NN, K, 2.0f, f32(dga, M * K), f32(dgb, K * NN), 0.5f,
+                        f32(dgc, M * NN));
+    expect("kw_library_gemm", s, KW_OK, NULL);
+    got = download(&app, dgc, M * NN);
+    compare("gemm 13x6x11", got, want_g, M * NN, 1e-3f);
+    free(got);
+
+    /* convolution: a filter with one tap, 3 at row 1 column 2: out(x, y) = 3 in(x + 2, y + 1),
+     * with in(x, y) = x + 100 y. */
+    for (y = 0; y < IH; y++)
+        for (x = 0; x < IW; x++) img[y * IW + x] = (float)(x + 100 * y);
+    for (i = 0; i < FW * FH; i++) filt[i] = 0.0f;
+    filt[1 * FW + 2] = 3.0f;
+    for (y = 0; y < H; y++)
+        for (x = 0; x < W; x++) want_c[y * W + x] = 3.0f * (float)(x + 2 + 100 * (y + 1));
+    dimg = upload(&app, img, IW * IH);
+    dconv = app_buffer(&app, W * H * sizeof(float));
+    s = kw_library_convolution(lib, W, H, FW, FH, filt, f32(dimg, IW * IH), f32(dconv, W * H));
+    expect("kw_library_convolution", s, KW_OK, NULL);
+    got = download(&app, dconv, W * H);
+    compare("convolution 20x9, filter 5x3", got, want_c, W * H, 0.0f);
+    free(got);
+
+    /* Wrong lengths, types and handles: an error with its message, nothing launched. */
+    s = kw_library_transpose(lib, 3, 5, f32(da, 12), f32(dt, 15));
+    expect("transpose, input too short", s, KW_ERROR_INVALID,
+           "library routine `transpose`: input (rows x cols) holds 12 elements, the shape "
+           "needs 15");
+    s = kw_library_transpose(lib, R, C, f32(da, R * C), kw_arg_buffer(dt, KW_F64, R * C / 2));
+    expect("transpose, output of doubles", s, KW_ERROR_ARGUMENTS,
+           "library routine `transpose`: output: a buffer of f64 was given, the routine takes f32");
+    s = kw_library_transpose(lib, R, C, f32(da, R * C), kw_arg_i32(5));
+    expect("transpose, a scalar for a buffer", s, KW_ERROR_ARGUMENTS,
+           "library routine `transpose`: output: a scalar was given");
+    s = kw_library_transpose(lib, R, C, f32(NULL, R * C), f32(dt, R * C));
+    expect("transpose, a null buffer", s, KW_ERROR_NULL,
+           "library routine `transpose`: input: a null buffer");
+    s = kw_library_stencil3d(lib, NX, NY, NZ + 1, 0.5f, 0.25f, f32(dg, NX * NY * NZ),
+                             f32(dgo, NX * NY * NZ));
+    expect("stencil3d, a grid larger than the buffers", s, KW_ERROR_INVALID,
+           "library routine `stencil3d`: input (nx x ny x nz) holds 315 elements, the shape "
+           "needs 378");
+    s = kw_library_gemm(lib, M, NN, K, 1.0f, f32(dga, M * K), f32(dgb, K * NN), 0.0f,
+                        f32(dgc, M * NN - 1));
+    expect("gemm, c too short", s, KW_ERROR_INVALID,
+           "library routine `gemm`: c (m x n) holds 77 elements, the shape needs 78");
+    s = kw_library_convolution(lib, W, H, FW, FH, filt, f32(dimg, W * H), f32(dconv, W * H));
+    expect("convolution, an input without the halo", s, KW_ERROR_INVALID,
+           "library routine `convolution`: input");
+    s = kw_library_convolution(lib, 2, 2, 19, 1, wide, f32(dimg, 20 * 2), f32(dconv, 4));
+    expect("convolution, a filter too wide", s, KW_ERROR_INVALID,
+           "library routine `convolution`: a 19 x 1 filter");
+    s = kw_library_convolution(lib, W, H, FW, FH, NULL, f32(dimg, IW * IH), f32(dconv, W * H));
+    expect("convolution, a null filter", s, KW_ERROR_NULL, "filter");
+    s = kw_library_sum(lib, f32(dv, N), NULL);
+    expect("sum, a null result pointer", s, KW_ERROR_NULL, "kw_library_sum");
+    s = kw_library_sum(NULL, f32(dv, N), &total);
+    expect("sum, a null library", s, KW_ERROR_NULL, "a null kw_library handle");
+    s = kw_library_sum((const kw_library*)dev, f32(dv, N), &total);
+    expect("sum, a device handle for a library", s, KW_ERROR_HANDLE,
+           "a kw_device handle was given where a kw_library is expected");
+    kw_library_create(&freed, dev, NULL);
+    kw_library_free(freed);
+    s = kw_library_sum(freed, f32(dv, N), &total);
+    expect("sum, a freed library", s, KW_ERROR_HANDLE, "stale kw_library handle");
+    s = kw_library_create(&freed, NULL, NULL);
+    expect("create, a null device", s, KW_ERROR_NULL, "a null kw_device handle");
+    /* Nothing was launched by the failed calls: the convolution's output is unchanged. */
+    got = download(&app, dconv, W * H);
+    compare("outputs untouched by failed calls", got, want_c, W * H, 0.0f);
+    free(got);
+
+    expect("kw_library_free", kw_library_free(lib), KW_OK, NULL);
+    expect("kw_library_free(NULL)", kw_library_free(NULL), KW_OK, NULL);
+    kw_device_free(dev);
+    clReleaseMemObject(da); clReleaseMemObject(dt); clReleaseMemObject(dv);
+    clReleaseMemObject(dg); clReleaseMemObject(dgo); clReleaseMemObject(dga);
+    clReleaseMemObject(dgb); clReleaseMemObject(dgc); clReleaseMemObject(dimg);
+    clReleaseMemObject(dconv);
+    app_cl_close(&app);
+    printf("%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}

@@ -27,7 +27,12 @@
 
 pub mod defs;
 mod gemm;
+mod hotspot;
+mod nbody;
 pub mod reference;
+
+pub use hotspot::{HotspotCoefficients, HOTSPOT_OBJECTIVE};
+pub use nbody::{NbodyStep, FLOPS_PER_INTERACTION, FMA_PEAK_CHAINS};
 
 use crate::error::Error;
 use crate::kernel::WisdomKernel;

@@ -95,40 +95,44 @@ KW_KERNEL HOTSPOT_BOUNDS hotspot(KW_GLOBAL float* KW_RESTRICT dst,
     }
     KW_BARRIER();
 
+    // A loop of HALO steps (a multiple of loop_unroll_factor_t: unrolled exactly), the
+    // steps past `steps` skipped by the whole block.
     KW_UNROLL(loop_unroll_factor_t)
-    for (int s = 1; s <= steps; s++) {
-        const int cur = (s - 1) & 1;
-        // Step s computes what the remaining steps need: the output tile grown by steps - s.
-        const int grow = steps - s;
-        const int lo_x = HALO - grow;
-        const int hi_x = HALO + OUT_X + grow;
-        const int lo_y = HALO - grow;
-        const int hi_y = HALO + OUT_Y + grow;
-        for (int pj = 0; pj < PASSES_Y; pj++) {
-            const int j = ty + pj * block_size_y;
-            const int y = y0 + j;
-            for (int pi = 0; pi < PASSES_X; pi++) {
-                const int i = tx + pi * block_size_x;
-                const int x = x0 + i;
-                if (j >= lo_y && j < hi_y && i >= lo_x && i < hi_x && x >= 0 && x < nx &&
-                    y >= 0 && y < ny) {
-                    const float c = temp[cur][j][i];
-                    const float w = x > 0 ? temp[cur][j][i - 1] : c;
-                    const float e = x < nx - 1 ? temp[cur][j][i + 1] : c;
-                    const float n = y > 0 ? temp[cur][j - 1][i] : c;
-                    const float so = y < ny - 1 ? temp[cur][j + 1][i] : c;
+    for (int s = 1; s <= HALO; s++) {
+        if (s <= steps) {  // the same for the whole block: its barrier is reached by all
+            const int cur = (s - 1) & 1;
+            // Step s computes what the later steps need: the output tile grown by steps - s.
+            const int grow = steps - s;
+            const int lo_x = HALO - grow;
+            const int hi_x = HALO + OUT_X + grow;
+            const int lo_y = HALO - grow;
+            const int hi_y = HALO + OUT_Y + grow;
+            for (int pj = 0; pj < PASSES_Y; pj++) {
+                const int j = ty + pj * block_size_y;
+                const int y = y0 + j;
+                for (int pi = 0; pi < PASSES_X; pi++) {
+                    const int i = tx + pi * block_size_x;
+                    const int x = x0 + i;
+                    if (j >= lo_y && j < hi_y && i >= lo_x && i < hi_x && x >= 0 && x < nx &&
+                        y >= 0 && y < ny) {
+                        const float c = temp[cur][j][i];
+                        const float w = x > 0 ? temp[cur][j][i - 1] : c;
+                        const float e = x < nx - 1 ? temp[cur][j][i + 1] : c;
+                        const float n = y > 0 ? temp[cur][j - 1][i] : c;
+                        const float so = y < ny - 1 ? temp[cur][j + 1][i] : c;
 #if sh_power
-                    const float p = pow_tile[j][i];
+                        const float p = pow_tile[j][i];
 #else
-                    const float p = power[(long)y * nx + x];
+                        const float p = power[(long)y * nx + x];
 #endif
-                    temp[cur ^ 1][j][i] =
-                        c + step_div_cap * (p + (so + n - 2.0f * c) * ry_1 +
-                                            (e + w - 2.0f * c) * rx_1 + (amb_temp - c) * rz_1);
+                        temp[cur ^ 1][j][i] = c + step_div_cap * (p + (so + n - 2.0f * c) * ry_1 +
+                                                                  (e + w - 2.0f * c) * rx_1 +
+                                                                  (amb_temp - c) * rz_1);
+                    }
                 }
             }
+            KW_BARRIER();
         }
-        KW_BARRIER();
     }
 
     // The output tile: tile_size_x x tile_size_y cells per thread.

@@ -91,8 +91,18 @@ KW_KERNEL nbody(KW_GLOBAL float* KW_RESTRICT pos_out, KW_GLOBAL float* KW_RESTRI
         KW_BARRIER();
     }
 #else
-    KW_UNROLL(inner_unroll)
-    for (int j = 0; j < n; j++) {
+    // Unrolled by hand (a loop of unknown trip count): inner_unroll bodies at a time, then
+    // the rest one by one.
+    int j = 0;
+    for (; j + inner_unroll <= n; j += inner_unroll) {
+#pragma unroll
+        for (int q = 0; q < inner_unroll; q++) {
+            float4 b;
+            LOAD_BODY(b, pos, j + q);
+            INTERACT(b)
+        }
+    }
+    for (; j < n; j++) {
         float4 b;
         LOAD_BODY(b, pos, j);
         INTERACT(b)

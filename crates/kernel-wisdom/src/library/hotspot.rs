@@ -106,10 +106,11 @@ pub fn definition(backend: BackendKind) -> KernelBuilder {
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .restriction_text("block_size_x * block_size_y >= 32")
         .restriction_text("temporal_tiling_factor % loop_unroll_factor_t == 0")
+        // Static shared memory: at most 48 KiB in CUDA (more needs a dynamic allocation).
         .restriction_text(
             "(2 + sh_power) * 4 * (block_size_x * tile_size_x + 2 * temporal_tiling_factor) * \
              (block_size_y * tile_size_y + 2 * temporal_tiling_factor) <= \
-             device.max_shared_memory_per_block",
+             min(49152, device.max_shared_memory_per_block)",
         )
         .objective("Gcell-steps/s", HOTSPOT_OBJECTIVE, true)
         .problem_size([arg("nx"), arg("ny")])

@@ -1,4 +1,5 @@
 pub mod bench;
+mod bench_sim;
 pub mod cache;
 pub mod capture;
 pub mod capture_tables;

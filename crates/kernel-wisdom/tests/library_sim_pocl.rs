@@ -13,7 +13,9 @@ use kw_core::rng::Rng;
 
 /// `n` values in [lo, hi).
 fn uniform(rng: &mut Rng, n: usize, lo: f64, hi: f64) -> Vec<f32> {
-    (0..n).map(|_| (lo + rng.f64() * (hi - lo)) as f32).collect()
+    (0..n)
+        .map(|_| (lo + rng.f64() * (hi - lo)) as f32)
+        .collect()
 }
 
 /// Temperatures around Rodinia's (300-350 K) and powers in [0, 1) on nx x ny cells.
@@ -89,7 +91,11 @@ fn hotspot_every_configuration_of_a_reduced_space() {
         kernel
             .launch_with(&args, LaunchOptions::new().config(&config))
             .unwrap();
-        let steps = config.get("temporal_tiling_factor").unwrap().as_int().unwrap();
+        let steps = config
+            .get("temporal_tiling_factor")
+            .unwrap()
+            .as_int()
+            .unwrap();
         let got = out.to_vec().unwrap();
         let want = &wants[steps as usize];
         if let Some(m) = reference::hotspot_mismatch(&got, want, steps as usize) {
@@ -143,7 +149,10 @@ fn hotspot_routine_at_sizes_no_tile_divides() {
         .unwrap();
     assert!(ms > 0.0 && used == config, "{ms} ms, {{{used}}}");
     let want = reference::hotspot(&temp, &power, shape, 7, &k);
-    assert_eq!(reference::hotspot_mismatch(&out.to_vec().unwrap(), &want, 7), None);
+    assert_eq!(
+        reference::hotspot_mismatch(&out.to_vec().unwrap(), &want, 7),
+        None
+    );
     // Wrong lengths and an output that is an input: typed errors, nothing written.
     let twelve = DeviceBuffer::from_slice(d, &[7.0f32; 12]).unwrap();
     let other = DeviceBuffer::from_slice(d, &[1.0f32; 12]).unwrap();
@@ -309,6 +318,9 @@ fn fma_peak_does_the_fmas_it_counts() {
                 a
             })
             .sum();
-        assert!((g - want).abs() <= 1e-5 * want.abs(), "thread {i}: {g} vs {want}");
+        assert!(
+            (g - want).abs() <= 1e-5 * want.abs(),
+            "thread {i}: {g} vs {want}"
+        );
     }
 }

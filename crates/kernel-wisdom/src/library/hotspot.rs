@@ -224,7 +224,7 @@ impl Library {
         let other = scratch.as_ref().unwrap_or(temp_out);
         let (mut src, mut left, mut ms) = (temp_in, iterations, 0.0);
         for launch in 0..launches {
-            let dst = if (launches - 1 - launch) % 2 == 0 {
+            let dst = if (launches - 1 - launch).is_multiple_of(2) {
                 temp_out
             } else {
                 other

@@ -87,8 +87,8 @@ pub fn hotspot(
                 let n = if y > 0 { at(x, y - 1) } else { c };
                 let s = if y + 1 < ny { at(x, y + 1) } else { c };
                 let p = f64::from(power[y * nx + x]);
-                next[y * nx + x] = c
-                    + sdc * (p + (s + n - 2.0 * c) * ry + (e + w - 2.0 * c) * rx + (amb - c) * rz);
+                next[y * nx + x] = c + sdc
+                    * (p + (s + n - 2.0 * c) * ry + (e + w - 2.0 * c) * rx + (amb - c) * rz);
             }
         }
         std::mem::swap(&mut cur, &mut next);
@@ -106,7 +106,8 @@ pub fn hotspot_mismatch(got: &[f32], want: &[f32], iterations: usize) -> Option<
         .enumerate()
         .find(|(_, (&g, &w))| {
             let (g, w) = (f64::from(g), f64::from(w));
-            !((g - w).abs() <= rel * w.abs() + 1e-4)
+            let close = (g - w).abs() <= rel * w.abs() + 1e-4; // false for NaN
+            !close
         })
         .map(|(i, (g, w))| format!("cell {i}: {g} instead of {w}"))
         .or_else(|| {
@@ -187,7 +188,8 @@ pub fn nbody_mismatch(
             let tv = dt * damping * 1e-4 * want.scale + 1e-6 * want.vel[c].abs();
             (tv, dt * tv + 1e-6 * want.pos[c].abs())
         };
-        if !((gv - want.vel[c]).abs() <= tv && (gp - want.pos[c]).abs() <= tp) {
+        let close = (gv - want.vel[c]).abs() <= tv && (gp - want.pos[c]).abs() <= tp;
+        if !close {
             return Some(format!(
                 "body {i}, component {c}: position {gp} velocity {gv} instead of {} and {}",
                 want.pos[c], want.vel[c]

@@ -51,7 +51,10 @@ pub(super) fn hotspot(
         .iter()
         .map(|v| 325.0 + 25.0 * v)
         .collect();
-    let power: Vec<f32> = random(&mut rng, cells).iter().map(|v| 0.5 + 0.5 * v).collect();
+    let power: Vec<f32> = random(&mut rng, cells)
+        .iter()
+        .map(|v| 0.5 + 0.5 * v)
+        .collect();
     let k = HotspotCoefficients::rodinia_cells(shape);
     let (din, dp) = (
         DeviceBuffer::from_slice(d, &temp)?,
@@ -68,7 +71,8 @@ pub(super) fn hotspot(
     let mut times = Vec::with_capacity(opts.runs);
     let mut config = kernel.default_config().clone();
     for _ in 0..opts.runs.max(1) {
-        let (ms, used) = lib.hotspot_timed(shape, iterations, &k, &din, &dp, &out, given.as_ref())?;
+        let (ms, used) =
+            lib.hotspot_timed(shape, iterations, &k, &din, &dp, &out, given.as_ref())?;
         times.push(ms);
         config = used;
     }

@@ -18,6 +18,7 @@ use kw_core::buffer::DeviceBuffer;
 use kw_core::config::Config;
 use kw_core::device::BackendKind;
 use kw_core::expr::{arg, device, DeviceAttr};
+use std::sync::PoisonError;
 
 /// `kernels/library/hotspot.cl`.
 pub const HOTSPOT: &str = include_str!("../../../../kernels/library/hotspot.cl");
@@ -102,6 +103,8 @@ pub fn definition(backend: BackendKind) -> KernelBuilder {
     b.tune("sh_power", [0, 1], 0);
     if backend == BackendKind::Cuda {
         b.tune("blocks_per_sm", [0, 1, 2, 3, 4], 0);
+        // More blocks than a multiprocessor's 2,048 threads hold cannot be promised.
+        b.restriction_text("block_size_x * block_size_y * blocks_per_sm <= 2048");
     }
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .restriction_text("block_size_x * block_size_y >= 32")
@@ -148,7 +151,8 @@ impl Library {
     /// on an nx x ny grid (x fastest) heated by `power` (W per cell), with the constants
     /// `coefficients` ([`HotspotCoefficients::rodinia`] computes Rodinia's from the grid
     /// size). Any nx, ny and iterations (0 copies `temp_in`); `temp_in` is left as it was.
-    /// A scratch grid is allocated when more than one launch is needed. Wrong lengths, or
+    /// More than one launch needs a scratch grid: the library allocates one and keeps it for
+    /// the next call of the same size. Wrong lengths, or
     /// `temp_out` being `temp_in` or `power`, are [`Error::Shape`].
     pub fn hotspot(
         &self,
@@ -215,8 +219,17 @@ impl Library {
         };
         let per = steps_per_launch(&config);
         let launches = iterations.div_ceil(per).max(1);
+        // Taken out of the library while in use (a call beside this one allocates its own).
         let scratch = if launches > 1 {
-            Some(DeviceBuffer::<f32>::new(self.device.as_ref(), cells)?)
+            let kept = self
+                .scratch
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            match kept.filter(|b| b.len() == cells) {
+                Some(b) => Some(b),
+                None => Some(DeviceBuffer::<f32>::new(self.device.as_ref(), cells)?),
+            }
         } else {
             None
         };
@@ -250,6 +263,9 @@ impl Library {
             ms += kernel.launch_with(&args, options)?.device_ms.unwrap_or(0.0);
             left -= steps;
             src = dst;
+        }
+        if let Some(b) = scratch {
+            *self.scratch.lock().unwrap_or_else(PoisonError::into_inner) = Some(b);
         }
         Ok((ms, config))
     }

@@ -21,6 +21,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Besides these: [`Library::stencil3d`], [`Library::hotspot`] (Rodinia's thermal simulation,
+//! several time steps fused per launch) and [`Library::nbody`] (a step of the all-pairs n-body
+//! problem); `docs/library.md` lists every kernel, its parameters and its bound in `kw bench`.
+//!
 //! Each kernel is also a tuning benchmark: [`defs`] holds the definitions (`kw tune` tunes
 //! their captures; `KW_CAPTURE=kw_*` captures an application's calls), `reference` the CPU
 //! results they are checked against.
@@ -50,6 +54,8 @@ pub struct Library {
     kernels: Mutex<HashMap<&'static str, Arc<WisdomKernel>>>,
     /// `reduce_sum`'s one-element result buffer.
     scalar: Mutex<Option<DeviceBuffer<f32>>>,
+    /// `hotspot`'s scratch grid (kept for the next call of the same size).
+    scratch: Mutex<Option<DeviceBuffer<f32>>>,
 }
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
@@ -80,6 +86,7 @@ impl Library {
             wisdom_dir: None,
             kernels: Mutex::new(HashMap::new()),
             scalar: Mutex::new(None),
+            scratch: Mutex::new(None),
         }
     }
 

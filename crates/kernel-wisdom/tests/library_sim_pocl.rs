@@ -67,19 +67,8 @@ fn hotspot_every_configuration_of_a_reduced_space() {
         DeviceBuffer::from_slice(d, &power).unwrap(),
     );
     let out = DeviceBuffer::<f32>::new(d, temp.len()).unwrap();
-    let args = [
-        out.arg(),
-        dt.arg(),
-        dp.arg(),
-        37i32.into(),
-        23i32.into(),
-        5i32.into(), // more than any factor: each launch takes its factor's steps
-        k.step_div_cap.into(),
-        k.rx_1.into(),
-        k.ry_1.into(),
-        k.rz_1.into(),
-        k.amb_temp.into(),
-    ];
+    // 5 steps asked, more than any factor: each configuration takes its factor's steps.
+    let args = k.args([37, 23], 5, [&out, &dt, &dp]);
     let wants: Vec<Vec<f32>> = (0..=3)
         .map(|s| reference::hotspot(&temp, &power, shape, s, &k))
         .collect();
@@ -197,16 +186,7 @@ fn nbody_every_configuration_of_a_reduced_space() {
         DeviceBuffer::<f32>::new(d, 4 * n).unwrap(),
         DeviceBuffer::<f32>::new(d, 4 * n).unwrap(),
     );
-    let args = [
-        po.arg(),
-        vo.arg(),
-        dp.arg(),
-        dv.arg(),
-        (n as i32).into(),
-        step.dt.into(),
-        (step.softening * step.softening).into(),
-        step.damping.into(),
-    ];
+    let args = step.args(n as i32, [&dp, &dv], [&po, &vo]);
     let space = kernel.space().clone();
     let mut count = 0;
     for point in space.iter() {

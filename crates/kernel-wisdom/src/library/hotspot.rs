@@ -14,6 +14,7 @@ use super::{defs, expect_len, int, Library};
 use crate::builder::KernelBuilder;
 use crate::error::Error;
 use crate::LaunchOptions;
+use kw_core::backend::KernelArg;
 use kw_core::buffer::DeviceBuffer;
 use kw_core::config::Config;
 use kw_core::device::BackendKind;
@@ -86,6 +87,31 @@ impl HotspotCoefficients {
     pub fn rodinia_cells([nx, ny]: [usize; 2]) -> HotspotCoefficients {
         const CELL: f64 = 0.016 / 512.0;
         HotspotCoefficients::chip([nx, ny], nx as f64 * CELL, ny as f64 * CELL)
+    }
+}
+
+impl HotspotCoefficients {
+    /// The arguments of the `hotspot` kernel: `iterations` steps (at most the configuration's
+    /// `temporal_tiling_factor` are taken) from `src` into `dst` on an nx x ny grid.
+    pub fn args<'a>(
+        &self,
+        [nx, ny]: [i32; 2],
+        iterations: i32,
+        [dst, src, power]: [&'a DeviceBuffer<f32>; 3],
+    ) -> [KernelArg<'a>; 11] {
+        [
+            dst.arg(),
+            src.arg(),
+            power.arg(),
+            nx.into(),
+            ny.into(),
+            iterations.into(),
+            self.step_div_cap.into(),
+            self.rx_1.into(),
+            self.ry_1.into(),
+            self.rz_1.into(),
+            self.amb_temp.into(),
+        ]
     }
 }
 
@@ -243,19 +269,7 @@ impl Library {
                 other
             };
             let steps = left.min(per);
-            let args = [
-                dst.arg(),
-                src.arg(),
-                power.arg(),
-                x.into(),
-                y.into(),
-                int(R, "steps", steps)?.into(),
-                k.step_div_cap.into(),
-                k.rx_1.into(),
-                k.ry_1.into(),
-                k.rz_1.into(),
-                k.amb_temp.into(),
-            ];
+            let args = k.args([x, y], int(R, "steps", steps)?, [dst, src, power]);
             let mut options = LaunchOptions::new().config(&config);
             if timed {
                 options = options.timed();

@@ -6,6 +6,7 @@
 use super::{defs, expect_len, int, Library};
 use crate::builder::KernelBuilder;
 use crate::error::Error;
+use kw_core::backend::KernelArg;
 use kw_core::buffer::DeviceBuffer;
 use kw_core::device::BackendKind;
 use kw_core::expr::{arg, device, DeviceAttr};
@@ -92,6 +93,27 @@ pub fn fma_peak(backend: BackendKind) -> KernelBuilder {
     b
 }
 
+impl NbodyStep {
+    /// The arguments of the `nbody` kernel for n bodies (`n` must fit an `i32`).
+    pub fn args<'a>(
+        &self,
+        n: i32,
+        [pos, vel]: [&'a DeviceBuffer<f32>; 2],
+        [pos_out, vel_out]: [&'a DeviceBuffer<f32>; 2],
+    ) -> [KernelArg<'a>; 8] {
+        [
+            pos_out.arg(),
+            vel_out.arg(),
+            pos.arg(),
+            vel.arg(),
+            n.into(),
+            self.dt.into(),
+            (self.softening * self.softening).into(),
+            self.damping.into(),
+        ]
+    }
+}
+
 impl Library {
     /// One time step of `n` bodies: `pos` holds x, y, z and the mass of each body (4 floats
     /// a body), `vel` its velocity (x, y, z and a fourth value, kept); the new positions and
@@ -131,15 +153,7 @@ impl Library {
             });
         }
         let bodies = int(R, "n", n)?;
-        self.kernel(R)?.launch(&[
-            pos_out.arg(),
-            vel_out.arg(),
-            pos.arg(),
-            vel.arg(),
-            bodies.into(),
-            step.dt.into(),
-            (step.softening * step.softening).into(),
-            step.damping.into(),
-        ])
+        self.kernel(R)?
+            .launch(&step.args(bodies, [pos, vel], [pos_out, vel_out]))
     }
 }

@@ -154,16 +154,7 @@ pub(super) fn nbody(lib: &Library, n: usize, opts: &Opts) -> Result<Row> {
         DeviceBuffer::<f32>::new(d, 4 * n)?,
     );
     lib.nbody(n, &step, [&dp, &dv], [&po, &vo])?;
-    let args = [
-        po.arg(),
-        vo.arg(),
-        dp.arg(),
-        dv.arg(),
-        (n as i32).into(),
-        step.dt.into(),
-        (step.softening * step.softening).into(),
-        step.damping.into(),
-    ];
+    let args = step.args(n as i32, [&dp, &dv], [&po, &vo]);
     let (ms, config, sel) = time(&kernel, &[n as i64], &args, opts)?;
     // The timed configuration's result: every body at small n, 512 spread over large n.
     let (gp, gv) = (po.to_vec()?, vo.to_vec()?);

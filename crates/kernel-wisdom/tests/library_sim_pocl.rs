@@ -142,6 +142,11 @@ fn hotspot_routine_at_sizes_no_tile_divides() {
         reference::hotspot_mismatch(&out.to_vec().unwrap(), &want, 7),
         None
     );
+    // An empty grid: nothing to do.
+    let empty = DeviceBuffer::<f32>::new(d, 0).unwrap();
+    let empty_out = DeviceBuffer::<f32>::new(d, 0).unwrap();
+    lib.hotspot([0, 4], 3, &k, &empty, &empty, &empty_out)
+        .unwrap();
     // Wrong lengths and an output that is an input: typed errors, nothing written.
     let twelve = DeviceBuffer::from_slice(d, &[7.0f32; 12]).unwrap();
     let other = DeviceBuffer::from_slice(d, &[1.0f32; 12]).unwrap();
@@ -239,6 +244,13 @@ fn nbody_routine_at_sizes_no_tile_divides() {
         let (wp, _) = reference::nbody(&pos, &vel, &step);
         assert_eq!(wp.len(), gp.len());
     }
+    // No bodies: nothing to do.
+    let empty = DeviceBuffer::<f32>::new(d, 0).unwrap();
+    let (e1, e2) = (
+        DeviceBuffer::<f32>::new(d, 0).unwrap(),
+        DeviceBuffer::<f32>::new(d, 0).unwrap(),
+    );
+    lib.nbody(0, &step, [&empty, &empty], [&e1, &e2]).unwrap();
     // A lone body keeps its velocity: its pull on itself is zero.
     let one = DeviceBuffer::from_slice(d, &[0.5f32, 0.25, -1.0, 2.0]).unwrap();
     let v = DeviceBuffer::from_slice(d, &[1.0f32, 0.0, 0.0, 9.0]).unwrap();

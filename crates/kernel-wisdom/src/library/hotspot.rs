@@ -178,8 +178,8 @@ impl Library {
     /// `coefficients` ([`HotspotCoefficients::rodinia`] computes Rodinia's from the grid
     /// size). Any nx, ny and iterations (0 copies `temp_in`); `temp_in` is left as it was.
     /// More than one launch needs a scratch grid: the library allocates one and keeps it for
-    /// the next call of the same size. Wrong lengths, or
-    /// `temp_out` being `temp_in` or `power`, are [`Error::Shape`].
+    /// the next call of the same size. Wrong lengths, or `temp_out` being `temp_in` or
+    /// `power`, are [`Error::Shape`].
     pub fn hotspot(
         &self,
         shape: [usize; 2],

@@ -240,9 +240,6 @@ fn nbody_routine_at_sizes_no_tile_divides() {
                 panic!("n = {n}: {m}");
             }
         }
-        // The whole-array reference says the same.
-        let (wp, _) = reference::nbody(&pos, &vel, &step);
-        assert_eq!(wp.len(), gp.len());
     }
     // No bodies: nothing to do.
     let empty = DeviceBuffer::<f32>::new(d, 0).unwrap();

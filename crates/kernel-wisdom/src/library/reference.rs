@@ -156,18 +156,6 @@ pub fn nbody_body(pos: &[f32], vel: &[f32], i: usize, step: &super::NbodyStep) -
     out
 }
 
-/// One step of the all-pairs n-body problem for every body: the new positions and velocities
-/// (4 floats a body).
-pub fn nbody(pos: &[f32], vel: &[f32], step: &super::NbodyStep) -> (Vec<f32>, Vec<f32>) {
-    let (mut p, mut v) = (Vec::with_capacity(pos.len()), Vec::with_capacity(vel.len()));
-    for i in 0..pos.len() / 4 {
-        let b = nbody_body(pos, vel, i, step);
-        p.extend(b.pos.map(|x| x as f32));
-        v.extend(b.vel.map(|x| x as f32));
-    }
-    (p, v)
-}
-
 /// Whether a device's body `i` (`got_pos`, `got_vel`: its 4 floats each) matches
 /// [`nbody_body`] up to f32 rounding: the acceleration within 1e-4 of its scale, then
 /// 1e-6 relative; the fourth values exactly. Why not, if it does not.

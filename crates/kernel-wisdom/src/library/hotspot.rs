@@ -284,3 +284,36 @@ impl Library {
         Ok((ms, config))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::HotspotCoefficients;
+
+    fn close(a: f32, b: f64) -> bool {
+        (f64::from(a) - b).abs() <= 1e-6 * b.abs()
+    }
+
+    /// Rodinia's 512 x 512 input: Cap = 4.2725e-7, Rx = Ry = 10, Rz = 5120, step = 1.4583e-7.
+    #[test]
+    fn rodinia_constants_from_the_grid_size() {
+        let k = HotspotCoefficients::rodinia([512, 512]);
+        assert!(close(k.step_div_cap, 0.341_333_333_333), "{k:?}");
+        assert!(close(k.rx_1, 0.1) && close(k.ry_1, 0.1), "{k:?}");
+        assert!(close(k.rz_1, 1.0 / 5120.0), "{k:?}");
+        assert_eq!(k.amb_temp, 80.0);
+        // Stable (step_div_cap * 2 (rx_1 + ry_1) <= 1) up to about 1,400 cells a side.
+        let limit = |n| {
+            let k = HotspotCoefficients::rodinia([n, n]);
+            k.step_div_cap * 2.0 * (k.rx_1 + k.ry_1)
+        };
+        assert!(limit(1380) <= 1.0 && limit(1390) > 1.0);
+        // A wide grid: the cells are wider than high, so x conducts less.
+        let k = HotspotCoefficients::rodinia([256, 1024]);
+        assert!(k.rx_1 < k.ry_1, "{k:?}");
+        // rodinia_cells: Rodinia's 512 cells at every size.
+        let big = HotspotCoefficients::rodinia_cells([4096, 8192]);
+        let own = HotspotCoefficients::rodinia([512, 512]);
+        assert!(close(big.step_div_cap, f64::from(own.step_div_cap)));
+        assert!(close(big.rx_1, 0.1) && close(big.ry_1, 0.1) && close(big.rz_1, 1.0 / 5120.0));
+    }
+}

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{check_close, narrow, random_floats, stencil2d_every_configuration};
+use common::{check_close, cuda_device, narrow, random_floats, stencil2d_every_configuration};
 use kernel_wisdom::LaunchOptions;
 use kernel_wisdom::{
     demo_kernels, list_devices, open_default_device, open_device, BackendKind, DeviceBuffer,
@@ -14,32 +14,6 @@ use kernel_wisdom::{
 use kw_core::backend::Device;
 use kw_core::rng::Rng;
 use std::sync::Arc;
-
-/// The first CUDA device, or `None` after printing why the test is skipped.
-fn cuda_device(test: &str) -> Option<Arc<dyn Device>> {
-    let listed = list_devices().unwrap_or_default();
-    let Some(d) = listed.iter().find(|d| d.info.backend == BackendKind::Cuda) else {
-        let why = match kernel_wisdom::CudaBackend.devices_reason() {
-            Some(r) => r,
-            None => "no CUDA device".into(),
-        };
-        println!("SKIPPED: no CUDA driver ({test}: {why})");
-        return None;
-    };
-    Some(open_device(&DeviceSelector::Index(d.index)).expect("opening the CUDA device"))
-}
-
-/// Why the CUDA backend lists no device.
-trait Reason {
-    fn devices_reason(&self) -> Option<String>;
-}
-
-impl Reason for kernel_wisdom::CudaBackend {
-    fn devices_reason(&self) -> Option<String> {
-        use kw_core::backend::Backend;
-        self.devices().err().map(|e| e.to_string())
-    }
-}
 
 #[test]
 fn cuda_is_picked_when_available() {

@@ -7,13 +7,8 @@ mod common;
 
 use common::{check_close, cuda_device, narrow, random_floats, stencil2d_every_configuration};
 use kernel_wisdom::LaunchOptions;
-use kernel_wisdom::{
-    demo_kernels, list_devices, open_default_device, open_device, BackendKind, DeviceBuffer,
-    DeviceSelector, WisdomKernel,
-};
-use kw_core::backend::Device;
+use kernel_wisdom::{demo_kernels, open_default_device, BackendKind, DeviceBuffer, WisdomKernel};
 use kw_core::rng::Rng;
-use std::sync::Arc;
 
 #[test]
 fn cuda_is_picked_when_available() {

@@ -10,8 +10,15 @@
 //   KW_INLINE            a device function
 //   kw_atomic_add_f32(p, v)  *p += v atomically on a float in device memory
 //   KW_FMA(a, b, c)      a * b + c in one rounding (single precision)
+//   KW_RSQRT(x)          1 / sqrt(x) (single precision, the fast hardware approximation)
+//   KW_UNROLL(n)         `#pragma unroll n` before a loop, n a macro or a literal (1: none)
+//   KW_LAUNCH_BOUNDS(t, b)  CUDA's __launch_bounds__(t threads, b blocks per SM) after
+//                        KW_KERNEL; nothing in OpenCL (b = 0: none either)
 #ifndef KW_DIALECT_H
 #define KW_DIALECT_H
+
+#define KW_PRAGMA(text) _Pragma(#text)
+#define KW_UNROLL(n) KW_PRAGMA(unroll n)
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define KW_CUDA 1
@@ -22,6 +29,8 @@
 #define KW_RESTRICT __restrict__
 #define KW_INLINE __device__ __forceinline__
 #define KW_FMA(a, b, c) fmaf((a), (b), (c))
+#define KW_RSQRT(x) rsqrtf(x)
+#define KW_LAUNCH_BOUNDS(t, b) __launch_bounds__((t), (b))
 #define KW_AXIS(v, a) ((a) == 0 ? (v).x : (a) == 1 ? (v).y : (v).z)
 #define KW_LID(a) ((int)KW_AXIS(threadIdx, a))
 #define KW_GROUP(a) ((int)KW_AXIS(blockIdx, a))
@@ -37,6 +46,8 @@ KW_INLINE void kw_atomic_add_f32(float* p, float v) { atomicAdd(p, v); }
 #define KW_RESTRICT restrict
 #define KW_INLINE inline
 #define KW_FMA(a, b, c) fma((a), (b), (c))
+#define KW_RSQRT(x) rsqrt(x)
+#define KW_LAUNCH_BOUNDS(t, b)
 #define KW_LID(a) ((int)get_local_id(a))
 #define KW_GROUP(a) ((int)get_group_id(a))
 #define KW_LSIZE(a) ((int)get_local_size(a))

@@ -353,6 +353,18 @@ int kw_library_gemm(const kw_library* library, size_t m, size_t n, size_t k, flo
 int kw_library_convolution(const kw_library* library, size_t width, size_t height,
                            size_t filter_width, size_t filter_height, const float* filter,
                            kw_arg input, kw_arg output);
+/* temp_out = iterations steps of Rodinia's hotspot on an nx x ny grid (x fastest) from
+ * temp_in with power (all nx x ny floats; temp_in is not written): per step
+ * t' = t + step_div_cap (p + (s + n - 2t) ry_1 + (e + w - 2t) rx_1 + (amb_temp - t) rz_1),
+ * a neighbour outside the grid being the cell itself. */
+int kw_library_hotspot(const kw_library* library, size_t nx, size_t ny, size_t iterations,
+                       float step_div_cap, float rx_1, float ry_1, float rz_1, float amb_temp,
+                       kw_arg temp_in, kw_arg power, kw_arg temp_out);
+/* One all-pairs n-body step: pos and vel hold 4 floats a body (x, y, z, mass; velocity x, y,
+ * z and a value kept); accelerations with softening (> 0), then v' = (v + a dt) damping,
+ * x' = x + v' dt, into pos_out and vel_out (other buffers than the inputs). */
+int kw_library_nbody(const kw_library* library, size_t n, float dt, float softening,
+                     float damping, kw_arg pos, kw_arg vel, kw_arg pos_out, kw_arg vel_out);
 
 #ifdef __cplusplus
 } /* extern "C" */

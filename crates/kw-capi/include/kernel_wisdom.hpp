@@ -556,6 +556,23 @@ public:
                                              filter_height, filter.data(),
                                              detail::pack(input), detail::pack(output)));
     }
+    // temp_out = `iterations` steps of Rodinia's hotspot (see kw_library_hotspot).
+    template <typename T, typename P, typename O>
+    void hotspot(size_t nx, size_t ny, size_t iterations, float step_div_cap, float rx_1,
+                 float ry_1, float rz_1, float amb_temp, const T& temp_in, const P& power,
+                 const O& temp_out) const {
+        detail::check(kw_library_hotspot(h_.get(), nx, ny, iterations, step_div_cap, rx_1, ry_1,
+                                         rz_1, amb_temp, detail::pack(temp_in),
+                                         detail::pack(power), detail::pack(temp_out)));
+    }
+    // One n-body step (see kw_library_nbody).
+    template <typename P, typename V, typename PO, typename VO>
+    void nbody(size_t n, float dt, float softening, float damping, const P& pos, const V& vel,
+               const PO& pos_out, const VO& vel_out) const {
+        detail::check(kw_library_nbody(h_.get(), n, dt, softening, damping, detail::pack(pos),
+                                       detail::pack(vel), detail::pack(pos_out),
+                                       detail::pack(vel_out)));
+    }
     kw_library* get() const noexcept { return h_.get(); }
 
 private:

@@ -8,7 +8,7 @@
 //! the shape needs 15"); a buffer that is a scalar, of another type or null is
 //! `KW_ERROR_ARGUMENTS` / `KW_ERROR_NULL` naming the routine and the buffer.
 //!
-//! Adding a routine (e.g. hotspot, nbody): a `kw_library_NAME` function below that turns its
+//! Adding a routine: a `kw_library_NAME` function below that turns its
 //! `kw_arg`s into buffers with `buffers` and calls the Rust routine inside `call`; its
 //! declaration in `kernel_wisdom.h`; a method of `kw::Library` in `kernel_wisdom.hpp`; a
 //! call checked in `tests/c/library.c` and `tests/c/library.cpp`.
@@ -19,7 +19,7 @@ use crate::handles::{Kind, Registry};
 use crate::kernel::raw_buffer;
 use crate::status::{guard, CError, Status};
 use crate::types::{KwArg, ARG_BUFFER, TYPES};
-use kernel_wisdom::library::Library;
+use kernel_wisdom::library::{HotspotCoefficients, Library, NbodyStep};
 use kernel_wisdom::{DeviceBuffer, ScalarType};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -224,6 +224,73 @@ pub unsafe extern "C" fn kw_library_convolution(
             let [i, o] =
                 unsafe { buffers(l, "convolution", ["input", "output"], [input, output]) }?;
             Ok(l.convolution([width, height], [filter_width, filter_height], f, &i, &o)?)
+        })
+    })
+}
+
+/// `kw_library_hotspot`: `iterations` steps of Rodinia's hotspot on an nx x ny grid (x
+/// fastest) from `temp_in` with `power`, the result in `temp_out` (`temp_in` is not written);
+/// the five coefficients of Rodinia's update (`HotspotCoefficients`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature: sizes, coefficients and buffers
+pub unsafe extern "C" fn kw_library_hotspot(
+    lib: *const c_void,
+    nx: usize,
+    ny: usize,
+    iterations: usize,
+    step_div_cap: f32,
+    rx_1: f32,
+    ry_1: f32,
+    rz_1: f32,
+    amb_temp: f32,
+    temp_in: KwArg,
+    power: KwArg,
+    temp_out: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            let names = ["temp_in", "power", "temp_out"];
+            // SAFETY: as the header requires.
+            let [t, p, o] = unsafe { buffers(l, "hotspot", names, [temp_in, power, temp_out]) }?;
+            let k = HotspotCoefficients {
+                step_div_cap,
+                rx_1,
+                ry_1,
+                rz_1,
+                amb_temp,
+            };
+            Ok(l.hotspot([nx, ny], iterations, &k, &t, &p, &o)?)
+        })
+    })
+}
+
+/// `kw_library_nbody`: one step of n bodies (4 floats each: x, y, z, mass; velocities x, y,
+/// z and a kept fourth value) from `pos`, `vel` into `pos_out`, `vel_out`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature: sizes, scalars and buffers
+pub unsafe extern "C" fn kw_library_nbody(
+    lib: *const c_void,
+    n: usize,
+    dt: f32,
+    softening: f32,
+    damping: f32,
+    pos: KwArg,
+    vel: KwArg,
+    pos_out: KwArg,
+    vel_out: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            let names = ["pos", "vel", "pos_out", "vel_out"];
+            // SAFETY: as the header requires.
+            let [p, v, po, vo] =
+                unsafe { buffers(l, "nbody", names, [pos, vel, pos_out, vel_out]) }?;
+            let step = NbodyStep {
+                dt,
+                softening,
+                damping,
+            };
+            Ok(l.nbody(n, &step, [&p, &v], [&po, &vo])?)
         })
     })
 }

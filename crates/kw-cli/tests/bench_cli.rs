@@ -1,7 +1,8 @@
 //! `kw bench --small --json` on PoCL (issue 29): every library kernel at its small sizes,
 //! verified against the CPU reference, with a throughput and the percentage of the copy
 //! bandwidth measured in the same run (gemm: GFLOP/s, and no cuBLAS bound on a CPU device,
-//! saying why); an unknown kernel is refused by name.
+//! saying why; nbody: GFLOP/s against the FP32 peak measured in the same run); an unknown
+//! kernel is refused by name.
 
 use std::process::Command;
 
@@ -35,6 +36,8 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
         [
             "convolution",
             "gemm",
+            "hotspot",
+            "nbody",
             "reduce_sum",
             "stencil3d",
             "transpose"
@@ -51,6 +54,13 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
                 "{r}"
             );
             assert_eq!(r["no_bound_because"], "not a CUDA device");
+            continue;
+        }
+        if r["kernel"] == "nbody" {
+            assert_eq!(r["unit"], "GFLOP/s");
+            assert_eq!(r["bound_kind"], "measured FP32 FMA peak");
+            let pct = r["percent_of_bound"].as_f64().unwrap();
+            assert!(pct > 0.0 && pct.is_finite(), "{r}");
             continue;
         }
         assert_eq!(r["unit"], "GB/s");
@@ -125,8 +135,31 @@ fn given_sizes_and_a_given_configuration() {
         let config = r["config"].as_str().unwrap();
         assert!(config.starts_with("MWG=32,NWG=16,"), "{config}");
     }
+    // hotspot: nx x ny x iterations; 7 steps with a given factor of 3 take 3 + 3 + 1.
+    let out = kw(&[
+        "bench",
+        "hotspot",
+        "--size",
+        "19x11x7",
+        "--json",
+        "--runs",
+        "2",
+        "--config",
+        "temporal_tiling_factor=3,sh_power=1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let row: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(row["size"], serde_json::json!([19, 11, 7]));
+    assert_eq!(row["verified"], true, "{row}");
+    assert!(row["config"]
+        .as_str()
+        .unwrap()
+        .contains("temporal_tiling_factor=3"));
     for (args, want) in [
         (vec!["bench", "gemm", "--size", "128x64"], "gemm takes 3"),
+        (vec!["bench", "nbody", "--size", "64x2"], "nbody takes 1"),
         (
             vec!["bench", "gemm", "transpose", "--size", "8x8"],
             "exactly one kernel",

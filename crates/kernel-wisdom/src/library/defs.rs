@@ -95,12 +95,18 @@ pub const KERNELS: &[&str] = &[
     "stencil3d",
     "gemm",
     "convolution",
+    "hotspot",
+    "nbody",
 ];
 
-/// Kernels the routines use besides their own: `copy_pad` (gemm's padding).
-pub const HELPERS: &[&str] = &["copy_pad"];
+/// Kernels the routines use besides their own: `copy_pad` (gemm's padding); `fma_peak`
+/// (`kw bench`'s measured FP32 peak, the n-body's bound).
+pub const HELPERS: &[&str] = &["copy_pad", "fma_peak"];
 
-fn builder(name: &str, file: &str, text: &str, backend: BackendKind) -> KernelBuilder {
+pub use super::hotspot::definition as hotspot;
+pub use super::nbody::{definition as nbody, fma_peak};
+
+pub(super) fn builder(name: &str, file: &str, text: &str, backend: BackendKind) -> KernelBuilder {
     let mut b = KernelBuilder::new(name, Source::text(file, text));
     b.backend(backend)
         .header("dialect.h", DIALECT_H)
@@ -117,6 +123,9 @@ pub fn definition(name: &str, backend: BackendKind) -> Result<KernelDef, Error> 
         "gemm" => gemm(backend).build(),
         "convolution" => convolution(backend, CONVOLUTION_FILTER).build(),
         "copy_pad" => copy_pad(backend).build(),
+        "hotspot" => hotspot(backend).build(),
+        "nbody" => nbody(backend).build(),
+        "fma_peak" => fma_peak(backend).build(),
         other => Err(Error::Shape {
             routine: "library",
             message: format!(

@@ -24,6 +24,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Besides these: [`Library::stencil3d`], [`Library::hotspot`] (Rodinia's thermal simulation,
+//! several time steps fused per launch) and [`Library::nbody`] (a step of the all-pairs n-body
+//! problem); `docs/library.md` lists every kernel, its parameters and its bound in `kw bench`.
+//!
 //! Each kernel is also a tuning benchmark: [`defs`] holds the definitions (`kw tune` tunes
 //! their captures; `KW_CAPTURE=kw_*` captures an application's calls), `reference` the CPU
 //! results they are checked against.
@@ -31,7 +35,12 @@
 mod convolution;
 pub mod defs;
 mod gemm;
+mod hotspot;
+mod nbody;
 pub mod reference;
+
+pub use hotspot::{HotspotCoefficients, HOTSPOT_OBJECTIVE};
+pub use nbody::{NbodyStep, FLOPS_PER_INTERACTION, FMA_PEAK_CHAINS};
 
 use crate::error::Error;
 use crate::kernel::WisdomKernel;
@@ -51,6 +60,8 @@ pub struct Library {
     scalar: Mutex<Option<DeviceBuffer<f32>>>,
     /// The convolution kernels, one per filter (width, height).
     convolutions: Mutex<HashMap<[usize; 2], Arc<convolution::Convolution>>>,
+    /// `hotspot`'s scratch grid (kept for the next call of the same size).
+    scratch: Mutex<Option<DeviceBuffer<f32>>>,
 }
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
@@ -90,6 +101,7 @@ impl Library {
             kernels: Mutex::new(HashMap::new()),
             scalar: Mutex::new(None),
             convolutions: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(None),
         }
     }
 

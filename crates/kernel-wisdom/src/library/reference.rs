@@ -102,3 +102,126 @@ pub fn convolution_at(
     }
     (sum, scale)
 }
+
+/// `iterations` steps of Rodinia's hotspot on an nx x ny grid (x fastest), in f64: a
+/// neighbour outside the grid is the cell itself (Rodinia's CUDA kernel).
+pub fn hotspot(
+    temp: &[f32],
+    power: &[f32],
+    [nx, ny]: [usize; 2],
+    iterations: usize,
+    k: &super::HotspotCoefficients,
+) -> Vec<f32> {
+    let mut cur: Vec<f64> = temp.iter().map(|&v| f64::from(v)).collect();
+    let mut next = cur.clone();
+    let [sdc, rx, ry, rz, amb] =
+        [k.step_div_cap, k.rx_1, k.ry_1, k.rz_1, k.amb_temp].map(f64::from);
+    for _ in 0..iterations {
+        for y in 0..ny {
+            for x in 0..nx {
+                let at = |x: usize, y: usize| cur[y * nx + x];
+                let c = at(x, y);
+                let w = if x > 0 { at(x - 1, y) } else { c };
+                let e = if x + 1 < nx { at(x + 1, y) } else { c };
+                let n = if y > 0 { at(x, y - 1) } else { c };
+                let s = if y + 1 < ny { at(x, y + 1) } else { c };
+                let p = f64::from(power[y * nx + x]);
+                next[y * nx + x] = c + sdc
+                    * (p + (s + n - 2.0 * c) * ry + (e + w - 2.0 * c) * rx + (amb - c) * rz);
+            }
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    cur.into_iter().map(|v| v as f32).collect()
+}
+
+/// Whether a device's hotspot result `got` is `want` ([`hotspot`]'s) up to f32 rounding over
+/// `iterations` steps: `|got - want| <= 2e-6 (iterations + 1) |want| + 1e-4` per cell. The
+/// first cell that differs, if one does.
+pub fn hotspot_mismatch(got: &[f32], want: &[f32], iterations: usize) -> Option<String> {
+    let rel = 2e-6 * (iterations as f64 + 1.0);
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .find(|(_, (&g, &w))| {
+            let (g, w) = (f64::from(g), f64::from(w));
+            let close = (g - w).abs() <= rel * w.abs() + 1e-4; // false for NaN
+            !close
+        })
+        .map(|(i, (g, w))| format!("cell {i}: {g} instead of {w}"))
+        .or_else(|| {
+            (got.len() != want.len())
+                .then(|| format!("{} cells instead of {}", got.len(), want.len()))
+        })
+}
+
+/// One body after an n-body step, in f64.
+#[derive(Clone, Copy, Debug)]
+pub struct NbodyBody {
+    /// x, y, z and the mass.
+    pub pos: [f64; 4],
+    /// x, y, z and the fourth value (kept).
+    pub vel: [f64; 4],
+    /// The sum of the magnitudes of the acceleration's terms: what its rounding error in f32
+    /// is relative to.
+    pub scale: f64,
+}
+
+/// Body `i` after one step of the all-pairs n-body problem (`Library::nbody`), accumulated
+/// in f64; `pos` and `vel` hold 4 floats a body.
+pub fn nbody_body(pos: &[f32], vel: &[f32], i: usize, step: &super::NbodyStep) -> NbodyBody {
+    let p = |j: usize, c: usize| f64::from(pos[4 * j + c]);
+    let eps2 = f64::from(step.softening) * f64::from(step.softening);
+    let (mut a, mut scale) = ([0f64; 3], 0f64);
+    for j in 0..pos.len() / 4 {
+        let r = [p(j, 0) - p(i, 0), p(j, 1) - p(i, 1), p(j, 2) - p(i, 2)];
+        let d2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + eps2;
+        let s = p(j, 3) / (d2 * d2.sqrt());
+        for c in 0..3 {
+            a[c] += r[c] * s;
+        }
+        scale += (s * d2.sqrt()).abs();
+    }
+    let (dt, damping) = (f64::from(step.dt), f64::from(step.damping));
+    let mut out = NbodyBody {
+        pos: [0.0, 0.0, 0.0, p(i, 3)],
+        vel: [0.0, 0.0, 0.0, f64::from(vel[4 * i + 3])],
+        scale,
+    };
+    for c in 0..3 {
+        out.vel[c] = (f64::from(vel[4 * i + c]) + a[c] * dt) * damping;
+        out.pos[c] = p(i, c) + out.vel[c] * dt;
+    }
+    out
+}
+
+/// Whether a device's body `i` (`got_pos`, `got_vel`: its 4 floats each) matches
+/// [`nbody_body`] up to f32 rounding: the acceleration within 1e-4 of its scale, then
+/// 1e-6 relative; the fourth values exactly. Why not, if it does not.
+pub fn nbody_mismatch(
+    pos: &[f32],
+    vel: &[f32],
+    step: &super::NbodyStep,
+    i: usize,
+    [got_pos, got_vel]: [&[f32]; 2],
+) -> Option<String> {
+    let want = nbody_body(pos, vel, i, step);
+    let (dt, damping) = (f64::from(step.dt).abs(), f64::from(step.damping).abs());
+    for c in 0..4 {
+        let (gv, gp) = (f64::from(got_vel[c]), f64::from(got_pos[c]));
+        let (tv, tp) = if c == 3 {
+            (0.0, 0.0)
+        } else {
+            let tv = dt * damping * 1e-4 * want.scale + 1e-6 * want.vel[c].abs();
+            (tv, dt * tv + 1e-6 * want.pos[c].abs())
+        };
+        let close = (gv - want.vel[c]).abs() <= tv && (gp - want.pos[c]).abs() <= tp;
+        if !close {
+            return Some(format!(
+                "body {i}, component {c}: position {gp} velocity {gv} instead of {} and {}",
+                want.pos[c], want.vel[c]
+            ));
+        }
+    }
+    None
+}

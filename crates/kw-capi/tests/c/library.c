@@ -7,6 +7,8 @@
  *
  * Prints "ok NAME" per check, "FAIL NAME: ..." for one that went wrong, and "N failure(s)";
  * exit status 0 when every check passed, 77 when there is no PoCL platform. */
+#include <math.h>
+
 #include "kernel_wisdom.h"
 #include "pocl.h"
 
@@ -164,6 +166,84 @@ int main(int argc, char** argv) {
     got = download(&app, dconv, W * H);
     compare("convolution 20x9, filter 5x3", got, want_c, W * H, 0.0f);
     free(got);
+
+    /* hotspot: a uniform grid stays uniform (a neighbour outside is the cell itself), so
+     * every cell follows t' = t + sdc (p + (amb - t) rz) from t = 300 with p = 2. */
+    {
+        enum { HX = 19, HY = 7, STEPS = 5 };
+        float temp[HX * HY], pw[HX * HY], want_h[HX * HY];
+        double t = 300.0;
+        cl_mem dtemp, dpow, dhot;
+        for (i = 0; i < HX * HY; i++) {
+            temp[i] = 300.0f;
+            pw[i] = 2.0f;
+        }
+        for (i = 0; i < STEPS; i++) t = t + 0.5 * (2.0 + (80.0 - t) * 0.1);
+        for (i = 0; i < HX * HY; i++) want_h[i] = (float)t;
+        dtemp = upload(&app, temp, HX * HY);
+        dpow = upload(&app, pw, HX * HY);
+        dhot = app_buffer(&app, HX * HY * sizeof(float));
+        s = kw_library_hotspot(lib, HX, HY, STEPS, 0.5f, 0.3f, 0.2f, 0.1f, 80.0f,
+                               f32(dtemp, HX * HY), f32(dpow, HX * HY), f32(dhot, HX * HY));
+        expect("kw_library_hotspot", s, KW_OK, NULL);
+        got = download(&app, dhot, HX * HY);
+        compare("hotspot 19x7, 5 steps, uniform", got, want_h, HX * HY, 1e-3f);
+        free(got);
+        s = kw_library_hotspot(lib, HX, HY + 1, STEPS, 0.5f, 0.3f, 0.2f, 0.1f, 80.0f,
+                               f32(dtemp, HX * HY), f32(dpow, HX * HY), f32(dhot, HX * HY));
+        expect("hotspot, a grid larger than the buffers", s, KW_ERROR_INVALID,
+               "library routine `hotspot`");
+    }
+
+    /* nbody: 5 bodies, the step computed here in double. */
+    {
+        enum { NB = 5 };
+        float pos[4 * NB], vel[4 * NB], want_p[4 * NB], want_v[4 * NB];
+        const float dt = 0.01f, soft = 0.1f;
+        size_t b, j, c;
+        cl_mem dpos, dvel, dpo, dvo;
+        for (b = 0; b < NB; b++) {
+            pos[4 * b] = (float)b;
+            pos[4 * b + 1] = (float)(b * b % 3);
+            pos[4 * b + 2] = 0.5f * (float)b;
+            pos[4 * b + 3] = 1.0f + (float)b;
+            for (c = 0; c < 4; c++) vel[4 * b + c] = 0.1f * (float)c;
+        }
+        for (b = 0; b < NB; b++) {
+            double a[3] = {0, 0, 0};
+            for (j = 0; j < NB; j++) {
+                double r[3], d2 = (double)soft * soft, inv;
+                for (c = 0; c < 3; c++) {
+                    r[c] = (double)pos[4 * j + c] - pos[4 * b + c];
+                    d2 += r[c] * r[c];
+                }
+                inv = pos[4 * j + 3] / (d2 * sqrt(d2));
+                for (c = 0; c < 3; c++) a[c] += r[c] * inv;
+            }
+            for (c = 0; c < 3; c++) {
+                want_v[4 * b + c] = (float)(vel[4 * b + c] + a[c] * dt);
+                want_p[4 * b + c] = (float)(pos[4 * b + c] + want_v[4 * b + c] * (double)dt);
+            }
+            want_v[4 * b + 3] = vel[4 * b + 3];
+            want_p[4 * b + 3] = pos[4 * b + 3];
+        }
+        dpos = upload(&app, pos, 4 * NB);
+        dvel = upload(&app, vel, 4 * NB);
+        dpo = app_buffer(&app, 4 * NB * sizeof(float));
+        dvo = app_buffer(&app, 4 * NB * sizeof(float));
+        s = kw_library_nbody(lib, NB, dt, soft, 1.0f, f32(dpos, 4 * NB), f32(dvel, 4 * NB),
+                             f32(dpo, 4 * NB), f32(dvo, 4 * NB));
+        expect("kw_library_nbody", s, KW_OK, NULL);
+        got = download(&app, dpo, 4 * NB);
+        compare("nbody 5 bodies: positions", got, want_p, 4 * NB, 1e-4f);
+        free(got);
+        got = download(&app, dvo, 4 * NB);
+        compare("nbody 5 bodies: velocities", got, want_v, 4 * NB, 1e-4f);
+        free(got);
+        s = kw_library_nbody(lib, NB, dt, soft, 1.0f, f32(dpos, 4 * NB), f32(dvel, 4 * NB),
+                             f32(dpo, 4 * NB - 1), f32(dvo, 4 * NB));
+        expect("nbody, pos_out too short", s, KW_ERROR_INVALID, "library routine `nbody`");
+    }
 
     /* Wrong lengths, types and handles: an error with its message, nothing launched. */
     s = kw_library_transpose(lib, 3, 5, f32(da, 12), f32(dt, 15));

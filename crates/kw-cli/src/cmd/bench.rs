@@ -4,7 +4,9 @@
 //! measured in the same run: the device-to-device copy bandwidth (the kernels are
 //! memory-bound; effective bytes: every input element read once and every output element
 //! written once), or for `gemm` cuBLAS SGEMM at the same shape (`kw_cuda::cublas`; the
-//! gemm's time is its kernel's plus the transpose of B the routine does first).
+//! gemm's time is its kernel's plus the transpose of B the routine does first). hotspot and
+//! nbody: see `bench/sim.rs` (hotspot against the copy bandwidth too; nbody against the
+//! single-precision peak measured in the same run).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -16,15 +18,16 @@ use kw_core::rng::Rng;
 use std::time::Instant;
 
 mod convolution;
+mod sim;
 
 /// Arguments of `kw bench`.
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json\n  kw bench gemm --size 2048x2048x2048 --config MWG=128,NWG=64"
+    after_help = "Examples:\n  kw bench\n  kw bench transpose --small --json\n  kw bench gemm --size 2048x2048x2048 --config MWG=128,NWG=64\n  kw bench hotspot --size 4096x4096x100"
 )]
 pub struct BenchArgs {
     /// Library kernels to run (default: all): transpose, reduce_sum, stencil3d, gemm,
-    /// convolution.
+    /// convolution, hotspot, nbody.
     kernels: Vec<String>,
     /// Sizes small enough for a CPU OpenCL device (PoCL) in CI.
     #[arg(long)]
@@ -39,8 +42,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10)]
     runs: usize,
     /// Sizes to run instead of the benchmark sizes (repeatable; one kernel only): `ROWSxCOLS`
-    /// (transpose), `N` (reduce_sum), `NXxNYxNZ` (stencil3d), `MxNxK` (gemm),
-    /// `WIDTHxHEIGHTxFWxFH` (convolution: output and filter sizes).
+    /// (transpose), `N` (reduce_sum, nbody), `NXxNYxNZ` (stencil3d), `MxNxK` (gemm),
+    /// `WIDTHxHEIGHTxFWxFH` (convolution: output and filter sizes), `NXxNYxITERATIONS` (hotspot).
     #[arg(long = "size", value_name = "AxBxC")]
     sizes: Vec<String>,
     /// Time this configuration (`name=value,...`, the rest the default's) instead of the one
@@ -50,28 +53,30 @@ pub struct BenchArgs {
 }
 
 /// How each kernel is timed.
-struct Opts {
-    runs: usize,
+pub(super) struct Opts {
+    pub(super) runs: usize,
     /// `--config`: a configuration to time instead of the selected one.
-    config: Option<String>,
+    pub(super) config: Option<String>,
+    /// `--small`: sizes for a CPU device.
+    pub(super) small: bool,
 }
 
 /// One kernel at one size.
-struct Row {
-    kernel: &'static str,
-    size: Vec<usize>,
-    verified: bool,
-    ms: f64,
-    /// GB/s, or GFLOP/s for gemm.
-    throughput: f64,
-    unit: &'static str,
+pub(super) struct Row {
+    pub(super) kernel: &'static str,
+    pub(super) size: Vec<usize>,
+    pub(super) verified: bool,
+    pub(super) ms: f64,
+    /// GB/s, or GFLOP/s for gemm and nbody.
+    pub(super) throughput: f64,
+    pub(super) unit: &'static str,
     /// The bound in the same unit, or why there is none.
-    bound: Result<f64, String>,
-    bound_kind: &'static str,
+    pub(super) bound: Result<f64, String>,
+    pub(super) bound_kind: &'static str,
     /// GFLOP/s besides a GB/s throughput (convolution).
-    gflops: Option<f64>,
-    config: Config,
-    step: String,
+    pub(super) gflops: Option<f64>,
+    pub(super) config: Config,
+    pub(super) step: String,
 }
 
 fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
@@ -111,15 +116,15 @@ fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
             vec![3000, 1000, 7, 7],
         ],
         ("convolution", true) => vec![vec![67, 45, 5, 5], vec![40, 31, 3, 7]],
-        _ => Vec::new(),
+        _ => sim::sizes(kernel, small),
     }
 }
 
-fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
+pub(super) fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| (rng.f64() * 2.0 - 1.0) as f32).collect()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
@@ -142,7 +147,7 @@ fn copy_bandwidth(device: &dyn Device, bytes: usize) -> Result<f64> {
 
 /// Times the configuration `kernel` selects at problem size `ps` (after the caller's first
 /// launch through `WisdomKernel::launch`, as an application's, which `KW_CAPTURE` captures).
-fn time(
+pub(super) fn time(
     kernel: &WisdomKernel,
     ps: &[i64],
     args: &[KernelArg<'_>],
@@ -184,6 +189,11 @@ fn bench_one(
     let (verified, ms, bytes, config, step) = match name {
         "gemm" => return bench_gemm(lib, kernel, [size[0], size[1], size[2]], opts),
         "convolution" => return convolution::bench(lib, size, opts, bound_gbs),
+        "hotspot" => {
+            let shape = [size[0], size[1], size[2]];
+            return sim::hotspot(lib, shape, opts, bound_gbs);
+        }
+        "nbody" => return sim::nbody(lib, size[0], opts),
         "transpose" => {
             let (rows, cols) = (size[0], size[1]);
             let input = random(&mut rng, rows * cols);
@@ -305,6 +315,7 @@ fn bench_gemm(
     let selected = Opts {
         runs: opts.runs,
         config: None,
+        small: opts.small,
     };
     let (transpose_ms, _, _) = time(&transpose, &[k as i64, n as i64], &targs, &selected)?;
     dc.fill(f32::NAN)?;
@@ -352,7 +363,7 @@ fn bench_gemm(
 /// The axes of a library kernel's size (`--size`).
 fn axes(kernel: &str) -> usize {
     match kernel {
-        "reduce_sum" => 1,
+        "reduce_sum" | "nbody" => 1,
         "transpose" => 2,
         "convolution" => 4,
         _ => 3,
@@ -428,6 +439,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let opts = Opts {
         runs: args.runs,
         config: args.config.clone(),
+        small: args.small,
     };
     let mut failed = false;
     for name in kernels {

@@ -67,7 +67,7 @@ pub fn cuda_device(test: &str) -> Option<Arc<dyn Device>> {
 }
 
 /// Why the CUDA backend lists no device.
-trait Reason {
+pub trait Reason {
     fn devices_reason(&self) -> Option<String>;
 }
 
@@ -165,30 +165,4 @@ pub fn stencil2d_every_configuration(
     }
     assert!(used_local, "the space covers the local-memory variant");
     times
-}
-
-/// The first CUDA device, or `None` after printing why the test is skipped.
-pub fn cuda_device(test: &str) -> Option<Arc<dyn Device>> {
-    let listed = list_devices().unwrap_or_default();
-    let Some(d) = listed.iter().find(|d| d.info.backend == BackendKind::Cuda) else {
-        let why = match kernel_wisdom::CudaBackend.devices_reason() {
-            Some(r) => r,
-            None => "no CUDA device".into(),
-        };
-        println!("SKIPPED: no CUDA driver ({test}: {why})");
-        return None;
-    };
-    Some(open_device(&DeviceSelector::Index(d.index)).expect("opening the CUDA device"))
-}
-
-/// Why the CUDA backend lists no device.
-pub trait Reason {
-    fn devices_reason(&self) -> Option<String>;
-}
-
-impl Reason for kernel_wisdom::CudaBackend {
-    fn devices_reason(&self) -> Option<String> {
-        use kw_core::backend::Backend;
-        self.devices().err().map(|e| e.to_string())
-    }
 }

@@ -51,7 +51,7 @@
         az[u] = KW_FMA(rz, s, az[u]);                                      \
     }
 
-KW_KERNEL nbody(KW_GLOBAL float* KW_RESTRICT pos_out, KW_GLOBAL float* KW_RESTRICT vel_out,
+KW_KERNEL KW_LAUNCH_BOUNDS(block_size_x, 1) nbody(KW_GLOBAL float* KW_RESTRICT pos_out, KW_GLOBAL float* KW_RESTRICT vel_out,
                 KW_GLOBAL const float* KW_RESTRICT pos, KW_GLOBAL const float* KW_RESTRICT vel,
                 const int n, const float dt, const float softening_sq, const float damping) {
     const int lid = KW_LID(0);

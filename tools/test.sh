@@ -49,6 +49,18 @@ case "$(tail -n 1 target/slurm-check.log)" in
   *) status=1; line="test result: FAILED. 0 passed; 1 failed; 0 ignored (tools/slurm-check.sh)" ;;
 esac
 echo "$line" | tee -a target/test.log
+# The online-tuning bench on PoCL (issue 32): a report, with no timed assertion (this machine's
+# load makes its times noisy: docs/measurements/online-tuning-pocl.txt); counted as one test
+# that passes when the bench runs to its end. About 20 s.
+echo "== online tuning bench (PoCL)"
+if cargo test -q -p kw-cli --bench online_tuning -- --launches 40000 --n 100003 --budget 6,8s \
+    --share 0.5 --repeats 1 2>&1 | grep -v '^  RESULT' | tee target/online-bench.log \
+    && grep -q '^total wall time of the loop' target/online-bench.log; then
+  line="test result: ok. 1 passed; 0 failed; 0 ignored (online tuning bench)"
+else
+  status=1; line="test result: FAILED. 0 passed; 1 failed; 0 ignored (online tuning bench)"
+fi
+echo "$line" | tee -a target/test.log
 # A summary line that CI reads: totals over every test binary.
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
 exit "$status"

@@ -153,6 +153,16 @@ pub enum PriorShare {
     Extra,
     /// Nothing until it has made this many evaluations of its own, then everything.
     Late(usize),
+    /// Everything, as `Extra`, while it pays: once `patience` of its own results after its
+    /// initial design in a row have not improved the best so far (prior results included),
+    /// the same strategy never told of the prior takes over for good; it was told the
+    /// initial design's results, and the told strategy's other results unless `forget`.
+    Trust {
+        /// Own results after the initial design without improvement before it takes over.
+        patience: usize,
+        /// The fallback is not told the told strategy's proposals after the design.
+        forget: bool,
+    },
 }
 
 impl Default for PriorParams {
@@ -192,11 +202,20 @@ impl PriorParams {
                         "blind" => PriorShare::Blind,
                         "design" => PriorShare::Design,
                         "extra" => PriorShare::Extra,
-                        _ => match v.strip_prefix("late").map(str::parse) {
-                            Some(Ok(n)) => PriorShare::Late(n),
+                        _ => match (
+                            v.strip_prefix("late").map(str::parse),
+                            v.strip_prefix("trust")
+                                .or_else(|| v.strip_prefix("forget"))
+                                .map(str::parse),
+                        ) {
+                            (Some(Ok(n)), _) => PriorShare::Late(n),
+                            (_, Some(Ok(patience))) => PriorShare::Trust {
+                                patience,
+                                forget: v.starts_with("forget"),
+                            },
                             _ => {
                                 return Err(format!(
-                                    "`{kv}`: share is `blind`, `design`, `extra` or `lateN`"
+                                    "`{kv}`: share is `blind`, `design`, `extra`, `lateN`, `trustN` or `forgetN`"
                                 ))
                             }
                         },

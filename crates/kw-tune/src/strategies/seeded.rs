@@ -30,12 +30,89 @@ pub struct Seeded {
     withheld: Vec<(Point, EvalResult)>,
     /// Its own results so far.
     own: usize,
+    /// [`PriorShare::Trust`]: the fallback when the told strategy stops paying.
+    trust: Option<Trust>,
+}
+
+/// [`PriorShare::Trust`]: the same strategy (same seed) never told of the prior, told the
+/// results of the shared initial design and of its own proposals, and of the told
+/// strategy's other proposals unless `forget`. It proposes for good once the told strategy's
+/// proposals after its initial design have failed `patience` times in a row to improve the
+/// best so far (prior results included).
+struct Trust {
+    blind: Box<dyn Strategy>,
+    patience: usize,
+    forget: bool,
+    /// The told strategy's initial design (its first own evaluations), shared.
+    design: usize,
+    best: f64,
+    /// Own results after the design since the best last improved.
+    stale: usize,
+    /// Points the blind strategy was told.
+    blind_told: HashSet<Point>,
+}
+
+impl Trust {
+    fn switched(&self) -> bool {
+        self.stale >= self.patience
+    }
+
+    /// A result: `own` when it is not a prior configuration's first result, `count` the own
+    /// results so far (this one included).
+    fn tell(
+        &mut self,
+        space: &TuningSpace,
+        point: &Point,
+        result: &EvalResult,
+        own: bool,
+        count: usize,
+    ) {
+        let improved = matches!(result, Ok(v) if *v < self.best);
+        if let Ok(v) = result {
+            self.best = self.best.min(*v);
+        }
+        if !own {
+            return;
+        }
+        let switched = self.switched();
+        if !switched && count > self.design {
+            self.stale = if improved { 0 } else { self.stale + 1 };
+        }
+        let shared = switched || count <= self.design || !self.forget;
+        if shared && self.blind_told.insert(point.clone()) {
+            self.blind.tell(space, point, result);
+        }
+    }
 }
 
 impl Seeded {
     /// `inner` seeded with `prior` (valid points of the space, best first), told of their
     /// results as `share` says.
     pub fn new(inner: Box<dyn Strategy>, prior: Vec<Point>, share: PriorShare) -> Seeded {
+        Seeded::with_blind(inner, None, prior, share)
+    }
+
+    /// Like [`Seeded::new`]; with [`PriorShare::Trust`], `blind` is the same strategy (same
+    /// seed), never told of the prior, that takes over when the told one stops paying
+    /// (without it, `Trust` is `Extra`).
+    pub fn with_blind(
+        inner: Box<dyn Strategy>,
+        blind: Option<Box<dyn Strategy>>,
+        prior: Vec<Point>,
+        share: PriorShare,
+    ) -> Seeded {
+        let trust = match (share, blind) {
+            (PriorShare::Trust { patience, forget }, Some(blind)) => Some(Trust {
+                design: inner.initial_design(),
+                blind,
+                patience,
+                forget,
+                best: f64::INFINITY,
+                stale: 0,
+                blind_told: HashSet::new(),
+            }),
+            _ => None,
+        };
         let mut queue = prior;
         queue.reverse();
         Seeded {
@@ -48,6 +125,7 @@ impl Seeded {
             inner_told: HashSet::new(),
             withheld: Vec::new(),
             own: 0,
+            trust,
         }
     }
 }
@@ -72,12 +150,16 @@ impl Strategy for Seeded {
                 return vec![p];
             }
         }
-        self.inner.ask(space, hint)
+        match &mut self.trust {
+            Some(t) if t.switched() => t.blind.ask(space, hint),
+            _ => self.inner.ask(space, hint),
+        }
     }
 
     fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
         let first = self.told.insert(point.clone());
-        if !self.prior.contains(point) || !first {
+        let own = !self.prior.contains(point) || !first;
+        if own {
             // Its own proposal (a prior point it proposed again is answered from the cache).
             if self.inner_told.insert(point.clone()) {
                 self.own += 1;
@@ -91,10 +173,15 @@ impl Strategy for Seeded {
                     self.inner_told.insert(point.clone());
                     self.inner.tell(space, point, result)
                 }
-                PriorShare::Extra => {
+                PriorShare::Extra | PriorShare::Trust { .. } => {
                     self.inner_told.insert(point.clone());
                     self.inner.tell_prior(space, point, result)
                 }
+            }
+        }
+        if let Some(t) = &mut self.trust {
+            if first || own {
+                t.tell(space, point, result, own, self.own);
             }
         }
         if let PriorShare::Late(after) = self.share {

@@ -157,12 +157,20 @@ pub enum PriorShare {
     /// initial design in a row have not improved the best so far (prior results included),
     /// the same strategy never told of the prior takes over for good; it was told the
     /// initial design's results, and the told strategy's other results unless `forget`.
-    Trust {
-        /// Own results after the initial design without improvement before it takes over.
-        patience: usize,
-        /// The fallback is not told the told strategy's proposals after the design.
-        forget: bool,
-    },
+    Trust(TrustSettings),
+}
+
+/// See [`PriorShare::Trust`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrustSettings {
+    /// The told strategy's results in a row (after the initial design) that do not improve
+    /// the best so far before the blind one takes over.
+    pub patience: usize,
+    /// The blind strategy is not told the told strategy's proposals (but the design).
+    pub forget: bool,
+    /// The told strategy counts the prior's results as its initial design; the blind one's
+    /// design is proposed by it, alternating with the told strategy's proposals.
+    pub mix: bool,
 }
 
 impl Default for PriorParams {
@@ -171,7 +179,11 @@ impl Default for PriorParams {
         PriorParams {
             take: 12,
             rank: PriorRank::RoundRobin,
-            share: PriorShare::Blind,
+            share: PriorShare::Trust(TrustSettings {
+                patience: 4,
+                forget: true,
+                mix: false,
+            }),
             feature: false,
         }
     }
@@ -206,16 +218,18 @@ impl PriorParams {
                             v.strip_prefix("late").map(str::parse),
                             v.strip_prefix("trust")
                                 .or_else(|| v.strip_prefix("forget"))
+                                .or_else(|| v.strip_prefix("mix"))
                                 .map(str::parse),
                         ) {
                             (Some(Ok(n)), _) => PriorShare::Late(n),
-                            (_, Some(Ok(patience))) => PriorShare::Trust {
+                            (_, Some(Ok(patience))) => PriorShare::Trust(TrustSettings {
                                 patience,
-                                forget: v.starts_with("forget"),
-                            },
+                                forget: !v.starts_with("trust"),
+                                mix: v.starts_with("mix"),
+                            }),
                             _ => {
                                 return Err(format!(
-                                    "`{kv}`: share is `blind`, `design`, `extra`, `lateN`, `trustN` or `forgetN`"
+                                    "`{kv}`: share is `blind`, `design`, `extra`, `lateN`, `trustN`, `forgetN` or `mixN`"
                                 ))
                             }
                         },

@@ -20,6 +20,7 @@ pub mod seeded;
 pub mod surrogate;
 pub mod tabu_greywolf;
 pub mod trees;
+mod trust;
 
 use crate::error::TuneError;
 use crate::strategy::Strategy;

@@ -6,8 +6,9 @@
 //! optimum the other GPUs rank near 400th, it then stayed at 0.70-0.75 of the optimum where it
 //! reaches 0.86 alone; `docs/strategies.md`).
 
+use super::trust::Trust;
 use crate::evaluator::EvalResult;
-use crate::prior::PriorShare;
+use crate::prior::{PriorShare, TrustSettings};
 use crate::strategy::Strategy;
 use kw_core::{space::Point, space::TuningSpace};
 use std::collections::HashSet;
@@ -34,57 +35,6 @@ pub struct Seeded {
     trust: Option<Trust>,
 }
 
-/// [`PriorShare::Trust`]: the same strategy (same seed) never told of the prior, told the
-/// results of the shared initial design and of its own proposals, and of the told
-/// strategy's other proposals unless `forget`. It proposes for good once the told strategy's
-/// proposals after its initial design have failed `patience` times in a row to improve the
-/// best so far (prior results included).
-struct Trust {
-    blind: Box<dyn Strategy>,
-    patience: usize,
-    forget: bool,
-    /// The told strategy's initial design (its first own evaluations), shared.
-    design: usize,
-    best: f64,
-    /// Own results after the design since the best last improved.
-    stale: usize,
-    /// Points the blind strategy was told.
-    blind_told: HashSet<Point>,
-}
-
-impl Trust {
-    fn switched(&self) -> bool {
-        self.stale >= self.patience
-    }
-
-    /// A result: `own` when it is not a prior configuration's first result, `count` the own
-    /// results so far (this one included).
-    fn tell(
-        &mut self,
-        space: &TuningSpace,
-        point: &Point,
-        result: &EvalResult,
-        own: bool,
-        count: usize,
-    ) {
-        let improved = matches!(result, Ok(v) if *v < self.best);
-        if let Ok(v) = result {
-            self.best = self.best.min(*v);
-        }
-        if !own {
-            return;
-        }
-        let switched = self.switched();
-        if !switched && count > self.design {
-            self.stale = if improved { 0 } else { self.stale + 1 };
-        }
-        let shared = switched || count <= self.design || !self.forget;
-        if shared && self.blind_told.insert(point.clone()) {
-            self.blind.tell(space, point, result);
-        }
-    }
-}
-
 impl Seeded {
     /// `inner` seeded with `prior` (valid points of the space, best first), told of their
     /// results as `share` says.
@@ -102,15 +52,7 @@ impl Seeded {
         share: PriorShare,
     ) -> Seeded {
         let trust = match (share, blind) {
-            (PriorShare::Trust { patience, forget }, Some(blind)) => Some(Trust {
-                design: inner.initial_design(),
-                blind,
-                patience,
-                forget,
-                best: f64::INFINITY,
-                stale: 0,
-                blind_told: HashSet::new(),
-            }),
+            (PriorShare::Trust(settings), Some(blind)) => Some(Trust::new(blind, settings)),
             _ => None,
         };
         let mut queue = prior;
@@ -151,8 +93,8 @@ impl Strategy for Seeded {
             }
         }
         match &mut self.trust {
-            Some(t) if t.switched() => t.blind.ask(space, hint),
-            _ => self.inner.ask(space, hint),
+            Some(t) => t.ask(&mut *self.inner, space, hint),
+            None => self.inner.ask(space, hint),
         }
     }
 
@@ -173,7 +115,11 @@ impl Strategy for Seeded {
                     self.inner_told.insert(point.clone());
                     self.inner.tell(space, point, result)
                 }
-                PriorShare::Extra | PriorShare::Trust { .. } => {
+                PriorShare::Trust(TrustSettings { mix: true, .. }) => {
+                    self.inner_told.insert(point.clone());
+                    self.inner.tell(space, point, result)
+                }
+                PriorShare::Extra | PriorShare::Trust(_) => {
                     self.inner_told.insert(point.clone());
                     self.inner.tell_prior(space, point, result)
                 }
@@ -181,7 +127,7 @@ impl Strategy for Seeded {
         }
         if let Some(t) = &mut self.trust {
             if first || own {
-                t.tell(space, point, result, own, self.own);
+                t.tell(space, point, result, own);
             }
         }
         if let PriorShare::Late(after) = self.share {

@@ -1,8 +1,9 @@
 //! Priors: results of the same kernel measured elsewhere (other devices, other problem sizes)
 //! that seed a search. A user tuning a kernel on a new GPU nearly always has such results:
 //! Kernel Tuner cache files, kw results logs, wisdom files. They do not replace the search:
-//! their best configurations, mapped into this space, are evaluated first and the strategy
-//! then runs as usual, knowing those results ([`crate::strategies::seeded`]).
+//! their best configurations, mapped into this space, are evaluated first; the strategy is
+//! told those results only while that pays in the run itself, and otherwise runs as without
+//! them ([`crate::strategies::seeded`], [`PriorShare::Trust`]).
 //!
 //! Parameters are matched by name. A prior's configuration with a value this space does not
 //! declare, or that breaks this space's restrictions, is ignored; a parameter the prior lacks
@@ -190,7 +191,9 @@ impl Default for PriorParams {
 }
 
 impl PriorParams {
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra` (for experiments; missing keys keep the defaults).
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1`
+    /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
+    /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {

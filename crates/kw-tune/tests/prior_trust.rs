@@ -60,14 +60,33 @@ struct Run {
     blind_arm: Vec<(Point, bool)>,
 }
 
+fn settings(patience: usize, forget: bool, mix: bool) -> TrustSettings {
+    TrustSettings {
+        patience,
+        forget,
+        mix,
+    }
+}
+
 /// Seeds `told_script` with the prior point 20 (value 2) and a blind fallback, both with a
 /// design of 3 (points 0, 1, 2, value 10 each); runs `steps` evaluations of `values`.
 fn run(told_script: Vec<Point>, values: &HashMap<u32, f64>, forget: bool, steps: usize) -> Run {
+    run_with(told_script, values, settings(4, forget, false), steps)
+}
+
+fn run_with(
+    told_script: Vec<Point>,
+    values: &HashMap<u32, f64>,
+    trust: TrustSettings,
+    steps: usize,
+) -> Run {
     let space = space();
     let (told, blind) = (Told::default(), Told::default());
     let design = points(0..3);
+    // With `mix` the told strategy has no design of its own (the prior is its design).
+    let own_design = if trust.mix { vec![] } else { design.clone() };
     let inner = Scripted {
-        script: design.iter().cloned().chain(told_script).collect(),
+        script: own_design.into_iter().chain(told_script).collect(),
         told: told.clone(),
         design: 3,
     };
@@ -76,11 +95,7 @@ fn run(told_script: Vec<Point>, values: &HashMap<u32, f64>, forget: bool, steps:
         told: blind.clone(),
         design: 3,
     };
-    let share = PriorShare::Trust(TrustSettings {
-        patience: 4,
-        forget,
-        mix: false,
-    });
+    let share = PriorShare::Trust(trust);
     let mut seeded = Seeded::with_blind(
         Box::new(inner),
         Some(Box::new(fallback)),
@@ -186,4 +201,26 @@ fn the_default_share_is_trust_and_parses() {
         })
     );
     assert!(PriorParams::parse("share=trustx").is_err());
+}
+
+/// With `mix`, the told strategy is told the prior as its own design and proposes right
+/// after it, alternating with the blind strategy's design; only its own proposals count
+/// towards the patience (here 2), and the blind strategy hears only of its design.
+#[test]
+fn mixed_the_design_alternates_with_the_told_strategy() {
+    let mut values: HashMap<u32, f64> = (21..30).map(|x| (x, 3.0)).collect();
+    values.insert(20, 2.0);
+    let r = run_with(points(21..30), &values, settings(2, true, true), 9);
+    assert_eq!(r.proposed, points([20, 21, 0, 22, 1, 2, 30, 31, 32]));
+    assert_eq!(r.told_arm[0], (vec![20], false), "the prior as its design");
+    let blind: Vec<Point> = r.blind_arm.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(blind, points([0, 1, 2, 30, 31, 32]));
+
+    // Paying (each proposal better than the last), it keeps every other proposal until the
+    // design is complete, then all of them.
+    let values: HashMap<u32, f64> = (20..30)
+        .map(|x| (x, 2.0 - 0.1 * f64::from(x - 20)))
+        .collect();
+    let r = run_with(points(21..30), &values, settings(2, true, true), 10);
+    assert_eq!(r.proposed, points([20, 21, 0, 22, 1, 23, 2, 24, 25, 26]));
 }

@@ -1,10 +1,11 @@
 //! A strategy seeded by a prior ([`crate::prior`]): the prior's best configurations, mapped
 //! into this space, are proposed first; then the strategy it wraps runs. What it is told of
-//! the prior's results is [`PriorShare`]: by default nothing (`Blind`), so it runs exactly as
-//! without a prior and a misleading prior costs only the evaluations it took (told, the
-//! default strategy's model and pack settle in the prior's basin: on convolution_A100, whose
-//! optimum the other GPUs rank near 400th, it then stayed at 0.70-0.75 of the optimum where it
-//! reaches 0.86 alone; `docs/strategies.md`).
+//! the prior's results is [`PriorShare`]. By default (`Trust`, see [`super::trust`]) it is
+//! told them and keeps proposing while its proposals improve the best so far; when they stop
+//! paying, the same strategy never told of the prior takes over. Told for good, the default
+//! strategy's model settles in the prior's basin where that basin is not the optimum's (on
+//! convolution_A100, whose optimum the other GPUs rank near 400th, it then stayed at
+//! 0.70-0.84 of the optimum where it reaches 0.84-0.95 alone; `docs/strategies.md`).
 
 use super::trust::Trust;
 use crate::evaluator::EvalResult;

@@ -181,9 +181,9 @@ impl Default for PriorParams {
             take: 12,
             rank: PriorRank::RoundRobin,
             share: PriorShare::Trust(TrustSettings {
-                patience: 4,
+                patience: 1,
                 forget: true,
-                mix: false,
+                mix: true,
             }),
             feature: false,
         }

@@ -154,10 +154,11 @@ pub enum PriorShare {
     Extra,
     /// Nothing until it has made this many evaluations of its own, then everything.
     Late(usize),
-    /// Everything, as `Extra`, while it pays: once `patience` of its own results after its
-    /// initial design in a row have not improved the best so far (prior results included),
-    /// the same strategy never told of the prior takes over for good; it was told the
-    /// initial design's results, and the told strategy's other results unless `forget`.
+    /// Everything, while it pays: once `patience` of its proposals (after its initial design)
+    /// in a row have not improved the best so far (prior results included), the same
+    /// strategy never told of the prior takes over for good; it knows the initial design's
+    /// results, and the told strategy's other results unless `forget` (the default, with
+    /// `mix` and patience 1: [`PriorParams::default`]).
     Trust(TrustSettings),
 }
 
@@ -175,7 +176,9 @@ pub struct TrustSettings {
 }
 
 impl Default for PriorParams {
-    /// The settings chosen by leave-one-device-out (`docs/strategies.md`).
+    /// The settings chosen by leave-one-device-out (`docs/strategies.md`): the 12 best
+    /// configurations (round robin over sources), then [`PriorShare::Trust`], mixed, with
+    /// patience 1 and `forget`.
     fn default() -> PriorParams {
         PriorParams {
             take: 12,

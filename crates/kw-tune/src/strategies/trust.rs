@@ -3,6 +3,12 @@
 //! prior takes over for good. Trust in the prior is decided by what the run itself sees: the
 //! told strategy keeps the lead only while its proposals keep improving the best so far
 //! (prior results included).
+//!
+//! With `mix` (the default) the told strategy counts the prior's results as its initial
+//! design and proposes right after them, alternating with the blind strategy's random
+//! design, so a good prior is exploited within the first evaluations. A prior of fewer
+//! configurations than the design (a wisdom record or two) leaves the told strategy with
+//! random proposals to make: they rarely improve, so the blind strategy soon takes over.
 
 use crate::evaluator::EvalResult;
 use crate::prior::TrustSettings;

@@ -113,11 +113,8 @@ impl Strategy for Seeded {
             match self.share {
                 PriorShare::Blind => {}
                 PriorShare::Late(_) => self.withheld.push((point.clone(), result.clone())),
-                PriorShare::Design => {
-                    self.inner_told.insert(point.clone());
-                    self.inner.tell(space, point, result)
-                }
-                PriorShare::Trust(TrustSettings { mix: true, .. }) => {
+                // The prior as its initial design.
+                PriorShare::Design | PriorShare::Trust(TrustSettings { mix: true, .. }) => {
                     self.inner_told.insert(point.clone());
                     self.inner.tell(space, point, result)
                 }
@@ -128,9 +125,7 @@ impl Strategy for Seeded {
             }
         }
         if let Some(t) = &mut self.trust {
-            if first || own {
-                t.tell(space, point, result, own);
-            }
+            t.tell(space, point, result, own);
         }
         if let PriorShare::Late(after) = self.share {
             if self.own >= after {

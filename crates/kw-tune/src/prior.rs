@@ -1,8 +1,9 @@
 //! Priors: results of the same kernel measured elsewhere (other devices, other problem sizes)
 //! that seed a search. A user tuning a kernel on a new GPU nearly always has such results:
 //! Kernel Tuner cache files, kw results logs, wisdom files. They do not replace the search:
-//! their best configurations, mapped into this space, are evaluated first and the strategy
-//! then runs as usual, knowing those results ([`crate::strategies::seeded`]).
+//! their best configurations, mapped into this space, are evaluated first; the strategy is
+//! told those results only while that pays in the run itself, and otherwise runs as without
+//! them ([`crate::strategies::seeded`], [`PriorShare::Trust`]).
 //!
 //! Parameters are matched by name. A prior's configuration with a value this space does not
 //! declare, or that breaks this space's restrictions, is ignored; a parameter the prior lacks
@@ -153,22 +154,49 @@ pub enum PriorShare {
     Extra,
     /// Nothing until it has made this many evaluations of its own, then everything.
     Late(usize),
+    /// Everything, while it pays: once `patience` of its proposals (after its initial design)
+    /// in a row have not improved the best so far (prior results included), the same
+    /// strategy never told of the prior takes over for good; it knows the initial design's
+    /// results, and the told strategy's other results unless `forget` (the default, with
+    /// `mix` and patience 1: [`PriorParams::default`]).
+    Trust(TrustSettings),
+}
+
+/// See [`PriorShare::Trust`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrustSettings {
+    /// The told strategy's results in a row (after the initial design) that do not improve
+    /// the best so far before the blind one takes over.
+    pub patience: usize,
+    /// The blind strategy is not told the told strategy's proposals (but the design).
+    pub forget: bool,
+    /// The told strategy counts the prior's results as its initial design; the blind one's
+    /// design is proposed by it, alternating with the told strategy's proposals.
+    pub mix: bool,
 }
 
 impl Default for PriorParams {
-    /// The settings chosen by leave-one-device-out (`docs/strategies.md`).
+    /// The settings chosen by leave-one-device-out (`docs/strategies.md`): the 12 best
+    /// configurations (round robin over sources), then [`PriorShare::Trust`], mixed, with
+    /// patience 1 and `forget`.
     fn default() -> PriorParams {
         PriorParams {
             take: 12,
             rank: PriorRank::RoundRobin,
-            share: PriorShare::Blind,
+            share: PriorShare::Trust(TrustSettings {
+                patience: 1,
+                forget: true,
+                mix: true,
+            }),
             feature: false,
         }
     }
 }
 
 impl PriorParams {
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra` (for experiments; missing keys keep the defaults).
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1`
+    /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
+    /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
@@ -192,11 +220,22 @@ impl PriorParams {
                         "blind" => PriorShare::Blind,
                         "design" => PriorShare::Design,
                         "extra" => PriorShare::Extra,
-                        _ => match v.strip_prefix("late").map(str::parse) {
-                            Some(Ok(n)) => PriorShare::Late(n),
+                        _ => match (
+                            v.strip_prefix("late").map(str::parse),
+                            v.strip_prefix("trust")
+                                .or_else(|| v.strip_prefix("forget"))
+                                .or_else(|| v.strip_prefix("mix"))
+                                .map(str::parse),
+                        ) {
+                            (Some(Ok(n)), _) => PriorShare::Late(n),
+                            (_, Some(Ok(patience))) => PriorShare::Trust(TrustSettings {
+                                patience,
+                                forget: !v.starts_with("trust"),
+                                mix: v.starts_with("mix"),
+                            }),
                             _ => {
                                 return Err(format!(
-                                    "`{kv}`: share is `blind`, `design`, `extra` or `lateN`"
+                                    "`{kv}`: share is `blind`, `design`, `extra`, `lateN`, `trustN`, `forgetN` or `mixN`"
                                 ))
                             }
                         },

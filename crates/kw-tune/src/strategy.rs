@@ -38,6 +38,12 @@ pub trait Strategy {
         self.tell(space, point, result);
     }
 
+    /// How many of its first own evaluations are its initial design (chosen without
+    /// looking at results); 0 by default.
+    fn initial_design(&self) -> usize {
+        0
+    }
+
     /// A prior's score of configurations (0 best, 1 worst), given before the first
     /// [`Strategy::ask`]: a model-based strategy may use it as a feature. Ignored by default.
     fn set_prior_scores(&mut self, scores: PriorScores) {

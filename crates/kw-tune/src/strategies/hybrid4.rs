@@ -356,6 +356,10 @@ impl Strategy for Hybrid4 {
         self.pack.told(memory, rng, point);
     }
 
+    fn initial_design(&self) -> usize {
+        self.base.params().initial
+    }
+
     fn set_prior_scores(&mut self, scores: crate::strategy::PriorScores) {
         self.base.set_prior_scores(scores);
     }

@@ -20,6 +20,7 @@ pub mod seeded;
 pub mod surrogate;
 pub mod tabu_greywolf;
 pub mod trees;
+mod trust;
 
 use crate::error::TuneError;
 use crate::strategy::Strategy;
@@ -164,8 +165,13 @@ pub fn create_seeded(
     if prior.points.is_empty() {
         return Ok(inner);
     }
-    Ok(Box::new(seeded::Seeded::new(
+    let blind = match prior.share {
+        crate::prior::PriorShare::Trust { .. } => Some(create(name, seed)?),
+        _ => None,
+    };
+    Ok(Box::new(seeded::Seeded::with_blind(
         inner,
+        blind,
         prior.points.clone(),
         prior.share,
     )))

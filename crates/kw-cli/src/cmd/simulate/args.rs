@@ -56,8 +56,9 @@ pub struct SimulateArgs {
     /// (leave-one-device-out), as with --prior.
     #[arg(long, requires = "suite", conflicts_with = "prior")]
     pub prior_family: bool,
-    /// How priors seed the search, for experiments: `take=N:rank=robin|mean`; several give
-    /// one row each (`NAME+prior(SETTINGS)`). Default: the chosen settings.
+    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN`
+    /// (docs/strategies.md); several give one row each (`NAME+prior(SETTINGS)`). Default: the
+    /// chosen settings.
     #[arg(long)]
     pub prior_settings: Vec<String>,
     /// With priors: skip the runs without them.

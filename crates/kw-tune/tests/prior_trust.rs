@@ -1,0 +1,216 @@
+//! Adaptive trust in a prior (`PriorShare::Trust`, the default): the strategy told of the
+//! prior's results keeps proposing only while its proposals improve the best so far; when
+//! they stop paying, the same strategy never told of the prior takes over, knowing the
+//! initial design but (with `forget`) not the told strategy's proposals in the prior's basin.
+
+use kw_core::space::{Parameter, Point, TuningSpace};
+use kw_tune::prior::{PriorParams, PriorShare, TrustSettings};
+use kw_tune::strategies::seeded::Seeded;
+use kw_tune::{EvalResult, Strategy};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// What a scripted strategy was told: `(point, told as a prior result)`.
+type Told = Rc<RefCell<Vec<(Point, bool)>>>;
+
+/// Proposes its script in order, skipping points it was told; records what it is told.
+struct Scripted {
+    script: Vec<Point>,
+    told: Told,
+    design: usize,
+}
+
+impl Strategy for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn ask(&mut self, _space: &TuningSpace, _hint: usize) -> Vec<Point> {
+        let told = self.told.borrow();
+        let next = self
+            .script
+            .iter()
+            .find(|p| told.iter().all(|(q, _)| q != *p))
+            .cloned();
+        next.into_iter().collect()
+    }
+    fn tell(&mut self, _space: &TuningSpace, point: &Point, _result: &EvalResult) {
+        self.told.borrow_mut().push((point.clone(), false));
+    }
+    fn tell_prior(&mut self, _space: &TuningSpace, point: &Point, _result: &EvalResult) {
+        self.told.borrow_mut().push((point.clone(), true));
+    }
+    fn initial_design(&self) -> usize {
+        self.design
+    }
+}
+
+fn points(xs: impl IntoIterator<Item = u32>) -> Vec<Point> {
+    xs.into_iter().map(|x| vec![x]).collect()
+}
+
+/// A space of one parameter `x` = 0..40.
+fn space() -> TuningSpace {
+    TuningSpace::new(vec![Parameter::new("x", 0..40i64)], vec![]).expect("space")
+}
+
+struct Run {
+    proposed: Vec<Point>,
+    told_arm: Vec<(Point, bool)>,
+    blind_arm: Vec<(Point, bool)>,
+}
+
+fn settings(patience: usize, forget: bool, mix: bool) -> TrustSettings {
+    TrustSettings {
+        patience,
+        forget,
+        mix,
+    }
+}
+
+/// Seeds `told_script` with the prior point 20 (value 2) and a blind fallback, both with a
+/// design of 3 (points 0, 1, 2, value 10 each); runs `steps` evaluations of `values`.
+fn run(told_script: Vec<Point>, values: &HashMap<u32, f64>, forget: bool, steps: usize) -> Run {
+    run_with(told_script, values, settings(4, forget, false), steps)
+}
+
+fn run_with(
+    told_script: Vec<Point>,
+    values: &HashMap<u32, f64>,
+    trust: TrustSettings,
+    steps: usize,
+) -> Run {
+    let space = space();
+    let (told, blind) = (Told::default(), Told::default());
+    let design = points(0..3);
+    // With `mix` the told strategy has no design of its own (the prior is its design).
+    let own_design = if trust.mix { vec![] } else { design.clone() };
+    let inner = Scripted {
+        script: own_design.into_iter().chain(told_script).collect(),
+        told: told.clone(),
+        design: 3,
+    };
+    let fallback = Scripted {
+        script: design.into_iter().chain(points(30..40)).collect(),
+        told: blind.clone(),
+        design: 3,
+    };
+    let share = PriorShare::Trust(trust);
+    let mut seeded = Seeded::with_blind(
+        Box::new(inner),
+        Some(Box::new(fallback)),
+        points([20]),
+        share,
+    );
+    let mut proposed = Vec::new();
+    for _ in 0..steps {
+        let p = seeded.ask(&space, 1).pop().expect("a proposal");
+        let value = values.get(&p[0]).copied().unwrap_or(10.0);
+        seeded.tell(&space, &p, &Ok(value));
+        proposed.push(p);
+    }
+    let told_arm = told.borrow().clone();
+    let blind_arm = blind.borrow().clone();
+    Run {
+        proposed,
+        told_arm,
+        blind_arm,
+    }
+}
+
+/// The told strategy searches the prior's basin (21..) without beating the prior's best:
+/// after 4 such proposals the blind strategy takes over for good. It never hears of the
+/// prior, and with `forget` not of the told strategy's proposals either, only of the design.
+#[test]
+fn a_prior_that_does_not_pay_is_dropped_for_the_blind_strategy() {
+    let mut values: HashMap<u32, f64> = (21..30).map(|x| (x, 3.0)).collect();
+    values.insert(20, 2.0);
+    let r = run(points(21..30), &values, true, 12);
+    assert_eq!(
+        r.proposed,
+        points([20, 0, 1, 2, 21, 22, 23, 24, 30, 31, 32, 33]),
+        "prior, design, 4 told proposals without improvement, then the blind strategy's"
+    );
+    assert_eq!(r.told_arm[0], (vec![20], true), "told the prior's result");
+    assert!(r.told_arm.iter().skip(1).all(|(_, prior)| !prior));
+    let blind: Vec<Point> = r.blind_arm.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(blind, points([0, 1, 2, 30, 31, 32, 33]));
+    assert!(r.blind_arm.iter().all(|(_, prior)| !prior));
+
+    // Without `forget` the blind strategy hears of the told strategy's proposals too (never
+    // of the prior), and takes over at the same point.
+    let r = run(points(21..30), &values, false, 10);
+    assert_eq!(r.proposed[8..], points([30, 31])[..]);
+    let blind: Vec<Point> = r.blind_arm.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(blind, points([0, 1, 2, 21, 22, 23, 24, 30, 31]));
+}
+
+/// The told strategy's proposals near the prior's best keep improving on it (values 1.9,
+/// 1.8, ... against the prior's 2.0): it keeps the lead, and the blind strategy never
+/// proposes; an improvement after 3 stale proposals resets the count.
+#[test]
+fn a_prior_that_pays_keeps_the_told_strategy() {
+    let mut values: HashMap<u32, f64> = (21..30)
+        .map(|x| (x, 2.0 - 0.1 * f64::from(x - 20)))
+        .collect();
+    values.insert(20, 2.0);
+    let r = run(points(21..30), &values, true, 13);
+    assert_eq!(
+        r.proposed,
+        points([20, 0, 1, 2, 21, 22, 23, 24, 25, 26, 27, 28, 29])
+    );
+    let blind: Vec<Point> = r.blind_arm.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(blind, points([0, 1, 2]), "only the design");
+
+    // 3 stale proposals (values 3.0), then one that beats the prior: still the told one.
+    let mut values: HashMap<u32, f64> = (21..24).map(|x| (x, 3.0)).collect();
+    values.insert(20, 2.0);
+    values.insert(24, 1.5);
+    let r = run(points(21..30), &values, true, 12);
+    assert_eq!(
+        r.proposed[4..],
+        points([21, 22, 23, 24, 25, 26, 27, 28])[..]
+    );
+    // ...and 4 stale ones after it hand over.
+    let r = run(points(21..30), &values, true, 14);
+    assert_eq!(r.proposed[12..], points([30, 31])[..]);
+}
+
+/// The default seeds with trust, mixed, patience 1 (chosen by leave-one-device-out on
+/// seeds 100..159, `docs/strategies.md`); the settings parse.
+#[test]
+fn the_default_share_is_trust_and_parses() {
+    let want = PriorShare::Trust(settings(1, true, true));
+    assert_eq!(PriorParams::default().share, want);
+    assert_eq!(PriorParams::parse("share=mix1").expect("parse").share, want);
+    let p = PriorParams::parse("take=8:share=forget4").expect("parse");
+    assert_eq!(p.take, 8);
+    assert_eq!(p.share, PriorShare::Trust(settings(4, true, false)));
+    assert_eq!(
+        PriorParams::parse("share=trust8").expect("parse").share,
+        PriorShare::Trust(settings(8, false, false))
+    );
+    assert!(PriorParams::parse("share=trustx").is_err());
+}
+
+/// With `mix`, the told strategy is told the prior as its own design and proposes right
+/// after it, alternating with the blind strategy's design; only its own proposals count
+/// towards the patience (here 2), and the blind strategy hears only of its design.
+#[test]
+fn mixed_the_design_alternates_with_the_told_strategy() {
+    let mut values: HashMap<u32, f64> = (21..30).map(|x| (x, 3.0)).collect();
+    values.insert(20, 2.0);
+    let r = run_with(points(21..30), &values, settings(2, true, true), 9);
+    assert_eq!(r.proposed, points([20, 21, 0, 22, 1, 2, 30, 31, 32]));
+    assert_eq!(r.told_arm[0], (vec![20], false), "the prior as its design");
+    let blind: Vec<Point> = r.blind_arm.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(blind, points([0, 1, 2, 30, 31, 32]));
+
+    // Paying (each proposal better than the last), it keeps every other proposal until the
+    // design is complete, then all of them.
+    let values: HashMap<u32, f64> = (20..30)
+        .map(|x| (x, 2.0 - 0.1 * f64::from(x - 20)))
+        .collect();
+    let r = run_with(points(21..30), &values, settings(2, true, true), 10);
+    assert_eq!(r.proposed, points([20, 21, 0, 22, 1, 23, 2, 24, 25, 26]));
+}

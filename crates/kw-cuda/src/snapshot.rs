@@ -3,10 +3,10 @@
 
 use crate::error::api;
 use cudarc::driver::{result, sys, CudaContext, CudaEvent};
-use kw_core::backend::{check_range, host_vec, pieces, BackendError, Snapshot};
+use kw_core::backend::{
+    check_range, host_vec, pieces, BackendError, Snapshot, SNAPSHOT_READ_PIECE,
+};
 
-/// The most bytes one read-back transfer moves.
-const READ_PIECE: usize = 4 << 20;
 use std::sync::Arc;
 
 /// One copy: its device memory (from the stream-ordered allocator, or `cuMemAlloc` where
@@ -109,7 +109,7 @@ impl Snapshot for CudaSnapshot {
             let mut host = host_vec(c.bytes)?;
             // In pieces, each waited for: the application runs beside this read, and one
             // long transfer of a large buffer holds up its calls into the driver.
-            for (at, n) in pieces(0, c.bytes, READ_PIECE) {
+            for (at, n) in pieces(0, c.bytes, SNAPSHOT_READ_PIECE) {
                 // SAFETY: the range lies in the allocation and its copy is done; `host` stays
                 // borrowed until the stream is synchronised right after.
                 unsafe {

@@ -4,10 +4,10 @@
 use crate::error::api;
 use crate::memory::ClMemory;
 use crate::shared::Shared;
-use kw_core::backend::{check_range, host_vec, pieces, BackendError, Snapshot};
+use kw_core::backend::{
+    check_range, host_vec, pieces, BackendError, Snapshot, SNAPSHOT_READ_PIECE,
+};
 
-/// The most bytes one read-back transfer moves.
-const READ_PIECE: usize = 4 << 20;
 use opencl3::command_queue::{enqueue_copy_buffer, enqueue_read_buffer, CommandQueue};
 use opencl3::event::Event;
 use opencl3::types::{cl_command_queue, cl_event, cl_mem, CL_BLOCKING};
@@ -95,7 +95,7 @@ impl Snapshot for ClSnapshot {
             let mut host = host_vec(*bytes)?;
             // In pieces: the application runs beside this read, and one long transfer of a
             // large buffer holds up its own.
-            for (at, n) in pieces(0, *bytes, READ_PIECE) {
+            for (at, n) in pieces(0, *bytes, SNAPSHOT_READ_PIECE) {
                 // SAFETY: the range lies in the buffer; the read is blocking, so `host`
                 // outlives it.
                 let ev = unsafe {

@@ -22,15 +22,21 @@ pub fn set_gentle(bytes: usize) {
 }
 
 /// The piece size of shared mode for host transfers (0: off); see [`set_gentle`].
+/// `KW_GENTLE_CHUNK` is read once, at the first call.
 pub fn gentle_chunk() -> usize {
-    match std::env::var("KW_GENTLE_CHUNK")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-    {
-        Some(bytes) => bytes,
-        None => GENTLE_CHUNK.load(Ordering::Relaxed),
-    }
+    static FROM_ENV: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let from_env = FROM_ENV.get_or_init(|| {
+        std::env::var("KW_GENTLE_CHUNK")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    });
+    from_env.unwrap_or_else(|| GENTLE_CHUNK.load(Ordering::Relaxed))
 }
+
+/// The most bytes one transfer of a capture's read-back moves (`Snapshot::read`): the
+/// application runs beside that read, and one long transfer of a large buffer holds up its
+/// own calls into the driver.
+pub const SNAPSHOT_READ_PIECE: usize = 4 << 20;
 
 /// The pieces `(offset, bytes)` of a transfer of `bytes` from `offset` in pieces of at most
 /// `chunk` bytes (one piece when `chunk` is 0).

@@ -29,7 +29,9 @@ pub(crate) mod memory;
 pub use args::{KernelArg, Mem, Queue, RawHandle, RawMem, RawQueue};
 pub use compile_request::CompileRequest;
 pub use error::BackendError;
-pub use memory::{check_range, gentle_chunk, pieces, set_gentle, DeviceMemory};
+pub use memory::{
+    check_range, gentle_chunk, pieces, set_gentle, DeviceMemory, SNAPSHOT_READ_PIECE,
+};
 
 use crate::device::{BackendKind, DeviceInfo};
 use crate::kernel_def::eval::Geometry;

@@ -11,7 +11,9 @@
 //! cannot be read or is not valid, and an invalid record, is reported once and skipped. `KW_DEVICE_NAME` makes the selection use another device name
 //! (the wisdom of a similar GPU). `KW_LOG=debug` prints every selection and its reasons.
 
-use kw_core::wisdom::{explain, find_wisdom_files, select, Query, Selection, Step, WisdomRecord};
+use kw_core::wisdom::{
+    explain, find_wisdom_files, select_filling, Query, Selection, Step, WisdomRecord,
+};
 use kw_core::{config::Config, device::DeviceInfo, space::TuningSpace};
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,10 @@ use std::path::{Path, PathBuf};
 pub const WISDOM_PATH_ENV: &str = "KW_WISDOM_PATH";
 /// Overrides the device name used for selection.
 pub const DEVICE_NAME_ENV: &str = "KW_DEVICE_NAME";
+
+/// The share of a device's compute units a configuration keeps busy at a problem size
+/// ([`kw_core::wisdom::Fill`], for a configuration).
+pub type ConfigFill<'a> = dyn Fn(&Config, &[i64]) -> Option<f64> + 'a;
 
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
@@ -194,19 +200,39 @@ impl WisdomSource {
         problem_size: &[i64],
         valid: &dyn Fn(&Config) -> Result<(), String>,
     ) -> Choice {
+        self.choose_filling(problem_size, valid, None)
+    }
+
+    /// [`WisdomSource::choose_where`] with the fill rule of [`kw_core::wisdom::select_filling`]:
+    /// `fill` says what fraction of the device's compute units a configuration keeps busy at a
+    /// problem size (`None`: unknown). The runtime passes its kernel's launch geometry.
+    pub fn choose_filling(
+        &self,
+        problem_size: &[i64],
+        valid: &dyn Fn(&Config) -> Result<(), String>,
+        fill: Option<&ConfigFill<'_>>,
+    ) -> Choice {
+        let record_fill = fill.map(|f| move |r: &WisdomRecord, size: &[i64]| f(&r.config, size));
         let mut query = self.query.clone();
         query.problem_size = problem_size.to_vec();
         // The file whose best match comes at the earliest step; the earlier file on ties.
         let mut best: Option<(usize, Selection)> = None;
         for (fi, file) in self.files.iter().enumerate() {
             let mut index = 0;
-            let selection = select(&file.records, &query, |r| {
-                let u = file.usable[index].clone();
-                index += 1;
-                u.and_then(|()| {
-                    valid(&r.config).map_err(|why| format!("not valid at this launch: {why}"))
-                })
-            });
+            let selection = select_filling(
+                &file.records,
+                &query,
+                |r| {
+                    let u = file.usable[index].clone();
+                    index += 1;
+                    u.and_then(|()| {
+                        valid(&r.config).map_err(|why| format!("not valid at this launch: {why}"))
+                    })
+                },
+                record_fill
+                    .as_ref()
+                    .map(|f| f as &kw_core::wisdom::Fill<'_>),
+            );
             if debug_enabled() {
                 kw_core::diag::debug(
                     format!(

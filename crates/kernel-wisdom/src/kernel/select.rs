@@ -17,9 +17,29 @@ impl WisdomKernel {
     /// records whose configuration is not valid at that size are skipped.
     pub fn choice(&self, problem_size: &[i64]) -> Choice {
         let ps = three_axes(problem_size);
-        self.wisdom().choose_where(problem_size, &|c| {
-            self.valid_at(c, &ps, None).map_err(|e| e.to_string())
-        })
+        self.wisdom().choose_filling(
+            problem_size,
+            &|c| self.valid_at(c, &ps, None).map_err(|e| e.to_string()),
+            Some(&|c, size| self.fill(c, size)),
+        )
+    }
+
+    /// The fraction of the device's compute units that a launch of `config` at `size` gives at
+    /// least one block (`min(1, blocks / compute units)`), from the definition's launch
+    /// geometry; `None` when the geometry needs the launch's arguments or the device does not
+    /// say how many compute units it has. The wisdom's fill rule uses it
+    /// ([`kw_core::wisdom::select_filling`]).
+    pub(super) fn fill(&self, config: &Config, size: &[i64]) -> Option<f64> {
+        let units = self.device.info().compute_units;
+        if units == 0 {
+            return None;
+        }
+        let ps = three_axes(size);
+        let g = self
+            .evaluate(|def| def.geometry(config, &ps, None, Some(self.device.info())))
+            .ok()?;
+        let blocks: f64 = g.grid.iter().map(|&b| f64::from(b)).product();
+        Some((blocks / f64::from(units)).min(1.0))
     }
 
     /// The configuration for a problem size: an installed selector's answer if it gives one
@@ -53,10 +73,14 @@ impl WisdomKernel {
                 }
             }
         }
-        let choice = self.wisdom().choose_where(problem_size, &|c| {
-            self.valid_at(c, problem_size, args)
-                .map_err(|e| e.to_string())
-        });
+        let choice = self.wisdom().choose_filling(
+            problem_size,
+            &|c| {
+                self.valid_at(c, problem_size, args)
+                    .map_err(|e| e.to_string())
+            },
+            Some(&|c, size| self.fill(c, size)),
+        );
         if choice.record.is_some() {
             match self.validate(&choice.config) {
                 Ok(()) => return Ok((choice.config, choice.step == Step::ExactDeviceExactSize)),

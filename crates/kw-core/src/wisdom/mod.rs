@@ -11,7 +11,8 @@
 //! 5. the definition's default configuration.
 //!
 //! "Nearest" sums the per-dimension distances of the problem sizes on a log scale, so shape
-//! matters, not only the product. Records whose configuration is not valid in the current
+//! matters, not only the product. When the caller knows the kernel's launch geometry, a fill
+//! rule may prefer the second nearest record ([`select_filling`]). Records whose configuration is not valid in the current
 //! tuning space are skipped (the kernel changed), and a record can only select values that the
 //! application declared: wisdom is data, never code.
 
@@ -28,4 +29,6 @@ pub use record::{
     Confirmation, Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord,
     ORIGIN_ONLINE,
 };
-pub use select::{explain, log_distance, select, Query, Selection, Step};
+pub use select::{
+    explain, log_distance, select, select_filling, Fill, Query, Selection, Step, KEEP_FILL,
+};

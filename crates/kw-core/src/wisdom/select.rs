@@ -55,7 +55,21 @@ pub struct Selection {
     pub skipped: Vec<(usize, String)>,
     /// Per step 1-4: how many usable records matched it.
     pub candidates: [usize; 4],
+    /// Set when the nearest record was passed over because its configuration would leave
+    /// much of the device idle at this size ([`select_filling`]): what happened, in words.
+    pub fill_note: Option<String>,
 }
+
+/// How much of the device a record's configuration keeps busy at a problem size: the fraction
+/// of compute units (multiprocessors) that get at least one work-group, `min(1, blocks /
+/// compute units)`; `None` when unknown. The runtime computes it from the kernel's launch
+/// geometry ([`select_filling`]).
+pub type Fill<'a> = dyn Fn(&WisdomRecord, &[i64]) -> Option<f64> + 'a;
+
+/// A record's configuration "keeps its fill" at a size when it keeps at least this share of the
+/// fill it had at its own tuned size (below it, a large part of the device it was tuned to use
+/// would sit idle).
+pub const KEEP_FILL: f64 = 0.75;
 
 /// Distance between problem sizes: the sum over dimensions of `|ln a - ln b|` (missing
 /// dimensions count as 1; sizes below 1 count as 1).
@@ -80,7 +94,23 @@ type Matcher<'a> = dyn Fn(&WisdomRecord) -> bool + 'a;
 pub fn select(
     records: &[WisdomRecord],
     query: &Query,
+    usable: impl FnMut(&WisdomRecord) -> Result<(), String>,
+) -> Selection {
+    select_filling(records, query, usable, None)
+}
+
+/// [`select`], and when the launch geometry is known (`fill`), one more rule at the
+/// nearest-size steps 2-4: if the nearest record's configuration would not keep its fill at
+/// the query's size (it keeps less than [`KEEP_FILL`] of the fill it had at its own size, e.g.
+/// 79 blocks for 132 multiprocessors where it had 128), and the second nearest record's
+/// configuration keeps its own fill and fills more of the device, the second nearest is chosen.
+/// A configuration tuned where it filled the device is then not carried to a size where most
+/// of the device would idle, while the nearest record still decides whenever it fits.
+pub fn select_filling(
+    records: &[WisdomRecord],
+    query: &Query,
     mut usable: impl FnMut(&WisdomRecord) -> Result<(), String>,
+    fill: Option<&Fill<'_>>,
 ) -> Selection {
     let mut skipped = Vec::new();
     let ok: Vec<usize> = (0..records.len())
@@ -129,8 +159,9 @@ pub fn select(
     ];
     let mut candidates = [0usize; 4];
     let mut chosen = None;
+    let mut fill_note = None;
     for (si, (step, matches)) in steps.iter().enumerate() {
-        let matching: Vec<usize> = ok
+        let mut matching: Vec<usize> = ok
             .iter()
             .copied()
             .filter(|&i| matches(&records[i]))
@@ -139,7 +170,7 @@ pub fn select(
         if chosen.is_some() {
             continue;
         }
-        let best = matching.into_iter().min_by(|&a, &b| {
+        matching.sort_by(|&a, &b| {
             let da = log_distance(&records[a].problem_size, &query.problem_size);
             let db = log_distance(&records[b].problem_size, &query.problem_size);
             // At equal distance, the better record by its objective (the time unless both
@@ -147,8 +178,19 @@ pub fn select(
             let (sa, sb) = records[a].objective.scores(&records[b].objective);
             da.total_cmp(&db).then(sa.total_cmp(&sb)).then(a.cmp(&b))
         });
-        if let Some(i) = best {
-            chosen = Some((*step, i));
+        if let Some(&nearest) = matching.first() {
+            let mut pick = nearest;
+            let nearest_step = matches!(
+                step,
+                Step::DeviceNearestSize | Step::ArchitectureNearestSize | Step::BackendNearestSize
+            );
+            if let (Some(fill), true) = (fill, nearest_step) {
+                if let Some((second, note)) = fill_rule(records, query, &matching, fill) {
+                    pick = second;
+                    fill_note = Some(note);
+                }
+            }
+            chosen = Some((*step, pick));
         }
     }
     match chosen {
@@ -158,6 +200,7 @@ pub fn select(
             distance: log_distance(&records[i].problem_size, &query.problem_size),
             skipped,
             candidates,
+            fill_note,
         },
         None => Selection {
             step: Step::Default,
@@ -165,8 +208,46 @@ pub fn select(
             distance: 0.0,
             skipped,
             candidates,
+            fill_note,
         },
     }
+}
+
+/// The fill rule of [`select_filling`] on the records of one step, nearest first: the second
+/// nearest record and what happened, when the rule passes over the nearest.
+fn fill_rule(
+    records: &[WisdomRecord],
+    query: &Query,
+    by_distance: &[usize],
+    fill: &Fill<'_>,
+) -> Option<(usize, String)> {
+    let (&first, &second) = (by_distance.first()?, by_distance.get(1)?);
+    // (fill at the query's size, fill at the record's own size)
+    let fills = |i: usize| -> Option<(f64, f64)> {
+        let r = &records[i];
+        Some((fill(r, &query.problem_size)?, fill(r, &r.problem_size)?))
+    };
+    let (near_here, near_own) = fills(first)?;
+    if near_here >= KEEP_FILL * near_own {
+        return None;
+    }
+    let (second_here, second_own) = fills(second)?;
+    if second_here < KEEP_FILL * second_own || second_here <= near_here {
+        return None;
+    }
+    Some((
+        second,
+        format!(
+            "the nearest record #{} (problem size {}) would keep {:.0}% of the compute units busy here against {:.0}% at its own size; record #{} (problem size {}) keeps {:.0}%",
+            first + 1,
+            size_text(&records[first].problem_size),
+            100.0 * near_here,
+            100.0 * near_own,
+            second + 1,
+            size_text(&records[second].problem_size),
+            100.0 * second_here
+        ),
+    ))
 }
 
 /// Formats a problem size as `4096x4096x1`.
@@ -225,6 +306,9 @@ pub fn explain(records: &[WisdomRecord], query: &Query, selection: &Selection) -
             step.describe(),
             selection.candidates[i]
         );
+    }
+    if let Some(note) = &selection.fill_note {
+        let _ = writeln!(s, "fill rule: {note}");
     }
     match selection.record {
         Some(i) => {

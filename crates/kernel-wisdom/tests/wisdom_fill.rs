@@ -1,0 +1,174 @@
+//! The wisdom's fill rule (`kw_core::wisdom::select_filling`): at a size nobody tuned, the
+//! nearest record's configuration is passed over when it would leave most of the device idle
+//! there, in favour of the second nearest that keeps the device busy. A null CUDA device (132
+//! compute units, like an H100) records the geometry of every launch, so no GPU is needed.
+
+use kernel_wisdom::{demo_kernels, WisdomKernel};
+use kw_core::backend::{KernelArg, RawMem};
+use kw_core::config::Config;
+use kw_core::device::BackendKind;
+use kw_core::null_device::NullDevice;
+use kw_core::scalar::ScalarType;
+use kw_core::space::TuningSpace;
+use kw_core::wisdom::*;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let d = std::env::temp_dir().join(format!("kw-fill-{name}-{}-{nonce}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A record of the null device for vector_add: `n` elements, blocks of `bx` threads each
+/// doing `ept` elements (so `n / (bx * ept)` blocks).
+fn record(space: &TuningSpace, n: i64, bx: i64, ept: i64) -> WisdomRecord {
+    let mut config = Config::default();
+    config.set("block_size_x", bx);
+    config.set("elems_per_thread", ept);
+    config.set("strided", 0);
+    config.set("unroll", 1);
+    WisdomRecord {
+        config,
+        problem_size: vec![n],
+        device: WisdomDevice {
+            name: "null device".into(),
+            vendor: "none".into(),
+            backend: "cuda".into(),
+            architecture: "sm_90".into(),
+            driver: "0".into(),
+        },
+        objective: Objective {
+            median_ms: 1.0,
+            samples: 5,
+            ..Default::default()
+        },
+        space: SpaceFingerprint::of(space),
+        provenance: Provenance::default(),
+    }
+}
+
+fn buf(ptr: u64, len: usize) -> KernelArg<'static> {
+    // SAFETY: the null device never touches memory.
+    unsafe { KernelArg::raw_buffer(RawMem::cuda(ptr, len * 4), ScalarType::F32) }
+}
+
+#[test]
+fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest() {
+    let blocks = Arc::new(Mutex::new(Vec::new()));
+    let log = blocks.clone();
+    let device = NullDevice::new(BackendKind::Cuda).on_launch(move |g| {
+        log.lock().unwrap().push((g.block[0], g.grid[0]));
+        Ok(())
+    });
+    let units = 132.0;
+    let dir = temp_dir("rule");
+    let kernel =
+        WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), Arc::new(device)).unwrap();
+    let space = kernel.space().clone();
+    // 2^20 elements in blocks of 1024 x 8: 128 blocks there (97% of 132 units).
+    add_record(
+        &dir,
+        "vector_add",
+        record(&space, 1 << 20, 1024, 8),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    // 2^17 elements in blocks of 128 x 4: 256 blocks there.
+    add_record(
+        &dir,
+        "vector_add",
+        record(&space, 1 << 17, 128, 4),
+        ReplacePolicy::IfBetter,
+    )
+    .unwrap();
+    let kernel = kernel.with_wisdom_dir(&dir);
+
+    // 600,000 is nearer 2^20 on a log scale, but 2^20's configuration would give 74 blocks
+    // (56% of the units, against 97% at its own size): the second nearest keeps them busy.
+    let n = 600_000usize;
+    let near = (1u64 << 20) as f64 / 8192.0 / units;
+    assert!(74.0 / units < KEEP_FILL * near);
+    let choice = kernel.choice(&[n as i64]);
+    assert_eq!(choice.step, Step::DeviceNearestSize);
+    assert_eq!(choice.record.as_ref().unwrap().problem_size, vec![1 << 17]);
+    kernel
+        .launch(&[
+            buf(0x1000, n),
+            buf(0x2000, n),
+            buf(0x3000, n),
+            (n as i32).into(),
+        ])
+        .unwrap();
+    assert_eq!(
+        blocks.lock().unwrap().pop(),
+        Some((128, (n as u32).div_ceil(512)))
+    );
+
+    // 900,000: 110 blocks (83%) keeps more than 75% of the 97%: the nearest record decides.
+    let n = 900_000usize;
+    let choice = kernel.choice(&[n as i64]);
+    assert_eq!(choice.record.as_ref().unwrap().problem_size, vec![1 << 20]);
+    kernel
+        .launch(&[
+            buf(0x1000, n),
+            buf(0x2000, n),
+            buf(0x3000, n),
+            (n as i32).into(),
+        ])
+        .unwrap();
+    assert_eq!(
+        blocks.lock().unwrap().pop(),
+        Some((1024, (n as u32).div_ceil(8192)))
+    );
+
+    // Above every record, the nearest (2^20) fills the device anyway.
+    let choice = kernel.choice(&[4 << 20]);
+    assert_eq!(choice.record.as_ref().unwrap().problem_size, vec![1 << 20]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_does_not() {
+    let probe = WisdomKernel::new(
+        demo_kernels::cuda::vector_add().unwrap(),
+        Arc::new(NullDevice::new(BackendKind::Cuda)),
+    )
+    .unwrap();
+    let space = probe.space().clone();
+    let records = vec![
+        record(&space, 1 << 20, 1024, 8),
+        record(&space, 1 << 17, 128, 4),
+    ];
+    let query = Query {
+        device_name: "null device".into(),
+        architecture: "sm_90".into(),
+        backend: "cuda".into(),
+        problem_size: vec![600_000],
+    };
+    // No fill known (`kw wisdom explain`, or a grid that needs the launch's arguments).
+    let plain = select(&records, &query, |_| Ok(()));
+    assert_eq!(plain.record, Some(0));
+    assert!(plain.fill_note.is_none());
+    // The fill of vector_add on 132 units, computed here as the runtime does.
+    let fill = |r: &WisdomRecord, size: &[i64]| {
+        let per_block =
+            r.config.get("block_size_x")?.as_int()? * r.config.get("elems_per_thread")?.as_int()?;
+        Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
+    };
+    let filled = select_filling(&records, &query, |_| Ok(()), Some(&fill));
+    assert_eq!(filled.record, Some(1));
+    let text = explain(&records, &query, &filled);
+    assert!(text.contains("fill rule: the nearest record #1"), "{text}");
+    // An unknown fill for either record keeps the nearest.
+    let partial = |r: &WisdomRecord, size: &[i64]| {
+        (r.problem_size[0] == 1 << 20)
+            .then(|| fill(r, size))
+            .flatten()
+    };
+    let kept = select_filling(&records, &query, |_| Ok(()), Some(&partial));
+    assert_eq!(kept.record, Some(0));
+}

@@ -73,7 +73,7 @@ fn each_of_the_five_steps() {
     let s = select(&rs, &query("GPU A", "sm_90", "cuda", &[1 << 21]), all_ok);
     assert_eq!((s.step, s.record), (Step::DeviceNearestSize, Some(0)));
     // Another sm_90 device: GPU A's and GPU C's records qualify; the nearest size wins.
-    let s = select(&rs, &query("GPU Z", "sm_90", "cuda", &[1 << 25]), all_ok);
+    let s = select(&rs, &query("GPU Z", "sm_90", "cuda", &[3 << 24]), all_ok);
     assert_eq!((s.step, s.record), (Step::ArchitectureNearestSize, Some(3)));
     let s = select(&rs, &query("GPU Z", "sm_75", "cuda", &[1 << 22]), all_ok);
     assert_eq!((s.step, s.record), (Step::BackendNearestSize, Some(2)));
@@ -110,6 +110,17 @@ fn ties_go_to_the_faster_then_the_earlier_record() {
     // 2000 is equally far (log scale) from 1000 and 4000: the faster record wins.
     let s = select(&rs, &query("G", "a", "cuda", &[2000]), |_| Ok(()));
     assert_eq!(s.record, Some(1));
+    // 2^25 is as far from 2^24 as from 2^26, though ln's rounding makes 2^26 nearer by 4e-15:
+    // still a tie, whichever record is the faster.
+    for (slow, fast) in [(0, 1), (1, 0)] {
+        let mut rs = vec![
+            record("G", "a", "cuda", &[1 << 24], 32, 1.0),
+            record("G", "a", "cuda", &[1 << 26], 64, 1.0),
+        ];
+        rs[slow].objective.median_ms = 2.0;
+        let s = select(&rs, &query("G", "a", "cuda", &[1 << 25]), |_| Ok(()));
+        assert_eq!(s.record, Some(fast));
+    }
 }
 
 #[test]

@@ -173,10 +173,17 @@ pub fn select_filling(
         matching.sort_by(|&a, &b| {
             let da = log_distance(&records[a].problem_size, &query.problem_size);
             let db = log_distance(&records[b].problem_size, &query.problem_size);
-            // At equal distance, the better record by its objective (the time unless both
-            // were tuned for the same other objective).
+            // At equal distance (to rounding: 2^24 and 2^26 are equally far from 2^25, but
+            // their logarithms' differences need not round alike), the better record by its
+            // objective (the time unless both were tuned for the same other objective).
             let (sa, sb) = records[a].objective.scores(&records[b].objective);
-            da.total_cmp(&db).then(sa.total_cmp(&sb)).then(a.cmp(&b))
+            let equal = (da - db).abs() <= 1e-9 * da.max(db).max(1.0);
+            let by_distance = if equal {
+                std::cmp::Ordering::Equal
+            } else {
+                da.total_cmp(&db)
+            };
+            by_distance.then(sa.total_cmp(&sb)).then(a.cmp(&b))
         });
         if let Some(&nearest) = matching.first() {
             let mut pick = nearest;

@@ -10,7 +10,8 @@
 //   KW_INLINE            a device function
 //   kw_atomic_add_f32(p, v)  *p += v atomically on a float in device memory
 //   KW_FMA(a, b, c)      a * b + c in one rounding (single precision)
-//   KW_RSQRT(x)          1 / sqrt(x) (single precision, the fast hardware approximation)
+//   KW_RSQRT(x)          1 / sqrt(x) (single precision, the fast hardware approximation; on
+//                        CUDA denormal x is flushed to zero: x must be 0 or a normal float)
 //   KW_UNROLL(n)         `#pragma unroll n` before a loop, n a macro or a literal (1: none)
 //   KW_LAUNCH_BOUNDS(t, b)  CUDA's __launch_bounds__(t threads, b blocks per SM) after
 //                        KW_KERNEL; nothing in OpenCL (b = 0: none either)
@@ -29,7 +30,15 @@
 #define KW_RESTRICT __restrict__
 #define KW_INLINE __device__ __forceinline__
 #define KW_FMA(a, b, c) fmaf((a), (b), (c))
-#define KW_RSQRT(x) rsqrtf(x)
+// rsqrtf's denormal handling costs 2 multiplies and a compare per call on sm_90 (measured:
+// 17.2 instructions per n-body interaction with it); the approximation without it flushes
+// denormal inputs to zero, which callers rule out (n-body: softening^2 is a normal float).
+KW_INLINE float kw_rsqrt_ftz(float x) {
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+#define KW_RSQRT(x) kw_rsqrt_ftz(x)
 #define KW_LAUNCH_BOUNDS(t, b) __launch_bounds__((t), (b))
 #define KW_AXIS(v, a) ((a) == 0 ? (v).x : (a) == 1 ? (v).y : (v).z)
 #define KW_LID(a) ((int)KW_AXIS(threadIdx, a))

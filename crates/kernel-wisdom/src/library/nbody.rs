@@ -135,10 +135,16 @@ impl Library {
         expect_len(R, "vel (4 x n)", vel.len(), len)?;
         expect_len(R, "pos_out (4 x n)", pos_out.len(), len)?;
         expect_len(R, "vel_out (4 x n)", vel_out.len(), len)?;
-        if !(step.softening > 0.0 && step.softening.is_finite()) {
+        // The kernel's reciprocal square root flushes denormals (`KW_RSQRT`): softening^2,
+        // the smallest distance it sees, must be a normal float.
+        let squared = step.softening * step.softening;
+        if !(step.softening > 0.0 && squared.is_normal()) {
             return Err(Error::Shape {
                 routine: R,
-                message: format!("softening {} is not a positive number", step.softening),
+                message: format!(
+                    "softening {} is not a positive number whose square is a normal float (about 1.1e-19 to 1.8e19)",
+                    step.softening
+                ),
             });
         }
         let outs = [pos_out, vel_out];

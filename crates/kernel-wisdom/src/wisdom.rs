@@ -23,6 +23,20 @@ pub const DEVICE_NAME_ENV: &str = "KW_DEVICE_NAME";
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
 
+/// Gives `config` (a record's) the default value of each parameter of `space` it lacks: a
+/// parameter added to a kernel after its records were written (gemm's `KSPLIT`) has the
+/// default that does what the kernel did before, so the old records keep their meaning.
+/// Parameters the record has that the space lacks are left, and make the record unusable.
+fn fill_new_parameters(config: &mut Config, space: &TuningSpace, default_config: &Config) {
+    for p in space.params() {
+        if config.get(&p.name).is_none() {
+            if let Some(v) = default_config.get(&p.name) {
+                config.set(&p.name, v.clone());
+            }
+        }
+    }
+}
+
 /// The configuration chosen for a problem size, and why.
 #[derive(Clone, Debug)]
 pub struct Choice {
@@ -125,7 +139,10 @@ impl WisdomSource {
         }
         let files: Vec<SourceFile> = found
             .into_iter()
-            .map(|(path, f)| {
+            .map(|(path, mut f)| {
+                for r in &mut f.records {
+                    fill_new_parameters(&mut r.config, space, default_config);
+                }
                 let usable: Vec<Result<(), String>> = f
                     .records
                     .iter()

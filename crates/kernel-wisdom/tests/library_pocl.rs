@@ -140,6 +140,10 @@ fn stencil3d_every_configuration_of_a_reduced_space() {
     assert_eq!(n, 12);
 }
 
+/// Every configuration of a reduced space, split-K (`KSPLIT` 4 and 32, cut to K's tiles)
+/// included, at a square shape whose K tiles the splits do not divide evenly and at a skinny
+/// one (small M x N, long K), against the CPU reference; split-K leaves its scratch zeroed
+/// and gives the same bits on a second launch (its sum's order is fixed).
 #[test]
 fn gemm_every_configuration_of_a_reduced_space() {
     let Some(dev) = device() else { return };
@@ -156,49 +160,75 @@ fn gemm_every_configuration_of_a_reduced_space() {
             ("KWI", &[8]),
             ("VWM", &[1, 4]),
             ("VWN", &[2]),
+            ("STRM", &[1]),
             ("STRN", &[1]),
+            ("SB", &[1]),
+            ("KSPLIT", &[1, 4, 32]),
         ],
     );
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
     // Sizes the tiles divide (the kernel has no bounds checks); B given transposed (k x n,
-    // n fastest), as the routine passes it.
-    let [m, n, k] = [64usize, 96, 48];
-    let mut rng = Rng::new(5);
-    let (a, b, c0) = (
-        random(&mut rng, m * k),
-        random(&mut rng, k * n),
-        random(&mut rng, m * n),
-    );
-    let b_cm = reference::transpose(&b, k, n); // column-major k x n
-    let want = reference::gemm([m, n, k], 1.5, &a, &b_cm, -0.5, &c0);
-    let (da, db) = (
-        DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap(),
-        DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap(),
-    );
-    let dc = DeviceBuffer::<f32>::new(dev.as_ref(), m * n).unwrap();
-    let args = [
-        dc.arg(),
-        da.arg(),
-        db.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        1.5f32.into(),
-        (-0.5f32).into(),
-    ];
-    let count = every_config(&kernel, |config| {
-        dc.write(&c0).unwrap();
-        kernel
-            .launch_with(&args, LaunchOptions::new().config(config))
-            .unwrap();
-        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
-            assert!(
-                (g - w).abs() <= 1e-4,
-                "{{{config}}} element {i}: {g} vs {w}"
-            );
-        }
-    });
-    assert!(count >= 16, "{count} configurations");
+    // n fastest), as the routine passes it. 80 = 5 tiles of 16 in 4 splits: 1, 1, 1, 2.
+    let mut total = 0;
+    for (seed, [m, n, k]) in [(5, [64usize, 96, 80]), (6, [32, 32, 1024])] {
+        let mut rng = Rng::new(seed);
+        let (a, b, c0) = (
+            random(&mut rng, m * k),
+            random(&mut rng, k * n),
+            random(&mut rng, m * n),
+        );
+        let b_cm = reference::transpose(&b, k, n); // column-major k x n
+        let want = reference::gemm([m, n, k], 1.5, &a, &b_cm, -0.5, &c0);
+        let (da, db) = (
+            DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap(),
+            DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap(),
+        );
+        let dc = DeviceBuffer::<f32>::new(dev.as_ref(), m * n).unwrap();
+        let (work_len, counts_len) = defs::gemm_scratch_lens(m, n);
+        let work = DeviceBuffer::from_slice(dev.as_ref(), &vec![0.0f32; work_len]).unwrap();
+        let counts = DeviceBuffer::from_slice(dev.as_ref(), &vec![0i32; counts_len]).unwrap();
+        let args = [
+            dc.arg(),
+            da.arg(),
+            db.arg(),
+            (m as i32).into(),
+            (n as i32).into(),
+            (k as i32).into(),
+            1.5f32.into(),
+            (-0.5f32).into(),
+            work.arg(),
+            counts.arg(),
+        ];
+        let run = |config: &kernel_wisdom::Config| {
+            dc.write(&c0).unwrap();
+            kernel
+                .launch_with(&args, LaunchOptions::new().config(config))
+                .unwrap();
+            dc.to_vec().unwrap()
+        };
+        let mut split = 0;
+        total += every_config(&kernel, |config| {
+            let got = run(config);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                    "{m}x{n}x{k} {{{config}}} element {i}: {g} vs {w}"
+                );
+            }
+            assert!(work.to_vec().unwrap().iter().all(|&x| x == 0.0), "{{{config}}}");
+            assert!(counts.to_vec().unwrap().iter().all(|&x| x == 0), "{{{config}}}");
+            if config.get("KSPLIT") != Some(&Value::Int(1)) {
+                split += 1;
+                let again = run(config);
+                assert!(
+                    got.iter().zip(&again).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{m}x{n}x{k} {{{config}}}: a second launch differs"
+                );
+            }
+        });
+        assert!(split >= 10, "{split} split-K configurations");
+    }
+    assert_eq!(total, 30, "15 configurations at each shape");
 }
 
 #[test]

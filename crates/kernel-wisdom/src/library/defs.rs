@@ -4,7 +4,7 @@
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
 use kw_core::device::BackendKind;
-use kw_core::expr::{arg, device, DeviceAttr};
+use kw_core::expr::{arg, device, div_ceil, ifelse, lit, max, min, param, DeviceAttr, Expr};
 use kw_core::kernel_def::KernelDef;
 use kw_core::tolerance::Tolerance;
 
@@ -51,7 +51,6 @@ pub fn convolution_cuda(
     block_x: &[i64],
     block_y: &[i64],
 ) -> KernelBuilder {
-    use kw_core::expr::lit;
     let mut b = KernelBuilder::new(
         "convolution_kernel",
         Source::text("convolution.cu", CONVOLUTION_CU),
@@ -215,27 +214,95 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
     b
 }
 
-/// `gemm(c, a, b, M, N, K, alpha, beta)`: C = alpha A B + beta C (single precision), A M x K
-/// column-major, B given as its transpose (K x N, N fastest), C M x N column-major; the
-/// parameters and restrictions of CLBlast's Xgemm. Nothing checks bounds: M, N and K must be
-/// multiples of MWG, NWG and KWG (restrictions over the problem size (M, N, K); the routine
-/// `Library::gemm` pads to multiples of [`GEMM_PAD`]).
+/// `gemm(c, a, b, M, N, K, alpha, beta, work, counts)`: C = alpha A B + beta C (single
+/// precision), A M x K column-major, B given as its transpose (K x N, N fastest), C M x N
+/// column-major; the parameters and restrictions of CLBlast's Xgemm, and `KSPLIT` (split-K,
+/// see [`gemm_splits`]) with its zeroed scratch buffers `work` ([`gemm_work_len`] floats) and
+/// `counts` ([`gemm_counts_len`] ints), left zeroed by every launch. Nothing checks bounds: M,
+/// N and K must be multiples of MWG, NWG and KWG (restrictions over the problem size (M, N,
+/// K); the routine `Library::gemm` pads to multiples of [`GEMM_PAD`]).
 pub fn gemm(backend: BackendKind) -> KernelBuilder {
     let mut b = builder("gemm", "gemm.cl", GEMM, backend);
-    let mwg = b.tune("MWG", [16, 32, 64, 128], 64);
-    let nwg = b.tune("NWG", [16, 32, 64, 128], 64);
+    gemm_space(&mut b, 4, &[1, 2, 4]);
+    gemm_args::<f32>(&mut b, 1e-4);
+    b
+}
+
+/// The most K splits of [`gemm`]'s `KSPLIT` (its largest value).
+pub const GEMM_KSPLIT_MAX: i64 = 32;
+
+/// The floats of split-K partial tiles [`gemm`] may use: the number of splits is cut so that
+/// splits x M x N stays within this (32 MiB), so the scratch buffer stays small whatever the
+/// size, and split-K, meant for small outputs, is not used on large ones.
+pub const GEMM_WORK_CAP: i64 = 1 << 23;
+
+/// The number of K splits (grid z) of a launch of [`gemm`] at problem size (M, N, K): `KSPLIT`
+/// cut to K's number of `KWG` tiles and to what [`GEMM_WORK_CAP`] allows, at least 1. Every
+/// configuration is valid at every size: a `KSPLIT` the size cannot use is cut, not refused.
+pub fn gemm_splits() -> Expr {
+    let mn = arg("M") * arg("N");
+    max(
+        1,
+        min(
+            param("KSPLIT"),
+            min(
+                arg("K").floor_div(param("KWG")),
+                lit(GEMM_WORK_CAP).floor_div(mn),
+            ),
+        ),
+    )
+}
+
+/// The splits the size allows at most (whatever `KSPLIT`): at least 2, or 1 when split-K
+/// cannot be used at this size.
+fn gemm_max_splits() -> Expr {
+    let mn = arg("M") * arg("N");
+    min(GEMM_KSPLIT_MAX, lit(GEMM_WORK_CAP).floor_div(mn))
+}
+
+/// The length of [`gemm`]'s `work` (floats): room for the partials of the most splits the
+/// size allows; 1 where split-K is not used.
+pub fn gemm_work_len() -> Expr {
+    let mn = arg("M") * arg("N");
+    ifelse(gemm_max_splits().ge(2), mn * gemm_max_splits(), 1)
+}
+
+/// The length of [`gemm`]'s `counts` (ints): one per tile of C at the smallest tiles (16 x
+/// 16); 1 where split-K is not used.
+pub fn gemm_counts_len() -> Expr {
+    let tiles = div_ceil(arg("M"), 16) * div_ceil(arg("N"), 16);
+    ifelse(gemm_max_splits().ge(2), tiles, 1)
+}
+
+/// [`gemm_work_len`] and [`gemm_counts_len`] at (m, n) (any K), as the routine allocates them.
+pub fn gemm_scratch_lens(m: usize, n: usize) -> (usize, usize) {
+    let mn = m.saturating_mul(n).max(1);
+    let splits = (GEMM_WORK_CAP as usize / mn).min(GEMM_KSPLIT_MAX as usize);
+    if splits >= 2 {
+        (mn * splits, m.div_ceil(16) * n.div_ceil(16))
+    } else {
+        (1, 1)
+    }
+}
+
+/// [`gemm`]'s parameters and restrictions (shared by its precisions): `elem` bytes per
+/// element of A and B (the shared-memory tiles), `vector_widths` the values of VWM and VWN.
+fn gemm_space(b: &mut KernelBuilder, elem: i64, vector_widths: &[i64]) {
+    b.tune("MWG", [16, 32, 64, 128], 64);
+    b.tune("NWG", [16, 32, 64, 128], 64);
     b.tune("KWG", [16, 32], 16);
     let mdimc = b.tune("MDIMC", [8, 16, 32], 16);
     let ndimc = b.tune("NDIMC", [8, 16, 32], 16);
     b.tune("MDIMA", [8, 16, 32], 16);
     b.tune("NDIMB", [8, 16, 32], 16);
     b.tune("KWI", [2, 8], 2);
-    b.tune("VWM", [1, 2, 4], 1);
-    b.tune("VWN", [1, 2, 4], 1);
+    b.tune("VWM", vector_widths.to_vec(), 1);
+    b.tune("VWN", vector_widths.to_vec(), 1);
     b.tune("STRM", [0, 1], 0);
     b.tune("STRN", [0, 1], 0);
     b.tune("SA", [0, 1], 1);
     b.tune("SB", [0, 1], 1);
+    b.tune("KSPLIT", [1, 2, 4, 8, 16, GEMM_KSPLIT_MAX], 1);
     for r in [
         "KWG % KWI == 0",
         "MWG % (MDIMC * VWM) == 0",
@@ -250,7 +317,7 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
         "SB == 1 or NDIMB == NDIMC",
         "(MWG // MDIMC) * (NWG // NDIMC) <= 128",
         "MDIMC * NDIMC <= device.max_threads_per_block",
-        "4 * KWG * (SA * MWG + SB * NWG) <= device.max_shared_memory_per_block",
+        &format!("{elem} * KWG * (SA * MWG + SB * NWG) <= device.max_shared_memory_per_block"),
         // The kernel has no bounds checks: the tiles must divide the sizes.
         "problem_size.x % MWG == 0",
         "problem_size.y % NWG == 0",
@@ -260,26 +327,40 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
     }
     b.problem_size([arg("M"), arg("N"), arg("K")])
         .block_size(mdimc, ndimc, 1)
-        .grid_divisors(mwg, nwg, arg("K"))
-        .inout::<f32>("c")
+        .grid_size(
+            div_ceil(arg("M"), param("MWG")),
+            div_ceil(arg("N"), param("NWG")),
+            gemm_splits(),
+        );
+}
+
+/// [`gemm`]'s arguments with elements of type `T` for A, B and C (alpha, beta, the partials
+/// and the sums in f32 whatever `T`); `rtol` the tolerance of C relative to its magnitude.
+fn gemm_args<T: kw_core::scalar::Scalar>(b: &mut KernelBuilder, rtol: f64) {
+    b.inout::<T>("c")
         .buffer_len("c", arg("M") * arg("N"))
         .tolerance(
             "c",
             Tolerance {
-                rtol: 1e-4,
+                rtol,
                 ..Tolerance::default()
             },
         )
-        .input::<f32>("a")
+        .input::<T>("a")
         .buffer_len("a", arg("M") * arg("K"))
-        .input::<f32>("b")
+        .input::<T>("b")
         .buffer_len("b", arg("K") * arg("N"))
         .scalar::<i32>("M")
         .scalar::<i32>("N")
         .scalar::<i32>("K")
         .scalar::<f32>("alpha")
-        .scalar::<f32>("beta");
-    b
+        .scalar::<f32>("beta")
+        // Zero before and after every launch (the kernel puts them back): compared exactly.
+        .inout::<f32>("work")
+        .buffer_len("work", gemm_work_len())
+        .tolerance("work", Tolerance::exact())
+        .inout::<i32>("counts")
+        .buffer_len("counts", gemm_counts_len());
 }
 
 /// The multiples `Library::gemm` pads M, N and K to when the sizes are not already: every
@@ -325,7 +406,6 @@ pub const CONVOLUTION_FILTER: [usize; 2] = [15, 15];
 /// convolution benchmark (`read_only` in CUDA only). Problem size (width, height, fw x fh):
 /// one tuning key for every filter, the filter's area telling records apart.
 pub fn convolution(backend: BackendKind, [fw, fh]: [usize; 2]) -> KernelBuilder {
-    use kw_core::expr::lit;
     let mut b = builder("convolution", "convolution.cl", CONVOLUTION, backend);
     let bx = b.tune(
         "block_size_x",
@@ -384,4 +464,51 @@ pub fn convolution(backend: BackendKind, [fw, fh]: [usize; 2]) -> KernelBuilder 
         }
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kw_core::eval::Scope;
+    use kw_core::value::Value;
+
+    struct Sizes([i64; 3], i64, i64);
+    impl Scope for Sizes {
+        fn arg(&self, arg: &kw_core::expr::ArgRef) -> Option<Value> {
+            let kw_core::expr::ArgRef::Name(n) = arg else {
+                return None;
+            };
+            let i = ["M", "N", "K"].iter().position(|x| x == n)?;
+            Some(Value::Int(self.0[i]))
+        }
+        fn param(&self, name: &str) -> Option<Value> {
+            match name {
+                "KSPLIT" => Some(Value::Int(self.1)),
+                "KWG" => Some(Value::Int(self.2)),
+                _ => None,
+            }
+        }
+    }
+
+    /// The routine's scratch lengths are the definition's, and the splits fit them.
+    #[test]
+    fn gemm_scratch_lengths_follow_the_definition() {
+        for (m, n, k) in [(128, 128, 32), (256, 256, 8192), (1024, 1024, 64), (2048, 2048, 2048), (4096, 4096, 4096), (128, 8192, 32)] {
+            let (work, counts) = gemm_scratch_lens(m as usize, n as usize);
+            for ksplit in [1, 2, 32] {
+                let s = Sizes([m, n, k], ksplit, 32);
+                assert_eq!(gemm_work_len().eval_int(&s).unwrap(), work as i64);
+                assert_eq!(gemm_counts_len().eval_int(&s).unwrap(), counts as i64);
+                let splits = gemm_splits().eval_int(&s).unwrap();
+                assert!(splits >= 1 && splits <= ksplit && splits <= k / 32, "{m} {n} {k}");
+                if splits > 1 {
+                    assert!(splits * m * n <= work as i64, "{m} {n} {k}: {splits}");
+                    assert!((m / 16) * (n / 16) <= counts as i64);
+                }
+            }
+        }
+        // Small outputs with a long K get every split asked for; 4096 x 4096 none.
+        assert_eq!(gemm_splits().eval_int(&Sizes([256, 256, 8192], 32, 16)).unwrap(), 32);
+        assert_eq!(gemm_splits().eval_int(&Sizes([4096, 4096, 4096], 32, 16)).unwrap(), 1);
+    }
 }

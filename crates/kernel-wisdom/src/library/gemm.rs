@@ -10,8 +10,12 @@
 use super::{defs, expect_len, int, Library};
 use crate::error::Error;
 use kw_core::buffer::DeviceBuffer;
+use std::sync::PoisonError;
 
 const R: &str = "gemm";
+
+/// Split-K's zeroed scratch for a padded (M, N): the kernel's `work` and `counts`.
+pub(super) type GemmScratch = ([usize; 2], DeviceBuffer<f32>, DeviceBuffer<i32>);
 
 /// `v` rounded up to a multiple of `to` (at least `to`: a K of 0 becomes one zero tile).
 fn round_up(v: usize, to: usize) -> Result<usize, Error> {
@@ -80,7 +84,21 @@ impl Library {
         };
         let (cm, cn, ck) = (int(R, "m", mp)?, int(R, "n", np)?, int(R, "k", kp)?);
         let c_use = c_p.as_ref().unwrap_or(c);
-        self.kernel(R)?.launch(&[
+        // Split-K's scratch: zeroed once, left zeroed by every launch, kept for the next
+        // call of the same (padded) size; held while the launch is queued.
+        let mut scratch = self.gemm_scratch.lock().unwrap_or_else(PoisonError::into_inner);
+        let (work, counts) = match scratch.take() {
+            Some(s) if s.0 == [mp, np] => (s.1, s.2),
+            _ => {
+                let (wl, cl) = defs::gemm_scratch_lens(mp, np);
+                let work = DeviceBuffer::<f32>::new(device, wl)?;
+                work.fill(0.0)?;
+                let counts = DeviceBuffer::<i32>::new(device, cl)?;
+                counts.fill(0)?;
+                (work, counts)
+            }
+        };
+        let launched = self.kernel(R)?.launch(&[
             c_use.arg(),
             a_p.as_ref().unwrap_or(a).arg(),
             b_p.as_ref().unwrap_or(&bt).arg(),
@@ -89,7 +107,15 @@ impl Library {
             ck.into(),
             alpha.into(),
             beta.into(),
-        ])?;
+            work.arg(),
+            counts.arg(),
+        ]);
+        // A failed launch may leave them dirty: allocated afresh next time.
+        if launched.is_ok() {
+            *scratch = Some(([mp, np], work, counts));
+        }
+        drop(scratch);
+        launched?;
         if let Some(padded) = &c_p {
             self.copy_pad(c, [n, m], padded, [np, mp])?;
         }

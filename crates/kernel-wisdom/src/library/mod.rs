@@ -62,6 +62,8 @@ pub struct Library {
     convolutions: Mutex<HashMap<[usize; 2], Arc<convolution::Convolution>>>,
     /// `hotspot`'s scratch grid (kept for the next call of the same size).
     scratch: Mutex<Option<DeviceBuffer<f32>>>,
+    /// `gemm`'s split-K scratch (`work`, `counts`) for a padded (M, N), zeroed.
+    gemm_scratch: Mutex<Option<gemm::GemmScratch>>,
 }
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
@@ -102,6 +104,7 @@ impl Library {
             scalar: Mutex::new(None),
             convolutions: Mutex::new(HashMap::new()),
             scratch: Mutex::new(None),
+            gemm_scratch: Mutex::new(None),
         }
     }
 

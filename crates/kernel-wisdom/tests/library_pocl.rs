@@ -215,13 +215,21 @@ fn gemm_every_configuration_of_a_reduced_space() {
                     "{m}x{n}x{k} {{{config}}} element {i}: {g} vs {w}"
                 );
             }
-            assert!(work.to_vec().unwrap().iter().all(|&x| x == 0.0), "{{{config}}}");
-            assert!(counts.to_vec().unwrap().iter().all(|&x| x == 0), "{{{config}}}");
+            assert!(
+                work.to_vec().unwrap().iter().all(|&x| x == 0.0),
+                "{{{config}}}"
+            );
+            assert!(
+                counts.to_vec().unwrap().iter().all(|&x| x == 0),
+                "{{{config}}}"
+            );
             if config.get("KSPLIT") != Some(&Value::Int(1)) {
                 split += 1;
                 let again = run(config);
                 assert!(
-                    got.iter().zip(&again).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    got.iter()
+                        .zip(&again)
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
                     "{m}x{n}x{k} {{{config}}}: a second launch differs"
                 );
             }
@@ -283,6 +291,80 @@ fn gemm_routine_at_sizes_no_tile_divides() {
         );
     }
     assert_eq!(c.to_vec().unwrap(), vec![7.0; 12]);
+}
+
+/// `Library::gemm` with wisdom that selects split-K (`KSPLIT` 8) at a skinny padded size:
+/// right results at that size padded and unpadded, twice (the kept scratch, left zeroed, is
+/// reused), and at a small size where the nearest record's `KSPLIT` is cut to K's 2 tiles.
+#[test]
+fn gemm_routine_with_split_k_selected_by_wisdom() {
+    use kw_core::wisdom::{add_record, Objective, Provenance, ReplacePolicy};
+    use kw_core::wisdom::{SpaceFingerprint, WisdomDevice, WisdomRecord};
+    let Some(dev) = device() else { return };
+    let dir = std::env::temp_dir().join(format!(
+        "kw-gemm-splitk-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(9)
+    ));
+    let probe = WisdomKernel::new(
+        defs::gemm(BackendKind::Opencl).build().unwrap(),
+        dev.clone(),
+    )
+    .unwrap();
+    let mut config = probe.default_config().clone();
+    config.set("KSPLIT", 8);
+    let info = dev.info();
+    let record = WisdomRecord {
+        config,
+        problem_size: vec![128, 128, 1024],
+        device: WisdomDevice {
+            name: info.name.clone(),
+            vendor: String::new(),
+            backend: info.backend.as_str().into(),
+            architecture: info.architecture.clone(),
+            driver: String::new(),
+        },
+        objective: Objective {
+            median_ms: 1.0,
+            samples: 1,
+            ..Default::default()
+        },
+        space: SpaceFingerprint::of(probe.space()),
+        provenance: Provenance::default(),
+    };
+    add_record(&dir, "kw_gemm", record, ReplacePolicy::IfBetter).unwrap();
+    let lib = Library::new(dev.clone()).with_wisdom_dir(&dir);
+    let kernel = lib.kernel("gemm").unwrap();
+    assert_eq!(
+        kernel.choice(&[128, 128, 1024]).config.get("KSPLIT"),
+        Some(&Value::Int(8))
+    );
+    let mut rng = Rng::new(12);
+    for shape in [
+        [100usize, 120, 1000],
+        [128, 128, 1024],
+        [100, 120, 1000],
+        [40, 30, 20],
+    ] {
+        let [m, n, k] = shape;
+        let (a, b, c0) = (
+            random(&mut rng, m * k),
+            random(&mut rng, k * n),
+            random(&mut rng, m * n),
+        );
+        let want = reference::gemm(shape, 0.75, &a, &b, 0.5, &c0);
+        let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
+        let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
+        let dc = DeviceBuffer::from_slice(dev.as_ref(), &c0).unwrap();
+        lib.gemm(shape, 0.75, &da, &db, 0.5, &dc).unwrap();
+        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{shape:?} element {i}: {g} vs {w}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -493,14 +493,24 @@ mod tests {
     /// The routine's scratch lengths are the definition's, and the splits fit them.
     #[test]
     fn gemm_scratch_lengths_follow_the_definition() {
-        for (m, n, k) in [(128, 128, 32), (256, 256, 8192), (1024, 1024, 64), (2048, 2048, 2048), (4096, 4096, 4096), (128, 8192, 32)] {
+        for (m, n, k) in [
+            (128, 128, 32),
+            (256, 256, 8192),
+            (1024, 1024, 64),
+            (2048, 2048, 2048),
+            (4096, 4096, 4096),
+            (128, 8192, 32),
+        ] {
             let (work, counts) = gemm_scratch_lens(m as usize, n as usize);
             for ksplit in [1, 2, 32] {
                 let s = Sizes([m, n, k], ksplit, 32);
                 assert_eq!(gemm_work_len().eval_int(&s).unwrap(), work as i64);
                 assert_eq!(gemm_counts_len().eval_int(&s).unwrap(), counts as i64);
                 let splits = gemm_splits().eval_int(&s).unwrap();
-                assert!(splits >= 1 && splits <= ksplit && splits <= k / 32, "{m} {n} {k}");
+                assert!(
+                    splits >= 1 && splits <= ksplit && splits <= k / 32,
+                    "{m} {n} {k}"
+                );
                 if splits > 1 {
                     assert!(splits * m * n <= work as i64, "{m} {n} {k}: {splits}");
                     assert!((m / 16) * (n / 16) <= counts as i64);
@@ -508,7 +518,17 @@ mod tests {
             }
         }
         // Small outputs with a long K get every split asked for; 4096 x 4096 none.
-        assert_eq!(gemm_splits().eval_int(&Sizes([256, 256, 8192], 32, 16)).unwrap(), 32);
-        assert_eq!(gemm_splits().eval_int(&Sizes([4096, 4096, 4096], 32, 16)).unwrap(), 1);
+        assert_eq!(
+            gemm_splits()
+                .eval_int(&Sizes([256, 256, 8192], 32, 16))
+                .unwrap(),
+            32
+        );
+        assert_eq!(
+            gemm_splits()
+                .eval_int(&Sizes([4096, 4096, 4096], 32, 16))
+                .unwrap(),
+            1
+        );
     }
 }

@@ -86,7 +86,10 @@ impl Library {
         let c_use = c_p.as_ref().unwrap_or(c);
         // Split-K's scratch: zeroed once, left zeroed by every launch, kept for the next
         // call of the same (padded) size; held while the launch is queued.
-        let mut scratch = self.gemm_scratch.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut scratch = self
+            .gemm_scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let (work, counts) = match scratch.take() {
             Some(s) if s.0 == [mp, np] => (s.1, s.2),
             _ => {

@@ -1,6 +1,9 @@
-// Single-precision GEMM in the style of CLBlast's Xgemm: C = alpha * A * B + beta * C, with
+// GEMM in the style of CLBlast's Xgemm: C = alpha * A * B + beta * C, with
 // M x N output tiles per block held in registers and K tiles staged in shared memory. One
-// source for OpenCL C and CUDA (dialect.h).
+// source for OpenCL C and CUDA (dialect.h). PRECISION (as CLBlast's): 32 (default) for
+// float matrices; 16 for IEEE half matrices (their bits as unsigned short, converted with
+// dialect.h's kw_half_to_float / kw_float_to_half), products summed in float (alpha and beta
+// float too) and C rounded to half once at the end.
 //
 // Layouts (the routine `Library::gemm` prepares them): A is M x K column-major (`a[k*M + m]`),
 // B is given as its transpose, K x N with N fastest (`b[k*N + n]`), C is M x N column-major
@@ -72,6 +75,9 @@
 #ifndef KSPLIT
 #define KSPLIT 1
 #endif
+#ifndef PRECISION
+#define PRECISION 32
+#endif
 
 #define MWI (MWG / MDIMC)            // a thread's elements of C along M
 #define NWI (NWG / NDIMC)            // ... along N
@@ -82,25 +88,44 @@
 #define NWB (NWG / NDIMB)
 #define KWB (KWG / KDIMB)
 
-#if VWM == 1
-typedef float realM;
-#define STORE_M(dst, i, v) dst[(i)] = (v)
-#elif VWM == 2
-typedef float2 realM;
-#define STORE_M(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y
+// real: an element of A, B and C; realM, realN: VWM (VWN) of them loaded at once; STORE_M/N
+// put a loaded vector into floats.
+#if PRECISION == 16
+typedef unsigned short real;
+#define TO_FLOAT(x) kw_half_to_float(x)
+#define FROM_FLOAT(x) kw_float_to_half(x)
+typedef ushort2 real2;
+typedef ushort4 real4;
 #else
-typedef float4 realM;
-#define STORE_M(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y, dst[(i) + 2] = (v).z, dst[(i) + 3] = (v).w
+typedef float real;
+#define TO_FLOAT(x) (x)
+#define FROM_FLOAT(x) (x)
+typedef float2 real2;
+typedef float4 real4;
+#endif
+#if VWM == 1
+typedef real realM;
+#define STORE_M(dst, i, v) dst[(i)] = TO_FLOAT(v)
+#elif VWM == 2
+typedef real2 realM;
+#define STORE_M(dst, i, v) dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y)
+#else
+typedef real4 realM;
+#define STORE_M(dst, i, v)                                                                   \
+    dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y),                              \
+    dst[(i) + 2] = TO_FLOAT((v).z), dst[(i) + 3] = TO_FLOAT((v).w)
 #endif
 #if VWN == 1
-typedef float realN;
-#define STORE_N(dst, i, v) dst[(i)] = (v)
+typedef real realN;
+#define STORE_N(dst, i, v) dst[(i)] = TO_FLOAT(v)
 #elif VWN == 2
-typedef float2 realN;
-#define STORE_N(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y
+typedef real2 realN;
+#define STORE_N(dst, i, v) dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y)
 #else
-typedef float4 realN;
-#define STORE_N(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y, dst[(i) + 2] = (v).z, dst[(i) + 3] = (v).w
+typedef real4 realN;
+#define STORE_N(dst, i, v)                                                                   \
+    dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y),                              \
+    dst[(i) + 2] = TO_FLOAT((v).z), dst[(i) + 3] = TO_FLOAT((v).w)
 #endif
 
 // The vector index (in units of VWM) along M of a thread's vector `v` of C's tile.
@@ -124,8 +149,8 @@ typedef float4 realN;
 #define C_N(nv, nl) ((gn + N_INDEX(tn, (nv))) * VWN + (nl))
 #define C_M(mv, ml) ((gm + M_INDEX(tm, (mv))) * VWM + (ml))
 
-KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRICT a,
-               const KW_GLOBAL float* KW_RESTRICT b, const int M, const int N, const int K,
+KW_KERNEL gemm(KW_GLOBAL real* KW_RESTRICT c, const KW_GLOBAL real* KW_RESTRICT a,
+               const KW_GLOBAL real* KW_RESTRICT b, const int M, const int N, const int K,
                const float alpha, const float beta, KW_GLOBAL float* work,
                KW_GLOBAL int* counts) {
     const KW_GLOBAL realM* av = (const KW_GLOBAL realM*)a;
@@ -273,8 +298,8 @@ KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRIC
                         }
                     }
 #endif
-                    const float prev = beta == 0.0f ? 0.0f : c[at];
-                    c[at] = alpha * sum + beta * prev;
+                    const float prev = beta == 0.0f ? 0.0f : TO_FLOAT(c[at]);
+                    c[at] = FROM_FLOAT(alpha * sum + beta * prev);
                 }
             }
         }
@@ -284,13 +309,18 @@ KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRIC
 // Copies a rows_in x cols_in row-major matrix into the top-left corner of a rows_out x
 // cols_out one, zero elsewhere; or, with the output the smaller, cuts the corner out. The
 // routine's padding (and unpadding) of matrices whose sizes are not multiples of the tiles.
-KW_KERNEL copy_pad(KW_GLOBAL float* KW_RESTRICT out, const KW_GLOBAL float* KW_RESTRICT in,
+//
+// With `transposed` 1, `in` is read as its transpose: out(row, col) = in(col, row) (in is
+// rows_in x cols_in, so that corner is cols_in x rows_in). Elements are `real` (PRECISION).
+KW_KERNEL copy_pad(KW_GLOBAL real* KW_RESTRICT out, const KW_GLOBAL real* KW_RESTRICT in,
                    const int rows_out, const int cols_out, const int rows_in,
-                   const int cols_in) {
+                   const int cols_in, const int transposed) {
     const int col = KW_GROUP(0) * KW_LSIZE(0) + KW_LID(0);
     const int row = KW_GROUP(1) * KW_LSIZE(1) + KW_LID(1);
     if (row < rows_out && col < cols_out) {
+        const int r = transposed ? col : row;
+        const int s = transposed ? row : col;
         out[(long)row * cols_out + col] =
-            row < rows_in && col < cols_in ? in[(long)row * cols_in + col] : 0.0f;
+            r < rows_in && s < cols_in ? in[(long)r * cols_in + s] : (real)0;
     }
 }

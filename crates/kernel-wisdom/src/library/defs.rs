@@ -96,14 +96,16 @@ pub const KERNELS: &[&str] = &[
     "reduce_sum",
     "stencil3d",
     "gemm",
+    "gemm_f16",
     "convolution",
     "hotspot",
     "nbody",
 ];
 
-/// Kernels the routines use besides their own: `copy_pad` (gemm's padding); `fma_peak`
+/// Kernels the routines use besides their own: `copy_pad` and `copy_pad_f16` (gemm's and
+/// gemm_f16's padding); `fma_peak`
 /// (`kw bench`'s measured FP32 peak, the n-body's bound).
-pub const HELPERS: &[&str] = &["copy_pad", "fma_peak"];
+pub const HELPERS: &[&str] = &["copy_pad", "copy_pad_f16", "fma_peak"];
 
 pub use super::hotspot::definition as hotspot;
 pub use super::nbody::{definition as nbody, fma_peak};
@@ -123,6 +125,13 @@ pub fn definition(name: &str, backend: BackendKind) -> Result<KernelDef, Error> 
         "reduce_sum" => reduce_sum(backend).build(),
         "stencil3d" => stencil3d(backend).build(),
         "gemm" => gemm(backend).build(),
+        "gemm_f16" | "copy_pad_f16" if backend != BackendKind::Cuda => Err(Error::Unsupported {
+            routine: "gemm_f16",
+            only: BackendKind::Cuda,
+            device: backend,
+        }),
+        "gemm_f16" => gemm_f16(backend).build(),
+        "copy_pad_f16" => copy_pad_f16(backend).build(),
         "convolution" => convolution(backend, CONVOLUTION_FILTER).build(),
         "copy_pad" => copy_pad(backend).build(),
         "hotspot" => hotspot(backend).build(),
@@ -223,8 +232,31 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
 /// K); the routine `Library::gemm` pads to multiples of [`GEMM_PAD`]).
 pub fn gemm(backend: BackendKind) -> KernelBuilder {
     let mut b = builder("gemm", "gemm.cl", GEMM, backend);
-    gemm_space(&mut b, 4, &[1, 2, 4]);
-    gemm_args::<f32>(&mut b, 1e-4);
+    gemm_space(&mut b, 4, &[1, 2, 4, 8, 16, GEMM_KSPLIT_MAX]);
+    gemm_args::<f32>(&mut b, true);
+    b.tolerance(
+        "c",
+        Tolerance {
+            rtol: 1e-4,
+            ..Tolerance::default()
+        },
+    );
+    b
+}
+
+/// `gemm_f16`: [`gemm`]'s kernel (the same source, parameters and restrictions) on IEEE half
+/// matrices (`PRECISION` 16, a one-value parameter; the buffers hold the halves' bits, `u16`):
+/// the products are summed in f32 and C rounded to half once, alpha and beta f32. CUDA only
+/// ([`definition`] refuses OpenCL; the builder itself builds for either, which the tests use
+/// on PoCL). C is compared exactly (kw compares `u16` buffers as integers): every
+/// configuration sums the same products in the same order, k ascending, so the bits agree;
+/// split-K would sum in another order, so `KSPLIT` is 1 only here (until kw has a half
+/// element type compared with a tolerance). Tuning key `kw_gemm_f16`.
+pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("gemm", "gemm.cl", GEMM, backend);
+    b.tuning_key("kw_gemm_f16").tune("PRECISION", [16], 16);
+    gemm_space(&mut b, 2, &[1]);
+    gemm_args::<u16>(&mut b, false);
     b
 }
 
@@ -274,7 +306,8 @@ pub fn gemm_counts_len() -> Expr {
     ifelse(gemm_max_splits().ge(2), tiles, 1)
 }
 
-/// [`gemm_work_len`] and [`gemm_counts_len`] at (m, n) (any K), as the routine allocates them.
+/// [`gemm_work_len`] and [`gemm_counts_len`] at (m, n) (any K), as the routine allocates them
+/// for [`gemm`] (`gemm_f16` needs one element each).
 pub fn gemm_scratch_lens(m: usize, n: usize) -> (usize, usize) {
     let mn = m.saturating_mul(n).max(1);
     let splits = (GEMM_WORK_CAP as usize / mn).min(GEMM_KSPLIT_MAX as usize);
@@ -286,8 +319,8 @@ pub fn gemm_scratch_lens(m: usize, n: usize) -> (usize, usize) {
 }
 
 /// [`gemm`]'s parameters and restrictions (shared by its precisions): `elem` bytes per
-/// element of A and B (the shared-memory tiles), `vector_widths` the values of VWM and VWN.
-fn gemm_space(b: &mut KernelBuilder, elem: i64, vector_widths: &[i64]) {
+/// element of A and B (the shared-memory tiles), `ksplit` the values of KSPLIT.
+fn gemm_space(b: &mut KernelBuilder, elem: i64, ksplit: &[i64]) {
     b.tune("MWG", [16, 32, 64, 128], 64);
     b.tune("NWG", [16, 32, 64, 128], 64);
     b.tune("KWG", [16, 32], 16);
@@ -296,13 +329,13 @@ fn gemm_space(b: &mut KernelBuilder, elem: i64, vector_widths: &[i64]) {
     b.tune("MDIMA", [8, 16, 32], 16);
     b.tune("NDIMB", [8, 16, 32], 16);
     b.tune("KWI", [2, 8], 2);
-    b.tune("VWM", vector_widths.to_vec(), 1);
-    b.tune("VWN", vector_widths.to_vec(), 1);
+    b.tune("VWM", [1, 2, 4], 1);
+    b.tune("VWN", [1, 2, 4], 1);
     b.tune("STRM", [0, 1], 0);
     b.tune("STRN", [0, 1], 0);
     b.tune("SA", [0, 1], 1);
     b.tune("SB", [0, 1], 1);
-    b.tune("KSPLIT", [1, 2, 4, 8, 16, GEMM_KSPLIT_MAX], 1);
+    b.tune("KSPLIT", ksplit.to_vec(), 1);
     for r in [
         "KWG % KWI == 0",
         "MWG % (MDIMC * VWM) == 0",
@@ -335,17 +368,16 @@ fn gemm_space(b: &mut KernelBuilder, elem: i64, vector_widths: &[i64]) {
 }
 
 /// [`gemm`]'s arguments with elements of type `T` for A, B and C (alpha, beta, the partials
-/// and the sums in f32 whatever `T`); `rtol` the tolerance of C relative to its magnitude.
-fn gemm_args<T: kw_core::scalar::Scalar>(b: &mut KernelBuilder, rtol: f64) {
+/// and the sums in f32 whatever `T`); `split_k`: the scratch buffers are sized for split-K
+/// (else one element each: never touched).
+fn gemm_args<T: kw_core::scalar::Scalar>(b: &mut KernelBuilder, split_k: bool) {
+    let (work, counts) = if split_k {
+        (gemm_work_len(), gemm_counts_len())
+    } else {
+        (lit(1), lit(1))
+    };
     b.inout::<T>("c")
         .buffer_len("c", arg("M") * arg("N"))
-        .tolerance(
-            "c",
-            Tolerance {
-                rtol,
-                ..Tolerance::default()
-            },
-        )
         .input::<T>("a")
         .buffer_len("a", arg("M") * arg("K"))
         .input::<T>("b")
@@ -357,35 +389,49 @@ fn gemm_args<T: kw_core::scalar::Scalar>(b: &mut KernelBuilder, rtol: f64) {
         .scalar::<f32>("beta")
         // Zero before and after every launch (the kernel puts them back): compared exactly.
         .inout::<f32>("work")
-        .buffer_len("work", gemm_work_len())
+        .buffer_len("work", work)
         .tolerance("work", Tolerance::exact())
         .inout::<i32>("counts")
-        .buffer_len("counts", gemm_counts_len());
+        .buffer_len("counts", counts);
 }
 
 /// The multiples `Library::gemm` pads M, N and K to when the sizes are not already: every
 /// `MWG`, `NWG` and `KWG` of [`gemm`]'s space divides them.
 pub const GEMM_PAD: [usize; 3] = [128, 128, 32];
 
-/// `copy_pad(out, in, rows_out, cols_out, rows_in, cols_in)`: a rows_in x cols_in row-major
-/// matrix copied into the corner of a rows_out x cols_out one, zero elsewhere (or the corner
-/// cut out of a larger one). Problem size (cols_out, rows_out).
+/// `copy_pad(out, in, rows_out, cols_out, rows_in, cols_in, transposed)`: a rows_in x
+/// cols_in row-major matrix (with `transposed` 1, its transpose) copied into the corner of a
+/// rows_out x cols_out one, zero elsewhere (or the corner cut out of a larger one), of f32.
+/// Problem size (cols_out, rows_out).
 pub fn copy_pad(backend: BackendKind) -> KernelBuilder {
+    copy_pad_of::<f32>("copy_pad", backend)
+}
+
+/// [`copy_pad`] of IEEE halves (their bits; `PRECISION` 16), for `gemm_f16`.
+pub fn copy_pad_f16(backend: BackendKind) -> KernelBuilder {
+    let mut b = copy_pad_of::<u16>("copy_pad_f16", backend);
+    b.define("PRECISION", lit(16));
+    b
+}
+
+fn copy_pad_of<T: kw_core::scalar::Scalar>(key: &str, backend: BackendKind) -> KernelBuilder {
     let mut b = builder("copy_pad", "gemm.cl", GEMM, backend);
+    b.tuning_key(format!("kw_{key}"));
     let bx = b.tune("block_size_x", [16, 32, 64, 128], 32);
     let by = b.tune("block_size_y", [1, 2, 4, 8], 8);
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("cols_out"), arg("rows_out")])
         .block_size(bx.clone(), by.clone(), 1)
         .grid_divisors(bx, by, 1)
-        .output::<f32>("out")
+        .output::<T>("out")
         .buffer_len("out", arg("rows_out") * arg("cols_out"))
-        .input::<f32>("in")
+        .input::<T>("in")
         .buffer_len("in", arg("rows_in") * arg("cols_in"))
         .scalar::<i32>("rows_out")
         .scalar::<i32>("cols_out")
         .scalar::<i32>("rows_in")
-        .scalar::<i32>("cols_in");
+        .scalar::<i32>("cols_in")
+        .scalar::<i32>("transposed");
     b
 }
 

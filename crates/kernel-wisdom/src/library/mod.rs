@@ -35,6 +35,7 @@
 mod convolution;
 pub mod defs;
 mod gemm;
+pub mod half;
 mod hotspot;
 mod nbody;
 pub mod reference;
@@ -168,6 +169,18 @@ impl Library {
         cols: usize,
         input: &DeviceBuffer<f32>,
         output: &DeviceBuffer<f32>,
+    ) -> Result<(), Error> {
+        self.transpose_of(rows, cols, input, output)
+    }
+
+    /// [`Library::transpose`] for the element type the kernel takes (f32; another is refused
+    /// by the launch's argument check).
+    fn transpose_of<T: kw_core::scalar::Scalar>(
+        &self,
+        rows: usize,
+        cols: usize,
+        input: &DeviceBuffer<T>,
+        output: &DeviceBuffer<T>,
     ) -> Result<(), Error> {
         const R: &str = "transpose";
         let n = rows.checked_mul(cols).ok_or_else(|| Error::Shape {

@@ -20,7 +20,7 @@ use crate::kernel::raw_buffer;
 use crate::status::{guard, CError, Status};
 use crate::types::{KwArg, ARG_BUFFER, TYPES};
 use kernel_wisdom::library::{HotspotCoefficients, Library, NbodyStep};
-use kernel_wisdom::{DeviceBuffer, ScalarType};
+use kernel_wisdom::DeviceBuffer;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 

@@ -57,18 +57,7 @@ fn cuda_gemm_split_k_configurations() {
     let (wl, cl) = defs::gemm_scratch_lens(m, n);
     let work = DeviceBuffer::from_slice(d, &vec![0.0f32; wl]).unwrap();
     let counts = DeviceBuffer::from_slice(d, &vec![0i32; cl]).unwrap();
-    let args = [
-        dc.arg(),
-        da.arg(),
-        db.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        1.0f32.into(),
-        0.0f32.into(),
-        work.arg(),
-        counts.arg(),
-    ];
+    let args = common::gemm_args([&dc, &da, &db], [m, n, k], [1.0, 0.0], (&work, &counts));
     let mut configs = sim_checks::spread_configs(&kernel, 48);
     for s in [2, 4, 8, 16, 32] {
         let mut c = kernel.default_config().clone();
@@ -127,18 +116,7 @@ fn cuda_gemm_f16_configurations_across_the_space() {
     let dc = DeviceBuffer::<u16>::new(d, m * n).unwrap();
     let work = DeviceBuffer::from_slice(d, &[0.0f32]).unwrap();
     let counts = DeviceBuffer::from_slice(d, &[0i32]).unwrap();
-    let args = [
-        dc.arg(),
-        da.arg(),
-        db.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        0.5f32.into(),
-        2.0f32.into(),
-        work.arg(),
-        counts.arg(),
-    ];
+    let args = common::gemm_args([&dc, &da, &db], [m, n, k], [0.5, 2.0], (&work, &counts));
     let mut first: Option<Vec<u16>> = None;
     for config in sim_checks::spread_configs(&kernel, 48) {
         dc.write(&c0).unwrap();

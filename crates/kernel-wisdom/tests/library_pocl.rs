@@ -187,18 +187,7 @@ fn gemm_every_configuration_of_a_reduced_space() {
         let (work_len, counts_len) = defs::gemm_scratch_lens(m, n);
         let work = DeviceBuffer::from_slice(dev.as_ref(), &vec![0.0f32; work_len]).unwrap();
         let counts = DeviceBuffer::from_slice(dev.as_ref(), &vec![0i32; counts_len]).unwrap();
-        let args = [
-            dc.arg(),
-            da.arg(),
-            db.arg(),
-            (m as i32).into(),
-            (n as i32).into(),
-            (k as i32).into(),
-            1.5f32.into(),
-            (-0.5f32).into(),
-            work.arg(),
-            counts.arg(),
-        ];
+        let args = common::gemm_args([&dc, &da, &db], [m, n, k], [1.5, -0.5], (&work, &counts));
         let run = |config: &kernel_wisdom::Config| {
             dc.write(&c0).unwrap();
             kernel
@@ -411,18 +400,7 @@ fn gemm_f16_kernel_every_configuration_and_the_routine_cuda_only() {
     let dc = DeviceBuffer::<u16>::new(dev.as_ref(), m * n).unwrap();
     let work = DeviceBuffer::from_slice(dev.as_ref(), &[0.0f32]).unwrap();
     let counts = DeviceBuffer::from_slice(dev.as_ref(), &[0i32]).unwrap();
-    let args = [
-        dc.arg(),
-        da.arg(),
-        db.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        1.5f32.into(),
-        (-0.5f32).into(),
-        work.arg(),
-        counts.arg(),
-    ];
+    let args = common::gemm_args([&dc, &da, &db], [m, n, k], [1.5, -0.5], (&work, &counts));
     let mut first: Option<Vec<u16>> = None;
     let count = every_config(&kernel, |config| {
         dc.write(&c0).unwrap();

@@ -94,6 +94,31 @@ fn scratch(
     Ok((work, counts))
 }
 
+/// A GEMM's row: `ms` for 2 m n k flops, against `bound` (GFLOP/s, or why none).
+fn row(
+    kernel: &'static str,
+    [m, n, k]: [usize; 3],
+    verified: bool,
+    ms: f64,
+    (bound, bound_kind): (Result<f64, String>, &'static str),
+    config: kernel_wisdom::Config,
+    step: String,
+) -> Row {
+    Row {
+        kernel,
+        size: vec![m, n, k],
+        verified,
+        ms,
+        throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
+        unit: "GFLOP/s",
+        bound,
+        bound_kind,
+        gflops: None,
+        config,
+        step,
+    }
+}
+
 /// `gemm` at `[m, n, k]` (column-major, alpha 1, beta 0): the routine's result against the CPU
 /// (a sample of elements at large sizes), then its kernel and B's transpose timed at the
 /// configurations the wisdom selects, against cuBLAS SGEMM.
@@ -131,20 +156,17 @@ pub(super) fn bench(
     // The timed configuration's result.
     let got = dc.to_vec()?;
     let verified = verified([m, n, k], &a, &b, &got, |_, scale| 1e-5 * scale + 1e-6);
+    let bound = cublas_gflops(d.info(), [m, n, k], opts.runs, false);
     let ms = kernel_ms + transpose_ms;
-    Ok(Row {
-        kernel: "gemm",
-        size: vec![m, n, k],
+    Ok(row(
+        "gemm",
+        [m, n, k],
         verified,
         ms,
-        throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
-        unit: "GFLOP/s",
-        bound: cublas_gflops(d.info(), [m, n, k], opts.runs, false),
-        bound_kind: "cuBLAS SGEMM",
-        gflops: None,
+        (bound, "cuBLAS SGEMM"),
         config,
-        step: sel,
-    })
+        sel,
+    ))
 }
 
 /// `gemm_f16` at `[m, n, k]` (CUDA; column-major, alpha 1, beta 0, random halves): the
@@ -199,18 +221,16 @@ pub(super) fn bench_f16(
     let verified = verified([m, n, k], &values(&a), &values(&b), &got, |want, scale| {
         want.abs() * 2f64.powi(-11) + 1e-5 * scale + 1e-6
     });
+    let bound = cublas_gflops(d.info(), [m, n, k], opts.runs, true);
+    let kind = "cuBLAS GemmEx f16 (f32 compute, tensor cores)";
     let ms = kernel_ms + copy_ms;
-    Ok(Row {
-        kernel: "gemm_f16",
-        size: vec![m, n, k],
+    Ok(row(
+        "gemm_f16",
+        [m, n, k],
         verified,
         ms,
-        throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
-        unit: "GFLOP/s",
-        bound: cublas_gflops(d.info(), [m, n, k], opts.runs, true),
-        bound_kind: "cuBLAS GemmEx f16 (f32 compute, tensor cores)",
-        gflops: None,
+        (bound, kind),
         config,
-        step: sel,
-    })
+        sel,
+    ))
 }

@@ -299,7 +299,13 @@ KW_KERNEL gemm(KW_GLOBAL real* KW_RESTRICT c, const KW_GLOBAL real* KW_RESTRICT 
                     }
 #endif
                     const float prev = beta == 0.0f ? 0.0f : TO_FLOAT(c[at]);
-                    c[at] = FROM_FLOAT(alpha * sum + beta * prev);
+#if PRECISION == 16
+                    // One fused step the compiler cannot contract otherwise: the same bits
+                    // in every configuration (C is compared exactly).
+                    c[at] = FROM_FLOAT(KW_FMA(alpha, sum, beta * prev));
+#else
+                    c[at] = alpha * sum + beta * prev;
+#endif
                 }
             }
         }

@@ -446,6 +446,41 @@ fn gemm_f16_kernel_every_configuration_and_the_routine_cuda_only() {
     ));
 }
 
+/// `copy_pad` with `transposed` 1 (how `gemm_f16` makes B^T, padded, in one pass; the f32
+/// kernel here, the same source): out(r, c) = in(c, r) inside the corner, zero outside.
+#[test]
+fn copy_pad_transposed_pads_the_transpose() {
+    let Some(dev) = device() else { return };
+    let lib = Library::new(dev.clone());
+    let kernel = lib.kernel("copy_pad").unwrap();
+    let ([ro, co], [ri, ci]) = ([48usize, 40], [30usize, 35]);
+    let input = random(&mut Rng::new(9), ri * ci);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let out = DeviceBuffer::from_slice(dev.as_ref(), &vec![f32::NAN; ro * co]).unwrap();
+    kernel
+        .launch(&[
+            out.arg(),
+            din.arg(),
+            (ro as i32).into(),
+            (co as i32).into(),
+            (ri as i32).into(),
+            (ci as i32).into(),
+            1i32.into(),
+        ])
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    for r in 0..ro {
+        for c in 0..co {
+            let want = if c < ri && r < ci {
+                input[c * ci + r]
+            } else {
+                0.0
+            };
+            assert_eq!(got[r * co + c], want, "({r}, {c})");
+        }
+    }
+}
+
 #[test]
 fn the_routines_at_random_shapes_and_wrong_shapes_refused() {
     let Some(dev) = device() else { return };

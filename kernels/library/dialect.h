@@ -9,6 +9,13 @@
 //   KW_RESTRICT          a restrict qualifier on pointers
 //   KW_INLINE            a device function
 //   kw_atomic_add_f32(p, v)  *p += v atomically on a float in device memory
+//   kw_atomic_inc_i32(p) *p += 1 atomically on an int in device memory; returns the old value
+//   KW_GLOBAL_FENCE()    orders this thread's device-memory writes before its later ones, as
+//                        seen from other blocks (`__threadfence` / `mem_fence`)
+//   KW_BARRIER_GLOBAL()  a block-wide barrier that also fences device memory
+//   kw_half_to_float(h), kw_float_to_half(f)  an IEEE half (its bits, an unsigned short) to
+//                        float, and a float to the nearest half (ties to even): no half type
+//                        and no header needed (PTX `cvt`; OpenCL's core `vload_half`)
 //   KW_FMA(a, b, c)      a * b + c in one rounding (single precision)
 //   KW_RSQRT(x)          1 / sqrt(x) (single precision, the fast hardware approximation; on
 //                        CUDA denormal x is flushed to zero: x must be 0 or a normal float)
@@ -46,6 +53,19 @@ KW_INLINE float kw_rsqrt_ftz(float x) {
 #define KW_LSIZE(a) ((int)KW_AXIS(blockDim, a))
 #define KW_NGROUPS(a) ((int)KW_AXIS(gridDim, a))
 KW_INLINE void kw_atomic_add_f32(float* p, float v) { atomicAdd(p, v); }
+KW_INLINE int kw_atomic_inc_i32(int* p) { return atomicAdd(p, 1); }
+#define KW_GLOBAL_FENCE() __threadfence()
+KW_INLINE float kw_half_to_float(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+KW_INLINE unsigned short kw_float_to_half(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+#define KW_BARRIER_GLOBAL() __syncthreads()
 #else
 #define KW_OPENCL 1
 #define KW_KERNEL __kernel void
@@ -61,6 +81,15 @@ KW_INLINE void kw_atomic_add_f32(float* p, float v) { atomicAdd(p, v); }
 #define KW_GROUP(a) ((int)get_group_id(a))
 #define KW_LSIZE(a) ((int)get_local_size(a))
 #define KW_NGROUPS(a) ((int)get_num_groups(a))
+#define KW_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define KW_BARRIER_GLOBAL() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+inline int kw_atomic_inc_i32(volatile __global int* p) { return atomic_inc(p); }
+inline float kw_half_to_float(ushort h) { return vload_half(0, (const half*)&h); }
+inline ushort kw_float_to_half(float f) {
+    ushort h;
+    vstore_half_rte(f, 0, (half*)&h);
+    return h;
+}
 // OpenCL 1.2 has no float atomic add: a compare-and-swap loop on the float's bits.
 inline void kw_atomic_add_f32(volatile __global float* p, float v) {
     union {

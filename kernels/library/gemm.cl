@@ -1,6 +1,9 @@
-// Single-precision GEMM in the style of CLBlast's Xgemm: C = alpha * A * B + beta * C, with
+// GEMM in the style of CLBlast's Xgemm: C = alpha * A * B + beta * C, with
 // M x N output tiles per block held in registers and K tiles staged in shared memory. One
-// source for OpenCL C and CUDA (dialect.h).
+// source for OpenCL C and CUDA (dialect.h). PRECISION (as CLBlast's): 32 (default) for
+// float matrices; 16 for IEEE half matrices (their bits as unsigned short, converted with
+// dialect.h's kw_half_to_float / kw_float_to_half), products summed in float (alpha and beta
+// float too) and C rounded to half once at the end.
 //
 // Layouts (the routine `Library::gemm` prepares them): A is M x K column-major (`a[k*M + m]`),
 // B is given as its transpose, K x N with N fastest (`b[k*N + n]`), C is M x N column-major
@@ -15,6 +18,16 @@
 //   VWM, VWN     vector widths of the loads of A (along M) and B (along N): 1, 2 or 4
 //   STRM, STRN   0: a thread's elements are consecutive; 1: strided by the thread count
 //   SA, SB       1: stage the A (B) tile in shared memory; 0: read it from global memory
+//   KSPLIT       split-K (not CLBlast's): the K range is split over up to KSPLIT blocks per
+//                tile of C (grid z; the launch may give fewer, `KW_NGROUPS(2)`); 1: none
+//
+// Split-K (grid z = S > 1): block (x, y, s) multiplies the s-th of S near-equal ranges of K
+// tiles and writes its partial tile, unscaled, to `work` (S x N x M, split-major); then the
+// block that finds itself last of the S (an atomic count per tile of C, `counts`) adds the S
+// partials in the order s = 0, 1, ..., S-1 (whichever block came last: the result does not
+// depend on scheduling), writes C = alpha * sum + beta * C, and puts the partials and the
+// count back to zero. So `work` and `counts` are zero before and after every launch: the
+// caller gives zeroed ones once and may reuse them. With S = 1 neither is touched.
 #include "dialect.h"
 
 #ifndef MWG
@@ -59,6 +72,12 @@
 #ifndef SB
 #define SB 1
 #endif
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
+#ifndef PRECISION
+#define PRECISION 32
+#endif
 
 #define MWI (MWG / MDIMC)            // a thread's elements of C along M
 #define NWI (NWG / NDIMC)            // ... along N
@@ -69,25 +88,44 @@
 #define NWB (NWG / NDIMB)
 #define KWB (KWG / KDIMB)
 
-#if VWM == 1
-typedef float realM;
-#define STORE_M(dst, i, v) dst[(i)] = (v)
-#elif VWM == 2
-typedef float2 realM;
-#define STORE_M(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y
+// real: an element of A, B and C; realM, realN: VWM (VWN) of them loaded at once; STORE_M/N
+// put a loaded vector into floats.
+#if PRECISION == 16
+typedef unsigned short real;
+#define TO_FLOAT(x) kw_half_to_float(x)
+#define FROM_FLOAT(x) kw_float_to_half(x)
+typedef ushort2 real2;
+typedef ushort4 real4;
 #else
-typedef float4 realM;
-#define STORE_M(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y, dst[(i) + 2] = (v).z, dst[(i) + 3] = (v).w
+typedef float real;
+#define TO_FLOAT(x) (x)
+#define FROM_FLOAT(x) (x)
+typedef float2 real2;
+typedef float4 real4;
+#endif
+#if VWM == 1
+typedef real realM;
+#define STORE_M(dst, i, v) dst[(i)] = TO_FLOAT(v)
+#elif VWM == 2
+typedef real2 realM;
+#define STORE_M(dst, i, v) dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y)
+#else
+typedef real4 realM;
+#define STORE_M(dst, i, v)                                                                   \
+    dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y),                              \
+    dst[(i) + 2] = TO_FLOAT((v).z), dst[(i) + 3] = TO_FLOAT((v).w)
 #endif
 #if VWN == 1
-typedef float realN;
-#define STORE_N(dst, i, v) dst[(i)] = (v)
+typedef real realN;
+#define STORE_N(dst, i, v) dst[(i)] = TO_FLOAT(v)
 #elif VWN == 2
-typedef float2 realN;
-#define STORE_N(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y
+typedef real2 realN;
+#define STORE_N(dst, i, v) dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y)
 #else
-typedef float4 realN;
-#define STORE_N(dst, i, v) dst[(i)] = (v).x, dst[(i) + 1] = (v).y, dst[(i) + 2] = (v).z, dst[(i) + 3] = (v).w
+typedef real4 realN;
+#define STORE_N(dst, i, v)                                                                   \
+    dst[(i)] = TO_FLOAT((v).x), dst[(i) + 1] = TO_FLOAT((v).y),                              \
+    dst[(i) + 2] = TO_FLOAT((v).z), dst[(i) + 3] = TO_FLOAT((v).w)
 #endif
 
 // The vector index (in units of VWM) along M of a thread's vector `v` of C's tile.
@@ -106,9 +144,15 @@ typedef float4 realN;
 #define NB_INDEX(tid, v) ((tid) + (v) * NDIMB)
 #endif
 
-KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRICT a,
-               const KW_GLOBAL float* KW_RESTRICT b, const int M, const int N, const int K,
-               const float alpha, const float beta) {
+// The column (n) and row (m) of C of a thread's element (nv, nl) x (mv, ml), and its index in
+// the thread's accumulators.
+#define C_N(nv, nl) ((gn + N_INDEX(tn, (nv))) * VWN + (nl))
+#define C_M(mv, ml) ((gm + M_INDEX(tm, (mv))) * VWM + (ml))
+
+KW_KERNEL gemm(KW_GLOBAL real* KW_RESTRICT c, const KW_GLOBAL real* KW_RESTRICT a,
+               const KW_GLOBAL real* KW_RESTRICT b, const int M, const int N, const int K,
+               const float alpha, const float beta, KW_GLOBAL float* work,
+               KW_GLOBAL int* counts) {
     const KW_GLOBAL realM* av = (const KW_GLOBAL realM*)a;
     const KW_GLOBAL realN* bv = (const KW_GLOBAL realN*)b;
     const int tm = KW_LID(0);
@@ -126,13 +170,25 @@ KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRIC
     const int lb0 = tid % NDIMB;
     const int lb1 = tid / NDIMB;
 #endif
+#if KSPLIT > 1
+    // This block's share of the K tiles: [k_begin, k_end), possibly empty.
+    const int splits = KW_NGROUPS(2);
+    const int split = KW_GROUP(2);
+    const long k_tiles = K / KWG;
+    const int k_begin = (int)((split * k_tiles) / splits) * KWG;
+    const int k_end = (int)(((split + 1) * k_tiles) / splits) * KWG;
+    KW_SHARED int last_split;
+#else
+    const int k_begin = 0;
+    const int k_end = K;
+#endif
     float acc[NWI][MWI];
     for (int ni = 0; ni < NWI; ni++) {
         for (int mi = 0; mi < MWI; mi++) {
             acc[ni][mi] = 0.0f;
         }
     }
-    for (int k0 = 0; k0 < K; k0 += KWG) {
+    for (int k0 = k_begin; k0 < k_end; k0 += KWG) {
 #if SA
         for (int kia = 0; kia < KWA; kia++) {
             for (int mia = 0; mia < MWA / VWM; mia++) {
@@ -191,17 +247,65 @@ KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRIC
         KW_BARRIER();
 #endif
     }
-    // C = alpha * acc + beta * C, element by element (column-major, M fastest).
+#if KSPLIT > 1
+    const long mn = (long)M * N;
+    if (splits > 1) {
+        // The partial tile, then the count; the last block of the tile goes on.
+        for (int nv = 0; nv < NWI / VWN; nv++) {
+            for (int nl = 0; nl < VWN; nl++) {
+                for (int mv = 0; mv < MWI / VWM; mv++) {
+                    for (int ml = 0; ml < VWM; ml++) {
+                        const long at = (long)C_N(nv, nl) * M + C_M(mv, ml);
+                        work[split * mn + at] = acc[nv * VWN + nl][mv * VWM + ml];
+                    }
+                }
+            }
+        }
+        KW_GLOBAL_FENCE();
+        KW_BARRIER_GLOBAL();
+        const int tile = KW_GROUP(1) * KW_NGROUPS(0) + KW_GROUP(0);
+        if (tid == 0) {
+            last_split = kw_atomic_inc_i32(&counts[tile]) == splits - 1;
+        }
+        KW_BARRIER();
+        if (!last_split) {
+            return;
+        }
+        KW_GLOBAL_FENCE();
+        if (tid == 0) {
+            counts[tile] = 0;
+        }
+    }
+#endif
+    // C = alpha * acc + beta * C, element by element (column-major, M fastest); with split-K
+    // acc is the sum of the partials, in split order.
     for (int nv = 0; nv < NWI / VWN; nv++) {
         for (int nl = 0; nl < VWN; nl++) {
-            const int n = (gn + N_INDEX(tn, nv)) * VWN + nl;
+            const int n = C_N(nv, nl);
             const int ni = nv * VWN + nl;
             for (int mv = 0; mv < MWI / VWM; mv++) {
                 for (int ml = 0; ml < VWM; ml++) {
-                    const int m = (gm + M_INDEX(tm, mv)) * VWM + ml;
+                    const int m = C_M(mv, ml);
                     const long at = (long)n * M + m;
-                    const float prev = beta == 0.0f ? 0.0f : c[at];
-                    c[at] = alpha * acc[ni][mv * VWM + ml] + beta * prev;
+                    float sum = acc[ni][mv * VWM + ml];
+#if KSPLIT > 1
+                    if (splits > 1) {
+                        volatile KW_GLOBAL float* partial = work + at;
+                        sum = 0.0f;
+                        for (int s = 0; s < splits; s++) {
+                            sum += partial[s * mn];
+                            partial[s * mn] = 0.0f;
+                        }
+                    }
+#endif
+                    const float prev = beta == 0.0f ? 0.0f : TO_FLOAT(c[at]);
+#if PRECISION == 16
+                    // One fused step the compiler cannot contract otherwise: the same bits
+                    // in every configuration (C is compared exactly).
+                    c[at] = FROM_FLOAT(KW_FMA(alpha, sum, beta * prev));
+#else
+                    c[at] = alpha * sum + beta * prev;
+#endif
                 }
             }
         }
@@ -211,13 +315,18 @@ KW_KERNEL gemm(KW_GLOBAL float* KW_RESTRICT c, const KW_GLOBAL float* KW_RESTRIC
 // Copies a rows_in x cols_in row-major matrix into the top-left corner of a rows_out x
 // cols_out one, zero elsewhere; or, with the output the smaller, cuts the corner out. The
 // routine's padding (and unpadding) of matrices whose sizes are not multiples of the tiles.
-KW_KERNEL copy_pad(KW_GLOBAL float* KW_RESTRICT out, const KW_GLOBAL float* KW_RESTRICT in,
+//
+// With `transposed` 1, `in` is read as its transpose: out(row, col) = in(col, row) (in is
+// rows_in x cols_in, so that corner is cols_in x rows_in). Elements are `real` (PRECISION).
+KW_KERNEL copy_pad(KW_GLOBAL real* KW_RESTRICT out, const KW_GLOBAL real* KW_RESTRICT in,
                    const int rows_out, const int cols_out, const int rows_in,
-                   const int cols_in) {
+                   const int cols_in, const int transposed) {
     const int col = KW_GROUP(0) * KW_LSIZE(0) + KW_LID(0);
     const int row = KW_GROUP(1) * KW_LSIZE(1) + KW_LID(1);
     if (row < rows_out && col < cols_out) {
+        const int r = transposed ? col : row;
+        const int s = transposed ? row : col;
         out[(long)row * cols_out + col] =
-            row < rows_in && col < cols_in ? in[(long)row * cols_in + col] : 0.0f;
+            r < rows_in && s < cols_in ? in[(long)r * cols_in + s] : (real)0;
     }
 }

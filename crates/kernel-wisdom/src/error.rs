@@ -115,6 +115,16 @@ pub enum Error {
         /// What does not fit.
         message: String,
     },
+    /// A library routine that the device's backend does not offer (`gemm_f16` is CUDA-only).
+    #[error("library routine `{routine}` is {only}-only; the device is an {device} device")]
+    Unsupported {
+        /// The routine.
+        routine: &'static str,
+        /// The backend it is written for.
+        only: BackendKind,
+        /// The device's backend.
+        device: BackendKind,
+    },
     /// A constant-memory symbol could not be set, or a launch needs one not set yet.
     #[error("kernel `{kernel}`: constant symbol `{name}`: {message}")]
     Symbol {

@@ -29,6 +29,31 @@ pub type ConfigFill<'a> = dyn Fn(&Config, &[i64]) -> Option<f64> + 'a;
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
 
+/// Gives `record` the default value of each parameter of `space` its configuration lacks: a
+/// parameter added to a kernel after its records were written (gemm's `KSPLIT`) has the
+/// default that does what the kernel did before, so the old records keep their meaning. The
+/// record's own recorded space gets the parameter too, with that one value (as it was, in
+/// effect). Parameters the record has that the space lacks are left, and make it unusable.
+fn fill_new_parameters(record: &mut WisdomRecord, space: &TuningSpace, default_config: &Config) {
+    for p in space.params() {
+        if record.config.get(&p.name).is_some() {
+            continue;
+        }
+        let Some(v) = default_config.get(&p.name) else {
+            continue;
+        };
+        record.config.set(&p.name, v.clone());
+        let recorded = &mut record.space.parameters;
+        if !recorded.is_empty() && !recorded.iter().any(|q| q.name == p.name) {
+            recorded.push(kw_core::space::Parameter {
+                values: vec![v.clone()],
+                default: v.clone(),
+                ..p.clone()
+            });
+        }
+    }
+}
+
 /// The configuration chosen for a problem size, and why.
 #[derive(Clone, Debug)]
 pub struct Choice {
@@ -131,7 +156,10 @@ impl WisdomSource {
         }
         let files: Vec<SourceFile> = found
             .into_iter()
-            .map(|(path, f)| {
+            .map(|(path, mut f)| {
+                for r in &mut f.records {
+                    fill_new_parameters(r, space, default_config);
+                }
                 let usable: Vec<Result<(), String>> = f
                     .records
                     .iter()
@@ -280,6 +308,54 @@ impl WisdomSource {
                     record: None,
                     file: None,
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::defs;
+    use kw_core::backend::Device;
+    use kw_core::device::BackendKind;
+    use kw_core::value::Value;
+
+    /// The shipped gemm records predate `KSPLIT`: they still load, are usable and mean
+    /// `KSPLIT` = 1 (its default), and a record with a parameter the space lacks does not.
+    #[test]
+    fn a_record_without_a_new_parameter_takes_its_default() {
+        let def = defs::gemm(BackendKind::Cuda).build().unwrap();
+        let mut info = kw_core::null_device::NullDevice::new(BackendKind::Cuda)
+            .info()
+            .clone();
+        info.name = "NVIDIA H100 80GB HBM3".into();
+        info.max_shared_memory_per_block = 48 << 10;
+        let space = def.space(Some(&info)).unwrap();
+        let shipped = defs::shipped_wisdom("gemm").unwrap();
+        assert!(
+            !shipped.contains("KSPLIT"),
+            "the test needs records without it"
+        );
+        let extra = shipped.replace("\"SB\": ", "\"GONE\": 3, \"SB\": ");
+        for (json, usable) in [(shipped.to_string(), true), (extra, false)] {
+            let source = WisdomSource::load_with(
+                "kw_gemm",
+                &[],
+                &[("embedded:kw_gemm.json".to_string(), json.as_str())],
+                &info,
+                &space,
+                &def.default_config(),
+            );
+            assert!(!source.records().is_empty());
+            for r in source.records() {
+                assert_eq!(r.config.get("KSPLIT"), Some(&Value::Int(1)));
+            }
+            let choice = source.choose(&[1024, 1024, 1024]);
+            assert_eq!(choice.record.is_some(), usable, "{}", choice.config);
+            if usable {
+                assert_eq!(choice.step, Step::ExactDeviceExactSize);
+                assert_ne!(&choice.config, &def.default_config());
             }
         }
     }

@@ -2,6 +2,8 @@
 //! device, through NVRTC: 48 configurations spread over each kernel's whole CUDA space
 //! (hotspot's `blocks_per_sm` included) and the default, against the CPU reference at sizes
 //! no tile divides, and the routines (`common/sim_checks.rs`, the same checks as on PoCL).
+//! GEMM: split-K configurations of `gemm` at a skinny shape (the cross-block reduction on a
+//! real GPU), `gemm_f16`'s kernel over its whole space and `Library::gemm_f16` at odd sizes.
 //! Without a CUDA driver each test prints `SKIPPED: no CUDA driver` and passes.
 
 mod common;
@@ -9,8 +11,179 @@ mod common;
 mod sim_checks;
 
 use common::cuda_device;
-use kernel_wisdom::library::defs;
-use kernel_wisdom::{BackendKind, WisdomKernel};
+use kernel_wisdom::library::half::{f16_bits_to_f32, f32_to_f16_bits};
+use kernel_wisdom::library::{defs, reference, Library};
+use kernel_wisdom::{BackendKind, DeviceBuffer, Error, LaunchOptions, Value, WisdomKernel};
+use kw_core::rng::Rng;
+
+fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| (rng.f64() * 2.0 - 1.0) as f32).collect()
+}
+
+fn halves(rng: &mut Rng, n: usize) -> Vec<u16> {
+    random(rng, n).into_iter().map(f32_to_f16_bits).collect()
+}
+
+/// `got` (halves) is `want` to one rounding to half after f32 sums of `k` products of values
+/// below 1: 2^-11 of the value, plus k x 2^-23 (the tolerance grows with k).
+fn assert_half_close(got: &[u16], want: &[f32], k: usize, what: &str) {
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let g = f16_bits_to_f32(g);
+        let bound = w.abs() * 2f32.powi(-11) + k as f32 * 2f32.powi(-23);
+        assert!((g - w).abs() <= bound, "{what} element {i}: {g} vs {w}");
+    }
+}
+
+/// `gemm`'s kernel at a skinny shape (128 x 128 x 4096, split-K's case), every configuration
+/// of 48 spread over the CUDA space plus the default and KSPLIT 2..32 of the default,
+/// against the CPU reference; the split-K scratch left zeroed after each.
+#[test]
+fn cuda_gemm_split_k_configurations() {
+    let Some(dev) = cuda_device("cuda_gemm_split_k_configurations") else {
+        return;
+    };
+    let kernel = WisdomKernel::new(defs::gemm(BackendKind::Cuda).build().unwrap(), dev).unwrap();
+    let d = kernel.device().as_ref();
+    let [m, n, k] = [128usize, 128, 4096];
+    let mut rng = Rng::new(31);
+    let (a, bt) = (random(&mut rng, m * k), random(&mut rng, k * n));
+    let b_cm = reference::transpose(&bt, k, n);
+    let want = reference::gemm([m, n, k], 1.0, &a, &b_cm, 0.0, &[]);
+    let (da, db) = (
+        DeviceBuffer::from_slice(d, &a).unwrap(),
+        DeviceBuffer::from_slice(d, &bt).unwrap(),
+    );
+    let dc = DeviceBuffer::<f32>::new(d, m * n).unwrap();
+    let (wl, cl) = defs::gemm_scratch_lens(m, n);
+    let work = DeviceBuffer::from_slice(d, &vec![0.0f32; wl]).unwrap();
+    let counts = DeviceBuffer::from_slice(d, &vec![0i32; cl]).unwrap();
+    let args = common::gemm_args([&dc, &da, &db], [m, n, k], [1.0, 0.0], (&work, &counts));
+    let mut configs = sim_checks::spread_configs(&kernel, 48);
+    for s in [2, 4, 8, 16, 32] {
+        let mut c = kernel.default_config().clone();
+        c.set("KSPLIT", s);
+        configs.push(c);
+    }
+    let mut split = 0;
+    for config in &configs {
+        dc.fill(f32::NAN).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
+        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-3,
+                "{{{config}}} element {i}: {g} vs {w}"
+            );
+        }
+        assert!(
+            work.to_vec().unwrap().iter().all(|&x| x == 0.0),
+            "{{{config}}}"
+        );
+        assert!(
+            counts.to_vec().unwrap().iter().all(|&x| x == 0),
+            "{{{config}}}"
+        );
+        split += usize::from(config.get("KSPLIT") != Some(&Value::Int(1)));
+    }
+    assert!(split >= 5, "{split} split-K configurations");
+}
+
+/// `gemm_f16`'s kernel (NVRTC, halves as bits, f32 sums): 48 configurations spread over its
+/// whole CUDA space and the default at 256 x 128 x 96, against the CPU reference, all giving
+/// the same bits (the definition compares C exactly).
+#[test]
+fn cuda_gemm_f16_configurations_across_the_space() {
+    let Some(dev) = cuda_device("cuda_gemm_f16_configurations_across_the_space") else {
+        return;
+    };
+    let def = defs::gemm_f16(BackendKind::Cuda).build().unwrap();
+    let kernel = WisdomKernel::new(def, dev).unwrap();
+    let d = kernel.device().as_ref();
+    let [m, n, k] = [256usize, 128, 96];
+    let mut rng = Rng::new(32);
+    let (a, bt, c0) = (
+        halves(&mut rng, m * k),
+        halves(&mut rng, k * n),
+        halves(&mut rng, m * n),
+    );
+    let b_cm: Vec<u16> = (0..k * n).map(|i| bt[(i % k) * n + i / k]).collect();
+    let want = reference::gemm_f16([m, n, k], 0.5, &a, &b_cm, 2.0, &c0);
+    let (da, db) = (
+        DeviceBuffer::from_slice(d, &a).unwrap(),
+        DeviceBuffer::from_slice(d, &bt).unwrap(),
+    );
+    let dc = DeviceBuffer::<u16>::new(d, m * n).unwrap();
+    let work = DeviceBuffer::from_slice(d, &[0.0f32]).unwrap();
+    let counts = DeviceBuffer::from_slice(d, &[0i32]).unwrap();
+    let args = common::gemm_args([&dc, &da, &db], [m, n, k], [0.5, 2.0], (&work, &counts));
+    let mut first: Option<Vec<u16>> = None;
+    for config in sim_checks::spread_configs(&kernel, 48) {
+        dc.write(&c0).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
+        let got = dc.to_vec().unwrap();
+        assert_half_close(&got, &want, k, &format!("{{{config}}}"));
+        match &first {
+            None => first = Some(got),
+            Some(f) => assert!(f == &got, "{{{config}}}: other bits than the first"),
+        }
+    }
+}
+
+/// `Library::gemm_f16` at sizes no tile divides (padding, B's transposing copy, beta 0 with
+/// NaN in C, beta 1, k = 0), a long K, and wrong lengths refused.
+#[test]
+fn cuda_gemm_f16_routine() {
+    let Some(dev) = cuda_device("cuda_gemm_f16_routine") else {
+        return;
+    };
+    let lib = Library::new(dev.clone());
+    let d = dev.as_ref();
+    let mut rng = Rng::new(33);
+    for (shape, alpha, beta) in [
+        ([37usize, 53, 29], 1.5f32, 0.5f32),
+        ([1, 1, 1], 2.0, 0.0),
+        ([130, 7, 200], 1.0, 0.0),
+        ([128, 128, 32], 0.5, 1.0), // no padding
+        ([300, 200, 3001], 1.0, 0.0),
+        ([5, 9, 0], 1.0, 2.0), // k = 0: C = beta C
+    ] {
+        let [m, n, k] = shape;
+        let (a, b, c0) = (
+            halves(&mut rng, m * k),
+            halves(&mut rng, k * n),
+            halves(&mut rng, m * n),
+        );
+        let want = reference::gemm_f16(shape, alpha, &a, &b, beta, &c0);
+        let start = if beta == 0.0 { vec![0x7e00; m * n] } else { c0 };
+        let (da, db, dc) = (
+            DeviceBuffer::from_slice(d, &a).unwrap(),
+            DeviceBuffer::from_slice(d, &b).unwrap(),
+            DeviceBuffer::from_slice(d, &start).unwrap(),
+        );
+        lib.gemm_f16(shape, alpha, &da, &db, beta, &dc).unwrap();
+        // A beta of 2 doubles C's values (up to 1): the bound's value term covers it.
+        assert_half_close(&dc.to_vec().unwrap(), &want, k, &format!("{shape:?}"));
+    }
+    let a = DeviceBuffer::from_slice(d, &[0x3c00u16; 12]).unwrap();
+    let c = DeviceBuffer::from_slice(d, &[7u16; 12]).unwrap();
+    for shape in [[3, 4, 5], [4, 3, 3], [usize::MAX, 2, 2]] {
+        let e = lib.gemm_f16(shape, 1.0, &a, &a, 0.0, &c).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Shape {
+                    routine: "gemm_f16",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    assert_eq!(c.to_vec().unwrap(), vec![7; 12]);
+}
 
 #[test]
 fn cuda_hotspot_configurations_across_the_space() {

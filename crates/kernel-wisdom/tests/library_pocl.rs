@@ -140,6 +140,10 @@ fn stencil3d_every_configuration_of_a_reduced_space() {
     assert_eq!(n, 12);
 }
 
+/// Every configuration of a reduced space, split-K (`KSPLIT` 4 and 32, cut to K's tiles)
+/// included, at a square shape whose K tiles the splits do not divide evenly and at a skinny
+/// one (small M x N, long K), against the CPU reference; split-K leaves its scratch zeroed
+/// and gives the same bits on a second launch (its sum's order is fixed).
 #[test]
 fn gemm_every_configuration_of_a_reduced_space() {
     let Some(dev) = device() else { return };
@@ -156,49 +160,72 @@ fn gemm_every_configuration_of_a_reduced_space() {
             ("KWI", &[8]),
             ("VWM", &[1, 4]),
             ("VWN", &[2]),
+            ("STRM", &[1]),
             ("STRN", &[1]),
+            ("SB", &[1]),
+            ("KSPLIT", &[1, 4, 32]),
         ],
     );
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
     // Sizes the tiles divide (the kernel has no bounds checks); B given transposed (k x n,
-    // n fastest), as the routine passes it.
-    let [m, n, k] = [64usize, 96, 48];
-    let mut rng = Rng::new(5);
-    let (a, b, c0) = (
-        random(&mut rng, m * k),
-        random(&mut rng, k * n),
-        random(&mut rng, m * n),
-    );
-    let b_cm = reference::transpose(&b, k, n); // column-major k x n
-    let want = reference::gemm([m, n, k], 1.5, &a, &b_cm, -0.5, &c0);
-    let (da, db) = (
-        DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap(),
-        DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap(),
-    );
-    let dc = DeviceBuffer::<f32>::new(dev.as_ref(), m * n).unwrap();
-    let args = [
-        dc.arg(),
-        da.arg(),
-        db.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        1.5f32.into(),
-        (-0.5f32).into(),
-    ];
-    let count = every_config(&kernel, |config| {
-        dc.write(&c0).unwrap();
-        kernel
-            .launch_with(&args, LaunchOptions::new().config(config))
-            .unwrap();
-        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+    // n fastest), as the routine passes it. 80 = 5 tiles of 16 in 4 splits: 1, 1, 1, 2.
+    let mut total = 0;
+    for (seed, [m, n, k]) in [(5, [64usize, 96, 80]), (6, [32, 32, 1024])] {
+        let mut rng = Rng::new(seed);
+        let (a, b, c0) = (
+            random(&mut rng, m * k),
+            random(&mut rng, k * n),
+            random(&mut rng, m * n),
+        );
+        let b_cm = reference::transpose(&b, k, n); // column-major k x n
+        let want = reference::gemm([m, n, k], 1.5, &a, &b_cm, -0.5, &c0);
+        let (da, db) = (
+            DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap(),
+            DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap(),
+        );
+        let dc = DeviceBuffer::<f32>::new(dev.as_ref(), m * n).unwrap();
+        let (work_len, counts_len) = defs::gemm_scratch_lens(m, n);
+        let work = DeviceBuffer::from_slice(dev.as_ref(), &vec![0.0f32; work_len]).unwrap();
+        let counts = DeviceBuffer::from_slice(dev.as_ref(), &vec![0i32; counts_len]).unwrap();
+        let args = common::gemm_args([&dc, &da, &db], [m, n, k], [1.5, -0.5], (&work, &counts));
+        let run = |config: &kernel_wisdom::Config| {
+            dc.write(&c0).unwrap();
+            kernel
+                .launch_with(&args, LaunchOptions::new().config(config))
+                .unwrap();
+            dc.to_vec().unwrap()
+        };
+        let mut split = 0;
+        total += every_config(&kernel, |config| {
+            let got = run(config);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                    "{m}x{n}x{k} {{{config}}} element {i}: {g} vs {w}"
+                );
+            }
             assert!(
-                (g - w).abs() <= 1e-4,
-                "{{{config}}} element {i}: {g} vs {w}"
+                work.to_vec().unwrap().iter().all(|&x| x == 0.0),
+                "{{{config}}}"
             );
-        }
-    });
-    assert!(count >= 16, "{count} configurations");
+            assert!(
+                counts.to_vec().unwrap().iter().all(|&x| x == 0),
+                "{{{config}}}"
+            );
+            if config.get("KSPLIT") != Some(&Value::Int(1)) {
+                split += 1;
+                let again = run(config);
+                assert!(
+                    got.iter()
+                        .zip(&again)
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{m}x{n}x{k} {{{config}}}: a second launch differs"
+                );
+            }
+        });
+        assert!(split >= 10, "{split} split-K configurations");
+    }
+    assert_eq!(total, 30, "15 configurations at each shape");
 }
 
 #[test]
@@ -253,6 +280,205 @@ fn gemm_routine_at_sizes_no_tile_divides() {
         );
     }
     assert_eq!(c.to_vec().unwrap(), vec![7.0; 12]);
+}
+
+/// `Library::gemm` with wisdom that selects split-K (`KSPLIT` 8) at a skinny padded size:
+/// right results at that size padded and unpadded, twice (the kept scratch, left zeroed, is
+/// reused), and at a small size where the nearest record's `KSPLIT` is cut to K's 2 tiles.
+#[test]
+fn gemm_routine_with_split_k_selected_by_wisdom() {
+    use kw_core::wisdom::{add_record, Objective, Provenance, ReplacePolicy};
+    use kw_core::wisdom::{SpaceFingerprint, WisdomDevice, WisdomRecord};
+    let Some(dev) = device() else { return };
+    let dir = std::env::temp_dir().join(format!(
+        "kw-gemm-splitk-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(9)
+    ));
+    let probe = WisdomKernel::new(
+        defs::gemm(BackendKind::Opencl).build().unwrap(),
+        dev.clone(),
+    )
+    .unwrap();
+    let mut config = probe.default_config().clone();
+    config.set("KSPLIT", 8);
+    let info = dev.info();
+    let record = WisdomRecord {
+        config,
+        problem_size: vec![128, 128, 1024],
+        device: WisdomDevice {
+            name: info.name.clone(),
+            vendor: String::new(),
+            backend: info.backend.as_str().into(),
+            architecture: info.architecture.clone(),
+            driver: String::new(),
+        },
+        objective: Objective {
+            median_ms: 1.0,
+            samples: 1,
+            ..Default::default()
+        },
+        space: SpaceFingerprint::of(probe.space()),
+        provenance: Provenance::default(),
+    };
+    add_record(&dir, "kw_gemm", record, ReplacePolicy::IfBetter).unwrap();
+    let lib = Library::new(dev.clone()).with_wisdom_dir(&dir);
+    let kernel = lib.kernel("gemm").unwrap();
+    assert_eq!(
+        kernel.choice(&[128, 128, 1024]).config.get("KSPLIT"),
+        Some(&Value::Int(8))
+    );
+    let mut rng = Rng::new(12);
+    for shape in [
+        [100usize, 120, 1000],
+        [128, 128, 1024],
+        [100, 120, 1000],
+        [40, 30, 20],
+    ] {
+        let [m, n, k] = shape;
+        let (a, b, c0) = (
+            random(&mut rng, m * k),
+            random(&mut rng, k * n),
+            random(&mut rng, m * n),
+        );
+        let want = reference::gemm(shape, 0.75, &a, &b, 0.5, &c0);
+        let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
+        let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
+        let dc = DeviceBuffer::from_slice(dev.as_ref(), &c0).unwrap();
+        lib.gemm(shape, 0.75, &da, &db, 0.5, &dc).unwrap();
+        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{shape:?} element {i}: {g} vs {w}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `gemm_f16`'s kernel (the gemm source with `PRECISION` 16: halves as `u16` bits, f32
+/// sums) built for OpenCL, where PoCL runs it (the routine itself is CUDA-only): every
+/// configuration of a reduced space against the CPU reference, all giving the same bits (the
+/// definition compares C exactly); `Library::gemm_f16` on OpenCL is a typed error.
+#[test]
+fn gemm_f16_kernel_every_configuration_and_the_routine_cuda_only() {
+    use kernel_wisdom::library::half::{f16_bits_to_f32, f32_to_f16_bits};
+    let Some(dev) = device() else { return };
+    let def = reduced(
+        defs::gemm_f16(BackendKind::Opencl).build().unwrap(),
+        &[
+            ("MWG", &[32]),
+            ("NWG", &[32]),
+            ("KWG", &[16]),
+            ("MDIMC", &[8]),
+            ("NDIMC", &[8]),
+            ("MDIMA", &[8]),
+            ("NDIMB", &[8]),
+            ("KWI", &[2]),
+            ("VWM", &[1, 4]),
+            ("VWN", &[2]),
+            ("STRM", &[0]),
+            ("STRN", &[1]),
+            ("SA", &[0, 1]),
+            ("SB", &[1]),
+        ],
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let [m, n, k] = [64usize, 96, 80];
+    let mut rng = Rng::new(8);
+    let mut halves = |len| -> Vec<u16> {
+        random(&mut rng, len)
+            .into_iter()
+            .map(f32_to_f16_bits)
+            .collect()
+    };
+    let (a, b, c0) = (halves(m * k), halves(k * n), halves(m * n));
+    let b_cm: Vec<u16> = (0..k * n).map(|i| b[(i % k) * n + i / k]).collect();
+    let want = reference::gemm_f16([m, n, k], 1.5, &a, &b_cm, -0.5, &c0);
+    let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
+    let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
+    let dc = DeviceBuffer::<u16>::new(dev.as_ref(), m * n).unwrap();
+    let work = DeviceBuffer::from_slice(dev.as_ref(), &[0.0f32]).unwrap();
+    let counts = DeviceBuffer::from_slice(dev.as_ref(), &[0i32]).unwrap();
+    let args = common::gemm_args([&dc, &da, &db], [m, n, k], [1.5, -0.5], (&work, &counts));
+    let mut first: Option<Vec<u16>> = None;
+    let count = every_config(&kernel, |config| {
+        dc.write(&c0).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
+        let got = dc.to_vec().unwrap();
+        // One rounding to half (half an ulp: 2^-11 of the value) after f32 sums of k
+        // products of values below 1 (k x 2^-24 each at most).
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            let g = f16_bits_to_f32(g);
+            let bound = w.abs() * 2f32.powi(-11) + k as f32 * 2f32.powi(-23);
+            assert!(
+                (g - w).abs() <= bound,
+                "{{{config}}} element {i}: {g} vs {w}"
+            );
+        }
+        match &first {
+            None => first = Some(got),
+            Some(f) => assert!(f == &got, "{{{config}}}: other bits than the first"),
+        }
+    });
+    assert_eq!(count, 4);
+    // The routine: CUDA only, a typed error on OpenCL before any check or launch.
+    let lib = Library::new(dev.clone());
+    let e = lib
+        .gemm_f16([m, n, k], 1.0, &da, &db, 0.0, &dc)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Unsupported {
+                routine: "gemm_f16",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("CUDA-only"), "{e}");
+    assert!(matches!(
+        defs::definition("gemm_f16", BackendKind::Opencl),
+        Err(Error::Unsupported { .. })
+    ));
+}
+
+/// `copy_pad` with `transposed` 1 (how `gemm_f16` makes B^T, padded, in one pass; the f32
+/// kernel here, the same source): out(r, c) = in(c, r) inside the corner, zero outside.
+#[test]
+fn copy_pad_transposed_pads_the_transpose() {
+    let Some(dev) = device() else { return };
+    let lib = Library::new(dev.clone());
+    let kernel = lib.kernel("copy_pad").unwrap();
+    let ([ro, co], [ri, ci]) = ([48usize, 40], [30usize, 35]);
+    let input = random(&mut Rng::new(9), ri * ci);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let out = DeviceBuffer::from_slice(dev.as_ref(), &vec![f32::NAN; ro * co]).unwrap();
+    kernel
+        .launch(&[
+            out.arg(),
+            din.arg(),
+            (ro as i32).into(),
+            (co as i32).into(),
+            (ri as i32).into(),
+            (ci as i32).into(),
+            1i32.into(),
+        ])
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    for r in 0..ro {
+        for c in 0..co {
+            let want = if c < ri && r < ci {
+                input[c * ci + r]
+            } else {
+                0.0
+            };
+            assert_eq!(got[r * co + c], want, "({r}, {c})");
+        }
+    }
 }
 
 #[test]
@@ -333,7 +559,14 @@ fn each_t1_file_matches_the_library_definition() {
         *size = serde_json::json!(vec![8; size.as_array().unwrap().len()]);
         std::fs::write(&file, json.to_string()).unwrap();
         let t1 = kw_core::kernel_tuner::T1Benchmark::load(&file).unwrap();
-        let def = defs::definition(name, BackendKind::Opencl).unwrap();
+        // gemm_f16 is CUDA-only (its T1 file's `Language` is CUDA).
+        let backend = if *name == "gemm_f16" {
+            BackendKind::Cuda
+        } else {
+            BackendKind::Opencl
+        };
+        let def = defs::definition(name, backend).unwrap();
+        assert_eq!(t1.def.backend, backend, "{name}");
         assert_eq!(t1.def.kernel_name, def.kernel_name);
         assert_eq!(t1.def.tuning_key, def.tuning_key, "{name}");
         assert_eq!(t1.def.source.text, def.source.text, "{name}");

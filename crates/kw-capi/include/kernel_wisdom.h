@@ -344,6 +344,11 @@ int kw_library_stencil3d(const kw_library* library, size_t nx, size_t ny, size_t
  * (element (i, j) of an r-row matrix at j * r + i). beta 0 ignores c's contents. */
 int kw_library_gemm(const kw_library* library, size_t m, size_t n, size_t k, float alpha,
                     kw_arg a, kw_arg b, float beta, kw_arg c);
+/* The GEMM above on IEEE half matrices: a, b and c hold the halves' bits (uint16_t,
+ * KW_U16 buffers); the products are summed in float and c rounded to half once; alpha and
+ * beta are floats. CUDA only: KW_ERROR_DEVICE on an OpenCL device. */
+int kw_library_gemm_f16(const kw_library* library, size_t m, size_t n, size_t k, float alpha,
+                        kw_arg a, kw_arg b, float beta, kw_arg c);
 /* output (width x height, row-major) = the 2D convolution of input with the filter:
  * output(x, y) = sum over i < filter_height, j < filter_width of
  * input(x + j, y + i) * filter[i * filter_width + j] (the filter is not flipped). input is

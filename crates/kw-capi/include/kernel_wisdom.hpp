@@ -539,6 +539,13 @@ public:
         detail::check(kw_library_gemm(h_.get(), m, n, k, alpha, detail::pack(a),
                                       detail::pack(b), beta, detail::pack(c)));
     }
+    // gemm on IEEE half matrices (their bits: uint16_t buffers), sums in float; CUDA only.
+    template <typename A, typename B, typename C>
+    void gemm_f16(size_t m, size_t n, size_t k, float alpha, const A& a, const B& b, float beta,
+                  const C& c) const {
+        detail::check(kw_library_gemm_f16(h_.get(), m, n, k, alpha, detail::pack(a),
+                                          detail::pack(b), beta, detail::pack(c)));
+    }
     // output (width x height) = the 2D convolution of input ((width + filter_width - 1) x
     // (height + filter_height - 1)) with `filter` (filter_width x filter_height, row-major).
     template <typename In, typename Out>

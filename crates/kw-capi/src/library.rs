@@ -20,7 +20,7 @@ use crate::kernel::raw_buffer;
 use crate::status::{guard, CError, Status};
 use crate::types::{KwArg, ARG_BUFFER, TYPES};
 use kernel_wisdom::library::{HotspotCoefficients, Library, NbodyStep};
-use kernel_wisdom::{DeviceBuffer, ScalarType};
+use kernel_wisdom::DeviceBuffer;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 
@@ -74,6 +74,17 @@ unsafe fn buffers<const N: usize>(
     names: [&str; N],
     args: [KwArg; N],
 ) -> Result<[DeviceBuffer<f32>; N], CError> {
+    // SAFETY: as the caller promised.
+    unsafe { buffers_of::<f32, N>(lib, routine, names, args) }
+}
+
+/// [`buffers`] of elements of `T` (`KW_U16` for half bit patterns).
+unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
+    lib: &Library,
+    routine: &str,
+    names: [&str; N],
+    args: [KwArg; N],
+) -> Result<[DeviceBuffer<T>; N], CError> {
     let device = lib.device();
     let backend = device.info().backend;
     let mut out = Vec::with_capacity(N);
@@ -94,15 +105,17 @@ unsafe fn buffers<const N: usize>(
             .ok()
             .and_then(|i| TYPES.get(i))
             .copied();
-        if ty != Some(ScalarType::F32) {
+        if ty != Some(T::TYPE) {
             let given = ty.map_or_else(|| format!("type {}", a.elem_type), |t| t.to_string());
+            let want = T::TYPE;
+            let constant = format!("KW_{}", want.to_string().to_uppercase());
             return Err(bad(
                 Status::Arguments,
-                format!("a buffer of {given} was given, the routine takes f32 (KW_F32)"),
+                format!("a buffer of {given} was given, the routine takes {want} ({constant})"),
             ));
         }
         // SAFETY: as the caller promised.
-        let (raw, _) = unsafe { raw_buffer(backend, a.ptr, ScalarType::F32, a.count) }
+        let (raw, _) = unsafe { raw_buffer(backend, a.ptr, T::TYPE, a.count) }
             .map_err(|(status, what)| bad(status, what))?;
         out.push(DeviceBuffer::view(device.as_ref(), raw)?);
     }
@@ -187,6 +200,32 @@ pub unsafe extern "C" fn kw_library_gemm(
             // SAFETY: as the header requires.
             let [a, b, c] = unsafe { buffers(l, "gemm", ["a", "b", "c"], [a, b, c]) }?;
             Ok(l.gemm([m, n, k], alpha, &a, &b, beta, &c)?)
+        })
+    })
+}
+
+/// `kw_library_gemm_f16`: [`kw_library_gemm`] on IEEE half matrices (their bits, `uint16_t`
+/// buffers, `KW_U16`), sums in f32, alpha and beta f32; CUDA only (`KW_ERROR_DEVICE`
+/// elsewhere).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // BLAS's signature
+pub unsafe extern "C" fn kw_library_gemm_f16(
+    lib: *const c_void,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: KwArg,
+    b: KwArg,
+    beta: f32,
+    c: KwArg,
+) -> c_int {
+    guard(|| {
+        call(lib, |l| {
+            // SAFETY: as the header requires.
+            let [a, b, c] =
+                unsafe { buffers_of::<u16, 3>(l, "gemm_f16", ["a", "b", "c"], [a, b, c]) }?;
+            Ok(l.gemm_f16([m, n, k], alpha, &a, &b, beta, &c)?)
         })
     })
 }

@@ -95,7 +95,9 @@ impl From<Error> for CError {
     fn from(e: Error) -> CError {
         let status = match &e {
             Error::Definition { .. } => Status::Definition,
-            Error::BackendMismatch { .. } | Error::NoDevice { .. } => Status::Device,
+            Error::BackendMismatch { .. } | Error::NoDevice { .. } | Error::Unsupported { .. } => {
+                Status::Device
+            }
             Error::ArgumentCount { .. } | Error::Argument { .. } | Error::Eval(_) => {
                 Status::Arguments
             }

@@ -84,6 +84,11 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
         assert!(pct > 0.0 && pct.is_finite(), "{r}");
         assert!(!r["size"].as_array().unwrap().is_empty());
     }
+    // f16 GEMM is CUDA-only: asked for by name on PoCL, a clear error.
+    let out = kw(&["bench", "gemm_f16", "--small"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("`gemm_f16` is CUDA-only"), "{said}");
     let out = kw(&["bench", "gemv", "--small"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no library kernel `gemv`"));
@@ -135,6 +140,26 @@ fn given_sizes_and_a_given_configuration() {
         let config = r["config"].as_str().unwrap();
         assert!(config.starts_with("MWG=32,NWG=16,"), "{config}");
     }
+    // Split-K at a skinny size: 8 splits of K's 16-element tiles, verified.
+    let out = kw(&[
+        "bench",
+        "gemm",
+        "--size",
+        "32x32x512",
+        "--json",
+        "--runs",
+        "2",
+        "--config",
+        "MWG=32,NWG=32,MDIMC=8,NDIMC=8,MDIMA=8,NDIMB=8,KSPLIT=8",
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    let row: serde_json::Value = serde_json::from_str(said.trim()).unwrap();
+    assert_eq!(row["verified"], true, "{row}");
+    assert!(
+        row["config"].as_str().unwrap().contains("KSPLIT=8"),
+        "{row}"
+    );
     // hotspot: nx x ny x iterations; 7 steps with a given factor of 3 take 3 + 3 + 1.
     let out = kw(&[
         "bench",

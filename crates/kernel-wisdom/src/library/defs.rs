@@ -4,7 +4,7 @@
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
 use kw_core::device::BackendKind;
-use kw_core::expr::{arg, device, DeviceAttr};
+use kw_core::expr::{arg, device, div_ceil, ifelse, lit, max, min, param, DeviceAttr, Expr};
 use kw_core::kernel_def::KernelDef;
 use kw_core::tolerance::Tolerance;
 
@@ -51,7 +51,6 @@ pub fn convolution_cuda(
     block_x: &[i64],
     block_y: &[i64],
 ) -> KernelBuilder {
-    use kw_core::expr::lit;
     let mut b = KernelBuilder::new(
         "convolution_kernel",
         Source::text("convolution.cu", CONVOLUTION_CU),
@@ -97,14 +96,16 @@ pub const KERNELS: &[&str] = &[
     "reduce_sum",
     "stencil3d",
     "gemm",
+    "gemm_f16",
     "convolution",
     "hotspot",
     "nbody",
 ];
 
-/// Kernels the routines use besides their own: `copy_pad` (gemm's padding); `fma_peak`
+/// Kernels the routines use besides their own: `copy_pad` and `copy_pad_f16` (gemm's and
+/// gemm_f16's padding); `fma_peak`
 /// (`kw bench`'s measured FP32 peak, the n-body's bound).
-pub const HELPERS: &[&str] = &["copy_pad", "fma_peak"];
+pub const HELPERS: &[&str] = &["copy_pad", "copy_pad_f16", "fma_peak"];
 
 pub use super::hotspot::definition as hotspot;
 pub use super::nbody::{definition as nbody, fma_peak};
@@ -124,6 +125,13 @@ pub fn definition(name: &str, backend: BackendKind) -> Result<KernelDef, Error> 
         "reduce_sum" => reduce_sum(backend).build(),
         "stencil3d" => stencil3d(backend).build(),
         "gemm" => gemm(backend).build(),
+        "gemm_f16" | "copy_pad_f16" if backend != BackendKind::Cuda => Err(Error::Unsupported {
+            routine: "gemm_f16",
+            only: BackendKind::Cuda,
+            device: backend,
+        }),
+        "gemm_f16" => gemm_f16(backend).build(),
+        "copy_pad_f16" => copy_pad_f16(backend).build(),
         "convolution" => convolution(backend, CONVOLUTION_FILTER).build(),
         "copy_pad" => copy_pad(backend).build(),
         "hotspot" => hotspot(backend).build(),
@@ -215,15 +223,106 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
     b
 }
 
-/// `gemm(c, a, b, M, N, K, alpha, beta)`: C = alpha A B + beta C (single precision), A M x K
-/// column-major, B given as its transpose (K x N, N fastest), C M x N column-major; the
-/// parameters and restrictions of CLBlast's Xgemm. Nothing checks bounds: M, N and K must be
-/// multiples of MWG, NWG and KWG (restrictions over the problem size (M, N, K); the routine
-/// `Library::gemm` pads to multiples of [`GEMM_PAD`]).
+/// `gemm(c, a, b, M, N, K, alpha, beta, work, counts)`: C = alpha A B + beta C (single
+/// precision), A M x K column-major, B given as its transpose (K x N, N fastest), C M x N
+/// column-major; the parameters and restrictions of CLBlast's Xgemm, and `KSPLIT` (split-K,
+/// see [`gemm_splits`]) with its zeroed scratch buffers `work` ([`gemm_work_len`] floats) and
+/// `counts` ([`gemm_counts_len`] ints), left zeroed by every launch. Nothing checks bounds: M,
+/// N and K must be multiples of MWG, NWG and KWG (restrictions over the problem size (M, N,
+/// K); the routine `Library::gemm` pads to multiples of [`GEMM_PAD`]).
 pub fn gemm(backend: BackendKind) -> KernelBuilder {
     let mut b = builder("gemm", "gemm.cl", GEMM, backend);
-    let mwg = b.tune("MWG", [16, 32, 64, 128], 64);
-    let nwg = b.tune("NWG", [16, 32, 64, 128], 64);
+    gemm_space(&mut b, 4, &[1, 2, 4, 8, 16, GEMM_KSPLIT_MAX]);
+    gemm_args::<f32>(&mut b, true);
+    b.tolerance(
+        "c",
+        Tolerance {
+            rtol: 1e-4,
+            ..Tolerance::default()
+        },
+    );
+    b
+}
+
+/// `gemm_f16`: [`gemm`]'s kernel (the same source, parameters and restrictions) on IEEE half
+/// matrices (`PRECISION` 16, a one-value parameter; the buffers hold the halves' bits, `u16`):
+/// the products are summed in f32 and C rounded to half once, alpha and beta f32. CUDA only
+/// ([`definition`] refuses OpenCL; the builder itself builds for either, which the tests use
+/// on PoCL). C is compared exactly (kw compares `u16` buffers as integers): every
+/// configuration sums the same products in the same order, k ascending, so the bits agree;
+/// split-K would sum in another order, so `KSPLIT` is 1 only here (until kw has a half
+/// element type compared with a tolerance). Tuning key `kw_gemm_f16`.
+pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
+    let mut b = builder("gemm", "gemm.cl", GEMM, backend);
+    b.tuning_key("kw_gemm_f16").tune("PRECISION", [16], 16);
+    gemm_space(&mut b, 2, &[1]);
+    gemm_args::<u16>(&mut b, false);
+    b
+}
+
+/// The most K splits of [`gemm`]'s `KSPLIT` (its largest value).
+pub const GEMM_KSPLIT_MAX: i64 = 32;
+
+/// The floats of split-K partial tiles [`gemm`] may use: the number of splits is cut so that
+/// splits x M x N stays within this (32 MiB), so the scratch buffer stays small whatever the
+/// size, and split-K, meant for small outputs, is not used on large ones.
+pub const GEMM_WORK_CAP: i64 = 1 << 23;
+
+/// The number of K splits (grid z) of a launch of [`gemm`] at problem size (M, N, K): `KSPLIT`
+/// cut to K's number of `KWG` tiles and to what [`GEMM_WORK_CAP`] allows, at least 1. Every
+/// configuration is valid at every size: a `KSPLIT` the size cannot use is cut, not refused.
+pub fn gemm_splits() -> Expr {
+    let mn = arg("M") * arg("N");
+    max(
+        1,
+        min(
+            param("KSPLIT"),
+            min(
+                arg("K").floor_div(param("KWG")),
+                lit(GEMM_WORK_CAP).floor_div(mn),
+            ),
+        ),
+    )
+}
+
+/// The splits the size allows at most (whatever `KSPLIT`): at least 2, or 1 when split-K
+/// cannot be used at this size.
+fn gemm_max_splits() -> Expr {
+    let mn = arg("M") * arg("N");
+    min(GEMM_KSPLIT_MAX, lit(GEMM_WORK_CAP).floor_div(mn))
+}
+
+/// The length of [`gemm`]'s `work` (floats): room for the partials of the most splits the
+/// size allows; 1 where split-K is not used.
+pub fn gemm_work_len() -> Expr {
+    let mn = arg("M") * arg("N");
+    ifelse(gemm_max_splits().ge(2), mn * gemm_max_splits(), 1)
+}
+
+/// The length of [`gemm`]'s `counts` (ints): one per tile of C at the smallest tiles (16 x
+/// 16); 1 where split-K is not used.
+pub fn gemm_counts_len() -> Expr {
+    let tiles = div_ceil(arg("M"), 16) * div_ceil(arg("N"), 16);
+    ifelse(gemm_max_splits().ge(2), tiles, 1)
+}
+
+/// [`gemm_work_len`] and [`gemm_counts_len`] at (m, n) (any K), as the routine allocates them
+/// for [`gemm`] (`gemm_f16` needs one element each).
+pub fn gemm_scratch_lens(m: usize, n: usize) -> (usize, usize) {
+    let mn = m.saturating_mul(n).max(1);
+    let splits = (GEMM_WORK_CAP as usize / mn).min(GEMM_KSPLIT_MAX as usize);
+    if splits >= 2 {
+        (mn * splits, m.div_ceil(16) * n.div_ceil(16))
+    } else {
+        (1, 1)
+    }
+}
+
+/// [`gemm`]'s parameters and restrictions (shared by its precisions): `elem` bytes per
+/// element of A and B (the shared-memory tiles), `ksplit` the values of KSPLIT.
+fn gemm_space(b: &mut KernelBuilder, elem: i64, ksplit: &[i64]) {
+    b.tune("MWG", [16, 32, 64, 128], 64);
+    b.tune("NWG", [16, 32, 64, 128], 64);
     b.tune("KWG", [16, 32], 16);
     let mdimc = b.tune("MDIMC", [8, 16, 32], 16);
     let ndimc = b.tune("NDIMC", [8, 16, 32], 16);
@@ -236,6 +335,7 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
     b.tune("STRN", [0, 1], 0);
     b.tune("SA", [0, 1], 1);
     b.tune("SB", [0, 1], 1);
+    b.tune("KSPLIT", ksplit.to_vec(), 1);
     for r in [
         "KWG % KWI == 0",
         "MWG % (MDIMC * VWM) == 0",
@@ -250,7 +350,7 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
         "SB == 1 or NDIMB == NDIMC",
         "(MWG // MDIMC) * (NWG // NDIMC) <= 128",
         "MDIMC * NDIMC <= device.max_threads_per_block",
-        "4 * KWG * (SA * MWG + SB * NWG) <= device.max_shared_memory_per_block",
+        &format!("{elem} * KWG * (SA * MWG + SB * NWG) <= device.max_shared_memory_per_block"),
         // The kernel has no bounds checks: the tiles must divide the sizes.
         "problem_size.x % MWG == 0",
         "problem_size.y % NWG == 0",
@@ -260,51 +360,78 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
     }
     b.problem_size([arg("M"), arg("N"), arg("K")])
         .block_size(mdimc, ndimc, 1)
-        .grid_divisors(mwg, nwg, arg("K"))
-        .inout::<f32>("c")
+        .grid_size(
+            div_ceil(arg("M"), param("MWG")),
+            div_ceil(arg("N"), param("NWG")),
+            gemm_splits(),
+        );
+}
+
+/// [`gemm`]'s arguments with elements of type `T` for A, B and C (alpha, beta, the partials
+/// and the sums in f32 whatever `T`); `split_k`: the scratch buffers are sized for split-K
+/// (else one element each: never touched).
+fn gemm_args<T: kw_core::scalar::Scalar>(b: &mut KernelBuilder, split_k: bool) {
+    let (work, counts) = if split_k {
+        (gemm_work_len(), gemm_counts_len())
+    } else {
+        (lit(1), lit(1))
+    };
+    b.inout::<T>("c")
         .buffer_len("c", arg("M") * arg("N"))
-        .tolerance(
-            "c",
-            Tolerance {
-                rtol: 1e-4,
-                ..Tolerance::default()
-            },
-        )
-        .input::<f32>("a")
+        .input::<T>("a")
         .buffer_len("a", arg("M") * arg("K"))
-        .input::<f32>("b")
+        .input::<T>("b")
         .buffer_len("b", arg("K") * arg("N"))
         .scalar::<i32>("M")
         .scalar::<i32>("N")
         .scalar::<i32>("K")
         .scalar::<f32>("alpha")
-        .scalar::<f32>("beta");
-    b
+        .scalar::<f32>("beta")
+        // Zero before and after every launch (the kernel puts them back): compared exactly.
+        .inout::<f32>("work")
+        .buffer_len("work", work)
+        .tolerance("work", Tolerance::exact())
+        .inout::<i32>("counts")
+        .buffer_len("counts", counts);
 }
 
 /// The multiples `Library::gemm` pads M, N and K to when the sizes are not already: every
 /// `MWG`, `NWG` and `KWG` of [`gemm`]'s space divides them.
 pub const GEMM_PAD: [usize; 3] = [128, 128, 32];
 
-/// `copy_pad(out, in, rows_out, cols_out, rows_in, cols_in)`: a rows_in x cols_in row-major
-/// matrix copied into the corner of a rows_out x cols_out one, zero elsewhere (or the corner
-/// cut out of a larger one). Problem size (cols_out, rows_out).
+/// `copy_pad(out, in, rows_out, cols_out, rows_in, cols_in, transposed)`: a rows_in x
+/// cols_in row-major matrix (with `transposed` 1, its transpose) copied into the corner of a
+/// rows_out x cols_out one, zero elsewhere (or the corner cut out of a larger one), of f32.
+/// Problem size (cols_out, rows_out).
 pub fn copy_pad(backend: BackendKind) -> KernelBuilder {
+    copy_pad_of::<f32>("copy_pad", backend)
+}
+
+/// [`copy_pad`] of IEEE halves (their bits; `PRECISION` 16), for `gemm_f16`.
+pub fn copy_pad_f16(backend: BackendKind) -> KernelBuilder {
+    let mut b = copy_pad_of::<u16>("copy_pad_f16", backend);
+    b.define("PRECISION", lit(16));
+    b
+}
+
+fn copy_pad_of<T: kw_core::scalar::Scalar>(key: &str, backend: BackendKind) -> KernelBuilder {
     let mut b = builder("copy_pad", "gemm.cl", GEMM, backend);
+    b.tuning_key(format!("kw_{key}"));
     let bx = b.tune("block_size_x", [16, 32, 64, 128], 32);
     let by = b.tune("block_size_y", [1, 2, 4, 8], 8);
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("cols_out"), arg("rows_out")])
         .block_size(bx.clone(), by.clone(), 1)
         .grid_divisors(bx, by, 1)
-        .output::<f32>("out")
+        .output::<T>("out")
         .buffer_len("out", arg("rows_out") * arg("cols_out"))
-        .input::<f32>("in")
+        .input::<T>("in")
         .buffer_len("in", arg("rows_in") * arg("cols_in"))
         .scalar::<i32>("rows_out")
         .scalar::<i32>("cols_out")
         .scalar::<i32>("rows_in")
-        .scalar::<i32>("cols_in");
+        .scalar::<i32>("cols_in")
+        .scalar::<i32>("transposed");
     b
 }
 
@@ -325,7 +452,6 @@ pub const CONVOLUTION_FILTER: [usize; 2] = [15, 15];
 /// convolution benchmark (`read_only` in CUDA only). Problem size (width, height, fw x fh):
 /// one tuning key for every filter, the filter's area telling records apart.
 pub fn convolution(backend: BackendKind, [fw, fh]: [usize; 2]) -> KernelBuilder {
-    use kw_core::expr::lit;
     let mut b = builder("convolution", "convolution.cl", CONVOLUTION, backend);
     let bx = b.tune(
         "block_size_x",
@@ -384,4 +510,71 @@ pub fn convolution(backend: BackendKind, [fw, fh]: [usize; 2]) -> KernelBuilder 
         }
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kw_core::eval::Scope;
+    use kw_core::value::Value;
+
+    struct Sizes([i64; 3], i64, i64);
+    impl Scope for Sizes {
+        fn arg(&self, arg: &kw_core::expr::ArgRef) -> Option<Value> {
+            let kw_core::expr::ArgRef::Name(n) = arg else {
+                return None;
+            };
+            let i = ["M", "N", "K"].iter().position(|x| x == n)?;
+            Some(Value::Int(self.0[i]))
+        }
+        fn param(&self, name: &str) -> Option<Value> {
+            match name {
+                "KSPLIT" => Some(Value::Int(self.1)),
+                "KWG" => Some(Value::Int(self.2)),
+                _ => None,
+            }
+        }
+    }
+
+    /// The routine's scratch lengths are the definition's, and the splits fit them.
+    #[test]
+    fn gemm_scratch_lengths_follow_the_definition() {
+        for (m, n, k) in [
+            (128, 128, 32),
+            (256, 256, 8192),
+            (1024, 1024, 64),
+            (2048, 2048, 2048),
+            (4096, 4096, 4096),
+            (128, 8192, 32),
+        ] {
+            let (work, counts) = gemm_scratch_lens(m as usize, n as usize);
+            for ksplit in [1, 2, 32] {
+                let s = Sizes([m, n, k], ksplit, 32);
+                assert_eq!(gemm_work_len().eval_int(&s).unwrap(), work as i64);
+                assert_eq!(gemm_counts_len().eval_int(&s).unwrap(), counts as i64);
+                let splits = gemm_splits().eval_int(&s).unwrap();
+                assert!(
+                    splits >= 1 && splits <= ksplit && splits <= k / 32,
+                    "{m} {n} {k}"
+                );
+                if splits > 1 {
+                    assert!(splits * m * n <= work as i64, "{m} {n} {k}: {splits}");
+                    assert!((m / 16) * (n / 16) <= counts as i64);
+                }
+            }
+        }
+        // Small outputs with a long K get every split asked for; 4096 x 4096 none.
+        assert_eq!(
+            gemm_splits()
+                .eval_int(&Sizes([256, 256, 8192], 32, 16))
+                .unwrap(),
+            32
+        );
+        assert_eq!(
+            gemm_splits()
+                .eval_int(&Sizes([4096, 4096, 4096], 32, 16))
+                .unwrap(),
+            1
+        );
+    }
 }

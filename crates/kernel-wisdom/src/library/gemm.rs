@@ -1,32 +1,59 @@
-//! `Library::gemm`: C = alpha A B + beta C in single precision, column-major, any sizes.
+//! `Library::gemm` and `Library::gemm_f16`: C = alpha A B + beta C, column-major, any sizes,
+//! in single precision or (CUDA) on IEEE half matrices.
 //!
 //! The kernel (`kernels/library/gemm.cl`, CLBlast's Xgemm scheme) reads B as its transpose
 //! and has no bounds checks, like CLBlast's. So the routine, like CLBlast's, prepares its
-//! operands: B is transposed with the library's tuned transpose, and a size that is not a
-//! multiple of [`defs::GEMM_PAD`] is padded with zeros (`copy_pad`) and the result cut back
-//! out of the padded C. At sizes the pads divide (4096, 1024, 8192 x 8192 x 256, ...), A and C
-//! are used in place and only B's transpose is extra work.
+//! operands: B is transposed (f32: with the library's tuned transpose; f16: by `copy_pad_f16`
+//! in the same pass as its padding), and a size that is not a multiple of [`defs::GEMM_PAD`]
+//! is padded with zeros (`copy_pad`) and the result cut back out of the padded C. At sizes the
+//! pads divide (4096, 1024, 8192 x 8192 x 256, ...), A and C are used in place and only B's
+//! transpose is extra work. Split-K's scratch (`work`, `counts`: zero before and after every
+//! launch) is kept for the next call of the same padded size.
 
 use super::{defs, expect_len, int, Library};
 use crate::error::Error;
 use kw_core::buffer::DeviceBuffer;
+use kw_core::device::BackendKind;
+use kw_core::scalar::Scalar;
+use std::sync::PoisonError;
 
-const R: &str = "gemm";
+/// Split-K's zeroed scratch for a padded (M, N): the kernel's `work` and `counts`.
+pub(super) type GemmScratch = ([usize; 2], DeviceBuffer<f32>, DeviceBuffer<i32>);
+
+/// What differs between the precisions: the kernels' names, and how B^T is made.
+struct Precision {
+    routine: &'static str,
+    copy_pad: &'static str,
+    /// Whether the kernel's space has split-K (its scratch sized for it).
+    split_k: bool,
+    /// B^T by the library's tuned transpose, then padded (else by one transposing
+    /// `copy_pad`).
+    tuned_transpose: bool,
+}
+
+const F32: Precision = Precision {
+    routine: "gemm",
+    copy_pad: "copy_pad",
+    split_k: true,
+    tuned_transpose: true,
+};
+
+const F16: Precision = Precision {
+    routine: "gemm_f16",
+    copy_pad: "copy_pad_f16",
+    split_k: false,
+    tuned_transpose: false,
+};
 
 /// `v` rounded up to a multiple of `to` (at least `to`: a K of 0 becomes one zero tile).
-fn round_up(v: usize, to: usize) -> Result<usize, Error> {
+fn round_up(routine: &'static str, v: usize, to: usize) -> Result<usize, Error> {
     v.max(1)
         .div_ceil(to)
         .checked_mul(to)
         .ok_or_else(|| Error::Shape {
-            routine: R,
+            routine,
             message: format!("{v} overflows when padded to a multiple of {to}"),
         })
-}
-
-/// `a * b` elements, or [`Error::Shape`] naming them.
-fn elements(a: usize, b: usize, what: &str) -> Result<usize, Error> {
-    super::elements(R, a, b, what)
 }
 
 impl Library {
@@ -36,83 +63,173 @@ impl Library {
     #[allow(clippy::too_many_arguments)] // BLAS's signature: sizes, scalars and operands
     pub fn gemm(
         &self,
-        [m, n, k]: [usize; 3],
+        shape: [usize; 3],
         alpha: f32,
         a: &DeviceBuffer<f32>,
         b: &DeviceBuffer<f32>,
         beta: f32,
         c: &DeviceBuffer<f32>,
     ) -> Result<(), Error> {
-        expect_len(R, "a (m x k)", a.len(), elements(m, k, "a")?)?;
-        expect_len(R, "b (k x n)", b.len(), elements(k, n, "b")?)?;
-        expect_len(R, "c (m x n)", c.len(), elements(m, n, "c")?)?;
+        self.gemm_of(&F32, shape, alpha, a, b, beta, c)
+    }
+
+    /// [`Library::gemm`] on IEEE half matrices, given as their bits (`u16`: Rust has no
+    /// stable `f16`; [`super::half`] converts): the products are summed in f32 and each
+    /// element of C rounded to half once, at the end (CLBlast's and cuBLAS's HGEMM sum in
+    /// half; f32 keeps the error of a long K at one rounding). `alpha` and `beta` are f32.
+    /// CUDA only: on another backend [`Error::Unsupported`], nothing launched.
+    #[allow(clippy::too_many_arguments)] // BLAS's signature: sizes, scalars and operands
+    pub fn gemm_f16(
+        &self,
+        shape: [usize; 3],
+        alpha: f32,
+        a: &DeviceBuffer<u16>,
+        b: &DeviceBuffer<u16>,
+        beta: f32,
+        c: &DeviceBuffer<u16>,
+    ) -> Result<(), Error> {
+        let backend = self.device.info().backend;
+        if backend != BackendKind::Cuda {
+            return Err(Error::Unsupported {
+                routine: F16.routine,
+                only: BackendKind::Cuda,
+                device: backend,
+            });
+        }
+        self.gemm_of(&F16, shape, alpha, a, b, beta, c)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_of<T: Scalar>(
+        &self,
+        p: &Precision,
+        [m, n, k]: [usize; 3],
+        alpha: f32,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        beta: f32,
+        c: &DeviceBuffer<T>,
+    ) -> Result<(), Error> {
+        let r = p.routine;
+        let elements = |x: usize, y: usize, what: &str| super::elements(r, x, y, what);
+        expect_len(r, "a (m x k)", a.len(), elements(m, k, "a")?)?;
+        expect_len(r, "b (k x n)", b.len(), elements(k, n, "b")?)?;
+        expect_len(r, "c (m x n)", c.len(), elements(m, n, "c")?)?;
         if m == 0 || n == 0 {
             return Ok(());
         }
         let [pm, pn, pk] = defs::GEMM_PAD;
-        let (mp, np, kp) = (round_up(m, pm)?, round_up(n, pn)?, round_up(k, pk)?);
+        let (mp, np, kp) = (
+            round_up(r, m, pm)?,
+            round_up(r, n, pn)?,
+            round_up(r, k, pk)?,
+        );
         let device = self.device.as_ref();
-        // B (k x n column-major: n rows of k as row-major) transposed: k rows of n.
-        let bt = DeviceBuffer::<f32>::new(device, elements(k, n, "b")?)?;
-        if k > 0 {
-            self.transpose(n, k, b, &bt)?;
-        }
-        let pad = |input: &DeviceBuffer<f32>, rows: usize, cols: usize, rows_p, cols_p| {
+        let pad = |input: &DeviceBuffer<T>, rows: usize, cols: usize, rows_p, cols_p| {
             if (rows, cols) == (rows_p, cols_p) {
                 return Ok(None);
             }
-            let out = DeviceBuffer::<f32>::new(device, elements(rows_p, cols_p, "padded")?)?;
-            self.copy_pad(&out, [rows_p, cols_p], input, [rows, cols])?;
+            let out = DeviceBuffer::<T>::new(device, elements(rows_p, cols_p, "padded")?)?;
+            self.copy_pad(
+                p.copy_pad,
+                &out,
+                [rows_p, cols_p],
+                input,
+                [rows, cols],
+                false,
+            )?;
             Ok::<_, Error>(Some(out))
         };
-        // Column-major A (m x k) is k rows of m; B^T is k rows of n; C is n rows of m.
+        // B (k x n column-major: n rows of k as row-major) transposed: k rows of n, padded to
+        // kp rows of np.
+        let b_t = if p.tuned_transpose {
+            let bt = DeviceBuffer::<T>::new(device, elements(k, n, "b")?)?;
+            if k > 0 {
+                self.transpose_of(n, k, b, &bt)?;
+            }
+            match pad(&bt, k, n, kp, np)? {
+                Some(padded) => padded,
+                None => bt,
+            }
+        } else {
+            let out = DeviceBuffer::<T>::new(device, elements(kp, np, "padded b")?)?;
+            self.copy_pad(p.copy_pad, &out, [kp, np], b, [n, k], true)?;
+            out
+        };
+        // Column-major A (m x k) is k rows of m; C is n rows of m.
         let a_p = pad(a, k, m, kp, mp)?;
-        let b_p = pad(&bt, k, n, kp, np)?;
         let c_p = if (m, n) == (mp, np) {
             None
         } else if beta == 0.0 {
-            Some(DeviceBuffer::<f32>::new(
+            Some(DeviceBuffer::<T>::new(
                 device,
                 elements(np, mp, "padded c")?,
             )?)
         } else {
             pad(c, n, m, np, mp)?
         };
-        let (cm, cn, ck) = (int(R, "m", mp)?, int(R, "n", np)?, int(R, "k", kp)?);
+        let (cm, cn, ck) = (int(r, "m", mp)?, int(r, "n", np)?, int(r, "k", kp)?);
         let c_use = c_p.as_ref().unwrap_or(c);
-        self.kernel(R)?.launch(&[
+        // Split-K's scratch: zeroed once, left zeroed by every launch, kept for the next
+        // call of the same (padded) size; held while the launch is queued.
+        let mut scratch = self
+            .gemm_scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (work, counts) = match scratch.take() {
+            Some(s) if s.0 == [mp, np] || !p.split_k => (s.1, s.2),
+            _ => {
+                let (wl, cl) = defs::gemm_scratch_lens(mp, np);
+                let work = DeviceBuffer::<f32>::new(device, wl)?;
+                work.fill(0.0)?;
+                let counts = DeviceBuffer::<i32>::new(device, cl)?;
+                counts.fill(0)?;
+                (work, counts)
+            }
+        };
+        let launched = self.kernel(r)?.launch(&[
             c_use.arg(),
             a_p.as_ref().unwrap_or(a).arg(),
-            b_p.as_ref().unwrap_or(&bt).arg(),
+            b_t.arg(),
             cm.into(),
             cn.into(),
             ck.into(),
             alpha.into(),
             beta.into(),
-        ])?;
+            work.arg(),
+            counts.arg(),
+        ]);
+        // A failed launch may leave them dirty: allocated afresh next time.
+        if launched.is_ok() {
+            *scratch = Some(([mp, np], work, counts));
+        }
+        drop(scratch);
+        launched?;
         if let Some(padded) = &c_p {
-            self.copy_pad(c, [n, m], padded, [np, mp])?;
+            self.copy_pad(p.copy_pad, c, [n, m], padded, [np, mp], false)?;
         }
         Ok(())
     }
 
-    /// `out` (`rows_out` x `cols_out`, row-major) = `input`'s corner, zero where `input` has
-    /// no element.
-    fn copy_pad(
+    /// `out` (`rows_out` x `cols_out`, row-major) = `input`'s corner (with `transposed`, of
+    /// its transpose), zero where `input` has no element; `name` the helper of the precision.
+    fn copy_pad<T: Scalar>(
         &self,
-        out: &DeviceBuffer<f32>,
+        name: &'static str,
+        out: &DeviceBuffer<T>,
         [rows_out, cols_out]: [usize; 2],
-        input: &DeviceBuffer<f32>,
+        input: &DeviceBuffer<T>,
         [rows_in, cols_in]: [usize; 2],
+        transposed: bool,
     ) -> Result<(), Error> {
-        const P: &str = "copy_pad";
-        self.kernel(P)?.launch(&[
+        self.kernel(name)?.launch(&[
             out.arg(),
             input.arg(),
-            int(P, "rows", rows_out)?.into(),
-            int(P, "cols", cols_out)?.into(),
-            int(P, "rows", rows_in)?.into(),
-            int(P, "cols", cols_in)?.into(),
+            int(name, "rows", rows_out)?.into(),
+            int(name, "cols", cols_out)?.into(),
+            int(name, "rows", rows_in)?.into(),
+            int(name, "cols", cols_in)?.into(),
+            i32::from(transposed).into(),
         ])
     }
 }

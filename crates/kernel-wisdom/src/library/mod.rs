@@ -35,6 +35,7 @@
 mod convolution;
 pub mod defs;
 mod gemm;
+pub mod half;
 mod hotspot;
 mod nbody;
 pub mod reference;
@@ -62,6 +63,8 @@ pub struct Library {
     convolutions: Mutex<HashMap<[usize; 2], Arc<convolution::Convolution>>>,
     /// `hotspot`'s scratch grid (kept for the next call of the same size).
     scratch: Mutex<Option<DeviceBuffer<f32>>>,
+    /// `gemm`'s split-K scratch (`work`, `counts`) for a padded (M, N), zeroed.
+    gemm_scratch: Mutex<Option<gemm::GemmScratch>>,
 }
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
@@ -102,6 +105,7 @@ impl Library {
             scalar: Mutex::new(None),
             convolutions: Mutex::new(HashMap::new()),
             scratch: Mutex::new(None),
+            gemm_scratch: Mutex::new(None),
         }
     }
 
@@ -165,6 +169,18 @@ impl Library {
         cols: usize,
         input: &DeviceBuffer<f32>,
         output: &DeviceBuffer<f32>,
+    ) -> Result<(), Error> {
+        self.transpose_of(rows, cols, input, output)
+    }
+
+    /// [`Library::transpose`] for the element type the kernel takes (f32; another is refused
+    /// by the launch's argument check).
+    fn transpose_of<T: kw_core::scalar::Scalar>(
+        &self,
+        rows: usize,
+        cols: usize,
+        input: &DeviceBuffer<T>,
+        output: &DeviceBuffer<T>,
     ) -> Result<(), Error> {
         const R: &str = "transpose";
         let n = rows.checked_mul(cols).ok_or_else(|| Error::Shape {

@@ -64,6 +64,21 @@ pub fn gemm(
     out
 }
 
+/// `Library::gemm_f16`'s result before its rounding to half: [`gemm`] of the halves'
+/// values (bits, as the routine takes them), in f64.
+pub fn gemm_f16(
+    shape: [usize; 3],
+    alpha: f32,
+    a: &[u16],
+    b: &[u16],
+    beta: f32,
+    c: &[u16],
+) -> Vec<f32> {
+    let values =
+        |v: &[u16]| -> Vec<f32> { v.iter().map(|&h| super::half::f16_bits_to_f32(h)).collect() };
+    gemm(shape, alpha, &values(a), &values(b), beta, &values(c))
+}
+
 /// The 2D convolution of `Library::convolution`: a width x height output from an input of
 /// (width + fw - 1) x (height + fh - 1), out(x, y) = sum of in(x + j, y + i) filter(i, j)
 /// over the fw x fh filter (row-major), accumulated in f64.

@@ -166,3 +166,28 @@ pub fn stencil2d_every_configuration(
     assert!(used_local, "the space covers the local-memory variant");
     times
 }
+
+/// The library `gemm` kernel's ten arguments (`gemm` and `gemm_f16`): C, A and B^T, the
+/// sizes, alpha and beta, and split-K's scratch (`work`, `counts`).
+pub fn gemm_args<'a, T: kw_core::scalar::Scalar>(
+    [c, a, bt]: [&'a kernel_wisdom::DeviceBuffer<T>; 3],
+    [m, n, k]: [usize; 3],
+    [alpha, beta]: [f32; 2],
+    (work, counts): (
+        &'a kernel_wisdom::DeviceBuffer<f32>,
+        &'a kernel_wisdom::DeviceBuffer<i32>,
+    ),
+) -> [kernel_wisdom::KernelArg<'a>; 10] {
+    [
+        c.arg(),
+        a.arg(),
+        bt.arg(),
+        (m as i32).into(),
+        (n as i32).into(),
+        (k as i32).into(),
+        alpha.into(),
+        beta.into(),
+        work.arg(),
+        counts.arg(),
+    ]
+}

@@ -268,6 +268,17 @@ int main(int argc, char** argv) {
                         f32(dgc, M * NN - 1));
     expect("gemm, c too short", s, KW_ERROR_INVALID,
            "library routine `gemm`: c (m x n) holds 77 elements, the shape needs 78");
+    /* gemm_f16 takes halves' bits (KW_U16) and is CUDA-only. */
+    s = kw_library_gemm_f16(lib, M, NN, K, 1.0f, kw_arg_buffer(dga, KW_U16, M * K),
+                            kw_arg_buffer(dgb, KW_U16, K * NN), 0.0f,
+                            kw_arg_buffer(dgc, KW_U16, M * NN));
+    expect("gemm_f16 on OpenCL", s, KW_ERROR_DEVICE,
+           "library routine `gemm_f16` is CUDA-only; the device is an OpenCL device");
+    s = kw_library_gemm_f16(lib, M, NN, K, 1.0f, f32(dga, M * K), f32(dgb, K * NN), 0.0f,
+                            f32(dgc, M * NN));
+    expect("gemm_f16, f32 buffers", s, KW_ERROR_ARGUMENTS,
+           "library routine `gemm_f16`: a: a buffer of f32 was given, the routine takes u16 "
+           "(KW_U16)");
     s = kw_library_convolution(lib, W, H, FW, FH, filt, f32(dimg, W * H), f32(dconv, W * H));
     expect("convolution, an input without the halo", s, KW_ERROR_INVALID,
            "library routine `convolution`: input");

@@ -18,6 +18,7 @@ use kw_core::rng::Rng;
 use std::time::Instant;
 
 mod convolution;
+mod gemm;
 mod sim;
 
 /// Arguments of `kw bench`.
@@ -109,6 +110,13 @@ fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
             vec![256, 256, 8192],
         ],
         ("gemm", true) => vec![vec![128, 128, 64]],
+        // CUDA only: nothing at the CPU sizes.
+        ("gemm_f16", false) => vec![
+            vec![4096, 4096, 4096],
+            vec![1024, 1024, 1024],
+            vec![256, 256, 8192],
+        ],
+        ("gemm_f16", true) => Vec::new(),
         ("convolution", false) => vec![
             vec![4096, 4096, 15, 15],
             vec![8192, 8192, 5, 5],
@@ -187,7 +195,8 @@ fn bench_one(
     let mut rng = Rng::new(size.iter().sum::<usize>() as u64);
     let d = device.as_ref();
     let (verified, ms, bytes, config, step) = match name {
-        "gemm" => return bench_gemm(lib, kernel, [size[0], size[1], size[2]], opts),
+        "gemm" => return gemm::bench(lib, kernel, [size[0], size[1], size[2]], opts),
+        "gemm_f16" => return gemm::bench_f16(lib, kernel, [size[0], size[1], size[2]], opts),
         "convolution" => return convolution::bench(lib, size, opts, bound_gbs),
         "hotspot" => {
             let shape = [size[0], size[1], size[2]];
@@ -267,96 +276,6 @@ fn bench_one(
         gflops: None,
         config,
         step,
-    })
-}
-
-/// cuBLAS SGEMM's GFLOP/s at `[m, n, k]` on the same device, or why there is none.
-fn cublas_gflops(
-    info: &kw_core::device::DeviceInfo,
-    shape: [usize; 3],
-    runs: usize,
-) -> Result<f64, String> {
-    if info.backend != kernel_wisdom::BackendKind::Cuda {
-        return Err("not a CUDA device".into());
-    }
-    #[cfg(feature = "cuda")]
-    return kw_cuda::cublas::sgemm_gflops(&info.name, shape, runs);
-    #[cfg(not(feature = "cuda"))]
-    {
-        let _ = (shape, runs);
-        Err("kw was built without CUDA".into())
-    }
-}
-
-/// `gemm` at `[m, n, k]` (column-major, alpha 1, beta 0): the routine's result against the CPU
-/// (a sample of elements at large sizes), then its kernel and B's transpose timed at the
-/// configurations the wisdom selects, against cuBLAS SGEMM.
-fn bench_gemm(
-    lib: &Library,
-    kernel: &WisdomKernel,
-    [m, n, k]: [usize; 3],
-    opts: &Opts,
-) -> Result<Row> {
-    let d = lib.device().as_ref();
-    let mut rng = Rng::new((m + n + k) as u64);
-    let (a, b) = (random(&mut rng, m * k), random(&mut rng, k * n));
-    let (da, db) = (
-        DeviceBuffer::from_slice(d, &a)?,
-        DeviceBuffer::from_slice(d, &b)?,
-    );
-    let dc = DeviceBuffer::<f32>::new(d, m * n)?;
-    // The routine as an application calls it (what `KW_CAPTURE=kw_gemm` captures).
-    lib.gemm([m, n, k], 1.0, &da, &db, 0.0, &dc)?;
-    // Then its two kernels timed: B's transpose (at the selected configuration), and the
-    // gemm kernel on it (selected, or `--config`); the sizes need no padding.
-    let bt = DeviceBuffer::<f32>::new(d, k * n)?;
-    let transpose = lib.kernel("transpose")?;
-    let targs = [bt.arg(), db.arg(), (n as i32).into(), (k as i32).into()];
-    let selected = Opts {
-        runs: opts.runs,
-        config: None,
-        small: opts.small,
-    };
-    let (transpose_ms, _, _) = time(&transpose, &[k as i64, n as i64], &targs, &selected)?;
-    dc.fill(f32::NAN)?;
-    let args = [
-        dc.arg(),
-        da.arg(),
-        bt.arg(),
-        (m as i32).into(),
-        (n as i32).into(),
-        (k as i32).into(),
-        1.0f32.into(),
-        0.0f32.into(),
-    ];
-    let (kernel_ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, opts)?;
-    // The timed configuration's result: every element at small sizes; a strided sample of
-    // 4096 at large ones.
-    let got = dc.to_vec()?;
-    let step = (m * n / 4096).max(1);
-    let verified = (0..m * n).step_by(step).all(|at| {
-        let (i, j) = (at % m, at / m);
-        let want: f64 = (0..k)
-            .map(|p| f64::from(a[p * m + i]) * f64::from(b[j * k + p]))
-            .sum();
-        let scale: f64 = (0..k)
-            .map(|p| f64::from(a[p * m + i].abs()) * f64::from(b[j * k + p].abs()))
-            .sum();
-        (f64::from(got[at]) - want).abs() <= 1e-5 * scale + 1e-6
-    });
-    let ms = kernel_ms + transpose_ms;
-    Ok(Row {
-        kernel: "gemm",
-        size: vec![m, n, k],
-        verified,
-        ms,
-        throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
-        unit: "GFLOP/s",
-        bound: cublas_gflops(d.info(), [m, n, k], opts.runs),
-        bound_kind: "cuBLAS SGEMM",
-        gflops: None,
-        config,
-        step: sel,
     })
 }
 
@@ -443,6 +362,17 @@ pub fn run(args: BenchArgs) -> Result<()> {
     };
     let mut failed = false;
     for name in kernels {
+        // A kernel the backend does not offer (gemm_f16 is CUDA-only): an error when asked
+        // for by name, skipped (and said) in the full list.
+        if let Err(e @ kernel_wisdom::Error::Unsupported { .. }) = lib.kernel(name) {
+            if !args.kernels.is_empty() {
+                bail!("{e}");
+            }
+            if !args.json {
+                println!("{name:<11} skipped: {e}");
+            }
+            continue;
+        }
         let list = given.clone().unwrap_or_else(|| sizes(name, args.small));
         for size in list {
             let row = match bench_one(&lib, name, &size, &opts, bound) {

@@ -1,0 +1,236 @@
+//! `kw bench gemm` and `kw bench gemm_f16`: the routine once (as an application calls it,
+//! what `KW_CAPTURE` captures), then its kernels timed at the configuration the wisdom
+//! selects (or `--config`), verified against the CPU, against cuBLAS at the same shape.
+
+use super::{random, time, Opts, Row};
+use anyhow::Result;
+use kernel_wisdom::library::half::{f16_bits_to_f32, f32_to_f16_bits};
+use kernel_wisdom::library::{defs, Library};
+use kernel_wisdom::{DeviceBuffer, KernelArg, WisdomKernel};
+use kw_core::rng::Rng;
+
+/// A cuBLAS GEMM's GFLOP/s at `[m, n, k]` on the same device (`half`: on half matrices), or
+/// why there is none.
+fn cublas_gflops(
+    info: &kw_core::device::DeviceInfo,
+    shape: [usize; 3],
+    runs: usize,
+    half: bool,
+) -> Result<f64, String> {
+    if info.backend != kernel_wisdom::BackendKind::Cuda {
+        return Err("not a CUDA device".into());
+    }
+    #[cfg(feature = "cuda")]
+    return if half {
+        kw_cuda::cublas::hgemm_gflops(&info.name, shape, runs)
+    } else {
+        kw_cuda::cublas::sgemm_gflops(&info.name, shape, runs)
+    };
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (shape, runs, half);
+        Err("kw was built without CUDA".into())
+    }
+}
+
+/// Whether `got` (m x n, column-major) is `a` (m x k) times `b` (k x n), column-major: every
+/// element at small sizes, a strided sample of 4096 at large ones, each within `bound(want,
+/// scale)` of the f64 product (`scale`: the sum of the products' magnitudes).
+fn verified(
+    [m, n, k]: [usize; 3],
+    a: &[f32],
+    b: &[f32],
+    got: &[f32],
+    bound: impl Fn(f64, f64) -> f64,
+) -> bool {
+    let step = (m * n / 4096).max(1);
+    (0..m * n).step_by(step).all(|at| {
+        let (i, j) = (at % m, at / m);
+        let want: f64 = (0..k)
+            .map(|p| f64::from(a[p * m + i]) * f64::from(b[j * k + p]))
+            .sum();
+        let scale: f64 = (0..k)
+            .map(|p| f64::from(a[p * m + i].abs()) * f64::from(b[j * k + p].abs()))
+            .sum();
+        (f64::from(got[at]) - want).abs() <= bound(want, scale)
+    })
+}
+
+/// The gemm kernel's arguments (alpha 1, beta 0) with split-K's scratch, zeroed, for the
+/// precision's definition (`split_k`: sized for it; else one element each).
+fn args<'a, T: kw_core::scalar::Scalar>(
+    [c, a, bt]: [&'a DeviceBuffer<T>; 3],
+    [m, n, k]: [usize; 3],
+    scratch: &'a (DeviceBuffer<f32>, DeviceBuffer<i32>),
+) -> [KernelArg<'a>; 10] {
+    [
+        c.arg(),
+        a.arg(),
+        bt.arg(),
+        (m as i32).into(),
+        (n as i32).into(),
+        (k as i32).into(),
+        1.0f32.into(),
+        0.0f32.into(),
+        scratch.0.arg(),
+        scratch.1.arg(),
+    ]
+}
+
+fn scratch(
+    d: &dyn kw_core::backend::Device,
+    [m, n]: [usize; 2],
+    split_k: bool,
+) -> Result<(DeviceBuffer<f32>, DeviceBuffer<i32>)> {
+    let (wl, cl) = if split_k {
+        defs::gemm_scratch_lens(m, n)
+    } else {
+        (1, 1)
+    };
+    let work = DeviceBuffer::<f32>::new(d, wl)?;
+    work.fill(0.0)?;
+    let counts = DeviceBuffer::<i32>::new(d, cl)?;
+    counts.fill(0)?;
+    Ok((work, counts))
+}
+
+/// A GEMM's row: `ms` for 2 m n k flops, against `bound` (GFLOP/s, or why none).
+fn row(
+    kernel: &'static str,
+    [m, n, k]: [usize; 3],
+    verified: bool,
+    ms: f64,
+    (bound, bound_kind): (Result<f64, String>, &'static str),
+    config: kernel_wisdom::Config,
+    step: String,
+) -> Row {
+    Row {
+        kernel,
+        size: vec![m, n, k],
+        verified,
+        ms,
+        throughput: 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e9,
+        unit: "GFLOP/s",
+        bound,
+        bound_kind,
+        gflops: None,
+        config,
+        step,
+    }
+}
+
+/// `gemm` at `[m, n, k]` (column-major, alpha 1, beta 0): the routine's result against the CPU
+/// (a sample of elements at large sizes), then its kernel and B's transpose timed at the
+/// configurations the wisdom selects, against cuBLAS SGEMM.
+pub(super) fn bench(
+    lib: &Library,
+    kernel: &WisdomKernel,
+    [m, n, k]: [usize; 3],
+    opts: &Opts,
+) -> Result<Row> {
+    let d = lib.device().as_ref();
+    let mut rng = Rng::new((m + n + k) as u64);
+    let (a, b) = (random(&mut rng, m * k), random(&mut rng, k * n));
+    let (da, db) = (
+        DeviceBuffer::from_slice(d, &a)?,
+        DeviceBuffer::from_slice(d, &b)?,
+    );
+    let dc = DeviceBuffer::<f32>::new(d, m * n)?;
+    // The routine as an application calls it (what `KW_CAPTURE=kw_gemm` captures).
+    lib.gemm([m, n, k], 1.0, &da, &db, 0.0, &dc)?;
+    // Then its two kernels timed: B's transpose (at the selected configuration), and the
+    // gemm kernel on it (selected, or `--config`); the sizes need no padding.
+    let bt = DeviceBuffer::<f32>::new(d, k * n)?;
+    let transpose = lib.kernel("transpose")?;
+    let targs = [bt.arg(), db.arg(), (n as i32).into(), (k as i32).into()];
+    let selected = Opts {
+        runs: opts.runs,
+        config: None,
+        small: opts.small,
+    };
+    let (transpose_ms, _, _) = time(&transpose, &[k as i64, n as i64], &targs, &selected)?;
+    dc.fill(f32::NAN)?;
+    let scratch = scratch(d, [m, n], true)?;
+    let args = args([&dc, &da, &bt], [m, n, k], &scratch);
+    let (kernel_ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, opts)?;
+    // The timed configuration's result.
+    let got = dc.to_vec()?;
+    let verified = verified([m, n, k], &a, &b, &got, |_, scale| 1e-5 * scale + 1e-6);
+    let bound = cublas_gflops(d.info(), [m, n, k], opts.runs, false);
+    let ms = kernel_ms + transpose_ms;
+    Ok(row(
+        "gemm",
+        [m, n, k],
+        verified,
+        ms,
+        (bound, "cuBLAS SGEMM"),
+        config,
+        sel,
+    ))
+}
+
+/// `gemm_f16` at `[m, n, k]` (CUDA; column-major, alpha 1, beta 0, random halves): the
+/// routine once, then its kernels timed (B's transposing `copy_pad_f16`, and the gemm kernel)
+/// at the selected configurations, the result checked against the CPU (one rounding to half
+/// on the f32 sums), against cuBLAS `GemmEx` on halves with f32 compute (tensor cores).
+pub(super) fn bench_f16(
+    lib: &Library,
+    kernel: &WisdomKernel,
+    [m, n, k]: [usize; 3],
+    opts: &Opts,
+) -> Result<Row> {
+    let d = lib.device().as_ref();
+    let mut rng = Rng::new((m + n + k) as u64);
+    let halves = |v: Vec<f32>| -> Vec<u16> { v.into_iter().map(f32_to_f16_bits).collect() };
+    let (a, b) = (
+        halves(random(&mut rng, m * k)),
+        halves(random(&mut rng, k * n)),
+    );
+    let (da, db) = (
+        DeviceBuffer::from_slice(d, &a)?,
+        DeviceBuffer::from_slice(d, &b)?,
+    );
+    let dc = DeviceBuffer::<u16>::new(d, m * n)?;
+    lib.gemm_f16([m, n, k], 1.0, &da, &db, 0.0, &dc)?;
+    // B (n rows of k) into B^T (k rows of n) by the routine's helper, timed; then the kernel.
+    let bt = DeviceBuffer::<u16>::new(d, k * n)?;
+    let copy = lib.kernel("copy_pad_f16")?;
+    let (ki, ni) = (k as i32, n as i32);
+    let cargs = [
+        bt.arg(),
+        db.arg(),
+        ki.into(),
+        ni.into(),
+        ni.into(),
+        ki.into(),
+        1i32.into(),
+    ];
+    let selected = Opts {
+        runs: opts.runs,
+        config: None,
+        small: opts.small,
+    };
+    let (copy_ms, _, _) = time(&copy, &[n as i64, k as i64], &cargs, &selected)?;
+    dc.fill(0x7e00)?; // NaN: the timed launch must write every element
+    let scratch = scratch(d, [m, n], false)?;
+    let args = args([&dc, &da, &bt], [m, n, k], &scratch);
+    let (kernel_ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, opts)?;
+    let values = |v: &[u16]| -> Vec<f32> { v.iter().map(|&h| f16_bits_to_f32(h)).collect() };
+    let got = values(&dc.to_vec()?);
+    // Half an ulp of half (2^-11 of the value) from C's rounding, plus the f32 sums' error.
+    let verified = verified([m, n, k], &values(&a), &values(&b), &got, |want, scale| {
+        want.abs() * 2f64.powi(-11) + 1e-5 * scale + 1e-6
+    });
+    let bound = cublas_gflops(d.info(), [m, n, k], opts.runs, true);
+    let kind = "cuBLAS GemmEx f16 (f32 compute, tensor cores)";
+    let ms = kernel_ms + copy_ms;
+    Ok(row(
+        "gemm_f16",
+        [m, n, k],
+        verified,
+        ms,
+        (bound, kind),
+        config,
+        sel,
+    ))
+}

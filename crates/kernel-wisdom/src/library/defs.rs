@@ -4,7 +4,9 @@
 use crate::builder::{KernelBuilder, Source};
 use crate::error::Error;
 use kw_core::device::BackendKind;
-use kw_core::expr::{arg, device, div_ceil, ifelse, lit, max, min, param, DeviceAttr, Expr};
+use kw_core::expr::{
+    arg, device, div_ceil, ifelse, lit, max, min, param, problem_size, DeviceAttr, Expr,
+};
 use kw_core::kernel_def::KernelDef;
 use kw_core::tolerance::Tolerance;
 
@@ -272,14 +274,18 @@ pub const GEMM_WORK_CAP: i64 = 1 << 23;
 /// cut to K's number of `KWG` tiles and to what [`GEMM_WORK_CAP`] allows, at least 1. Every
 /// configuration is valid at every size: a `KSPLIT` the size cannot use is cut, not refused.
 pub fn gemm_splits() -> Expr {
-    let mn = arg("M") * arg("N");
+    splits_of(arg("M"), arg("N"), arg("K"))
+}
+
+/// [`gemm_splits`] for sizes `m`, `n`, `k` given as expressions.
+fn splits_of(m: Expr, n: Expr, k: Expr) -> Expr {
     max(
         1,
         min(
             param("KSPLIT"),
             min(
-                arg("K").floor_div(param("KWG")),
-                lit(GEMM_WORK_CAP).floor_div(mn),
+                k.floor_div(param("KWG")),
+                lit(GEMM_WORK_CAP).floor_div(m * n),
             ),
         ),
     )
@@ -358,12 +364,15 @@ fn gemm_space(b: &mut KernelBuilder, elem: i64, ksplit: &[i64]) {
     ] {
         b.restriction_text(r);
     }
+    // The grid from the problem size (M, N, K), not the arguments: the wisdom's fill rule
+    // computes it for sizes other than the launch's.
+    let [m, n, k] = [0, 1, 2].map(problem_size);
     b.problem_size([arg("M"), arg("N"), arg("K")])
         .block_size(mdimc, ndimc, 1)
         .grid_size(
-            div_ceil(arg("M"), param("MWG")),
-            div_ceil(arg("N"), param("NWG")),
-            gemm_splits(),
+            div_ceil(m.clone(), param("MWG")),
+            div_ceil(n.clone(), param("NWG")),
+            splits_of(m, n, k),
         );
 }
 

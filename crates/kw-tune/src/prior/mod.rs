@@ -214,12 +214,11 @@ impl PriorParams {
         let mut p = PriorParams::default();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            let whole = || -> Result<usize, String> {
+                v.parse().map_err(|_| format!("`{kv}`: not a whole number"))
+            };
             match k {
-                "take" => {
-                    p.take = v
-                        .parse()
-                        .map_err(|_| format!("`{kv}`: not a whole number"))?
-                }
+                "take" => p.take = whole()?,
                 "rank" => {
                     p.rank = match v {
                         "robin" => PriorRank::RoundRobin,
@@ -229,11 +228,7 @@ impl PriorParams {
                 }
                 "feature" => p.feature = v != "0",
                 "agreetake" => p.agree_take = v != "0",
-                "agree" => {
-                    p.agree = v
-                        .parse()
-                        .map_err(|_| format!("`{kv}`: not a whole number"))?
-                }
+                "agree" => p.agree = whole()?,
                 "share" => {
                     p.share = match v {
                         "blind" => PriorShare::Blind,

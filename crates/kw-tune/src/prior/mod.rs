@@ -13,6 +13,8 @@
 //! How the prior's results become proposals was chosen by leave-one-device-out on the shared
 //! spaces (`docs/strategies.md`): [`PriorParams::default`].
 
+pub mod agreement;
+
 use crate::error::TuneError;
 use crate::log::read_log;
 use crate::strategy::PriorScores;
@@ -140,6 +142,15 @@ pub struct PriorParams {
     /// The prior's score of every configuration it holds (mean rank fraction over sources)
     /// is a feature of the strategy's model ([`crate::Strategy::set_prior_scores`]).
     pub feature: bool,
+    /// With [`PriorShare::Trust`]: extra patience when the sources agree
+    /// ([`agreement::agreement`]: `a`, the least rank correlation between two sources):
+    /// `round(agree * clamp(2a - 1, 0, 1))` more told results without improvement before the
+    /// blind strategy takes over (a correlation of 0.5 or less adds nothing; 0: off). For
+    /// experiments: it hurt a device unlike two agreeing sources (`docs/strategies.md`).
+    pub agree: usize,
+    /// `take` scaled by the sources' agreement (`clamp(a, 0, 1)`, at least one per source;
+    /// unscaled when the agreement is unknown). For experiments (lower means).
+    pub agree_take: bool,
 }
 
 /// What a seeded strategy is told of the prior's results.
@@ -189,24 +200,25 @@ impl Default for PriorParams {
                 mix: true,
             }),
             feature: false,
+            agree: 0,
+            agree_take: false,
         }
     }
 }
 
 impl PriorParams {
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1`
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1`
     /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
     /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            let whole = || -> Result<usize, String> {
+                v.parse().map_err(|_| format!("`{kv}`: not a whole number"))
+            };
             match k {
-                "take" => {
-                    p.take = v
-                        .parse()
-                        .map_err(|_| format!("`{kv}`: not a whole number"))?
-                }
+                "take" => p.take = whole()?,
                 "rank" => {
                     p.rank = match v {
                         "robin" => PriorRank::RoundRobin,
@@ -215,6 +227,8 @@ impl PriorParams {
                     }
                 }
                 "feature" => p.feature = v != "0",
+                "agreetake" => p.agree_take = v != "0",
+                "agree" => p.agree = whole()?,
                 "share" => {
                     p.share = match v {
                         "blind" => PriorShare::Blind,
@@ -243,7 +257,7 @@ impl PriorParams {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown prior setting `{k}` (take, rank, share, feature)"
+                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake)"
                     ))
                 }
             }
@@ -290,6 +304,8 @@ pub struct MappedPrior {
     /// The prior's score of each configuration it holds (0 best, 1 worst: the mean over
     /// sources of its rank fraction, failures 1), when [`PriorParams::feature`].
     pub scores: Option<PriorScores>,
+    /// How much the sources agree ([`agreement::agreement`]; `None`: unknown).
+    pub agreement: Option<f64>,
 }
 
 impl MappedPrior {
@@ -312,10 +328,13 @@ pub fn map(sources: &[PriorSource], space: &TuningSpace, params: PriorParams) ->
         total: 0,
         share: params.share,
         scores: None,
+        agreement: None,
     };
     let mut failed: Vec<Point> = Vec::new();
     // Per source: its successful points, best first.
     let mut ranked: Vec<Vec<Point>> = Vec::new();
+    // Per source: its successful results.
+    let mut values: Vec<HashMap<Point, f64>> = Vec::new();
     let defaults = space.default_point();
     for source in sources {
         let mut best: HashMap<Point, f64> = HashMap::new();
@@ -335,16 +354,29 @@ pub fn map(sources: &[PriorSource], space: &TuningSpace, params: PriorParams) ->
             }
         }
         out.notes.extend(notes.words(&source.label));
-        let mut list: Vec<(Point, f64)> = best.into_iter().collect();
+        let mut list: Vec<(Point, f64)> = best.iter().map(|(p, v)| (p.clone(), *v)).collect();
         list.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
         ranked.push(list.into_iter().map(|(p, _)| p).collect());
+        values.push(best);
+    }
+    out.agreement = agreement::agreement(&values);
+    let mut take = params.take;
+    if let Some(a) = out.agreement {
+        if params.agree_take {
+            let sources = ranked.iter().filter(|l| !l.is_empty()).count();
+            take = ((take as f64 * a.clamp(0.0, 1.0)).round() as usize).max(sources);
+        }
+        if let PriorShare::Trust(mut t) = params.share {
+            t.patience += (params.agree as f64 * (2.0 * a - 1.0).clamp(0.0, 1.0)).round() as usize;
+            out.share = PriorShare::Trust(t);
+        }
     }
     if params.feature {
         out.scores = Some(std::sync::Arc::new(scores(&ranked, &failed)));
     }
     out.points = match params.rank {
-        PriorRank::RoundRobin => round_robin(&ranked, params.take),
-        PriorRank::MeanRank => mean_rank(&ranked, params.take),
+        PriorRank::RoundRobin => round_robin(&ranked, take),
+        PriorRank::MeanRank => mean_rank(&ranked, take),
     };
     out
 }

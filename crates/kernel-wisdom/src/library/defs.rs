@@ -30,6 +30,7 @@ pub fn shipped_wisdom(name: &str) -> Option<&'static str> {
         "reduce_sum" => Some(include_str!("../../../../wisdom/kw_reduce_sum.json")),
         "stencil3d" => Some(include_str!("../../../../wisdom/kw_stencil3d.json")),
         "gemm" => Some(include_str!("../../../../wisdom/kw_gemm.json")),
+        "gemm_f16" => Some(include_str!("../../../../wisdom/kw_gemm_f16.json")),
         "convolution" => Some(include_str!("../../../../wisdom/kw_convolution.json")),
         "hotspot" => Some(include_str!("../../../../wisdom/kw_hotspot.json")),
         "nbody" => Some(include_str!("../../../../wisdom/kw_nbody.json")),

@@ -101,20 +101,20 @@ fn nearest_compares_shape_not_only_product() {
 }
 
 #[test]
-fn ties_go_to_the_linearly_nearer_then_the_faster_then_the_earlier_record() {
+fn ties_go_to_the_larger_problem_then_the_faster_then_the_earlier_record() {
     let rs = vec![
         record("G", "a", "cuda", &[1000], 32, 2.0),
         record("G", "a", "cuda", &[4000], 64, 1.0),
         record("G", "a", "cuda", &[4000], 128, 1.0),
     ];
     // 2000 is equally far (log scale) from 1000 and 4000: equal log distances go to the
-    // nearer size on a linear scale (Kernel Launcher's rule), equal sizes to the faster record.
+    // larger problem size, equal sizes to the faster record.
     let s = select(&rs, &query("G", "a", "cuda", &[2000]), |_| Ok(()));
-    assert_eq!(s.record, Some(0), "1000 is nearer 2000 than 4000 is");
+    assert_eq!(s.record, Some(1), "4000's faster record");
     let s = select(&rs, &query("G", "a", "cuda", &[4000]), |_| Ok(()));
     assert_eq!(s.record, Some(1), "two records of 4000: the faster");
     // 2^25 is as far from 2^24 as from 2^26, though ln's rounding makes 2^26 nearer by 4e-15:
-    // a tie, which 2^24 wins (nearer linearly) however fast either record is.
+    // a tie, which 2^26 wins however fast either record is.
     for slow in [0, 1] {
         let mut rs = vec![
             record("G", "a", "cuda", &[1 << 24], 32, 1.0),
@@ -122,10 +122,9 @@ fn ties_go_to_the_linearly_nearer_then_the_faster_then_the_earlier_record() {
         ];
         rs[slow].objective.median_ms = 2.0;
         let s = select(&rs, &query("G", "a", "cuda", &[1 << 25]), |_| Ok(()));
-        assert_eq!(s.record, Some(0));
+        assert_eq!(s.record, Some(1));
     }
-    // Two dimensions: [2048, 16384] is ln 8 from both [2048, 2048] and [8192, 8192]; the
-    // second is nearer on a linear scale (10240 against 14336).
+    // Two dimensions: [2048, 16384] is ln 8 from both [2048, 2048] and [8192, 8192].
     let rs = vec![
         record("G", "a", "cuda", &[2048, 2048], 32, 1.0),
         record("G", "a", "cuda", &[8192, 8192], 64, 5.0),

@@ -84,28 +84,14 @@ pub fn log_distance(a: &[i64], b: &[i64]) -> f64 {
         .sum()
 }
 
-/// Euclidean distance between problem sizes (missing dimensions count as 1): the tie-break
-/// of [`log_distance`].
-fn linear_distance(a: &[i64], b: &[i64]) -> f64 {
-    let n = a.len().max(b.len());
-    (0..n)
-        .map(|i| {
-            let x = a.get(i).copied().unwrap_or(1) as f64;
-            let y = b.get(i).copied().unwrap_or(1) as f64;
-            (x - y) * (x - y)
-        })
-        .sum::<f64>()
-        .sqrt()
-}
-
 /// Says whether a record matches one selection step.
 type Matcher<'a> = dyn Fn(&WisdomRecord) -> bool + 'a;
 
 /// Selects the record for `query` among `records`. `usable` says whether a record may be used
 /// (for the runtime: its configuration is valid in the current space); records it refuses, and
 /// records with a defect ([`WisdomRecord::defect`], e.g. a negative time), are skipped with the
-/// reason. Equal log distances go to the nearer size on a linear scale (Kernel Launcher's
-/// rule), then to the faster record, then to the earlier one in the file.
+/// reason. Equal log distances go to the larger problem size, then to the faster record, then to
+/// the earlier one in the file.
 pub fn select(
     records: &[WisdomRecord],
     query: &Query,
@@ -189,15 +175,15 @@ pub fn select_filling(
             let da = log_distance(&records[a].problem_size, &query.problem_size);
             let db = log_distance(&records[b].problem_size, &query.problem_size);
             // At equal distance (to rounding: 2^24 and 2^26 are equally far from 2^25, but
-            // their logarithms' differences need not round alike), the nearer record on a
-            // linear scale (Kernel Launcher's rule: 2^24 for 2^25), then the better record by
-            // its objective (the time unless both were tuned for the same other objective).
+            // their logarithms' differences need not round alike), the record of the larger
+            // problem (its configuration was tuned where the device is full; the fill rule
+            // catches the case where it would not be here), then the better record by its
+            // objective (the time unless both were tuned for the same other objective).
             let (sa, sb) = records[a].objective.scores(&records[b].objective);
             let equal = (da - db).abs() <= 1e-9 * da.max(db).max(1.0);
             let by_distance = if equal {
-                let ea = linear_distance(&records[a].problem_size, &query.problem_size);
-                let eb = linear_distance(&records[b].problem_size, &query.problem_size);
-                ea.total_cmp(&eb)
+                let size = |r: &WisdomRecord| log_distance(&r.problem_size, &[]);
+                size(&records[b]).total_cmp(&size(&records[a]))
             } else {
                 da.total_cmp(&db)
             };

@@ -86,6 +86,17 @@ fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest()
     )
     .unwrap();
     let kernel = kernel.with_wisdom_dir(&dir);
+    // Launches vector_add over n elements; the (block, grid) the device saw.
+    let launch = |n: usize| {
+        let args = [
+            buf(0x1000, n),
+            buf(0x2000, n),
+            buf(0x3000, n),
+            (n as i32).into(),
+        ];
+        kernel.launch(&args).unwrap();
+        blocks.lock().unwrap().pop().unwrap()
+    };
 
     // 600,000 is nearer 2^20 on a log scale, but 2^20's configuration would give 74 blocks
     // (56% of the units, against 97% at its own size): the second nearest keeps them busy.
@@ -95,35 +106,13 @@ fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest()
     let choice = kernel.choice(&[n as i64]);
     assert_eq!(choice.step, Step::DeviceNearestSize);
     assert_eq!(choice.record.as_ref().unwrap().problem_size, vec![1 << 17]);
-    kernel
-        .launch(&[
-            buf(0x1000, n),
-            buf(0x2000, n),
-            buf(0x3000, n),
-            (n as i32).into(),
-        ])
-        .unwrap();
-    assert_eq!(
-        blocks.lock().unwrap().pop(),
-        Some((128, (n as u32).div_ceil(512)))
-    );
+    assert_eq!(launch(n), (128, (n as u32).div_ceil(512)));
 
     // 900,000: 110 blocks (83%) keeps more than 75% of the 97%: the nearest record decides.
     let n = 900_000usize;
     let choice = kernel.choice(&[n as i64]);
     assert_eq!(choice.record.as_ref().unwrap().problem_size, vec![1 << 20]);
-    kernel
-        .launch(&[
-            buf(0x1000, n),
-            buf(0x2000, n),
-            buf(0x3000, n),
-            (n as i32).into(),
-        ])
-        .unwrap();
-    assert_eq!(
-        blocks.lock().unwrap().pop(),
-        Some((1024, (n as u32).div_ceil(8192)))
-    );
+    assert_eq!(launch(n), (1024, (n as u32).div_ceil(8192)));
 
     // Above every record, the nearest (2^20) fills the device anyway.
     let choice = kernel.choice(&[4 << 20]);

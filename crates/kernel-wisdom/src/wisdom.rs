@@ -29,31 +29,6 @@ pub type ConfigFill<'a> = dyn Fn(&Config, &[i64]) -> Option<f64> + 'a;
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
 
-/// Gives `record` the default value of each parameter of `space` its configuration lacks: a
-/// parameter added to a kernel after its records were written (gemm's `KSPLIT`) has the
-/// default that does what the kernel did before, so the old records keep their meaning. The
-/// record's own recorded space gets the parameter too, with that one value (as it was, in
-/// effect). Parameters the record has that the space lacks are left, and make it unusable.
-fn fill_new_parameters(record: &mut WisdomRecord, space: &TuningSpace, default_config: &Config) {
-    for p in space.params() {
-        if record.config.get(&p.name).is_some() {
-            continue;
-        }
-        let Some(v) = default_config.get(&p.name) else {
-            continue;
-        };
-        record.config.set(&p.name, v.clone());
-        let recorded = &mut record.space.parameters;
-        if !recorded.is_empty() && !recorded.iter().any(|q| q.name == p.name) {
-            recorded.push(kw_core::space::Parameter {
-                values: vec![v.clone()],
-                default: v.clone(),
-                ..p.clone()
-            });
-        }
-    }
-}
-
 /// The configuration chosen for a problem size, and why.
 #[derive(Clone, Debug)]
 pub struct Choice {
@@ -158,7 +133,7 @@ impl WisdomSource {
             .into_iter()
             .map(|(path, mut f)| {
                 for r in &mut f.records {
-                    fill_new_parameters(r, space, default_config);
+                    r.add_new_parameters(space);
                 }
                 let usable: Vec<Result<(), String>> = f
                     .records

@@ -437,3 +437,30 @@ fn concurrent_writers_lose_no_record() {
     let f = WisdomFile::load(&dir.join("shared.json")).unwrap();
     assert_eq!(f.records.len(), 200);
 }
+
+#[test]
+fn a_parameter_added_after_a_record_takes_its_default() {
+    // The record was written before `split` existed.
+    let old = record("G", "a", "cuda", &[64], 64, 1.0);
+    let mut params = space().params().to_vec();
+    params.push(Parameter::new("split", [1, 2, 4]));
+    let newer = TuningSpace::new(params, vec![]).unwrap();
+    assert!(old.check_against(&newer).is_err(), "missing parameter");
+    let mut r = old.clone();
+    r.add_new_parameters(&newer);
+    assert_eq!(r.config.get("split"), Some(&Value::Int(1)));
+    assert!(r.check_against(&newer).is_ok());
+    // Its recorded space says the one value it had, in effect.
+    let added = r
+        .space
+        .parameters
+        .iter()
+        .find(|p| p.name == "split")
+        .unwrap();
+    assert_eq!(added.values, vec![Value::Int(1)]);
+    // A parameter the space lacks stays, and keeps the record unusable.
+    let mut extra = old;
+    extra.config.set("gone", 3);
+    extra.add_new_parameters(&newer);
+    assert!(extra.check_against(&newer).is_err());
+}

@@ -205,7 +205,7 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             dirs,
             capture,
         } => {
-            let (path, file) = load(&key, dirs)?;
+            let (path, mut file) = load(&key, dirs)?;
             let space = match &capture {
                 Some(c) => {
                     let cap = kw_capture::Capture::open(c)?;
@@ -219,6 +219,12 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 }
                 None => None,
             };
+            // As the runtime reads them: a parameter the records predate takes its default.
+            if let Some((space, _)) = &space {
+                for r in &mut file.records {
+                    r.add_new_parameters(space);
+                }
+            }
             let mut ps = [1i64; 3];
             for (axis, v) in problem_size.iter().take(3).enumerate() {
                 ps[axis] = *v;

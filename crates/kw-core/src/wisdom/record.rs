@@ -247,6 +247,28 @@ impl WisdomRecord {
         None
     }
 
+    /// Gives the record the default value of each parameter of `space` its configuration
+    /// lacks: a parameter added to a kernel after its records were written (gemm's `KSPLIT`)
+    /// has the default that does what the kernel did before, so old records keep their
+    /// meaning. The record's own recorded space gets the parameter too, with that one value (as
+    /// it was, in effect). Parameters the record has that the space lacks are left, and make it
+    /// unusable ([`WisdomRecord::check_against`]).
+    pub fn add_new_parameters(&mut self, space: &TuningSpace) {
+        for p in space.params() {
+            if self.config.get(&p.name).is_some() {
+                continue;
+            }
+            self.config.set(&p.name, p.default.clone());
+            let recorded = &mut self.space.parameters;
+            if !recorded.is_empty() && !recorded.iter().any(|q| q.name == p.name) {
+                recorded.push(Parameter {
+                    values: vec![p.default.clone()],
+                    ..p.clone()
+                });
+            }
+        }
+    }
+
     /// Checks that the record's configuration is a valid configuration of `space` made only of
     /// declared parameter values (wisdom is data, never code). Returns why not.
     pub fn check_against(&self, space: &TuningSpace) -> Result<crate::space::Point, String> {

@@ -182,6 +182,7 @@ pub fn select_filling(
             let (sa, sb) = records[a].objective.scores(&records[b].objective);
             let equal = (da - db).abs() <= 1e-9 * da.max(db).max(1.0);
             let by_distance = if equal {
+                // ln of the problem's volume: the log distance from the empty size (all 1s).
                 let size = |r: &WisdomRecord| log_distance(&r.problem_size, &[]);
                 size(&records[b]).total_cmp(&size(&records[a]))
             } else {
@@ -191,10 +192,7 @@ pub fn select_filling(
         });
         if let Some(&nearest) = matching.first() {
             let mut pick = nearest;
-            let nearest_step = matches!(
-                step,
-                Step::DeviceNearestSize | Step::ArchitectureNearestSize | Step::BackendNearestSize
-            );
+            let nearest_step = *step != Step::ExactDeviceExactSize;
             if let (Some(fill), true) = (fill, nearest_step) {
                 if let Some((second, note)) = fill_rule(records, query, &matching, fill) {
                     pick = second;

@@ -15,10 +15,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let d = std::env::temp_dir().join(format!("kw-fill-{name}-{}-{nonce}", std::process::id()));
+    let d = std::env::temp_dir().join(format!(
+        "kw-fill-{name}-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(9)
+    ));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -15,9 +15,13 @@ mod common;
 use common::opencl_index;
 
 /// `scale`: `y = 2x`; `mode = 1` loops forever, `mode = 2` traps (the worker dies of
-/// SIGILL/SIGABRT). `bx` = 16 exists only with mode 0, so the space has 4 configurations.
+/// SIGILL/SIGABRT), `mode = 3` requires work-groups of 64 (its launches with 32 fail, the
+/// device unharmed). `bx` = 16 exists only with mode 0, so the space has 4 configurations.
 fn faulty_def(modes: &[i64]) -> KernelDef {
     let src = r#"
+#if mode == 3
+__attribute__((reqd_work_group_size(64, 1, 1)))
+#endif
 __kernel void scale(__global float* y, __global const float* x, const int n) {
     int i = get_global_id(0);
 #if mode == 1
@@ -95,6 +99,49 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[test]
+fn a_failed_launch_that_leaves_the_device_working_keeps_the_worker() {
+    let _serial = serial();
+    let Some((dir, capture, index)) = setup("launch", &[0, 3]) else {
+        return;
+    };
+    let idx = index.to_string();
+    let args = [
+        "tune",
+        capture.to_str().unwrap(),
+        "--budget",
+        "10",
+        "--device",
+        &idx,
+        "--samples",
+        "2",
+        "--warmup",
+        "0",
+        "--compile-threads",
+        "1",
+        "--log",
+        "run.jsonl",
+    ];
+    let out = kw(&dir, &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let records = log_records(&dir.join("run.jsonl"));
+    assert_eq!(records.len(), 3, "{records:?}");
+    for r in &records {
+        match mode_of(r) {
+            0 => assert!(r["objective"].as_f64().is_some(), "{r}"),
+            _ => assert!(
+                r["failure"].as_str().unwrap().starts_with("launch failed"),
+                "{r}"
+            ),
+        }
+    }
+    // The worker checked its device after the failure and went on: no fresh worker (and
+    // none of the compiles it held lost).
+    assert!(!stderr.contains("were replaced"), "{stderr}");
 }
 
 #[test]

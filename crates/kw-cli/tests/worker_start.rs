@@ -132,6 +132,9 @@ fn prefetches_compile_while_the_capture_loads_and_ready_comes_before_the_first_r
     assert_eq!(kind(&ready), "ready", "{ready}");
     let start_s = ready["start_s"].as_f64().unwrap();
     assert!(start_s > 0.0, "{ready}");
+    // `compiled` before the result: `kw tune`'s evaluation time limit counts from it.
+    let compiled = w.reply().expect("compiled");
+    assert_eq!(kind(&compiled), "compiled", "{compiled}");
     let result = w.reply().expect("the result");
     assert_eq!(kind(&result), "result", "{result}");
     assert!(result["objective"].as_f64().is_some(), "{result}");
@@ -142,11 +145,23 @@ fn prefetches_compile_while_the_capture_loads_and_ready_comes_before_the_first_r
     );
     // A prefetched configuration: compiled by the pool that started before the load.
     w.evaluate(&points[1]);
+    assert_eq!(kind(&w.reply().expect("compiled")), "compiled");
     let result = w.reply().expect("the second result");
     assert!(result["objective"].as_f64().is_some(), "{result}");
     let stats = &result["stats"];
     let compiled = stats["compiles"].as_u64().unwrap() + stats["cache_hits"].as_u64().unwrap();
     assert!(compiled >= 2, "both configurations compiled: {result}");
+    // `evaluate_any` takes one compiled ahead before one never prefetched, and says which.
+    let fresh = space
+        .iter()
+        .find(|p| !points.contains(p) && *p != default)
+        .expect("a configuration not prefetched");
+    w.send(serde_json::json!({"op": "evaluate_any", "points": [fresh, points[2]]}));
+    let compiled = w.reply().expect("compiled");
+    assert_eq!(kind(&compiled), "compiled", "{compiled}");
+    assert_eq!(compiled["index"], 1, "{compiled}");
+    let result = w.reply().expect("the third result");
+    assert!(result["objective"].as_f64().is_some(), "{result}");
     assert!(w.finish().success());
 }
 

@@ -136,6 +136,18 @@ impl CompilePool {
             .clamp(1, 64)
     }
 
+    /// Needed now: `key` goes to the front of the line (submitted if it never was), unless
+    /// it is compiling or compiled.
+    fn to_front(s: &mut State, key: u128, config: &Config) {
+        if let Some(pos) = s.queue.iter().position(|(k, _)| *k == key) {
+            if let Some(job) = s.queue.remove(pos) {
+                s.queue.push_front(job);
+            }
+        } else if !Self::known(s, key) {
+            s.queue.push_front((key, config.clone()));
+        }
+    }
+
     fn known(s: &State, key: u128) -> bool {
         s.done.contains_key(&key)
             || s.running.contains(&key)
@@ -177,15 +189,8 @@ impl CompilePool {
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(pos) = s.queue.iter().position(|(k, _)| *k == key) {
-            // Needed now: move it to the front of the line.
-            if let Some(job) = s.queue.remove(pos) {
-                s.queue.push_front(job);
-            }
-        } else if !Self::known(&s, key) {
-            s.queue.push_front((key, config.clone()));
-            self.shared.changed.notify_all();
-        }
+        Self::to_front(&mut s, key, config);
+        self.shared.changed.notify_all();
         loop {
             if let Some(r) = s.done.remove(&key) {
                 return (r, started.elapsed());
@@ -196,6 +201,41 @@ impl CompilePool {
                 .wait(s)
                 .unwrap_or_else(PoisonError::into_inner);
         }
+    }
+
+    /// The position in `jobs` of the first configuration whose compile has finished; when
+    /// none has, waits for one to finish if `wait`. The first of `jobs` is compiled next if
+    /// it is not compiling yet (submitted now if it never was), so it is never passed over
+    /// for long. `None` without waiting.
+    pub fn first_done(&self, jobs: &[(u128, &Config)], wait: bool) -> Option<usize> {
+        let keys: Vec<u128> = jobs.iter().map(|(k, _)| *k).collect();
+        let mut s = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((key, config)) = jobs.first().filter(|(k, _)| !s.done.contains_key(k)) {
+            Self::to_front(&mut s, *key, config);
+            self.shared.changed.notify_all();
+        }
+        loop {
+            if let Some(i) = keys.iter().position(|k| s.done.contains_key(k)) {
+                return Some(i);
+            }
+            if !wait {
+                return None;
+            }
+            s = self
+                .shared
+                .changed
+                .wait(s)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// The number of compile threads.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
     }
 
     /// CPU time spent compiling so far (all threads).

@@ -4,6 +4,7 @@
 //! captured reference. A wrong result, a failed compile or a failed launch is a failed
 //! configuration with its reason; a failed restore or read-back is fatal (the device is gone).
 
+use crate::ahead::Ahead;
 use crate::compile::CompilePool;
 use crate::measure::{median, MeasureOptions, VerifyMode};
 use crate::session::ReplaySession;
@@ -114,6 +115,11 @@ pub struct ReplayEvaluator {
     last_samples: Option<Vec<f64>>,
     stats: ReplayStats,
     started: Instant,
+    /// The queue depth asked of the tuning loop.
+    ahead: Ahead,
+    /// A configuration taken from the pool by [`ReplayEvaluator::wait_compiled`], not yet
+    /// measured.
+    ready: Option<(u128, crate::compile::Compiled)>,
     /// The device's compile cache and its counters when the evaluator started.
     cache: Option<(Arc<CompileCache>, CacheStats)>,
 }
@@ -152,13 +158,42 @@ impl ReplayEvaluator {
         ReplayEvaluator {
             session,
             options,
-            pool,
             kernels: HashMap::new(),
             last_samples: None,
             stats: ReplayStats::default(),
             started: Instant::now(),
+            ahead: Ahead::new(pool.threads()),
+            ready: None,
+            pool,
             cache,
         }
+    }
+
+    /// Waits until one of `points` is compiled (or failed to compile): the first whose
+    /// compile has finished, else the first to finish (the first of `points` when none was
+    /// submitted), counted as compile wait. Returns its position; the next
+    /// [`Evaluator::evaluate`] of it only measures. A worker process tells `kw tune` the
+    /// compile is done, so that its evaluation time limit counts the launches, not the
+    /// compiler.
+    pub fn wait_compiled(&mut self, points: &[Point]) -> usize {
+        let keys: Vec<u128> = points.iter().map(|p| self.key(p)).collect();
+        let held = |k: &u128, s: &Self| {
+            s.kernels.contains_key(k) || s.ready.as_ref().is_some_and(|(r, _)| r == k)
+        };
+        if let Some(i) = keys.iter().position(|k| held(k, self)) {
+            return i;
+        }
+        let started = Instant::now();
+        let configs: Vec<Config> = points
+            .iter()
+            .map(|p| self.session.space().config(p))
+            .collect();
+        let jobs: Vec<(u128, &Config)> = keys.iter().copied().zip(&configs).collect();
+        let i = self.pool.first_done(&jobs, true).unwrap_or(0);
+        let (compiled, _) = self.pool.take(keys[i], &configs[i]);
+        self.stats.compile_wait += started.elapsed();
+        self.ready = Some((keys[i], compiled));
+        i
     }
 
     /// The session.
@@ -277,8 +312,14 @@ impl ReplayEvaluator {
         let kernel = match self.kernels.get(&key) {
             Some(k) => k.clone(),
             None => {
-                let (compiled, waited) = self.pool.take(key, &config);
-                self.stats.compile_wait += waited;
+                let compiled = match self.ready.take() {
+                    Some((k, compiled)) if k == key => compiled,
+                    _ => {
+                        let (compiled, waited) = self.pool.take(key, &config);
+                        self.stats.compile_wait += waited;
+                        compiled
+                    }
+                };
                 let k = compiled.map_err(EvalFailure::new)?;
                 self.kernels.insert(key, k.clone());
                 k
@@ -328,10 +369,10 @@ impl ReplayEvaluator {
         let median_ms = median(&mut samples.clone());
         Ok(Measurement { median_ms, samples })
     }
-}
 
-impl Evaluator for ReplayEvaluator {
-    fn evaluate(&mut self, point: &Point) -> EvalResult {
+    /// One evaluation: measured, its failure leaving the buffers restored and the device
+    /// checked.
+    fn measure_one(&mut self, point: &Point) -> EvalResult {
         self.stats.evaluations += 1;
         let m = self.measure(point);
         // Compiled kernels are kept only while a configuration may be measured again.
@@ -347,10 +388,17 @@ impl Evaluator for ReplayEvaluator {
             Err(f) => {
                 self.last_samples = None;
                 // No configuration is judged on another's damage: every buffer (inputs and
-                // guard regions included) is restored after a failure.
+                // guard regions included) is restored after a failure, and the device must
+                // still work (a failed launch may have lost the context: a CUDA sticky error).
                 if let Err(e) = self.session.restore_all() {
                     return Err(EvalFailure::fatal(format!(
                         "{}; then restoring the buffers failed: {e}",
+                        f.reason
+                    )));
+                }
+                if let Err(e) = self.session.device().synchronize() {
+                    return Err(EvalFailure::fatal(format!(
+                        "{}; then the device failed: {e}",
                         f.reason
                     )));
                 }
@@ -358,9 +406,33 @@ impl Evaluator for ReplayEvaluator {
             }
         }
     }
+}
+
+impl Evaluator for ReplayEvaluator {
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self.evaluate_any(std::slice::from_ref(point)).1
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
+        if points.is_empty() {
+            return (0, Err(EvalFailure::new("no configuration to evaluate")));
+        }
+        let (began, waited) = (Instant::now(), self.stats.compile_wait);
+        let chosen = self.wait_compiled(points);
+        let result = self.measure_one(&points[chosen]);
+        self.ahead.observe(
+            self.stats.compile_wait.saturating_sub(waited),
+            began.elapsed(),
+        );
+        (chosen, result)
+    }
 
     fn prefetch(&mut self, points: &[Point]) {
         self.pool.prefetch(self.session.space(), points);
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        Some(self.ahead.depth())
     }
 
     fn take_samples(&mut self) -> Option<Vec<f64>> {

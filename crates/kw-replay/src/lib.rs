@@ -29,11 +29,13 @@
 //! ## Where to start reading
 //!
 //! `session/` (loading a capture, restore, timed runs), `evaluator.rs` (one configuration
-//! measured and verified), `compile.rs` (the compile pool), `verify.rs` and `device_verify.rs`
+//! measured and verified), `compile.rs` (the compile pool), `ahead.rs` (how many configurations
+//! the tuning loop keeps compiling ahead), `verify.rs` and `device_verify.rs`
 //! with the comparison kernels in `kernels/compare.cl` and `kernels/compare.cu` (in this crate).
 
 #![forbid(unsafe_code)]
 
+pub mod ahead;
 pub mod compile;
 pub mod device_verify;
 pub mod error;
@@ -45,6 +47,7 @@ pub mod session;
 pub mod verify;
 pub mod wisdom;
 
+pub use ahead::Ahead;
 pub use compile::CompilePool;
 pub use device_verify::DeviceComparer;
 pub use error::ReplayError;

@@ -62,10 +62,27 @@ pub trait Evaluator {
     /// or the failure.
     fn evaluate(&mut self, point: &Point) -> EvalResult;
 
+    /// Evaluates one of `points` (the loop's queue, in order: valid points, none evaluated
+    /// yet, at least one): the one that can start first, e.g. the first whose compile has
+    /// finished, so that one slow compile does not hold up the others. Returns its position
+    /// in `points` and its result. By default the first.
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
+        (0, self.evaluate(&points[0]))
+    }
+
     /// Points the loop will evaluate soon, in order (never points already evaluated). An
     /// evaluator may start preparing them (e.g. compile on other threads) while it evaluates
     /// the current one; it must still be correct if some of them are never evaluated.
     fn prefetch(&mut self, _points: &[Point]) {}
+
+    /// How many configurations the loop should keep queued (and prefetched) while this
+    /// evaluator measures one: enough that the next compile is done when the device is free,
+    /// and no more, since a proposal made further ahead is made knowing fewer results.
+    /// `None` (the default): the loop's own lookahead ([`crate::Tuner::with_lookahead`]),
+    /// which also caps this.
+    fn ahead(&self) -> Option<usize> {
+        None
+    }
 
     /// The raw measurements behind the last [`Evaluator::evaluate`]'s objective (e.g. every
     /// timed sample in milliseconds), taken once; recorded in the results log.

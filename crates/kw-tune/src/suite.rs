@@ -109,18 +109,23 @@ pub fn random_curve(sim: &Simulation, n: usize) -> Vec<f64> {
 }
 
 /// The best-so-far fraction after each evaluation of one run of `name` with `seed` and
-/// `budget`, seeded with `prior` (empty: none); a run that ended early (space exhausted) is extended with its last value.
+/// `budget`, seeded with `prior` (empty: none), with `lookahead` proposals queued
+/// ([`Tuner::with_lookahead`]: 1 as in Kernel Tuner's simulation mode, more as `kw tune`
+/// compiling ahead); a run that ended early (space exhausted) is extended with its last
+/// value.
 pub fn run_curve(
     sim: &Simulation,
     name: &str,
     prior: &Seeding,
     seed: u64,
     budget: u64,
+    lookahead: usize,
 ) -> Result<Vec<f64>, TuneError> {
     let mut strategy = strategies::create_seeded(name, seed, prior)?;
     let mut evaluator = sim.evaluator.clone();
-    let report =
-        Tuner::new(&sim.space, Stop::Evaluations(budget)).run(&mut *strategy, &mut evaluator)?;
+    let report = Tuner::new(&sim.space, Stop::Evaluations(budget))
+        .with_lookahead(lookahead)
+        .run(&mut *strategy, &mut evaluator)?;
     let mut best = f64::INFINITY;
     let mut curve: Vec<f64> = report
         .history
@@ -199,8 +204,21 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// Scores `name` seeded with `prior` (empty: none) on `sim` at every budget (ascending,
-/// non-empty) with `seeds`, `threads` seeds at once. A strategy that ignores the budget ([`crate::Strategy::anytime`]) runs once per
+/// How [`score`] runs a strategy.
+#[derive(Clone, Copy, Debug)]
+pub struct Runs<'a> {
+    /// The budgets scored (ascending, non-empty).
+    pub budgets: &'a [u64],
+    /// The seeds.
+    pub seeds: &'a [u64],
+    /// Seeds simulated at once.
+    pub threads: usize,
+    /// Proposals queued ahead of the results ([`run_curve`]).
+    pub lookahead: usize,
+}
+
+/// Scores `name` seeded with `prior` (empty: none) on `sim` at every budget of `runs`, with
+/// each of its seeds. A strategy that ignores the budget ([`crate::Strategy::anytime`]) runs once per
 /// seed at the largest budget and every budget is scored on the prefix of that run (the same
 /// proposals it would make with the smaller budget); others run once per budget.
 pub fn score(
@@ -208,15 +226,19 @@ pub fn score(
     random: &[f64],
     name: &str,
     prior: &Seeding,
-    budgets: &[u64],
-    seeds: &[u64],
-    threads: usize,
+    runs: Runs<'_>,
 ) -> Result<Vec<Cell>, TuneError> {
+    let Runs {
+        budgets,
+        seeds,
+        threads,
+        lookahead,
+    } = runs;
     let anytime = strategies::create(name, 0)?.anytime();
     let max = budgets.iter().copied().max().unwrap_or(0);
     let per_seed = |seed: u64| -> Result<Vec<(f64, f64)>, TuneError> {
         if anytime {
-            let curve = run_curve(sim, name, prior, seed, max)?;
+            let curve = run_curve(sim, name, prior, seed, max, lookahead)?;
             Ok(budgets
                 .iter()
                 .map(|&b| {
@@ -228,7 +250,7 @@ pub fn score(
             budgets
                 .iter()
                 .map(|&b| {
-                    let c = run_curve(sim, name, prior, seed, b)?;
+                    let c = run_curve(sim, name, prior, seed, b, lookahead)?;
                     Ok((c.last().copied().unwrap_or(0.0), area(&c, random)))
                 })
                 .collect()

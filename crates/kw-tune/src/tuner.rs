@@ -118,7 +118,9 @@ impl<'a> Tuner<'a> {
     /// handed to [`Evaluator::prefetch`] (e.g. to compile them on other threads). The strategy
     /// is asked again while fewer than `k` are queued, before it is told the pending results
     /// (its contract allows this); `1` (the default) asks only when the queue is empty. The
-    /// same `k` with the same seed makes the same run, so resume with the same `k`.
+    /// same `k` with the same seed makes the same run, so resume with the same `k`. An
+    /// evaluator may ask for less ([`Evaluator::ahead`]; the replay evaluators ask for what
+    /// keeps the device busy), which makes the run depend on its timings.
     pub fn with_lookahead(mut self, k: usize) -> Tuner<'a> {
         self.lookahead = k.max(1);
         self
@@ -173,6 +175,19 @@ impl<'a> Tuner<'a> {
             .into_iter()
             .filter(|p| self.space.contains(p))
             .collect();
+        // The initial points compile first, ahead of the strategy's.
+        let initial: Vec<Point> = queue
+            .iter()
+            .filter(|p| {
+                self.space
+                    .index_of(p)
+                    .is_some_and(|i| !state.replay.contains_key(&i))
+            })
+            .cloned()
+            .collect();
+        if !initial.is_empty() {
+            evaluator.prefetch(&initial);
+        }
         let mut exhausted = false;
         let mut stalls = 0u32;
         let reason = loop {
@@ -186,11 +201,13 @@ impl<'a> Tuner<'a> {
             if self.cancelled() {
                 break StopReason::Cancelled;
             }
-            // Fill the queue: ask when it is empty, or ahead while it is short.
+            // Fill the queue: ask when it is empty, or ahead while it is short (as far ahead
+            // as the evaluator needs, at most the lookahead).
             let hint = self.hint(&state.progress);
-            if !exhausted
-                && (queue.is_empty() || (queue.len() < self.lookahead && queue.len() < hint))
-            {
+            let depth = evaluator
+                .ahead()
+                .map_or(self.lookahead, |a| a.clamp(1, self.lookahead));
+            if !exhausted && (queue.is_empty() || (queue.len() < depth && queue.len() < hint)) {
                 let proposals = strategy.ask(self.space, hint.saturating_sub(queue.len()).max(1));
                 if proposals.is_empty() {
                     if queue.is_empty() {
@@ -225,7 +242,7 @@ impl<'a> Tuner<'a> {
                     }
                     continue;
                 }
-                if queue.len() > before && queue.len() < self.lookahead.min(hint) && !exhausted {
+                if queue.len() > before && queue.len() < depth.min(hint) && !exhausted {
                     continue; // keep filling before evaluating
                 }
             }
@@ -253,13 +270,33 @@ impl<'a> Tuner<'a> {
                 stalls = 0;
                 continue;
             }
-            if self.evaluate_one(&mut state, strategy, evaluator, point)? {
+            // The evaluator may take a later queued point first (one already compiled), of
+            // those it was asked to prepare.
+            let mut candidates = vec![point];
+            candidates.extend(
+                queue
+                    .iter()
+                    .take(depth.saturating_sub(1))
+                    .filter(|p| {
+                        self.space
+                            .index_of(p)
+                            .is_some_and(|i| !state.cache.contains_key(&i))
+                    })
+                    .cloned(),
+            );
+            let Some(chosen) = self.evaluate_one(&mut state, strategy, evaluator, &candidates)?
+            else {
                 // Abandoned: Ctrl-C, the run's time is up, or the evaluator gave up.
                 break if self.cancelled() {
                     StopReason::Cancelled
                 } else {
                     StopReason::Condition
                 };
+            };
+            if chosen > 0 {
+                // The front point waits for its turn again.
+                queue.retain(|p| *p != candidates[chosen]);
+                queue.push_front(candidates.swap_remove(0));
             }
             exhausted = false;
             stalls = 0;
@@ -275,18 +312,30 @@ impl<'a> Tuner<'a> {
         })
     }
 
-    /// Evaluates one new point, records and logs it, and tells the strategy. Returns true
-    /// when the evaluation was interrupted ([`EvalFailure::interrupted`]): nothing is recorded.
+    /// Evaluates one of `candidates` (new points, the first the queue's front;
+    /// [`Evaluator::evaluate_any`]), records and logs it, and tells the strategy. Returns the
+    /// position of the one evaluated, or `None` when the evaluation was interrupted
+    /// ([`EvalFailure::interrupted`]): nothing is recorded.
     fn evaluate_one(
         &mut self,
         state: &mut RunState<'_>,
         strategy: &mut dyn Strategy,
         evaluator: &mut dyn Evaluator,
-        point: Point,
-    ) -> Result<bool, TuneError> {
+        candidates: &[Point],
+    ) -> Result<Option<usize>, TuneError> {
         let started = Instant::now();
-        let result = match evaluator.evaluate(&point) {
-            Err(f) if f.interrupted => return Ok(true),
+        let (chosen, result) = evaluator.evaluate_any(candidates);
+        let Some(point) = candidates.get(chosen).cloned() else {
+            return Err(TuneError::Fatal {
+                config: self.space.kt_key(&candidates[0]),
+                reason: format!(
+                    "the evaluator chose position {chosen} of {} configurations",
+                    candidates.len()
+                ),
+            });
+        };
+        let result = match result {
+            Err(f) if f.interrupted => return Ok(None),
             Ok(v) if v.is_finite() => Ok(v),
             Ok(v) => Err(EvalFailure::new(format!("non-finite objective {v}"))),
             Err(f) if f.fatal => {
@@ -318,7 +367,7 @@ impl<'a> Tuner<'a> {
         }
         let result = state.last_result();
         strategy.tell(self.space, &point, &result);
-        Ok(false)
+        Ok(Some(chosen))
     }
 }
 

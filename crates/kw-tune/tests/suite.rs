@@ -69,9 +69,12 @@ fn random_baseline_matches_random_search() {
         &curve,
         "random",
         &Default::default(),
-        &[10, 50],
-        &seeds,
-        2,
+        suite::Runs {
+            budgets: &[10, 50],
+            seeds: &seeds,
+            threads: 2,
+            lookahead: 1,
+        },
     )
     .expect("score");
     for (cell, expected) in cells.iter().zip([curve[9], curve[49]]) {
@@ -96,9 +99,12 @@ fn anytime_scores_equal_separate_runs() {
         &curve,
         "tabu_greywolf",
         &Default::default(),
-        &[20, 40],
-        &seeds,
-        1,
+        suite::Runs {
+            budgets: &[20, 40],
+            seeds: &seeds,
+            threads: 1,
+            lookahead: 1,
+        },
     )
     .expect("joint");
     let alone = suite::score(
@@ -106,9 +112,12 @@ fn anytime_scores_equal_separate_runs() {
         &curve,
         "tabu_greywolf",
         &Default::default(),
-        &[20],
-        &seeds,
-        1,
+        suite::Runs {
+            budgets: &[20],
+            seeds: &seeds,
+            threads: 1,
+            lookahead: 1,
+        },
     )
     .expect("alone");
     assert_eq!(joint[0], alone[0]);

@@ -23,9 +23,15 @@ pub const POLL: Duration = Duration::from_millis(100);
 pub const TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
 /// The derived limit is this many times the default configuration's evaluation time.
 pub const TIMEOUT_FACTOR: u32 = 10;
-/// The limit before the default configuration's time is known (its own evaluation, which
-/// includes the first compile), and for a worker to load the capture.
+/// The limit before the default configuration's time is known (its own evaluation), and for
+/// a worker to load the capture.
 pub const FIRST_TIMEOUT: Duration = Duration::from_secs(120);
+/// The limit on the wait for a configuration's compile, before its launches (the evaluation
+/// time limit counts from the worker's `compiled`): a compile of a heavily unrolled
+/// configuration takes seconds while others compile beside it, and is no hang.
+pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Prefetched points kept to send again to a fresh worker (the loop queues far fewer).
+const MAX_OUTSTANDING: usize = 256;
 /// Lines of a dead worker's stderr kept for its failure reason.
 const STDERR_TAIL: usize = 3;
 
@@ -264,6 +270,10 @@ pub struct IsolatedEvaluator {
     /// False once a worker failed to start (a fatal failure then stops the run).
     worker_can_start: bool,
     started: Instant,
+    /// The queue depth asked of the tuning loop (the worker's compile waits decide).
+    ahead: kw_replay::Ahead,
+    /// Points prefetched and not evaluated yet, oldest first (sent again to a fresh worker).
+    outstanding: std::collections::VecDeque<Point>,
 }
 
 impl IsolatedEvaluator {
@@ -278,6 +288,8 @@ impl IsolatedEvaluator {
     ) -> IsolatedEvaluator {
         IsolatedEvaluator {
             exe,
+            ahead: kw_replay::Ahead::new(args.compile_threads),
+            outstanding: std::collections::VecDeque::new(),
             args,
             worker: None,
             timeout,
@@ -370,6 +382,12 @@ impl IsolatedEvaluator {
             ))
         })?;
         self.starts += 1;
+        // What the last worker was compiling ahead, not evaluated yet, compiles again here.
+        if !self.outstanding.is_empty() {
+            let _ = w.send(&Request::Prefetch {
+                points: self.outstanding.iter().cloned().collect(),
+            });
+        }
         self.await_start(&mut w, true)?;
         self.worker = Some(w);
         Ok(())
@@ -450,7 +468,11 @@ impl IsolatedEvaluator {
     }
 
     /// One evaluation in the current (or a fresh) worker.
-    fn evaluate_once(&mut self, point: &Point) -> EvalResult {
+    /// One evaluation of one of `points` (the worker takes the first compiled) in the current
+    /// (or a fresh) worker; `chosen` is set to the position of the one evaluated (the first
+    /// until the worker says otherwise).
+    fn evaluate_once(&mut self, points: &[Point], chosen: &mut usize) -> EvalResult {
+        *chosen = 0;
         self.last_samples = None;
         self.ensure_worker()?;
         // Sent at once: a worker that still loads the capture evaluates it once loaded. One
@@ -459,15 +481,24 @@ impl IsolatedEvaluator {
             .worker
             .as_mut()
             .expect("a worker runs")
-            .send(&Request::Evaluate {
-                point: point.clone(),
+            .send(&Request::EvaluateAny {
+                points: points.to_vec(),
             });
         self.ensure_loaded()?;
-        let began = Instant::now();
+        let whole = Instant::now();
+        let mut began = whole;
         let limit = self.timeout.limit();
         let w = self.worker.as_mut().expect("a worker runs");
         let waited = if sent {
-            w.wait(limit, &self.cancel, self.deadline)
+            // The compile under its own limit, then the launches under the evaluation's.
+            match w.wait(limit.max(COMPILE_TIMEOUT), &self.cancel, self.deadline) {
+                Waited::Reply(Reply::Compiled { index }) if index < points.len() => {
+                    *chosen = index;
+                    began = Instant::now();
+                    w.wait(limit, &self.cancel, self.deadline)
+                }
+                other => other,
+            }
         } else {
             Waited::Died(w.death())
         };
@@ -480,6 +511,15 @@ impl IsolatedEvaluator {
                 stats,
             }) => {
                 self.evaluations += 1;
+                // The worker's counters are its own since it started.
+                let waited = stats.compile_wait_s - w.stats.compile_wait_s;
+                let waited = if waited >= 0.0 {
+                    waited
+                } else {
+                    stats.compile_wait_s
+                };
+                self.ahead
+                    .observe(Duration::from_secs_f64(waited.max(0.0)), whole.elapsed());
                 w.stats = stats;
                 match (objective, failure) {
                     (_, Some(reason)) if fatal => {
@@ -488,14 +528,10 @@ impl IsolatedEvaluator {
                         self.retire(true);
                         Err(EvalFailure::fatal(reason))
                     }
-                    (_, Some(reason)) => {
-                        if reason.starts_with("launch failed") {
-                            // A failed launch may leave the device unusable (a CUDA sticky
-                            // error): the next configuration gets a fresh worker.
-                            self.retire(true);
-                        }
-                        Err(EvalFailure::new(reason))
-                    }
+                    // The worker checked that its device still works after the failure (a
+                    // failed launch may lose a CUDA context: `fatal` then), so it goes on
+                    // with the compiles it holds.
+                    (_, Some(reason)) => Err(EvalFailure::new(reason)),
                     (Some(ms), None) => {
                         self.timeout.learn(began.elapsed());
                         self.last_samples = samples;
@@ -518,11 +554,19 @@ impl IsolatedEvaluator {
                 }
                 Err(EvalFailure::new(format!("crashed: {why}")))
             }
+            Waited::TimedOut(t) if t > limit => {
+                self.evaluations += 1;
+                self.retire(true);
+                Err(EvalFailure::new(format!(
+                    "timed out: not compiled within {:.1} s",
+                    t.as_secs_f64()
+                )))
+            }
             Waited::TimedOut(t) => {
                 self.evaluations += 1;
                 self.retire(true);
                 Err(EvalFailure::new(format!(
-                    "timed out: no result within {:.1} s (the evaluation time limit; --eval-timeout)",
+                    "timed out: no result within {:.1} s of its launches (the evaluation time limit; --eval-timeout)",
                     t.as_secs_f64()
                 )))
             }
@@ -540,24 +584,42 @@ impl IsolatedEvaluator {
 
 impl Evaluator for IsolatedEvaluator {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
-        match self.evaluate_once(point) {
+        self.evaluate_any(std::slice::from_ref(point)).1
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
+        if points.is_empty() {
+            return (0, Err(EvalFailure::new("no configuration to evaluate")));
+        }
+        let mut chosen = 0;
+        let result = match self.evaluate_once(points, &mut chosen) {
             // The worker's device failed (e.g. a CUDA context lost to the previous
             // configuration): once more in a fresh worker. Failing so again, the
             // configuration itself breaks the device: a failed result, the run goes on.
-            Err(f) if f.fatal && self.worker_can_start => match self.evaluate_once(point) {
-                Err(again) if again.fatal && self.worker_can_start => {
-                    Err(EvalFailure::new(format!(
-                        "crashed: the device failed in two fresh workers: {}",
-                        again.reason
-                    )))
+            Err(f) if f.fatal && self.worker_can_start => {
+                let point = std::slice::from_ref(&points[chosen]);
+                match self.evaluate_once(point, &mut 0) {
+                    Err(again) if again.fatal && self.worker_can_start => {
+                        Err(EvalFailure::new(format!(
+                            "crashed: the device failed in two fresh workers: {}",
+                            again.reason
+                        )))
+                    }
+                    other => other,
                 }
-                other => other,
-            },
+            }
             other => other,
-        }
+        };
+        self.outstanding.retain(|p| *p != points[chosen]);
+        (chosen, result)
     }
 
     fn prefetch(&mut self, points: &[Point]) {
+        self.outstanding.extend(points.iter().cloned());
+        if self.outstanding.len() > MAX_OUTSTANDING {
+            let extra = self.outstanding.len() - MAX_OUTSTANDING;
+            self.outstanding.drain(..extra);
+        }
         if self.ensure_worker().is_err() {
             return; // evaluate reports it
         }
@@ -570,6 +632,10 @@ impl Evaluator for IsolatedEvaluator {
 
     fn take_samples(&mut self) -> Option<Vec<f64>> {
         self.last_samples.take()
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        Some(self.ahead.depth())
     }
 }
 

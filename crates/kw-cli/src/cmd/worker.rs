@@ -60,6 +60,12 @@ pub enum Request {
         /// The point.
         point: Point,
     },
+    /// Measure one of these configurations: the first whose compile has finished (else the
+    /// first to finish); `compiled` names it.
+    EvaluateAny {
+        /// The points, in the tuning loop's order.
+        points: Vec<Point>,
+    },
 }
 
 /// The worker's counters so far (see [`kw_replay::ReplayStats`]).
@@ -159,6 +165,13 @@ pub enum Reply {
     StartFailed {
         /// Why.
         reason: String,
+    },
+    /// The configuration of the `evaluate` in progress is compiled (or failed to compile):
+    /// its launches start now. `kw tune`'s evaluation time limit counts from here.
+    Compiled {
+        /// Its position in `evaluate_any`'s points (0 for `evaluate`).
+        #[serde(default)]
+        index: usize,
     },
     /// The result of one `evaluate`.
     Result {
@@ -282,15 +295,26 @@ enum Event {
     Loaded(Box<Result<ReplaySession, ReplayError>>),
 }
 
-/// The reply to one evaluation.
-fn evaluate(eval: &mut ReplayEvaluator, point: &Point, start_s: f64) -> Reply {
-    let result = eval.evaluate(point);
+/// Replies to one evaluation of one of `points`: `compiled` once one is compiled, then its
+/// result.
+fn evaluate(
+    out: &mut impl Write,
+    eval: &mut ReplayEvaluator,
+    points: &[Point],
+    start_s: f64,
+) -> std::io::Result<()> {
+    if points.is_empty() {
+        return Err(std::io::Error::other("evaluate_any without points"));
+    }
+    let index = eval.wait_compiled(points);
+    reply(out, &Reply::Compiled { index })?;
+    let result = eval.evaluate(&points[index]);
     let samples = eval.take_samples();
     let stats = WireStats {
         start_s,
         ..WireStats::of(&eval.stats())
     };
-    match result {
+    let r = match result {
         Ok(ms) => Reply::Result {
             objective: Some(ms),
             samples,
@@ -305,7 +329,8 @@ fn evaluate(eval: &mut ReplayEvaluator, point: &Point, start_s: f64) -> Reply {
             fatal: f.fatal,
             stats,
         },
-    }
+    };
+    reply(out, &r)
 }
 
 /// Runs the worker until its stdin closes.
@@ -380,7 +405,7 @@ pub fn run(args: WorkerArgs) -> Result<()> {
     let mut eval: Option<ReplayEvaluator> = None;
     let mut start_s = 0.0;
     // Evaluations that came while the capture loaded (`kw tune` sends one at a time).
-    let mut waiting: Vec<Point> = Vec::new();
+    let mut waiting: Vec<Vec<Point>> = Vec::new();
     for event in rx {
         match event {
             Event::Loaded(loaded) => match *loaded {
@@ -393,8 +418,8 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                         pool,
                     ));
                     reply(&mut out, &Reply::Ready { start_s })?;
-                    for point in waiting.drain(..) {
-                        reply(&mut out, &evaluate(e, &point, start_s))?;
+                    for points in waiting.drain(..) {
+                        evaluate(&mut out, e, &points, start_s)?;
                     }
                 }
                 Err(e) => {
@@ -404,11 +429,14 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                 }
             },
             Event::Line(line) => {
-                let request: Request = match serde_json::from_str(&line) {
+                let request = match serde_json::from_str(&line) {
+                    Ok(Request::Evaluate { point }) => Request::EvaluateAny {
+                        points: vec![point],
+                    },
                     Ok(r) => r,
                     Err(e) => anyhow::bail!("bad request `{line}`: {e}"),
                 };
-                if let (Request::Evaluate { .. }, Some((n, marker))) = (&request, &mut fault) {
+                if let (Request::EvaluateAny { .. }, Some((n, marker))) = (&request, &mut fault) {
                     *n = n.saturating_sub(1);
                     if *n == 0 {
                         let _ = std::fs::write(&*marker, b"failed\n");
@@ -419,10 +447,11 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                 match (request, &mut eval, &pool) {
                     (Request::Prefetch { points }, Some(e), _) => e.prefetch(&points),
                     (Request::Prefetch { points }, None, Some(p)) => p.prefetch(&space, &points),
-                    (Request::Evaluate { point }, Some(e), _) => {
-                        reply(&mut out, &evaluate(e, &point, start_s))?
+                    (Request::EvaluateAny { points }, Some(e), _) => {
+                        evaluate(&mut out, e, &points, start_s)?
                     }
-                    (Request::Evaluate { point }, None, _) => waiting.push(point),
+                    (Request::EvaluateAny { points }, None, _) => waiting.push(points),
+                    (Request::Evaluate { .. }, _, _) => unreachable!("made an evaluate_any above"),
                     (Request::Prefetch { .. }, None, None) => {
                         unreachable!("the pool moves into the evaluator")
                     }

@@ -42,7 +42,6 @@ impl Strategy for Annealing {
     }
 
     fn ask(&mut self, space: &TuningSpace, _hint: usize) -> Vec<Point> {
-        self.memory.begin_ask();
         if self.since_improvement >= STUCK {
             // Restart: reheat and continue from the best point found.
             self.since_improvement = 0;

@@ -17,7 +17,9 @@ const SAMPLE_TRIES: usize = 64;
 pub struct Memory {
     /// Told results: `Some(objective)` or `None` for a failure.
     pub results: HashMap<Point, Option<f64>>,
-    /// Proposed, not yet told.
+    /// Proposed, not yet told. Kept across asks: with a lookahead the loop asks again while
+    /// earlier proposals are still queued, and a strategy that proposed them again would
+    /// starve the queue (and with it the compile threads).
     pub pending: HashSet<Point>,
     /// The best point and value told so far.
     pub best: Option<(Point, f64)>,
@@ -67,12 +69,6 @@ impl Memory {
         self.get(point).flatten().unwrap_or(f64::INFINITY)
     }
 
-    /// Forgets pending proposals: call at the start of `ask` (the loop tells every proposal it
-    /// processed before asking again, so anything still pending was dropped).
-    pub fn begin_ask(&mut self) {
-        self.pending.clear();
-    }
-
     /// Marks a point as proposed.
     pub fn propose(&mut self, point: Point) -> Point {
         self.pending.insert(point.clone());
@@ -84,10 +80,12 @@ impl Memory {
         (self.results.len() + self.pending.len()) as u128
     }
 
-    /// A uniformly random point not seen yet, or `None` when every point was seen.
-    /// Samples first; in a nearly exhausted space it scans from a random index.
+    /// A uniformly random point not seen yet, or `None` when every point was told.
+    /// Samples first; in a nearly exhausted space it scans from a random index. When every
+    /// point not told is pending it returns a pending one (a proposal the loop dropped is not
+    /// lost; one still queued there is answered from its queue).
     pub fn random_unvisited(&self, space: &TuningSpace, rng: &mut Rng) -> Option<Point> {
-        if self.known() >= space.len() {
+        if self.results.len() as u128 >= space.len() {
             return None;
         }
         for _ in 0..SAMPLE_TRIES {
@@ -98,10 +96,14 @@ impl Memory {
         }
         let len = space.len();
         let start = rng.below_u128(len);
-        (0..len)
-            .map(|k| (start + k) % len)
-            .filter_map(|i| space.point_at(i))
+        let scan = || {
+            (0..len)
+                .map(move |k| (start + k) % len)
+                .filter_map(|i| space.point_at(i))
+        };
+        scan()
             .find(|p| !self.seen(p))
+            .or_else(|| scan().find(|p| !self.results.contains_key(p)))
     }
 
     /// The valid neighbours of `point` not seen yet.

@@ -96,7 +96,6 @@ impl Strategy for Genetic {
     }
 
     fn ask(&mut self, space: &TuningSpace, _hint: usize) -> Vec<Point> {
-        self.memory.begin_ask();
         let untold: Vec<Point> = self
             .generation
             .iter()

@@ -199,6 +199,13 @@ impl Hybrid4 {
         let told = self.base.memory().results.len();
         let own = told.saturating_sub(self.prior);
         if own < self.base.params().initial {
+            // With a lookahead the loop asks again before it tells: once the whole design
+            // is proposed, wait for its results (the loop evaluates what it holds and asks
+            // again) instead of proposing random configurations a model could choose.
+            let pending = self.base.memory().pending.len();
+            if pending > 0 && own + pending >= self.base.params().initial {
+                return None;
+            }
             let p = self.random(space)?;
             if self.params.early == 0 {
                 self.pack.proposed(None, p.clone());

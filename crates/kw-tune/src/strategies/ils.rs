@@ -50,7 +50,6 @@ impl Strategy for IteratedLocalSearch {
     }
 
     fn ask(&mut self, space: &TuningSpace, _hint: usize) -> Vec<Point> {
-        self.memory.begin_ask();
         let mut next = None;
         if let Some(cur) = self.current.clone() {
             next = self.unvisited(space, &cur);

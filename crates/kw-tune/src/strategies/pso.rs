@@ -62,7 +62,6 @@ impl Strategy for ParticleSwarm {
     }
 
     fn ask(&mut self, space: &TuningSpace, _hint: usize) -> Vec<Point> {
-        self.memory.begin_ask();
         let sizes: Vec<f64> = space
             .params()
             .iter()

@@ -29,7 +29,6 @@ impl Strategy for RandomSearch {
     }
 
     fn ask(&mut self, space: &TuningSpace, hint: usize) -> Vec<Point> {
-        self.memory.begin_ask();
         let mut out = Vec::new();
         for _ in 0..hint.min(64) {
             match self.memory.random_unvisited(space, &mut self.rng) {

@@ -101,7 +101,6 @@ impl TabuGreyWolf {
 
     fn next(&mut self, space: &TuningSpace) -> Option<Pending> {
         if self.calls >= CALLS {
-            self.memory.begin_ask();
             return self
                 .memory
                 .random_unvisited(space, &mut self.rng)

@@ -64,6 +64,11 @@ pub struct SimulateArgs {
     /// With priors: skip the runs without them.
     #[arg(long)]
     pub prior_only: bool,
+    /// With --suite: proposals queued ahead of the results, as `kw tune` compiling ahead
+    /// keeps up to its compile threads + 1 (1: ask, evaluate, tell, as Kernel Tuner's
+    /// simulation mode does).
+    #[arg(long, default_value_t = 1, requires = "suite")]
+    pub lookahead: usize,
 }
 
 /// One way to run a strategy: its name, and the prior settings (`None`: no prior).

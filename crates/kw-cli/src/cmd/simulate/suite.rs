@@ -54,8 +54,19 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         let sources = load_priors(&prior_files)?;
         for run in &runs {
             let points = prior_points(&sources, &sim.space, run.prior, false);
-            let cells = suite::score(&sim, &random, &run.name, &points, &budgets, &seeds, threads)
-                .with_context(|| format!("simulating `{}` on {}", run.label, entry.name))?;
+            let cells = suite::score(
+                &sim,
+                &random,
+                &run.name,
+                &points,
+                suite::Runs {
+                    budgets: &budgets,
+                    seeds: &seeds,
+                    threads,
+                    lookahead: args.lookahead.max(1),
+                },
+            )
+            .with_context(|| format!("simulating `{}` on {}", run.label, entry.name))?;
             rows.push(Row {
                 space: entry.name.clone(),
                 family: entry.family.clone(),

@@ -61,7 +61,28 @@ impl<'a> ObjectiveEval<'a> {
 
 impl Evaluator for ObjectiveEval<'_> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
-        let ms = self.inner.evaluate(point)?;
+        self.evaluate_any(std::slice::from_ref(point)).1
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
+        let (i, r) = self.inner.evaluate_any(points);
+        (i, r.and_then(|ms| self.score(&points[i], ms)))
+    }
+    fn prefetch(&mut self, points: &[Point]) {
+        self.inner.prefetch(points)
+    }
+    fn take_samples(&mut self) -> Option<Vec<f64>> {
+        self.inner.take_samples()
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        self.inner.ahead()
+    }
+}
+
+impl ObjectiveEval<'_> {
+    /// The objective of `point` measured at `ms`.
+    fn score(&mut self, point: &Point, ms: f64) -> EvalResult {
         self.times.insert(point.clone(), ms);
         let config = self.space.config(point);
         let o = &self.objective;
@@ -70,11 +91,5 @@ impl Evaluator for ObjectiveEval<'_> {
             Ok(v) => Err(EvalFailure::new(format!("objective `{}` is {v}", o.name))),
             Err(e) => Err(EvalFailure::new(format!("objective `{}`: {e}", o.name))),
         }
-    }
-    fn prefetch(&mut self, points: &[Point]) {
-        self.inner.prefetch(points)
-    }
-    fn take_samples(&mut self) -> Option<Vec<f64>> {
-        self.inner.take_samples()
     }
 }

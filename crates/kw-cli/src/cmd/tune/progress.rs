@@ -211,18 +211,28 @@ pub(super) struct WithProgress<'a, 'b> {
 
 impl Evaluator for WithProgress<'_, '_> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self.evaluate_any(std::slice::from_ref(point)).1
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
         if let Some(why) = self.watch.halted() {
-            return Err(EvalFailure::interrupted(why));
+            return (0, Err(EvalFailure::interrupted(why)));
         }
-        let r = self.inner.evaluate(point);
-        self.watch.observe(point, &r);
-        r
+        let (i, r) = self.inner.evaluate_any(points);
+        if let Some(point) = points.get(i) {
+            self.watch.observe(point, &r);
+        }
+        (i, r)
     }
     fn prefetch(&mut self, points: &[Point]) {
         self.inner.prefetch(points)
     }
     fn take_samples(&mut self) -> Option<Vec<f64>> {
         self.inner.take_samples()
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        self.inner.ahead()
     }
 }
 

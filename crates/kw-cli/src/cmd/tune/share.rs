@@ -58,14 +58,21 @@ impl<'a> ShareThrottle<'a> {
 
 impl Evaluator for ShareThrottle<'_> {
     fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self.evaluate_any(std::slice::from_ref(point)).1
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
         if self.budget.is_some_and(|b| self.busy >= b) {
-            return Err(EvalFailure::interrupted(
-                "the evaluation-time budget (--max-device-time) is spent",
-            ));
+            return (
+                0,
+                Err(EvalFailure::interrupted(
+                    "the evaluation-time budget (--max-device-time) is spent",
+                )),
+            );
         }
         let started = Instant::now();
         self.first_start.get_or_insert(started);
-        let result = self.inner.evaluate(point);
+        let (chosen, result) = self.inner.evaluate_any(points);
         let took = started.elapsed();
         self.busy += took;
         self.last = took;
@@ -77,7 +84,7 @@ impl Evaluator for ShareThrottle<'_> {
             std::thread::sleep(until - now);
         }
         self.last_end = Some(Instant::now());
-        result
+        (chosen, result)
     }
 
     fn prefetch(&mut self, points: &[Point]) {
@@ -86,6 +93,10 @@ impl Evaluator for ShareThrottle<'_> {
 
     fn take_samples(&mut self) -> Option<Vec<f64>> {
         self.inner.take_samples()
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        self.inner.ahead()
     }
 }
 

@@ -109,7 +109,6 @@ impl Surrogate {
 
     /// Builds the feature map at the first call.
     pub(crate) fn prepare(&mut self, space: &TuningSpace) {
-        self.memory.begin_ask();
         if self.fmap.is_none() {
             let mut fm = FeatureMap::new(space, self.params.features);
             fm.prior = self.prior.clone();

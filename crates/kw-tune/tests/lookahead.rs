@@ -1,0 +1,133 @@
+//! [`Tuner::with_lookahead`]: the queue stays as deep as asked while a strategy proposes
+//! ahead of its results (each proposal compiled ahead by a real evaluator), no deeper than
+//! the evaluator asks for ([`Evaluator::ahead`]), and the evaluator may take any queued
+//! point first ([`Evaluator::evaluate_any`]).
+
+use kw_core::space::{Parameter, Point, TuningSpace};
+use kw_tune::{strategies, EvalResult, Evaluator, Stop, TuneReport, Tuner};
+use std::collections::HashSet;
+
+/// 4096 configurations, no restriction.
+fn space() -> TuningSpace {
+    let p = |n: &str| Parameter::new(n, [1, 2, 4, 8, 16, 32, 64, 128]);
+    TuningSpace::new(vec![p("a"), p("b"), p("c"), p("d")], vec![]).expect("space")
+}
+
+/// A smooth objective with one optimum; records how many prefetched points were waiting
+/// (prefetched, not yet evaluated) at each evaluation.
+struct Queue {
+    space: TuningSpace,
+    waiting: HashSet<Point>,
+    depths: Vec<usize>,
+    ahead: Option<usize>,
+    /// Take the last of the candidates `evaluate_any` is offered (the first by default).
+    last: bool,
+    /// How many candidates each `evaluate_any` was offered.
+    offered: Vec<usize>,
+}
+
+impl Evaluator for Queue {
+    fn prefetch(&mut self, points: &[Point]) {
+        self.waiting.extend(points.iter().cloned());
+    }
+
+    fn evaluate(&mut self, point: &Point) -> EvalResult {
+        self.depths.push(self.waiting.len());
+        self.waiting.remove(point);
+        let c = self.space.config(point);
+        let get = |n: &str| c.get(n).and_then(|v| v.as_f64()).unwrap_or(1.0).log2();
+        Ok(1.0 + (get("a") - 5.0).powi(2) + (get("b") - 2.0).powi(2) + get("c") * 0.3 + get("d"))
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
+        self.offered.push(points.len());
+        let i = if self.last { points.len() - 1 } else { 0 };
+        (i, self.evaluate(&points[i]))
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        self.ahead
+    }
+}
+
+fn run(strategy: &str, lookahead: usize, ahead: Option<usize>, last: bool) -> (Queue, TuneReport) {
+    let space = space();
+    let mut s = strategies::create(strategy, 7).expect("strategy");
+    let mut ev = Queue {
+        space: space.clone(),
+        waiting: HashSet::new(),
+        depths: Vec::new(),
+        ahead,
+        last,
+        offered: Vec::new(),
+    };
+    let report = Tuner::new(&space, Stop::Evaluations(200))
+        .with_lookahead(lookahead)
+        .run(s.as_mut(), &mut ev)
+        .expect("run");
+    assert_eq!(report.progress.evaluations, 200, "{strategy}");
+    (ev, report)
+}
+
+fn depths(strategy: &str, lookahead: usize, ahead: Option<usize>) -> Vec<usize> {
+    run(strategy, lookahead, ahead, false).0.depths
+}
+
+#[test]
+fn model_based_strategies_keep_the_queue_full() {
+    // Before the fix, a strategy forgot its pending proposals at every ask, proposed queued
+    // points again, and the queue drained to 5-8 of 16 (the compile threads idle).
+    for strategy in ["hybrid6", "hybrid3", "surrogate", "annealing", "ils"] {
+        let d = depths(strategy, 16, None);
+        // Every evaluation but the last 16 (the budget ends the queue) has 16 waiting, after
+        // the initial design for `hybrid6`, which waits for the design's results before its
+        // model proposes.
+        let from = if strategy == "hybrid6" { 10 } else { 0 };
+        let steady = &d[from..d.len() - 16];
+        assert!(d[..from].iter().all(|&k| k <= 10), "{strategy}: {d:?}");
+        let short = steady.iter().filter(|&&k| k < 16).count();
+        assert_eq!(short, 0, "{strategy}: queue depths {d:?}");
+    }
+}
+
+#[test]
+fn the_evaluator_asks_for_less_and_the_lookahead_caps_it() {
+    let d = depths("hybrid6", 16, Some(3));
+    assert!(d.iter().all(|&k| k <= 3), "{d:?}");
+    assert!(d[10..180].iter().all(|&k| k == 3), "{d:?}");
+    let d = depths("hybrid6", 4, Some(40));
+    assert!(d.iter().all(|&k| k <= 4), "{d:?}");
+    assert!(d[10..180].iter().all(|&k| k == 4), "{d:?}");
+}
+
+#[test]
+fn the_evaluator_may_take_any_queued_point_first() {
+    let (ev, report) = run("hybrid6", 16, None, true);
+    // Offered the queue up to the depth: 16 at a time once the design is in.
+    assert!(
+        ev.offered.iter().all(|&n| (1..=16).contains(&n)),
+        "{:?}",
+        ev.offered
+    );
+    assert!(
+        ev.offered.iter().filter(|&&n| n == 16).count() > 100,
+        "{:?}",
+        ev.offered
+    );
+    // Every evaluation recorded is the point evaluated (taken last), each point once, each
+    // one prefetched first.
+    let points: Vec<&Point> = report.history.iter().map(|e| &e.point).collect();
+    let unique: HashSet<&Point> = points.iter().copied().collect();
+    assert_eq!(unique.len(), 200);
+    assert!(ev.waiting.iter().all(|p| !unique.contains(p)));
+    let best = report.best.expect("a best").1;
+    let min = report
+        .history
+        .iter()
+        .filter_map(|e| e.result.as_ref().ok().copied())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(best, min);
+    // With one queued, only the front is offered.
+    let (ev, _) = run("hybrid6", 1, None, true);
+    assert!(ev.offered.iter().all(|&n| n == 1), "{:?}", ev.offered);
+}

@@ -80,6 +80,23 @@ fn kw(dir: &Path, args: &[&str]) -> Output {
         .expect("running kw")
 }
 
+/// `kw tune` arguments of a short run on device `idx`: 2 samples, no warm-up, one compile
+/// thread, logged to `run.jsonl`.
+fn quick(idx: &str) -> [&str; 10] {
+    [
+        "--device",
+        idx,
+        "--samples",
+        "2",
+        "--warmup",
+        "0",
+        "--compile-threads",
+        "1",
+        "--log",
+        "run.jsonl",
+    ]
+}
+
 fn log_records(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -108,22 +125,8 @@ fn a_failed_launch_that_leaves_the_device_working_keeps_the_worker() {
         return;
     };
     let idx = index.to_string();
-    let args = [
-        "tune",
-        capture.to_str().unwrap(),
-        "--budget",
-        "10",
-        "--device",
-        &idx,
-        "--samples",
-        "2",
-        "--warmup",
-        "0",
-        "--compile-threads",
-        "1",
-        "--log",
-        "run.jsonl",
-    ];
+    let mut args = vec!["tune", capture.to_str().unwrap(), "--budget", "10"];
+    args.extend(quick(&idx));
     let out = kw(&dir, &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -152,20 +155,9 @@ fn a_hang_and_a_crash_are_failed_results_and_tuning_finishes() {
     };
     let capture = capture.to_str().unwrap();
     let idx = index.to_string();
-    let common = [
-        "--device",
-        &idx,
-        "--samples",
-        "2",
-        "--warmup",
-        "0",
-        "--compile-threads",
-        "1",
-        "--log",
-        "run.jsonl",
-    ];
+    let common = quick(&idx);
     let mut args = vec!["tune", capture, "--eval-timeout", "6s", "--budget", "10"];
-    args.extend(common);
+    args.extend(common.iter().copied());
     let out = kw(&dir, &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -195,7 +187,7 @@ fn a_hang_and_a_crash_are_failed_results_and_tuning_finishes() {
         "--budget",
         "10",
     ];
-    args.extend(common);
+    args.extend(common.iter().copied());
     let out = kw(&dir, &args);
     assert!(
         out.status.success(),
@@ -216,24 +208,12 @@ fn time_stops_a_hung_evaluation_and_resume_records_the_hang_once() {
     };
     let capture = capture.to_str().unwrap();
     let idx = index.to_string();
-    let common = [
-        "--device",
-        &idx,
-        "--samples",
-        "2",
-        "--warmup",
-        "0",
-        "--compile-threads",
-        "1",
-        "--log",
-        "run.jsonl",
-        "--strategy",
-        "random",
-    ];
+    let mut common = quick(&idx).to_vec();
+    common.extend(["--strategy", "random"]);
     // 3 configurations; the hang is found within them. The evaluation limit (10 min) is far
     // beyond the run's time (4 s): only --time can end the hang.
     let mut args = vec!["tune", capture, "--eval-timeout", "10m", "--time", "4s"];
-    args.extend(common);
+    args.extend(common.iter().copied());
     let out = kw(&dir, &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -252,7 +232,7 @@ fn time_stops_a_hung_evaluation_and_resume_records_the_hang_once() {
         "--budget",
         "3",
     ];
-    args.extend(common);
+    args.extend(common.iter().copied());
     let out = kw(&dir, &args);
     assert!(
         out.status.success(),

@@ -66,6 +66,18 @@ impl Evaluator for Device {
     }
 }
 
+/// One lane per device, named by its index.
+fn lanes(devices: &mut [Device]) -> Vec<Lane<'_>> {
+    devices
+        .iter_mut()
+        .enumerate()
+        .map(|(i, d)| Lane {
+            name: i.to_string(),
+            evaluator: d,
+        })
+        .collect()
+}
+
 fn run(
     space: &TuningSpace,
     devices: &mut [Device],
@@ -95,14 +107,7 @@ fn run_with(
         };
         tuner = tuner.resume(log, records);
     }
-    let mut lanes: Vec<Lane<'_>> = devices
-        .iter_mut()
-        .enumerate()
-        .map(|(i, d)| Lane {
-            name: i.to_string(),
-            evaluator: d,
-        })
-        .collect();
+    let mut lanes = lanes(devices);
     let (report, lanes) = tuner
         .run_parallel(&mut *strategy, &mut lanes, &mut |e| {
             if let LaneEvent::Dropped { lane, retried, .. } = e {
@@ -252,4 +257,24 @@ fn every_strategy_runs_on_three_lanes_without_evaluating_twice() {
             busy.1.load(Ordering::SeqCst)
         );
     }
+}
+
+#[test]
+fn a_lane_is_not_idle_while_the_strategy_waits_for_its_design() {
+    // `hybrid6` proposes its initial design (10), then waits for results: with 16 queued per
+    // lane, the first lane reserves the whole design and the second takes from its
+    // reservation (`next_point` steals) instead of idling.
+    let space = small_space();
+    let mut devices = vec![Device::new(None), Device::new(None)];
+    let mut strategy = strategies::create("hybrid6", 0).expect("strategy");
+    let mut lanes = lanes(&mut devices);
+    let (report, lanes) = Tuner::new(&space, Stop::Evaluations(10))
+        .with_lookahead(16)
+        .run_parallel(&mut *strategy, &mut lanes, &mut |_| true)
+        .expect("parallel run");
+    assert_eq!(report.progress.evaluations, 10);
+    assert!(
+        lanes.iter().all(|l| l.evaluations > 0),
+        "both lanes evaluated part of the design: {lanes:?}"
+    );
 }

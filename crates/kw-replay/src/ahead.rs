@@ -7,11 +7,12 @@
 //!
 //! The depth follows the waits themselves, not a mean compile time: compile and evaluation
 //! times vary several-fold between configurations, and a depth sized on their means starves
-//! the device (GEMM at 4096³ on an H100: the wall time 1.3-1.4x longer than with the depth
-//! left at most). It starts at its largest (the first proposals are random and compile at
-//! once), grows by two after an evaluation that waited for its compile, and shrinks by one
-//! after [`CALM`] evaluations in a row that did not. A compile-bound run always waits and
-//! keeps every compile thread busy; a device-bound one settles where waits are rare.
+//! the device (GEMM at 4096³ on an H100: the wall time 1.3-1.4x longer than before any of
+//! this; `docs/measurements/h100-tuning-pipeline.txt`, run 1). It starts at its largest (the
+//! first proposals are random and compile at once), grows by two after an evaluation that
+//! waited for its compile, and shrinks by one after [`CALM`] evaluations in a row that did
+//! not. A compile-bound run always waits and keeps every compile thread busy; a device-bound
+//! one settles where waits are rare.
 
 use std::time::Duration;
 

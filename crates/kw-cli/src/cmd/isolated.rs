@@ -467,7 +467,6 @@ impl IsolatedEvaluator {
         }
     }
 
-    /// One evaluation in the current (or a fresh) worker.
     /// One evaluation of one of `points` (the worker takes the first compiled) in the current
     /// (or a fresh) worker; `chosen` is set to the position of the one evaluated (the first
     /// until the worker says otherwise).

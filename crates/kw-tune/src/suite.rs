@@ -220,7 +220,9 @@ pub struct Runs<'a> {
 /// Scores `name` seeded with `prior` (empty: none) on `sim` at every budget of `runs`, with
 /// each of its seeds. A strategy that ignores the budget ([`crate::Strategy::anytime`]) runs once per
 /// seed at the largest budget and every budget is scored on the prefix of that run (the same
-/// proposals it would make with the smaller budget); others run once per budget.
+/// proposals it would make with the smaller budget; with a lookahead above 1, the prefix of a
+/// run that goes on: near the end of a budget the loop asks ahead less); others run once per
+/// budget.
 pub fn score(
     sim: &Simulation,
     random: &[f64],

@@ -138,8 +138,10 @@ impl<'a> Tuner<'a> {
     ///
     /// While the strategy proposes logged configurations (as it does with the same seed) they
     /// are answered from the log in the strategy's own order, so the run continues exactly as
-    /// the interrupted one would have. If it proposes anything else, all remaining logged
-    /// results are told to it first.
+    /// the interrupted one would have (where the evaluator neither shortens the lookahead nor
+    /// takes queued points out of order, both of which depend on timings). If it proposes
+    /// anything else, all remaining logged results are told to it first; no configuration is
+    /// evaluated twice either way.
     pub fn resume(mut self, log: ResultsLog, records: Vec<LogRecord>) -> Tuner<'a> {
         self.log = Some(log);
         self.replay = records;
@@ -271,12 +273,18 @@ impl<'a> Tuner<'a> {
                 continue;
             }
             // The evaluator may take a later queued point first (one already compiled), of
-            // those it was asked to prepare.
+            // those it was asked to prepare; the initial points go first, in order (the
+            // captured and default configurations: their results are the run's references).
+            let later = if initial.contains(&point) {
+                0
+            } else {
+                depth.saturating_sub(1)
+            };
             let mut candidates = vec![point];
             candidates.extend(
                 queue
                     .iter()
-                    .take(depth.saturating_sub(1))
+                    .take(later)
                     .filter(|p| {
                         self.space
                             .index_of(p)

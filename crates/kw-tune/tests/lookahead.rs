@@ -131,3 +131,82 @@ fn the_evaluator_may_take_any_queued_point_first() {
     let (ev, _) = run("hybrid6", 1, None, true);
     assert!(ev.offered.iter().all(|&n| n == 1), "{:?}", ev.offered);
 }
+
+#[test]
+fn a_prior_point_the_strategy_also_proposed_is_told_to_it_and_the_run_goes_on() {
+    // On a small space with many prior points queued ahead, the strategy's random design
+    // proposes some of them again while they wait in the queue; their results must reach it
+    // as its own, or `hybrid6` waits for them forever and the run ends early.
+    use kw_tune::prior::{PriorShare, Seeding, TrustSettings};
+    let small = TuningSpace::new(
+        vec![
+            kw_core::space::Parameter::new("a", [1, 2, 4, 8]),
+            kw_core::space::Parameter::new("b", [1, 2, 4, 8]),
+        ],
+        vec![],
+    )
+    .expect("space");
+    let trust = PriorShare::Trust(TrustSettings {
+        patience: 1,
+        forget: true,
+        mix: true,
+    });
+    for share in [PriorShare::Blind, PriorShare::Late(100), trust] {
+        for seed in 0..20 {
+            let prior: Vec<Point> = small.iter().step_by(2).take(6).collect();
+            let seeding = Seeding {
+                points: prior,
+                share,
+                scores: None,
+            };
+            let mut s = strategies::create_seeded("hybrid6", seed, &seeding).expect("strategy");
+            let mut ev = Queue {
+                space: small.clone(),
+                waiting: HashSet::new(),
+                depths: Vec::new(),
+                ahead: None,
+                last: false,
+                offered: Vec::new(),
+            };
+            let report = Tuner::new(&small, Stop::Evaluations(14))
+                .with_lookahead(16)
+                .run(s.as_mut(), &mut ev)
+                .expect("run");
+            assert_eq!(
+                report.progress.evaluations, 14,
+                "{share:?} seed {seed}: stopped early ({:?})",
+                report.reason
+            );
+        }
+    }
+}
+
+#[test]
+fn the_initial_points_are_evaluated_first_in_order() {
+    // Even by an evaluator that always takes the last candidate it is offered.
+    let space = space();
+    let initial: Vec<Point> = space.iter().skip(100).step_by(37).take(2).collect();
+    let mut s = strategies::create("hybrid6", 3).expect("strategy");
+    let mut ev = Queue {
+        space: space.clone(),
+        waiting: HashSet::new(),
+        depths: Vec::new(),
+        ahead: None,
+        last: true,
+        offered: Vec::new(),
+    };
+    let report = Tuner::new(&space, Stop::Evaluations(30))
+        .with_lookahead(16)
+        .with_initial(initial.clone())
+        .run(s.as_mut(), &mut ev)
+        .expect("run");
+    let first: Vec<Point> = report
+        .history
+        .iter()
+        .take(2)
+        .map(|e| e.point.clone())
+        .collect();
+    assert_eq!(first, initial);
+    assert_eq!(&ev.offered[..2], &[1, 1]);
+    assert!(ev.offered[2..].iter().any(|&n| n > 1), "{:?}", ev.offered);
+}

@@ -30,8 +30,6 @@ pub const FIRST_TIMEOUT: Duration = Duration::from_secs(120);
 /// time limit counts from the worker's `compiled`): a compile of a heavily unrolled
 /// configuration takes seconds while others compile beside it, and is no hang.
 pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
-/// Prefetched points kept to send again to a fresh worker (the loop queues far fewer).
-const MAX_OUTSTANDING: usize = 256;
 /// Lines of a dead worker's stderr kept for its failure reason.
 const STDERR_TAIL: usize = 3;
 
@@ -486,6 +484,7 @@ impl IsolatedEvaluator {
         self.ensure_loaded()?;
         let whole = Instant::now();
         let mut began = whole;
+        let mut compiled = false;
         let limit = self.timeout.limit();
         let w = self.worker.as_mut().expect("a worker runs");
         let waited = if sent {
@@ -493,6 +492,7 @@ impl IsolatedEvaluator {
             match w.wait(limit.max(COMPILE_TIMEOUT), &self.cancel, self.deadline) {
                 Waited::Reply(Reply::Compiled { index }) if index < points.len() => {
                     *chosen = index;
+                    compiled = true;
                     began = Instant::now();
                     w.wait(limit, &self.cancel, self.deadline)
                 }
@@ -553,7 +553,7 @@ impl IsolatedEvaluator {
                 }
                 Err(EvalFailure::new(format!("crashed: {why}")))
             }
-            Waited::TimedOut(t) if t > limit => {
+            Waited::TimedOut(t) if sent && !compiled => {
                 self.evaluations += 1;
                 self.retire(true);
                 Err(EvalFailure::new(format!(
@@ -614,9 +614,12 @@ impl Evaluator for IsolatedEvaluator {
     }
 
     fn prefetch(&mut self, points: &[Point]) {
+        // Kept: twice what the loop queues (a point another device took, with `--devices`,
+        // is never evaluated here and ages out).
         self.outstanding.extend(points.iter().cloned());
-        if self.outstanding.len() > MAX_OUTSTANDING {
-            let extra = self.outstanding.len() - MAX_OUTSTANDING;
+        let keep = 2 * (self.args.compile_threads.max(1) + 1);
+        if self.outstanding.len() > keep {
+            let extra = self.outstanding.len() - keep;
             self.outstanding.drain(..extra);
         }
         if self.ensure_worker().is_err() {

@@ -29,6 +29,9 @@ pub struct Seeded {
     share: PriorShare,
     /// Points the wrapped strategy was told.
     inner_told: HashSet<Point>,
+    /// Points the wrapped strategy (or the blind fallback) proposed: a prior point among
+    /// them, proposed again while it waited in the loop's queue, is their own result.
+    asked: HashSet<Point>,
     /// Prior results withheld from it so far (`PriorShare::Late`).
     withheld: Vec<(Point, EvalResult)>,
     /// Its own results so far.
@@ -67,6 +70,7 @@ impl Seeded {
             told: HashSet::new(),
             share,
             inner_told: HashSet::new(),
+            asked: HashSet::new(),
             withheld: Vec::new(),
             own: 0,
             trust,
@@ -94,15 +98,17 @@ impl Strategy for Seeded {
                 return vec![p];
             }
         }
-        match &mut self.trust {
+        let points = match &mut self.trust {
             Some(t) => t.ask(&mut *self.inner, space, hint),
             None => self.inner.ask(space, hint),
-        }
+        };
+        self.asked.extend(points.iter().cloned());
+        points
     }
 
     fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
         let first = self.told.insert(point.clone());
-        let own = !self.prior.contains(point) || !first;
+        let own = !self.prior.contains(point) || !first || self.asked.contains(point);
         if own {
             // Its own proposal (a prior point it proposed again is answered from the cache).
             if self.inner_told.insert(point.clone()) {

@@ -3,9 +3,10 @@
 //! there, in favour of the second nearest that keeps the device busy. A null CUDA device (132
 //! compute units, like an H100) records the geometry of every launch, so no GPU is needed.
 
+mod common;
+
 use kernel_wisdom::{demo_kernels, WisdomKernel};
 use kw_core::backend::{KernelArg, RawMem};
-use kw_core::config::Config;
 use kw_core::device::BackendKind;
 use kw_core::null_device::NullDevice;
 use kw_core::scalar::ScalarType;
@@ -15,41 +16,20 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "kw-fill-{name}-{}-{}",
-        std::process::id(),
-        kw_core::files::nonce(9)
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir(&format!("fill-{name}"))
 }
 
 /// A record of the null device for vector_add: `n` elements, blocks of `bx` threads each
 /// doing `ept` elements (so `n / (bx * ept)` blocks).
 fn record(space: &TuningSpace, n: i64, bx: i64, ept: i64) -> WisdomRecord {
-    let mut config = Config::default();
-    config.set("block_size_x", bx);
-    config.set("elems_per_thread", ept);
-    config.set("strided", 0);
-    config.set("unroll", 1);
-    WisdomRecord {
-        config,
-        problem_size: vec![n],
-        device: WisdomDevice {
-            name: "null device".into(),
-            vendor: "none".into(),
-            backend: "cuda".into(),
-            architecture: "sm_90".into(),
-            driver: "0".into(),
-        },
-        objective: Objective {
-            median_ms: 1.0,
-            samples: 5,
-            ..Default::default()
-        },
-        space: SpaceFingerprint::of(space),
-        provenance: Provenance::default(),
-    }
+    let device = WisdomDevice {
+        name: "null device".into(),
+        vendor: "none".into(),
+        backend: "cuda".into(),
+        architecture: "sm_90".into(),
+        driver: "0".into(),
+    };
+    common::vector_add_record(device, space, n, bx, ept)
 }
 
 fn buf(ptr: u64, len: usize) -> KernelArg<'static> {

@@ -6,14 +6,11 @@ mod common;
 use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::rng::Rng;
 use kw_core::wisdom::*;
-use kw_core::{config::Config, device::DeviceInfo, space::TuningSpace, value::Value};
+use kw_core::{device::DeviceInfo, space::TuningSpace, value::Value};
 use std::path::PathBuf;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kw-select-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir(&format!("select-{name}"))
 }
 
 fn record(
@@ -24,29 +21,11 @@ fn record(
     bx: i64,
     ept: i64,
 ) -> WisdomRecord {
-    let mut config = Config::default();
-    config.set("block_size_x", bx);
-    config.set("elems_per_thread", ept);
-    config.set("strided", 0);
-    config.set("unroll", 1);
-    WisdomRecord {
-        config,
-        problem_size: vec![n],
-        device: WisdomDevice {
-            name: name.into(),
-            vendor: info.vendor.clone(),
-            backend: info.backend.as_str().into(),
-            architecture: info.architecture.clone(),
-            driver: info.driver_version.clone(),
-        },
-        objective: Objective {
-            median_ms: 1.0,
-            samples: 5,
-            ..Default::default()
-        },
-        space: SpaceFingerprint::of(space),
-        provenance: Provenance::default(),
-    }
+    let device = WisdomDevice {
+        name: name.into(),
+        ..WisdomDevice::of(info)
+    };
+    common::vector_add_record(device, space, n, bx, ept)
 }
 
 fn run(kernel: &WisdomKernel, n: usize) -> Vec<f32> {

@@ -191,3 +191,44 @@ pub fn gemm_args<'a, T: kw_core::scalar::Scalar>(
         counts.arg(),
     ]
 }
+
+/// A wisdom record of `vector_add` on `device`: `n` elements, blocks of `bx` threads each
+/// doing `ept` elements, not strided, unrolled, measured at 1 ms.
+pub fn vector_add_record(
+    device: kw_core::wisdom::WisdomDevice,
+    space: &kw_core::space::TuningSpace,
+    n: i64,
+    bx: i64,
+    ept: i64,
+) -> kw_core::wisdom::WisdomRecord {
+    use kw_core::wisdom::{Objective, Provenance, SpaceFingerprint, WisdomRecord};
+    let mut config = kw_core::config::Config::default();
+    config.set("block_size_x", bx);
+    config.set("elems_per_thread", ept);
+    config.set("strided", 0);
+    config.set("unroll", 1);
+    WisdomRecord {
+        config,
+        problem_size: vec![n],
+        device,
+        objective: Objective {
+            median_ms: 1.0,
+            samples: 5,
+            ..Default::default()
+        },
+        space: SpaceFingerprint::of(space),
+        provenance: Provenance::default(),
+    }
+}
+
+/// A fresh directory of this test process: `kw-{name}-{pid}-{nonce}` under the system's
+/// temporary directory.
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "kw-{name}-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(9)
+    ));
+    std::fs::create_dir_all(&d).expect("a temporary directory");
+    d
+}

@@ -8,11 +8,16 @@ of `kw bench --config C --runs 50`, and their medians compared: a kernel of 10 u
 few percent from one `kw bench` to the next, and the same configuration must score 1.000.
 With KW_HELDOUT_BEST_FROM=FILE (an earlier output of this script), the best configuration of a
 size that FILE lists is taken from it instead of tuning again.
+With KW_HELDOUT_ONLINE=1, a fourth column: what online tuning (KW_TUNE=online) finds at the size,
+`kw tune` of the size's capture with the online job's settings (32 evaluations, 10 s of device
+time, one warm-up and one sample per candidate) and its priors (the shipped records); its share
+cap only adds pauses and is left out.
 Usage: heldout.py KW WISDOM_DIR OUT KERNEL:SIZE[,SIZE...] ...  (tools/gpu.sh heldout runs it)"""
-import json, math, os, re, statistics, subprocess, sys
+import json, math, os, re, statistics, subprocess, sys, time
 
 kw, wisdom_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
 ROUNDS = int(os.environ.get("KW_HELDOUT_ROUNDS", "5"))
+ONLINE = os.environ.get("KW_HELDOUT_ONLINE") == "1"
 known_best = {}
 if os.environ.get("KW_HELDOUT_BEST_FROM"):
     for line in open(os.environ["KW_HELDOUT_BEST_FROM"]):
@@ -45,6 +50,8 @@ def bench(kernel, size, extra=(), e=None):
 def problem_size(kernel, dims):
     if kernel == "transpose":
         return [dims[1], dims[0]]
+    if kernel == "hotspot":  # NXxNYxITERATIONS: problem size (nx, ny)
+        return dims[:2]
     if kernel == "convolution":  # WIDTHxHEIGHTxFWxFH: problem size (width, height, fw * fh)
         return [dims[0], dims[1], dims[2] * dims[3]]
     return dims
@@ -55,15 +62,20 @@ def kl_config(kernel, ps, device):
     best = min(recs, key=lambda r: math.dist(r["problem_size"], ps))
     return ",".join(f"{k}={v}" for k, v in best["config"].items()), best["problem_size"]
 
-def report(kernel, size, sel, kl, klps, best):
+def report(kernel, size, sel, kl, klps, best, online=None):
     if best is None or kl is None:
         return
-    b = min(best["ms"], sel["ms"], kl["ms"])  # the best known at this size
+    rows = [sel, kl, best] + ([online] if online else [])
+    b = min(r["ms"] for r in rows)  # the best known at this size
+    extra = ""
+    if online:
+        extra = (f" | online: {online['ms']:.4f} {{{online['config']}}} after {online['evaluations']} "
+                 f"evaluations, {online['wall_s']:.1f} s, best/online {b / online['ms']:.3f}")
     say(f"{kernel} {size} | {sel['ms']:.4f} {sel['selection_step']} {{{sel['config']}}} | "
         f"{kl['ms']:.4f} (record {klps}) | {best['ms']:.4f} {{{best['config']}}} | "
-        f"{b / sel['ms']:.3f} {b / kl['ms']:.3f}  verified {sel['verified']}/{kl['verified']}/{best['verified']}")
+        f"{b / sel['ms']:.3f} {b / kl['ms']:.3f}  verified {'/'.join(str(r['verified']) for r in rows)}{extra}")
     # Again, taking turns: the medians of ROUNDS runs of each distinct configuration.
-    configs = {c: [] for c in dict.fromkeys([sel["config"], kl["config"], best["config"]])}
+    configs = {c: [] for c in dict.fromkeys([r["config"] for r in rows])}
     for _ in range(ROUNDS):
         for c in configs:
             row = bench(kernel, size, ["--config", c, "--runs", "50"])
@@ -73,8 +85,58 @@ def report(kernel, size, sel, kl, klps, best):
     if len(med) < len(configs):
         return
     b = min(med.values())
+    tail = ""
+    if online:
+        tail = f" online {med[online['config']]:.4f} ms, best/online {b / med[online['config']]:.3f}"
     say(f"  taking turns ({ROUNDS} rounds, medians): kw {med[sel['config']]:.4f} KL {med[kl['config']]:.4f} "
-        f"best {med[best['config']]:.4f} ms | best/kw {b / med[sel['config']]:.3f} best/KL {b / med[kl['config']]:.3f}")
+        f"best {med[best['config']]:.4f} ms | best/kw {b / med[sel['config']]:.3f} best/KL {b / med[kl['config']]:.3f}{tail}")
+
+def tune_hotspot(nx, ny, out_dir):
+    t1 = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "library", "hotspot_T1.json")))
+    t1["KernelSpecification"]["ProblemSize"] = [nx, ny]
+    for a in t1["KernelSpecification"]["Arguments"]:
+        if a["Name"] == "nx": a["FillValue"] = nx
+        if a["Name"] == "ny": a["FillValue"] = ny
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "library", f"hotspot_{nx}x{ny}.json")
+    json.dump(t1, open(path, "w"), indent=1)
+    r = subprocess.run([kw, "tune", "--t1", path, "--no-verify", "--maximize", "--objective-name", "Gcell-steps/s",
+                        "--objective", "problem_size.x * problem_size.y * temporal_tiling_factor / (time * 1e6)",
+                        "--budget", "100", "--time", "30s", "--wisdom-dir", out_dir],
+                       env=env, capture_output=True, text=True, timeout=300)
+    os.remove(path)
+    if r.returncode != 0:
+        say("  hotspot T1 tuning FAILED:", r.stderr.strip()[-400:])
+
+def capture(kernel, size):
+    caps = f"{work}/caps-{kernel}-{size}"
+    e = dict(env, KW_CAPTURE=f"kw_{kernel}", KW_CAPTURE_DIR=caps)
+    if not (os.path.isdir(caps) and any(f.endswith(".kwcap") for f in os.listdir(caps))):
+        bench(kernel, size, ["--runs", "1"], e)
+    cap = [f"{caps}/{f}" for f in os.listdir(caps) if f.endswith(".kwcap")] if os.path.isdir(caps) else []
+    return cap[0] if cap else None
+
+def online_tune(kernel, size, cap):
+    """The online job's `kw tune` (crates/kernel-wisdom/src/online/job.rs) without its share cap."""
+    out_dir = f"{work}/online-{kernel}-{size}"
+    began = time.time()
+    r = subprocess.run([kw, "tune", cap, "--budget", "32", "--max-device-time", "10s", "--time", "300s",
+                        "--warmup", "1", "--samples", "1", "--wisdom-dir", out_dir],
+                       env=env, capture_output=True, text=True, timeout=400)
+    wall = time.time() - began
+    priors = [l for l in r.stderr.splitlines() if "prior:" in l]
+    if priors:
+        say("  online tuning:", priors[0].strip())
+    row = bench(kernel, size, e=dict(env, KW_WISDOM_PATH=out_dir))
+    if row is None or r.returncode != 0:
+        say("  online tuning FAILED:", r.stderr.strip()[-400:])
+        return None
+    evaluations = "?"
+    try:
+        recs = json.load(open(f"{out_dir}/kw_{kernel}.json"))["records"]
+        evaluations = recs[0]["provenance"]["evaluations"]
+    except Exception:
+        pass
+    return dict(row, evaluations=evaluations, wall_s=wall)
 
 say("kernel size | kw selection: ms, step | Kernel Launcher's rule: ms, record | best (tuned here): ms | best/kw best/KL")
 for spec in sys.argv[4:]:
@@ -88,18 +150,25 @@ for spec in sys.argv[4:]:
         device = os.environ.get("KW_HELDOUT_DEVICE", "NVIDIA H100 80GB HBM3")
         klc, klps = kl_config(kernel, ps, device)
         kl = bench(kernel, size, ["--config", klc])
-        if f"{kernel} {size}" in known_best:
-            best = bench(kernel, size, ["--config", known_best[f"{kernel} {size}"]])
+        if kernel == "hotspot" and f"{kernel} {size}" not in known_best:
+            # Not capturable (the routine launches its configuration explicitly): tuned
+            # through its T1 file at this grid, as its shipped records were.
+            tuned = f"{work}/tuned-{kernel}-{size}"
+            tune_hotspot(dims[0], dims[1], tuned)
+            best = bench(kernel, size, e=dict(env, KW_WISDOM_PATH=tuned))
             report(kernel, size, sel, kl, klps, best)
             continue
-        # The best at this size: capture, tune, time the tuned record.
-        caps = f"{work}/caps-{kernel}-{size}"
-        e = dict(env, KW_CAPTURE=f"kw_{kernel}", KW_CAPTURE_DIR=caps)
-        bench(kernel, size, ["--runs", "1"], e)
-        cap = [f"{caps}/{f}" for f in os.listdir(caps) if f.endswith(".kwcap")] if os.path.isdir(caps) else []
+        need_capture = ONLINE or f"{kernel} {size}" not in known_best
+        cap = capture(kernel, size) if need_capture else None
+        online = online_tune(kernel, size, cap) if ONLINE and cap else None
+        if f"{kernel} {size}" in known_best:
+            best = bench(kernel, size, ["--config", known_best[f"{kernel} {size}"]])
+            report(kernel, size, sel, kl, klps, best, online)
+            continue
+        # The best at this size: tune the capture, time the tuned record.
         tuned = f"{work}/tuned-{kernel}-{size}"
         if cap:
-            subprocess.run([kw, "tune", cap[0], "--budget", "100", "--time", "15s", "--wisdom-dir", tuned],
+            subprocess.run([kw, "tune", cap, "--budget", "100", "--time", "15s", "--wisdom-dir", tuned],
                            env=env, capture_output=True, timeout=200)
         best = bench(kernel, size, e=dict(env, KW_WISDOM_PATH=tuned))
-        report(kernel, size, sel, kl, klps, best)
+        report(kernel, size, sel, kl, klps, best, online)

@@ -8,6 +8,8 @@ sub_package() {
   build_kw && copy_bin "$root/target/release/kw" "$dir/kw" || return 1
   cp "$here/gpu/heldout.py" "$dir/heldout.py" && cp "$root"/wisdom/kw_*.json "$dir/"
   mkdir -p "$dir/gpu" && cp "$here/gpu/heldout.py" "$dir/gpu/heldout.py"
+  # hotspot is tuned through its T1 file (with its source beside it).
+  mkdir -p "$dir/library" && cp "$root"/kernels/library/* "$dir/library/"
 }
 
 sub_run() {

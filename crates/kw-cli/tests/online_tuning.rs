@@ -363,6 +363,32 @@ fn online_results_are_selected_at_step_1_next_time_within_the_share() {
     };
     let dir = temp("online");
     let share = 0.25;
+    // The application's own wisdom (`./wisdom`, not on the child's search path): a record
+    // of another size, slow; the size tuned online selects it (step 2), and its tuning is
+    // handed it as a prior.
+    let device = open_device(&DeviceSelector::Index(index)).unwrap();
+    let kernel = WisdomKernel::new(def("scale"), device).unwrap();
+    let mut config = kernel.default_config().clone();
+    config.set("block_size_x", 16);
+    let record = kw_core::wisdom::WisdomRecord {
+        config,
+        problem_size: vec![8192],
+        device: kw_core::wisdom::WisdomDevice::of(kernel.device().info()),
+        objective: kw_core::wisdom::Objective {
+            median_ms: 1.0,
+            samples: 3,
+            ..Default::default()
+        },
+        space: kw_core::wisdom::SpaceFingerprint::of(kernel.space()),
+        provenance: Default::default(),
+    };
+    kw_core::wisdom::add_record(
+        &dir.join("wisdom"),
+        "scale",
+        record,
+        kw_core::wisdom::ReplacePolicy::Always,
+    )
+    .unwrap();
     let words = tune_online(
         &dir,
         "scale",
@@ -377,8 +403,16 @@ fn online_results_are_selected_at_step_1_next_time_within_the_share() {
         report[2].contains("slow=0"),
         "the fast configuration won: {report:?}"
     );
+    let start = words.iter().find(|w| w[0] == "start").expect("a start");
+    assert!(start[2].contains("block_size_x=16"), "{start:?}");
     let change = words.iter().find(|w| w[0] == "change").expect("a switch");
     assert_eq!(change[3], report[2], "{words:?}");
+    let job = std::path::PathBuf::from(field(report, "job"));
+    let tune_out = std::fs::read_to_string(job.join("tune.out")).unwrap();
+    assert!(
+        tune_out.contains("prior: 1 of 1 earlier results (1 source(s))"),
+        "the application's wisdom is the tuning's prior: {tune_out}"
+    );
     let final_line = words.iter().find(|w| w[0] == "final").unwrap();
     assert_eq!(
         (final_line[2].as_str(), final_line[3].as_str()),

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+mod common;
+
 fn kw(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
@@ -129,4 +131,74 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
             None => assert!(!stderr.contains("prior:"), "{stderr}"),
         }
     }
+}
+
+/// A library kernel's capture is tuned from the records shipped with the library (embedded
+/// in `kw`) even with no wisdom file on disk; the same records given again as a file count
+/// once.
+#[test]
+fn a_library_capture_is_seeded_by_the_shipped_wisdom() {
+    let Some(index) = common::opencl_index() else {
+        return;
+    };
+    let dir = common::unique_dir("tune-shipped-prior");
+    let device = index.to_string();
+    let captured = common::kw_in(&dir)
+        .env("KW_CAPTURE", "kw_transpose")
+        .env("KW_CAPTURE_DIR", dir.join("captures"))
+        .args(["bench", "transpose", "--size", "96x64", "--runs", "1"])
+        .args(["--device", &device])
+        .output()
+        .unwrap();
+    assert!(
+        captured.status.success(),
+        "{}",
+        String::from_utf8_lossy(&captured.stderr)
+    );
+    let capture = std::fs::read_dir(dir.join("captures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "kwcap"))
+        .expect("a capture");
+    let shipped = kernel_wisdom::library::defs::shipped_wisdom("transpose").unwrap();
+    let records = serde_json::from_str::<serde_json::Value>(shipped).unwrap()["records"]
+        .as_array()
+        .unwrap()
+        .len();
+    let expect = format!("earlier results ({records} source(s))");
+    let copy = dir.join("kw_transpose_copy.json");
+    std::fs::write(&copy, shipped).unwrap();
+    let capture = capture.to_str().unwrap();
+    // Each run writes its own wisdom directory (a run's result is the next run's prior).
+    for (run, extra) in [&[][..], &["--prior", copy.to_str().unwrap()][..]]
+        .into_iter()
+        .enumerate()
+    {
+        let out_dir = dir.join(format!("out{run}"));
+        let mut args = vec!["tune", capture, "--device", &device, "--budget", "2"];
+        args.extend_from_slice(&["--wisdom-dir", out_dir.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let out = kw(&dir, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains(&expect), "{extra:?}: {stderr}");
+    }
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            capture,
+            "--device",
+            &device,
+            "--budget",
+            "2",
+            "--no-prior",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("prior:"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,7 +5,7 @@
 
 use super::{Event, Selected, WisdomKernel};
 use crate::error::Error;
-use crate::online::job::{self, Job};
+use crate::online::job::{self, Job, Prior};
 use crate::online::shared::SizeFiles;
 use crate::online::watch::{Turn, Watch};
 use crate::online::{self as tune, TuneRanks};
@@ -15,6 +15,20 @@ use kw_core::config::Config;
 use std::sync::{Arc, PoisonError};
 
 impl WisdomKernel {
+    /// The wisdom files this kernel selects from (on disk, then embedded), as priors of its
+    /// online tuning.
+    fn wisdom_priors(&self) -> Vec<Prior> {
+        (self.wisdom().files().into_iter())
+            .map(|path| {
+                match (self.embedded.iter()).find(|(label, _)| path == std::path::Path::new(label))
+                {
+                    Some((label, text)) => Prior::Embedded(label.clone(), text),
+                    None => Prior::File(path.to_path_buf()),
+                }
+            })
+            .collect()
+    }
+
     /// The files of this kernel at `ps` in the online directory.
     fn size_files(&self, dir: &std::path::Path, ps: &[i64; 3]) -> SizeFiles {
         let axes = self.def.problem_size.len().clamp(1, 3);
@@ -157,6 +171,7 @@ impl WisdomKernel {
                         def: Arc::clone(&self.def),
                         device: Arc::clone(&self.device),
                         in_use: config.clone(),
+                        priors: self.wisdom_priors(),
                     },
                     capture,
                 ),

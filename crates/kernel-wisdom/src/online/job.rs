@@ -83,6 +83,42 @@ pub(crate) struct Job {
     pub(crate) def: Arc<KernelDef>,
     pub(crate) device: Arc<dyn Device>,
     pub(crate) in_use: Config,
+    /// The wisdom the kernel selects from, handed to `kw tune` as priors: its search path
+    /// and its application directory may differ from the child's, and embedded files (the
+    /// library's shipped records) exist only in the application.
+    pub(crate) priors: Vec<Prior>,
+}
+
+/// A wisdom file the kernel selects from, a prior of its online tuning.
+#[derive(Clone, Debug)]
+pub(crate) enum Prior {
+    /// A file on disk.
+    File(PathBuf),
+    /// A file embedded in the program: its label and text (written into the job directory
+    /// for `kw tune`).
+    Embedded(String, &'static str),
+}
+
+/// `kw tune --prior`'s files for `priors`: the embedded ones are written into `dir` first.
+fn prior_files(priors: &[Prior], dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::with_capacity(priors.len());
+    for (i, prior) in priors.iter().enumerate() {
+        match prior {
+            // `kw tune` runs in the job directory: a relative path names the application's.
+            Prior::File(path) => files.push(std::path::absolute(path).unwrap_or(path.clone())),
+            Prior::Embedded(label, text) => {
+                let path = dir.join(format!("prior-{i}.json"));
+                kw_core::files::write_atomic(
+                    &path,
+                    text.as_bytes(),
+                    kw_core::files::FileModes::get(),
+                )
+                .map_err(|e| format!("writing the prior {label} to {}: {e}", path.display()))?;
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// Starts the tuning of `capture`'s launch on its own thread (and the exit hook that stops
@@ -183,9 +219,14 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
         .create_new()
         .open(&out_path)
         .map_err(|e| format!("{}: {e}", out_path.display()))?;
+    let priors = prior_files(&job.priors, dir)?;
     let s = &job.settings;
     let wall = s.budget.device_time.div_f64(s.share);
     let mut args: Vec<OsString> = vec!["tune".into(), capture.into_os_string()];
+    if !priors.is_empty() {
+        args.push("--prior".into());
+        args.extend(priors.into_iter().map(PathBuf::into_os_string));
+    }
     let mut text = |v: &[&str]| args.extend(v.iter().map(OsString::from));
     text(&["--budget", &s.budget.evaluations.to_string()]);
     text(&[
@@ -442,5 +483,32 @@ mod tests {
             Some((Duration::from_millis(250), Duration::from_millis(2600)))
         );
         assert_eq!(share_line("no such line"), None);
+    }
+
+    /// The kernel's wisdom reaches `kw tune` as files: one on disk by its absolute path
+    /// (the child runs in the job directory), an embedded one written into the job directory.
+    #[test]
+    fn priors_become_files_for_kw_tune() {
+        let dir = std::env::temp_dir().join(format!(
+            "kw-prior-files-{}-{}",
+            std::process::id(),
+            kw_core::files::nonce(7)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let priors = [
+            Prior::File(PathBuf::from("wisdom/k.json")),
+            Prior::Embedded("embedded:k.json".into(), "{\"records\": []}"),
+        ];
+        let files = prior_files(&priors, &dir).unwrap();
+        assert_eq!(
+            files[0],
+            std::env::current_dir().unwrap().join("wisdom/k.json")
+        );
+        assert_eq!(files[1], dir.join("prior-1.json"));
+        assert_eq!(
+            std::fs::read_to_string(&files[1]).unwrap(),
+            "{\"records\": []}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -31,7 +31,8 @@ pub struct TuneArgs {
     /// Earlier results of the same kernel (other devices or problem sizes): Kernel Tuner
     /// cache files, kw results logs or wisdom files. Their best configurations that are valid
     /// here (parameters matched by name) are evaluated first; the search then runs as usual.
-    /// The wisdom of the same tuning key (search path and --wisdom-dir) is always a prior.
+    /// The wisdom of the same tuning key (search path and --wisdom-dir; for a library kernel,
+    /// the records shipped with the library too) is always a prior.
     #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "no_prior")]
     pub(super) prior: Vec<PathBuf>,
     /// Start the search from nothing: no prior, not even the wisdom of the same tuning key.
@@ -140,13 +141,14 @@ pub struct TuneArgs {
     /// configuration that crashes ends the run (for measuring the cost of isolation).
     #[arg(long)]
     pub(super) no_isolation: bool,
-    /// Before writing a winner, measure the best few candidates and the default again,
-    /// alternating, this many rounds; the winner is written only when it is faster with
-    /// the stated confidence (else the default is; 10 rounds: the 2nd to 9th of the rounds'
-    /// speed-ups, 97.9%). 0: write the search's best unconfirmed.
+    /// Before writing a winner, measure the best few candidates, the default and the
+    /// configuration the capture was made with again, alternating, this many rounds; the
+    /// winner is written only when it is faster than the configuration in use (else the
+    /// default) with the stated confidence (else that one is; 10 rounds: the 2nd to 9th of
+    /// the rounds' speed-ups, 97.9%). 0: write the search's best unconfirmed.
     #[arg(long, default_value_t = 10)]
     pub(super) confirm_rounds: usize,
-    /// How many of the best candidates the confirmation measures against the default.
+    /// How many of the best candidates the confirmation measures again.
     #[arg(long, default_value_t = 3)]
     pub(super) confirm_top: usize,
     /// Spend at most this share of the wall time evaluating (`0.1` or `10%`): after an

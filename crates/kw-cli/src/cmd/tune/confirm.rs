@@ -81,17 +81,40 @@ pub fn candidates(report: &TuneReport, default: &Point, top: usize) -> Vec<Point
     out
 }
 
-/// Measures `default` and `candidates` over `rounds` interleaved rounds with `eval`, and
-/// decides what to record. `Err`: the default failed when measured again (nothing can be
-/// confirmed; the caller keeps the search's result and says so).
+/// The per-round speed-ups of `cand` over `base` (same round, adjacent in time): their
+/// median, and its interval `(low, high, coverage)`.
+fn speedup(base: &[f64], cand: &[f64]) -> (f64, f64, f64, f64) {
+    let mut ratios: Vec<f64> = base.iter().zip(cand).map(|(b, c)| b / c).collect();
+    let median_ratio = median(&mut ratios.clone());
+    let (low, high, coverage) = median_interval(&mut ratios, TARGET_CONFIDENCE);
+    (median_ratio, low, high, coverage)
+}
+
+/// Measures `default`, `in_use` (the configuration the capture was made with, the one the
+/// application uses, when it is not the default) and `candidates` over `rounds` interleaved
+/// rounds with `eval`, and decides what to record. The baseline is the configuration in use
+/// when there is one (and it did not fail again), else the default: a candidate is recorded
+/// only when the whole confidence interval of its median speed-up over the baseline lies
+/// above 1, so a search's best by a single noisy sample (online tuning takes one per
+/// candidate) never replaces what the application uses unless it is faster round by round.
+/// The record's confirmation is always against the default. `Err`: the default failed when
+/// measured again (nothing can be confirmed; the caller keeps the search's result and says
+/// so).
 pub fn confirm(
     eval: &mut dyn Evaluator,
     default: &Point,
+    in_use: Option<&Point>,
     candidates: &[Point],
     rounds: usize,
 ) -> Result<Confirmed, String> {
+    let in_use = in_use.filter(|p| *p != default);
     let mut points = vec![default.clone()];
-    points.extend(candidates.iter().filter(|p| *p != default).cloned());
+    points.extend(in_use.cloned());
+    for p in candidates {
+        if !points.contains(p) {
+            points.push(p.clone());
+        }
+    }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); points.len()];
     let mut failed = vec![false; points.len()];
     for round in 0..rounds {
@@ -117,68 +140,96 @@ pub fn confirm(
             }
         }
     }
+    let complete = |i: usize| !failed[i] && times[i].len() == times[0].len();
+    // The baseline: the configuration in use (index 1) when it was measured in every round.
+    let base = if in_use.is_some() && complete(1) {
+        1
+    } else {
+        0
+    };
+    let base_name = if base == 1 {
+        "the configuration in use"
+    } else {
+        "the default"
+    };
+    let base_record = if base == 1 {
+        "the configuration in use"
+    } else {
+        "the default configuration"
+    };
     let default_ms = median(&mut times[0].clone());
-    // Per candidate: the rounds' speed-ups over the default (same round, adjacent in time).
+    let base_ms = median(&mut times[base].clone());
+    // The contender with the highest median speed-up over the baseline.
     let mut best: Option<(usize, f64, f64, f64, f64)> = None;
-    for i in 1..points.len() {
-        if failed[i] || times[i].len() != times[0].len() {
-            continue;
-        }
-        let mut ratios: Vec<f64> = times[0].iter().zip(&times[i]).map(|(d, c)| d / c).collect();
-        let speedup = median(&mut ratios.clone());
-        let (low, high, coverage) = median_interval(&mut ratios, TARGET_CONFIDENCE);
-        if best.is_none_or(|b| speedup > b.1) {
-            best = Some((i, speedup, low, high, coverage));
+    for i in (0..points.len()).filter(|&i| i != base && complete(i)) {
+        let (ratio, low, high, coverage) = speedup(&times[base], &times[i]);
+        if best.is_none_or(|b| ratio > b.1) {
+            best = Some((i, ratio, low, high, coverage));
         }
     }
-    let n = points.len() - 1;
-    let what = format!("{n} candidate(s) and the default in {rounds} alternating round(s)");
-    let default_record = |line: String| Confirmed {
-        point: default.clone(),
-        median_ms: default_ms,
-        confirmation: Confirmation {
-            rounds: rounds as u32,
-            default_median_ms: default_ms,
-            median_ms: default_ms,
-            speedup: 1.0,
-            speedup_low: 1.0,
-            speedup_high: 1.0,
-            confidence: 1.0,
-        },
-        line,
+    let n = points.len() - 1 - usize::from(in_use.is_some());
+    let what = match in_use {
+        Some(_) => format!(
+            "{n} candidate(s), the configuration in use and the default in {rounds} alternating round(s)"
+        ),
+        None => format!("{n} candidate(s) and the default in {rounds} alternating round(s)"),
     };
-    let Some((i, speedup, low, high, coverage)) = best else {
-        return Ok(default_record(format!(
-            "confirmation: {what}: no candidate measured again without failing; the default configuration is recorded"
-        )));
-    };
-    let pct = (coverage * 100.0).floor();
-    let cand_ms = median(&mut times[i].clone());
-    if low > 1.0 {
-        Ok(Confirmed {
+    // The record of configuration `i`, its confirmation against the default.
+    let record = |i: usize, line: String| {
+        let ms = median(&mut times[i].clone());
+        let (ratio, low, high, coverage) = if i == 0 {
+            (1.0, 1.0, 1.0, 1.0)
+        } else {
+            speedup(&times[0], &times[i])
+        };
+        Confirmed {
             point: points[i].clone(),
-            median_ms: cand_ms,
+            median_ms: ms,
             confirmation: Confirmation {
                 rounds: rounds as u32,
                 default_median_ms: default_ms,
-                median_ms: cand_ms,
-                speedup,
+                median_ms: ms,
+                speedup: ratio,
                 speedup_low: low,
                 speedup_high: high,
                 confidence: coverage,
             },
-            line: format!(
-                "confirmation: {what}: the best is {} than the default ({cand_ms:.4} ms against \
-                 {default_ms:.4} ms; {pct}% interval of the speed-up {low:.3}x-{high:.3}x)",
-                ratio_words(default_ms, cand_ms)
+            line,
+        }
+    };
+    let kept = |why: String| {
+        let against_default = if base == 0 {
+            String::new()
+        } else {
+            format!(", {} than the default", ratio_words(default_ms, base_ms))
+        };
+        record(
+            base,
+            format!(
+                "confirmation: {what}: {why}; {base_record} is recorded ({base_ms:.4} ms{against_default})"
             ),
-        })
+        )
+    };
+    let Some((i, _, low, high, coverage)) = best else {
+        return Ok(kept(
+            "no other configuration measured again without failing".into(),
+        ));
+    };
+    let pct = (coverage * 100.0).floor();
+    let cand_ms = median(&mut times[i].clone());
+    let best_name = if i == 0 { "the default" } else { "the best" };
+    if low > 1.0 {
+        let line = format!(
+            "confirmation: {what}: {best_name} is {} than {base_name} ({cand_ms:.4} ms against \
+             {base_ms:.4} ms; {pct}% interval of the speed-up {low:.3}x-{high:.3}x)",
+            ratio_words(base_ms, cand_ms)
+        );
+        Ok(record(i, line))
     } else {
-        Ok(default_record(format!(
-            "confirmation: {what}: the best ({}, {pct}% interval of the speed-up \
-             {low:.3}x-{high:.3}x) is not faster than the default with {pct}% confidence; \
-             the default configuration is recorded ({default_ms:.4} ms)",
-            ratio_words(default_ms, cand_ms)
+        Ok(kept(format!(
+            "{best_name} ({}, {pct}% interval of the speed-up {low:.3}x-{high:.3}x) is not \
+             faster than {base_name} with {pct}% confidence",
+            ratio_words(base_ms, cand_ms)
         )))
     }
 }
@@ -228,7 +279,7 @@ mod tests {
             ]),
             calls: 0,
         };
-        let c = confirm(&mut t, &d, &[a.clone(), b], 7).unwrap();
+        let c = confirm(&mut t, &d, None, &[a.clone(), b], 7).unwrap();
         assert_eq!(t.calls, 21, "every configuration once per round");
         assert_eq!(c.point, a);
         assert!(c.confirmation.speedup_low > 1.0);
@@ -247,7 +298,7 @@ mod tests {
             ]),
             calls: 0,
         };
-        let c = confirm(&mut t, &d, &[a], 5).unwrap();
+        let c = confirm(&mut t, &d, None, &[a], 5).unwrap();
         assert_eq!(c.point, d);
         assert_eq!(c.confirmation.speedup, 1.0);
         assert!(c.line.contains("not faster than the default"), "{}", c.line);
@@ -263,7 +314,7 @@ mod tests {
             ms: HashMap::from([(d.clone(), vec![1.5; 10]), (a.clone(), slow)]),
             calls: 0,
         };
-        let c = confirm(&mut t, &d, std::slice::from_ref(&a), 10).unwrap();
+        let c = confirm(&mut t, &d, None, std::slice::from_ref(&a), 10).unwrap();
         assert_eq!(c.point, a, "{}", c.line);
         assert_eq!(
             (c.confirmation.speedup_low, c.confirmation.speedup_high),
@@ -279,8 +330,64 @@ mod tests {
             ms: HashMap::from([(a.clone(), vec![1.0; 3])]),
             calls: 0,
         };
-        assert!(confirm(&mut t, &d, &[a], 3)
+        assert!(confirm(&mut t, &d, None, &[a], 3)
             .unwrap_err()
             .contains("default failed"));
+    }
+
+    /// With a configuration in use, a candidate replaces it only when faster than it round
+    /// by round; the record's speed-up stays the one over the default.
+    #[test]
+    fn the_configuration_in_use_is_the_baseline() {
+        let (d, u, a) = (vec![0], vec![1], vec![2]);
+        // `a` beats the default in every round and the configuration in use in four of
+        // seven: within the noise, so the configuration in use is kept.
+        let noisy = |t: Vec<f64>| Table {
+            ms: HashMap::from([
+                (d.clone(), vec![2.0; 7]),
+                (u.clone(), vec![1.0; 7]),
+                (a.clone(), t),
+            ]),
+            calls: 0,
+        };
+        let mut t = noisy(vec![0.9, 1.1, 0.95, 1.05, 0.9, 1.1, 0.97]);
+        let c = confirm(&mut t, &d, Some(&u), std::slice::from_ref(&a), 7).unwrap();
+        assert_eq!(t.calls, 21);
+        assert_eq!(c.point, u, "{}", c.line);
+        assert_eq!(c.confirmation.speedup, 2.0, "against the default");
+        assert!(
+            c.line.contains(
+                "the configuration in use is recorded (1.0000 ms, 2.00x faster than the default)"
+            ),
+            "{}",
+            c.line
+        );
+        // Faster than the configuration in use in every round: recorded.
+        let mut t = noisy(vec![0.5; 7]);
+        let c = confirm(&mut t, &d, Some(&u), std::slice::from_ref(&a), 7).unwrap();
+        assert_eq!(c.point, a, "{}", c.line);
+        assert_eq!(c.confirmation.speedup, 4.0, "against the default");
+        assert!(
+            c.line
+                .contains("the best is 2.00x faster than the configuration in use"),
+            "{}",
+            c.line
+        );
+        // The application used a configuration slower than the default: the default wins.
+        let mut t = Table {
+            ms: HashMap::from([(d.clone(), vec![1.0; 7]), (u.clone(), vec![3.0; 7])]),
+            calls: 0,
+        };
+        let c = confirm(&mut t, &d, Some(&u), &[], 7).unwrap();
+        assert_eq!(c.point, d, "{}", c.line);
+        assert!(c.line.contains("the default is 3.00x faster"), "{}", c.line);
+        // The configuration in use fails when measured again: the default is the baseline.
+        let mut t = Table {
+            ms: HashMap::from([(d.clone(), vec![2.0; 7]), (a.clone(), vec![1.0; 7])]),
+            calls: 0,
+        };
+        let c = confirm(&mut t, &d, Some(&u), std::slice::from_ref(&a), 7).unwrap();
+        assert_eq!(c.point, a, "{}", c.line);
+        assert!(c.line.contains("than the default"), "{}", c.line);
     }
 }

@@ -314,9 +314,14 @@ pub(super) fn tune_one(
     };
     // The winner measured again against the default, interleaved, with the same evaluator
     // (isolated, unless --no-isolation), past the run's deadline.
+    // Also when the search's best is the default but the application used another
+    // configuration: a single noisy measurement must not replace it unconfirmed.
+    let to_confirm = |best: &kw_core::space::Point| {
+        *best != default || captured.as_ref().is_some_and(|c| *c != default)
+    };
     let confirmed = match (&report.best, &objective, args.confirm_rounds) {
         (Some((best, _)), None, rounds)
-            if rounds > 0 && *best != default && report.reason != StopReason::Cancelled =>
+            if rounds > 0 && to_confirm(best) && report.reason != StopReason::Cancelled =>
         {
             if let Some(e) = isolated.as_mut() {
                 e.set_deadline(None);
@@ -327,7 +332,13 @@ pub(super) fn tune_one(
                 (None, None) => unreachable!("one evaluator is made"),
             };
             let top = super::confirm::candidates(&report, &default, args.confirm_top.max(1));
-            Some(super::confirm::confirm(eval, &default, &top, rounds))
+            // The configuration in use when it succeeded in the search.
+            let in_use = captured
+                .as_ref()
+                .filter(|c| (report.history.iter()).any(|e| &e.point == *c && e.result.is_ok()));
+            Some(super::confirm::confirm(
+                eval, &default, in_use, &top, rounds,
+            ))
         }
         _ => None,
     };

@@ -5,7 +5,7 @@
 use super::args::TuneArgs;
 use anyhow::{Context, Result};
 use kw_core::space::TuningSpace;
-use kw_core::wisdom::find_wisdom_files;
+use kw_core::wisdom::{find_wisdom_files, WisdomFile};
 use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 
 /// What seeds the search of `tuning_key` in `space`; says on stderr what was used.
@@ -26,6 +26,35 @@ pub(super) fn seeding(args: &TuneArgs, tuning_key: &str, space: &TuningSpace) ->
     for (path, file) in &found {
         sources.extend(prior::wisdom_sources(path, file));
     }
+    // The records shipped with the library, for a library kernel's capture: an application
+    // selects from them even with no wisdom file on disk.
+    if let Some(json) = tuning_key
+        .strip_prefix("kw_")
+        .and_then(kernel_wisdom::library::defs::shipped_wisdom)
+    {
+        let label = std::path::PathBuf::from(format!("shipped:{tuning_key}.json"));
+        match WisdomFile::parse(&label, json.as_bytes()) {
+            Ok(file) if file.tuning_key == tuning_key => {
+                sources.extend(prior::wisdom_sources(&label, &file));
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("kw tune: prior: shipped wisdom not used: {e}"),
+        }
+    }
+    // The same records reached twice (a file given with --prior that is also on the
+    // search path, the shipped file copied to disk) count once.
+    let mut seen: Vec<&PriorSource> = Vec::new();
+    let sources: Vec<PriorSource> = sources
+        .iter()
+        .filter(|s| {
+            let new = !seen.iter().any(|t| t.results == s.results);
+            if new {
+                seen.push(s);
+            }
+            new
+        })
+        .cloned()
+        .collect();
     if sources.is_empty() {
         return Ok(Seeding::default());
     }

@@ -150,6 +150,7 @@ fn a_prior_point_the_strategy_also_proposed_is_told_to_it_and_the_run_goes_on() 
         patience: 1,
         forget: true,
         mix: true,
+        stop: 0,
     });
     for share in [PriorShare::Blind, PriorShare::Late(100), trust] {
         for seed in 0..20 {

@@ -65,6 +65,7 @@ fn settings(patience: usize, forget: bool, mix: bool) -> TrustSettings {
         patience,
         forget,
         mix,
+        stop: 0,
     }
 }
 
@@ -213,4 +214,60 @@ fn mixed_the_design_alternates_with_the_told_strategy() {
         .collect();
     let r = run_with(points(21..30), &values, settings(2, true, true), 10);
     assert_eq!(r.proposed, points([20, 21, 0, 22, 1, 23, 2, 24, 25, 26]));
+}
+
+/// `stop=N`: the prior's configurations stop after N in a row that do not improve the best
+/// so far; the first one improves (from nothing), as does any better one.
+#[test]
+fn the_prior_stops_after_configurations_that_do_not_improve() {
+    let space = space();
+    let prior = points([20, 21, 22, 23, 24, 25, 26]);
+    // 21 improves on 20; 22 and 23 do not (stop=2 ends the prior there); 24 would improve.
+    let values = HashMap::from([(20, 5.0), (21, 4.0), (22, 6.0), (23, 4.5), (24, 1.0)]);
+    let proposed = |stop: usize| {
+        let inner = Scripted {
+            script: points(30..40),
+            told: Told::default(),
+            design: 3,
+        };
+        let fallback = Scripted {
+            script: points(0..3).into_iter().chain(points(10..20)).collect(),
+            told: Told::default(),
+            design: 3,
+        };
+        let mut trust = settings(1, true, true);
+        trust.stop = stop;
+        let mut seeded = Seeded::with_blind(
+            Box::new(inner),
+            Some(Box::new(fallback)),
+            prior.clone(),
+            PriorShare::Trust(trust),
+        );
+        let mut out = Vec::new();
+        for _ in 0..8 {
+            let p = seeded.ask(&space, 1).pop().expect("a proposal");
+            let value = values.get(&p[0]).copied().unwrap_or(10.0);
+            seeded.tell(&space, &p, &Ok(value));
+            out.push(p[0]);
+        }
+        out
+    };
+    assert_eq!(
+        proposed(0)[..7],
+        [20, 21, 22, 23, 24, 25, 26],
+        "all of the prior"
+    );
+    let stopped = proposed(2);
+    assert_eq!(stopped[..4], [20, 21, 22, 23]);
+    assert!(
+        stopped[4..].iter().all(|x| !(24..=26).contains(x)),
+        "{stopped:?}"
+    );
+    assert_eq!(
+        PriorParams::parse("share=mix1:stop=3").unwrap().share,
+        PriorShare::Trust(TrustSettings {
+            stop: 3,
+            ..settings(1, true, true)
+        })
+    );
 }

@@ -184,6 +184,9 @@ pub struct TrustSettings {
     /// The told strategy counts the prior's results as its initial design; the blind one's
     /// design is proposed by it, alternating with the told strategy's proposals.
     pub mix: bool,
+    /// The prior's configurations in a row that do not improve the best so far after which
+    /// the rest of them are not evaluated (0: all are). For experiments.
+    pub stop: usize,
 }
 
 impl Default for PriorParams {
@@ -198,6 +201,7 @@ impl Default for PriorParams {
                 patience: 1,
                 forget: true,
                 mix: true,
+                stop: 0,
             }),
             feature: false,
             agree: 0,
@@ -207,11 +211,12 @@ impl Default for PriorParams {
 }
 
 impl PriorParams {
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1`
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N`
     /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
     /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
+        let mut stop = None;
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             let whole = || -> Result<usize, String> {
@@ -229,6 +234,7 @@ impl PriorParams {
                 "feature" => p.feature = v != "0",
                 "agreetake" => p.agree_take = v != "0",
                 "agree" => p.agree = whole()?,
+                "stop" => stop = Some(whole()?),
                 "share" => {
                     p.share = match v {
                         "blind" => PriorShare::Blind,
@@ -246,6 +252,7 @@ impl PriorParams {
                                 patience,
                                 forget: !v.starts_with("trust"),
                                 mix: v.starts_with("mix"),
+                                stop: 0,
                             }),
                             _ => {
                                 return Err(format!(
@@ -257,10 +264,13 @@ impl PriorParams {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake)"
+                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop)"
                     ))
                 }
             }
+        }
+        if let (Some(n), PriorShare::Trust(t)) = (stop, &mut p.share) {
+            t.stop = n;
         }
         Ok(p)
     }

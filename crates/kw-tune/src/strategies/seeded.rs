@@ -38,6 +38,10 @@ pub struct Seeded {
     own: usize,
     /// [`PriorShare::Trust`]: the fallback when the told strategy stops paying.
     trust: Option<Trust>,
+    /// The best result so far, and the prior's results in a row since it last improved
+    /// ([`TrustSettings::stop`]).
+    best: f64,
+    prior_stale: usize,
 }
 
 impl Seeded {
@@ -74,6 +78,8 @@ impl Seeded {
             withheld: Vec::new(),
             own: 0,
             trust,
+            best: f64::INFINITY,
+            prior_stale: 0,
         }
     }
 }
@@ -109,6 +115,18 @@ impl Strategy for Seeded {
     fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
         let first = self.told.insert(point.clone());
         let own = !self.prior.contains(point) || !first || self.asked.contains(point);
+        let improved = matches!(result, Ok(v) if *v < self.best);
+        if let Ok(v) = result {
+            self.best = self.best.min(*v);
+        }
+        if let PriorShare::Trust(TrustSettings { stop, .. }) = self.share {
+            if !own && stop > 0 {
+                self.prior_stale = if improved { 0 } else { self.prior_stale + 1 };
+                if self.prior_stale >= stop {
+                    self.queue.clear();
+                }
+            }
+        }
         if own {
             // Its own proposal (a prior point it proposed again is answered from the cache).
             if self.inner_told.insert(point.clone()) {

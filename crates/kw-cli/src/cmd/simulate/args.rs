@@ -56,7 +56,7 @@ pub struct SimulateArgs {
     /// (leave-one-device-out), as with --prior.
     #[arg(long, requires = "suite", conflicts_with = "prior")]
     pub prior_family: bool,
-    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1`
+    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N`
     /// (docs/strategies.md); several give one row each (`NAME+prior(SETTINGS)`). Default: the
     /// chosen settings.
     #[arg(long)]

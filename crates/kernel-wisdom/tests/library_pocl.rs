@@ -579,6 +579,20 @@ fn each_t1_file_matches_the_library_definition() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(names(&t1.def), names(&def), "{name}");
+        // The restrictions over the problem size (a kernel without bounds checks: the tiles
+        // must divide the sizes) are the T1 file's too: tuning it at another size never
+        // launches a configuration that reads or writes out of bounds.
+        let over_size = |e: &kw_core::expr::Expr| {
+            let mut found = false;
+            e.visit(&mut |n| found |= matches!(n, kw_core::expr::Expr::ProblemSize(_)));
+            found
+        };
+        for r in def.restrictions.iter().filter(|r| over_size(r)) {
+            assert!(
+                t1.def.restrictions.contains(r),
+                "{name}: the T1 file lacks the restriction `{r}`"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -266,3 +266,46 @@ fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
     assert!(String::from_utf8_lossy(&ls.stdout).contains("no capture files"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The library GEMM's T1 file at a size its tiles do not divide: its restrictions over the
+/// problem size (`ProblemSize[i]` in a condition) keep every configuration that would read
+/// out of bounds from running, so the run ends with an error naming the restriction instead
+/// of a crash of the reference launch (it was a segmentation fault).
+#[test]
+fn a_t1_size_the_tiles_do_not_divide_is_refused_not_a_crash() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let src = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../kernels/library"
+    ));
+    let dir = std::env::temp_dir().join(format!(
+        "kw-t1-tiles-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(3)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["gemm.cl", "dialect.h"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(src.join("gemm_T1.json")).unwrap()).unwrap();
+    json["KernelSpecification"]["ProblemSize"] = serde_json::json!([48, 48, 48]);
+    std::fs::write(dir.join("gemm48.json"), json.to_string()).unwrap();
+    let out = kw(&dir, &["tune", "--t1", "gemm48.json", "--budget", "2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code().is_some_and(|c| c != 0),
+        "an error exit, not a signal: {:?}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stderr.contains("gemm48.json")
+            && stderr.contains("is not valid")
+            && stderr.contains("problem_size[0] % MWG"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

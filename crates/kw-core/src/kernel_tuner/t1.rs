@@ -93,7 +93,9 @@ impl T1Spec {
                     .and_then(|v| v.as_str())
                     .or_else(|| c.as_str())
                     .ok_or_else(|| fmt(format!("condition #{i} has no `Expression`")))?;
-                let e = Expr::parse(text).map_err(|e| fmt(format!("condition #{i}: {e}")))?;
+                // `ProblemSize[i]`: a restriction over the problem size (checked per launch).
+                let e = Expr::parse(&text.replace("ProblemSize", "problem_size"))
+                    .map_err(|e| fmt(format!("condition #{i}: {e}")))?;
                 restrictions.push(e);
             }
         }

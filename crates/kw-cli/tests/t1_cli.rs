@@ -309,3 +309,70 @@ fn a_t1_size_the_tiles_do_not_divide_is_refused_not_a_crash() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A T1 file whose `Default` configuration writes far out of bounds (on a CPU device, a
+/// segmentation fault of the process that launches it): `kw tune --t1` and `kw capture
+/// from-t1` end with an error that names the file and the signal, written by `kw` itself,
+/// and leave no capture behind.
+#[test]
+fn a_reference_launch_that_crashes_is_an_error_not_a_crash_of_kw() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "kw-t1-oob-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(4)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("oob.cl"),
+        "__kernel void oob(__global float* out, const int n) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         \x20   out[i * (size_t)(1 << 30) * (size_t)wide] = 1.0f;\n}\n",
+    )
+    .unwrap();
+    let t1 = serde_json::json!({
+        "General": {"BenchmarkName": "oob", "OutputFormat": "JSON"},
+        "ConfigurationSpace": {
+            "TuningParameters": [
+                {"Name": "block_size_x", "Type": "int", "Values": "[16, 32]", "Default": 16},
+                {"Name": "wide", "Type": "int", "Values": "[1, 2]", "Default": 1}
+            ],
+            "Conditions": []
+        },
+        "KernelSpecification": {
+            "Language": "OpenCL", "KernelName": "oob", "KernelFile": "oob.cl",
+            "GlobalSizeType": "OpenCL",
+            "LocalSize": {"X": "block_size_x", "Y": "1", "Z": "1"},
+            "GridDivX": ["block_size_x"],
+            "ProblemSize": [64],
+            "Arguments": [
+                {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+                 "FillType": "Constant", "FillValue": 0.0, "Size": 64, "Output": 1},
+                {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 64}
+            ]
+        }
+    });
+    std::fs::write(dir.join("oob_T1.json"), t1.to_string()).unwrap();
+    for args in [
+        &["tune", "--t1", "oob_T1.json", "--budget", "2"][..],
+        &["capture", "from-t1", "oob_T1.json", "-o", "oob.kwcap"][..],
+    ] {
+        let out = kw(&dir, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(1),
+            "{args:?}: an error exit of kw, not a signal: {:?}\n{stderr}",
+            out.status
+        );
+        assert!(
+            stderr.contains("oob_T1.json")
+                && stderr.contains("killed the process that ran it (signal"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!dir.join("oob.kwcap").exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

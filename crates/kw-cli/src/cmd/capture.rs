@@ -114,9 +114,14 @@ pub fn parse_config(def: &kw_core::kernel_def::KernelDef, text: &str) -> Result<
     Ok(config)
 }
 
+/// Set in the child process that launches a T1 file's reference configuration.
+const T1_CHILD_ENV: &str = "KW_T1_REFERENCE_CHILD";
+
 /// Writes the capture of `bench`, loaded from the T1 file `file`, to `out`; the reference
 /// output is `reference`'s (the `Default` configuration's when `None`), except where the file
-/// gives `ReferenceArguments`.
+/// gives `ReferenceArguments`. The reference launch runs in a child process (`kw capture
+/// from-t1` again): a kernel that reads or writes out of bounds kills the process that runs it
+/// on a CPU device, and that must not be `kw`'s own (a published file at another size can).
 pub fn capture_t1(
     file: &Path,
     bench: &kw_core::kernel_tuner::T1Benchmark,
@@ -124,8 +129,11 @@ pub fn capture_t1(
     device: Option<&str>,
     reference: Option<&Config>,
 ) -> Result<PathBuf> {
-    for note in &bench.notes {
-        eprintln!("kw capture from-t1: {note}");
+    let child = std::env::var_os(T1_CHILD_ENV).is_some();
+    if !child {
+        for note in &bench.notes {
+            eprintln!("kw capture from-t1: {note}");
+        }
     }
     if out.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
         bail!(
@@ -147,6 +155,9 @@ pub fn capture_t1(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if !child {
+        return capture_t1_in_child(file, out, device, reference);
+    }
     let device = super::device_choice::open_for(bench.def.backend, device)?;
     let data = kw_capture::record::LaunchData {
         args: &bench.inputs,
@@ -166,6 +177,61 @@ pub fn capture_t1(
         None => format!("{}: the Default configuration's launch", file.display()),
     })?;
     Ok(written)
+}
+
+/// [`capture_t1`] in a child process: `kw capture from-t1 FILE -o OUT` with [`T1_CHILD_ENV`]
+/// set; its death by a signal is an error that says what it means.
+fn capture_t1_in_child(
+    file: &Path,
+    out: &Path,
+    device: Option<&str>,
+    reference: Option<&Config>,
+) -> Result<PathBuf> {
+    let exe =
+        std::env::current_exe().context("finding the kw binary to run the reference launch")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("capture")
+        .arg("from-t1")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .env(T1_CHILD_ENV, "1")
+        .stdout(std::process::Stdio::null());
+    if let Some(d) = device {
+        cmd.args(["--device", d]);
+    }
+    if let Some(c) = reference {
+        cmd.arg("--reference-config").arg(c.to_string());
+    }
+    let what = match reference {
+        Some(c) => format!("the reference configuration {{{c}}}"),
+        None => "the Default configuration".to_string(),
+    };
+    let status = cmd
+        .status()
+        .with_context(|| format!("{}: running {what}'s launch", file.display()))?;
+    if status.success() && out.is_file() {
+        return Ok(out.to_path_buf());
+    }
+    let _ = std::fs::remove_file(out);
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        bail!(
+            "{}: {what}'s launch killed the process that ran it (signal {signal}{}): the kernel \
+             reads or writes out of bounds at this ProblemSize, or uses more of an argument \
+             than the file declares (its `Size`); no capture was written",
+            file.display(),
+            if signal == 11 {
+                ", a segmentation fault"
+            } else {
+                ""
+            }
+        );
+    }
+    bail!(
+        "{}: {what}'s launch failed ({status}; its messages above); no capture was written",
+        file.display()
+    )
 }
 
 /// Where the kernel's name is in capture metadata (current form first, older forms after).

@@ -13,7 +13,7 @@ With KW_HELDOUT_ONLINE=1, a fourth column: what online tuning (KW_TUNE=online) f
 time, one warm-up and one sample per candidate) and its priors (the shipped records); its share
 cap only adds pauses and is left out.
 Usage: heldout.py KW WISDOM_DIR OUT KERNEL:SIZE[,SIZE...] ...  (tools/gpu.sh heldout runs it)"""
-import json, math, os, re, statistics, subprocess, sys, time
+import json, math, os, re, shutil, statistics, subprocess, sys, time
 
 kw, wisdom_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
 ROUNDS = int(os.environ.get("KW_HELDOUT_ROUNDS", "5"))
@@ -97,6 +97,7 @@ def tune_hotspot(nx, ny, out_dir):
     for a in t1["KernelSpecification"]["Arguments"]:
         if a["Name"] == "nx": a["FillValue"] = nx
         if a["Name"] == "ny": a["FillValue"] = ny
+    shutil.rmtree(out_dir, ignore_errors=True)
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "library", f"hotspot_{nx}x{ny}.json")
     json.dump(t1, open(path, "w"), indent=1)
     r = subprocess.run([kw, "tune", "--t1", path, "--no-verify", "--maximize", "--objective-name", "Gcell-steps/s",
@@ -106,6 +107,8 @@ def tune_hotspot(nx, ny, out_dir):
     os.remove(path)
     if r.returncode != 0:
         say("  hotspot T1 tuning FAILED:", r.stderr.strip()[-400:])
+        return False
+    return True
 
 def capture(kernel, size):
     caps = f"{work}/caps-{kernel}-{size}"
@@ -118,6 +121,7 @@ def capture(kernel, size):
 def online_tune(kernel, size, cap):
     """The online job's `kw tune` (crates/kernel-wisdom/src/online/job.rs) without its share cap."""
     out_dir = f"{work}/online-{kernel}-{size}"
+    shutil.rmtree(out_dir, ignore_errors=True)  # an earlier run's record would be a prior
     began = time.time()
     r = subprocess.run([kw, "tune", cap, "--budget", "32", "--max-device-time", "10s", "--time", "300s",
                         "--warmup", "1", "--samples", "1", "--wisdom-dir", out_dir],
@@ -138,7 +142,8 @@ def online_tune(kernel, size, cap):
         pass
     return dict(row, evaluations=evaluations, wall_s=wall)
 
-say("kernel size | kw selection: ms, step | Kernel Launcher's rule: ms, record | best (tuned here): ms | best/kw best/KL")
+say("kernel size | kw selection: ms, step | Kernel Launcher's rule: ms, record | best (tuned here): ms | best/kw best/KL"
+    + (" | online: ms, configuration, evaluations, wall time, best/online" if ONLINE else ""))
 for spec in sys.argv[4:]:
     kernel, sizes = spec.split(":")
     for size in sizes.split(","):
@@ -154,7 +159,8 @@ for spec in sys.argv[4:]:
             # Not capturable (the routine launches its configuration explicitly): tuned
             # through its T1 file at this grid, as its shipped records were.
             tuned = f"{work}/tuned-{kernel}-{size}"
-            tune_hotspot(dims[0], dims[1], tuned)
+            if not tune_hotspot(dims[0], dims[1], tuned):
+                continue  # no best known: no fraction
             best = bench(kernel, size, e=dict(env, KW_WISDOM_PATH=tuned))
             report(kernel, size, sel, kl, klps, best)
             continue
@@ -167,6 +173,10 @@ for spec in sys.argv[4:]:
             continue
         # The best at this size: tune the capture, time the tuned record.
         tuned = f"{work}/tuned-{kernel}-{size}"
+        shutil.rmtree(tuned, ignore_errors=True)
+        if not cap:
+            say(f"  {kernel} {size}: no capture: no best known, no fraction")
+            continue
         if cap:
             subprocess.run([kw, "tune", cap, "--budget", "100", "--time", "15s", "--wisdom-dir", tuned],
                            env=env, capture_output=True, timeout=200)

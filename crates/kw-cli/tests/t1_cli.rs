@@ -376,3 +376,37 @@ fn a_reference_launch_that_crashes_is_an_error_not_a_crash_of_kw() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw space stats` reads every library T1 file (conditions over the problem size taken at
+/// the file's own size).
+#[test]
+fn space_stats_reads_every_library_t1_file() {
+    let src = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../kernels/library"
+    ));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("_T1.json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    let dir = std::env::temp_dir().join(format!(
+        "kw-t1-stats-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(5)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in files {
+        let out = kw(&dir, &["space", "stats", f.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("\"valid\""),
+            "{}: {stdout}{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -228,3 +228,48 @@ fn published_quirks_are_read_with_notes() {
     assert_eq!(space.notes.len(), 1, "{:?}", space.notes);
     let _ = std::fs::remove_dir_all(d);
 }
+
+/// A condition over the problem size (`ProblemSize[i]`, a kw extension): a benchmark checks
+/// it per launch; the space alone (`kw space stats`, `kw simulate --t1`) takes it at the
+/// file's own `ProblemSize`, and leaves it out with a note when the file gives none.
+#[test]
+fn conditions_over_the_problem_size() {
+    let d = dir("problem-size");
+    let mut s = spec(serde_json::json!([]), "OpenCL");
+    s["ConfigurationSpace"]["Conditions"] = serde_json::json!([
+        {"Expression": "ProblemSize[0] % block_size_x == 0", "Parameters": ["block_size_x"]},
+        {"Expression": "filter < 7", "Parameters": ["filter"]}
+    ]);
+    // 1000 is a multiple of neither 32 nor 64; 960 of both; 1024 of both, 992 of 32 only.
+    for (size, valid) in [(1000, 0), (960, 4), (992, 2)] {
+        s["KernelSpecification"]["ProblemSize"] = serde_json::json!([size]);
+        let p = write(&d, &s);
+        let spec = kw_core::kernel_tuner::load_space_spec(&p).unwrap();
+        let space =
+            kw_core::space::TuningSpace::new(spec.params.clone(), spec.restrictions.clone())
+                .unwrap();
+        assert_eq!(space.len(), valid, "ProblemSize {size}");
+        let bench = T1Benchmark::load(&p).unwrap();
+        assert!(
+            bench
+                .def
+                .restrictions
+                .iter()
+                .any(|r| r.to_string().contains("problem_size[0]")),
+            "the benchmark checks it per launch"
+        );
+    }
+    s["KernelSpecification"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ProblemSize");
+    let p = write(&d, &s);
+    let spec = kw_core::kernel_tuner::T1Spec::load(&p).unwrap();
+    assert_eq!(spec.restrictions.len(), 1, "only `filter < 7` is kept");
+    assert!(
+        spec.notes.iter().any(|n| n.contains("left out")),
+        "{:?}",
+        spec.notes
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -263,6 +263,7 @@ fn the_prior_stops_after_configurations_that_do_not_improve() {
         stopped[4..].iter().all(|x| !(24..=26).contains(x)),
         "{stopped:?}"
     );
+    assert!(PriorParams::parse("share=blind:stop=3").is_err());
     assert_eq!(
         PriorParams::parse("share=mix1:stop=3").unwrap().share,
         PriorShare::Trust(TrustSettings {

@@ -100,25 +100,38 @@ pub(crate) enum Prior {
 }
 
 /// `kw tune --prior`'s files for `priors`: the embedded ones are written into `dir` first.
-fn prior_files(priors: &[Prior], dir: &Path) -> Result<Vec<PathBuf>, String> {
+/// A file gone since the wisdom was loaded, or one that cannot be written, is left out with a
+/// warning: the tuning runs without that prior rather than not at all.
+fn prior_files(priors: &[Prior], dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::with_capacity(priors.len());
     for (i, prior) in priors.iter().enumerate() {
         match prior {
             // `kw tune` runs in the job directory: a relative path names the application's.
-            Prior::File(path) => files.push(std::path::absolute(path).unwrap_or(path.clone())),
+            Prior::File(path) => {
+                let path = std::path::absolute(path).unwrap_or(path.clone());
+                if path.is_file() {
+                    files.push(path);
+                } else {
+                    kw_core::diag::warn(&format!(
+                        "online tuning: the wisdom file {} is gone; not a prior",
+                        path.display()
+                    ));
+                }
+            }
             Prior::Embedded(label, text) => {
                 let path = dir.join(format!("prior-{i}.json"));
-                kw_core::files::write_atomic(
-                    &path,
-                    text.as_bytes(),
-                    kw_core::files::FileModes::get(),
-                )
-                .map_err(|e| format!("writing the prior {label} to {}: {e}", path.display()))?;
-                files.push(path);
+                let modes = kw_core::files::FileModes::get();
+                match kw_core::files::write_atomic(&path, text.as_bytes(), modes) {
+                    Ok(()) => files.push(path),
+                    Err(e) => kw_core::diag::warn(&format!(
+                        "online tuning: writing the prior {label} to {}: {e}; not a prior",
+                        path.display()
+                    )),
+                }
             }
         }
     }
-    Ok(files)
+    files
 }
 
 /// Starts the tuning of `capture`'s launch on its own thread (and the exit hook that stops
@@ -219,7 +232,7 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
         .create_new()
         .open(&out_path)
         .map_err(|e| format!("{}: {e}", out_path.display()))?;
-    let priors = prior_files(&job.priors, dir)?;
+    let priors = prior_files(&job.priors, dir);
     let s = &job.settings;
     let wall = s.budget.device_time.div_f64(s.share);
     let mut args: Vec<OsString> = vec!["tune".into(), capture.into_os_string()];
@@ -486,7 +499,8 @@ mod tests {
     }
 
     /// The kernel's wisdom reaches `kw tune` as files: one on disk by its absolute path
-    /// (the child runs in the job directory), an embedded one written into the job directory.
+    /// (the child runs in the job directory), one that is gone not at all, an embedded one
+    /// written into the job directory.
     #[test]
     fn priors_become_files_for_kw_tune() {
         let dir = std::env::temp_dir().join(format!(
@@ -495,16 +509,19 @@ mod tests {
             kw_core::files::nonce(7)
         ));
         std::fs::create_dir_all(&dir).unwrap();
+        // A file on disk, a file that is gone (left out), an embedded file (written).
+        let rel = dir.join("k.json");
+        std::fs::write(dir.join("k.json"), "{}").unwrap();
         let priors = [
-            Prior::File(PathBuf::from("wisdom/k.json")),
+            Prior::File(rel),
+            Prior::File(dir.join("gone.json")),
             Prior::Embedded("embedded:k.json".into(), "{\"records\": []}"),
         ];
-        let files = prior_files(&priors, &dir).unwrap();
-        assert_eq!(
-            files[0],
-            std::env::current_dir().unwrap().join("wisdom/k.json")
-        );
-        assert_eq!(files[1], dir.join("prior-1.json"));
+        let files = prior_files(&priors, &dir);
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files[0], dir.join("k.json"));
+        assert!(files[0].is_absolute());
+        assert_eq!(files[1], dir.join("prior-2.json"));
         assert_eq!(
             std::fs::read_to_string(&files[1]).unwrap(),
             "{\"records\": []}"

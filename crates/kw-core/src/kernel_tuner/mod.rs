@@ -138,7 +138,7 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
-        T1Spec::from_json(path, &json)
+        Ok(T1Spec::from_json(path, &json)?.at_own_size(path, &json))
     } else if json.get("tune_params").is_some() {
         let cache = CacheFile::from_json(path, &json)?;
         Ok(T1Spec {
@@ -160,7 +160,9 @@ pub fn load_restrictions(path: &Path) -> Result<Vec<crate::expr::Expr>, KtError>
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
-        return Ok(T1Spec::from_json(path, &json)?.restrictions);
+        return Ok(T1Spec::from_json(path, &json)?
+            .at_own_size(path, &json)
+            .restrictions);
     }
     let items = json.as_array().ok_or_else(|| {
         KtError::format(

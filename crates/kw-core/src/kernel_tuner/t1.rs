@@ -20,11 +20,47 @@ pub struct T1Spec {
 }
 
 impl T1Spec {
-    /// Reads a T1 file.
+    /// Reads a T1 file as a tuning space alone: conditions over the problem size are taken
+    /// at the file's own `ProblemSize` (left out, with a note, when it gives none).
     pub fn load(path: &Path) -> Result<T1Spec, KtError> {
         let text = read_text(path)?;
         let json = parse_json(path, &text)?;
-        T1Spec::from_json(path, &json)
+        Ok(T1Spec::from_json(path, &json)?.at_own_size(path, &json))
+    }
+
+    /// The space without a launch: conditions over the problem size (`ProblemSize[i]`) are
+    /// taken at the file's own `ProblemSize` (the size its benchmark runs at); without one
+    /// they are left out, with a note. A benchmark ([`super::T1Benchmark`]) keeps them as
+    /// restrictions checked per launch instead.
+    pub(crate) fn at_own_size(mut self, path: &Path, json: &serde_json::Value) -> T1Spec {
+        let size: Option<Vec<i64>> = match json.pointer("/KernelSpecification/ProblemSize") {
+            Some(serde_json::Value::Array(a)) => a.iter().map(serde_json::Value::as_i64).collect(),
+            Some(v) => v.as_i64().map(|n| vec![n]),
+            None => None,
+        };
+        let mut kept = Vec::with_capacity(self.restrictions.len());
+        for mut r in std::mem::take(&mut self.restrictions) {
+            let mut missing = false;
+            r.visit_mut(&mut |node| {
+                if let Expr::ProblemSize(axis) = node {
+                    match size.as_ref().and_then(|s| s.get(*axis)) {
+                        Some(v) => *node = Expr::Lit(Value::Int(*v)),
+                        None => missing = true,
+                    }
+                }
+            });
+            if missing {
+                self.notes.push(format!(
+                    "{}: the condition `{r}` names a problem size the file does not give \
+                     (`KernelSpecification.ProblemSize`); left out",
+                    path.display()
+                ));
+            } else {
+                kept.push(r);
+            }
+        }
+        self.restrictions = kept;
+        self
     }
 
     pub(crate) fn from_json(path: &Path, json: &serde_json::Value) -> Result<T1Spec, KtError> {

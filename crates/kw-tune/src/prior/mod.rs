@@ -269,8 +269,12 @@ impl PriorParams {
                 }
             }
         }
-        if let (Some(n), PriorShare::Trust(t)) = (stop, &mut p.share) {
-            t.stop = n;
+        match (stop, &mut p.share) {
+            (Some(n), PriorShare::Trust(t)) => t.stop = n,
+            (Some(_), _) => {
+                return Err("`stop` applies to share=trustN, forgetN or mixN only".into())
+            }
+            (None, _) => {}
         }
         Ok(p)
     }

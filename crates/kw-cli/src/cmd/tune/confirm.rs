@@ -1,9 +1,12 @@
-//! Measurement you can trust: before a winner is written, the best few candidates and the
-//! default are measured again, interleaved (each round measures every one of them, in a
-//! rotated order, so that drift and machine load hit all alike). The winner is the candidate
-//! whose per-round speed-up over the default has the highest median; it is recorded only
-//! when the whole distribution-free confidence interval of that median lies above 1 (it is
-//! faster with the stated confidence); otherwise the default is recorded and the run says why.
+//! Measurement you can trust: before a winner is written, the best few candidates, the
+//! default and the configuration in use (the one the capture was made with) are measured
+//! again, interleaved (each round measures every one of them, in a rotated order, so that
+//! drift and machine load hit all alike). The baseline is the configuration in use when there
+//! is one, else the default. The winner is the contender whose per-round speed-up over the
+//! baseline has the highest median; it is recorded only when the whole distribution-free
+//! confidence interval of that median lies above 1 (it is faster with the stated confidence);
+//! otherwise the baseline is recorded and the run says why. The record's confirmation is
+//! against the default.
 
 use kw_core::diag::ratio_words;
 use kw_core::space::Point;
@@ -59,13 +62,18 @@ fn median(values: &mut [f64]) -> f64 {
     kw_replay::median(values)
 }
 
-/// The best `top` distinct successful configurations of `report` other than `default`,
-/// best first.
-pub fn candidates(report: &TuneReport, default: &Point, top: usize) -> Vec<Point> {
+/// The best `top` distinct successful configurations of `report` other than `default` and
+/// `in_use`, best first.
+pub fn candidates(
+    report: &TuneReport,
+    default: &Point,
+    in_use: Option<&Point>,
+    top: usize,
+) -> Vec<Point> {
     let mut ok: Vec<(&Point, f64)> = report
         .history
         .iter()
-        .filter(|e| &e.point != default)
+        .filter(|e| &e.point != default && Some(&e.point) != in_use)
         .filter_map(|e| e.result.as_ref().ok().map(|v| (&e.point, *v)))
         .collect();
     ok.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -219,9 +227,14 @@ pub fn confirm(
     let cand_ms = median(&mut times[i].clone());
     let best_name = if i == 0 { "the default" } else { "the best" };
     if low > 1.0 {
+        let against_default = if base == 0 || i == 0 {
+            String::new()
+        } else {
+            format!("; {} than the default", ratio_words(default_ms, cand_ms))
+        };
         let line = format!(
             "confirmation: {what}: {best_name} is {} than {base_name} ({cand_ms:.4} ms against \
-             {base_ms:.4} ms; {pct}% interval of the speed-up {low:.3}x-{high:.3}x)",
+             {base_ms:.4} ms; {pct}% interval of the speed-up {low:.3}x-{high:.3}x){against_default}",
             ratio_words(base_ms, cand_ms)
         );
         Ok(record(i, line))

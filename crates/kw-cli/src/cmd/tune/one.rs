@@ -314,11 +314,18 @@ pub(super) fn tune_one(
     };
     // The winner measured again against the default, interleaved, with the same evaluator
     // (isolated, unless --no-isolation), past the run's deadline.
+    // The configuration in use (the capture's) when it is not the default and succeeded in
+    // the search, with its result there.
+    let in_use_result: Option<(kw_core::space::Point, f64)> =
+        captured.as_ref().filter(|c| **c != default).and_then(|c| {
+            (report.history.iter())
+                .find(|e| &e.point == c)
+                .and_then(|e| e.result.as_ref().ok().map(|v| (c.clone(), *v)))
+        });
+    let in_use = in_use_result.as_ref().map(|(p, _)| p);
     // Also when the search's best is the default but the application used another
     // configuration: a single noisy measurement must not replace it unconfirmed.
-    let to_confirm = |best: &kw_core::space::Point| {
-        *best != default || captured.as_ref().is_some_and(|c| *c != default)
-    };
+    let to_confirm = |best: &kw_core::space::Point| *best != default || in_use.is_some();
     let confirmed = match (&report.best, &objective, args.confirm_rounds) {
         (Some((best, _)), None, rounds)
             if rounds > 0 && to_confirm(best) && report.reason != StopReason::Cancelled =>
@@ -331,11 +338,8 @@ pub(super) fn tune_one(
                 (None, Some(e)) => e,
                 (None, None) => unreachable!("one evaluator is made"),
             };
-            let top = super::confirm::candidates(&report, &default, args.confirm_top.max(1));
-            // The configuration in use when it succeeded in the search.
-            let in_use = captured
-                .as_ref()
-                .filter(|c| (report.history.iter()).any(|e| &e.point == *c && e.result.is_ok()));
+            let top =
+                super::confirm::candidates(&report, &default, in_use, args.confirm_top.max(1));
             Some(super::confirm::confirm(
                 eval, &default, in_use, &top, rounds,
             ))
@@ -387,12 +391,21 @@ pub(super) fn tune_one(
             Some(c)
         }
         Some(Err(why)) => {
-            println!(
-                "  confirmation: not possible ({why}); the search's best is recorded unconfirmed"
-            );
+            let kept = if in_use.is_some() {
+                "the configuration in use"
+            } else {
+                "the search's best"
+            };
+            println!("  confirmation: not possible ({why}); {kept} is recorded unconfirmed");
             None
         }
         None => None,
+    };
+    // Unconfirmed while a configuration is in use: it stays (the search's best by one noisy
+    // sample does not replace it).
+    let unconfirmed_in_use = match (&confirmed, args.confirm_rounds) {
+        (None, rounds) if rounds > 0 && objective.is_none() => in_use_result.clone(),
+        _ => None,
     };
     if let Some((busy, wall)) = share_usage {
         // Read by the runtime's online tuning (`kernel_wisdom::online`): keep the words.
@@ -460,13 +473,15 @@ pub(super) fn tune_one(
             dropped,
         });
     };
-    let key = space.kt_key(best);
-    let best_samples = kw_tune::log::read_log(log_path)?
-        .records
-        .iter()
-        .find(|r| r.key == key)
-        .and_then(|r| r.samples.clone())
-        .unwrap_or_default();
+    let logged = kw_tune::log::read_log(log_path)?;
+    let samples_of = |p: &kw_core::space::Point| {
+        let key = space.kt_key(p);
+        (logged.records.iter())
+            .find(|r| r.key == key)
+            .and_then(|r| r.samples.clone())
+            .unwrap_or_default()
+    };
+    let best_samples = samples_of(best);
     let samples = best_samples.len();
     // The record's time: the search's value, or with another objective the best
     // configuration's median time (this run's, else the log's samples).
@@ -478,9 +493,10 @@ pub(super) fn tune_one(
             .unwrap_or_else(|| kw_replay::median(&mut best_samples.clone())),
     };
     // A confirmed run records what the confirmation chose, at its time over the rounds.
-    let (best, ms, samples) = match &confirmed {
-        Some(c) => (&c.point, c.median_ms, c.confirmation.rounds as usize),
-        None => (best, ms, samples),
+    let (best, ms, samples) = match (&confirmed, &unconfirmed_in_use) {
+        (Some(c), _) => (&c.point, c.median_ms, c.confirmation.rounds as usize),
+        (None, Some((p, v))) => (p, *v, samples_of(p).len()),
+        (None, None) => (best, ms, samples),
     };
     let mut record = kw_replay::tuned_record(
         &meta,

@@ -382,7 +382,8 @@ mod tests {
         assert_eq!(c.confirmation.speedup, 4.0, "against the default");
         assert!(
             c.line
-                .contains("the best is 2.00x faster than the configuration in use"),
+                .contains("the best is 2.00x faster than the configuration in use")
+                && c.line.ends_with("; 4.00x faster than the default"),
             "{}",
             c.line
         );

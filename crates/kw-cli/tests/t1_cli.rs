@@ -24,6 +24,17 @@ fn kw(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("running kw")
 }
 
+/// A fresh directory for one test (process id and a nonce in its name).
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "kw-t1-{tag}-{}-{}",
+        std::process::id(),
+        kw_core::files::nonce(tag.len() as u64)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn floats(bytes: &[u8]) -> Vec<f32> {
     bytes
         .chunks_exact(4)
@@ -281,12 +292,7 @@ fn a_t1_size_the_tiles_do_not_divide_is_refused_not_a_crash() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../kernels/library"
     ));
-    let dir = std::env::temp_dir().join(format!(
-        "kw-t1-tiles-{}-{}",
-        std::process::id(),
-        kw_core::files::nonce(3)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("tiles");
     for f in ["gemm.cl", "dialect.h"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }
@@ -320,12 +326,7 @@ fn a_reference_launch_that_crashes_is_an_error_not_a_crash_of_kw() {
         eprintln!("SKIPPED: no OpenCL platform");
         return;
     }
-    let dir = std::env::temp_dir().join(format!(
-        "kw-t1-oob-{}-{}",
-        std::process::id(),
-        kw_core::files::nonce(4)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("oob");
     std::fs::write(
         dir.join("oob.cl"),
         "__kernel void oob(__global float* out, const int n) {\n\
@@ -392,12 +393,7 @@ fn space_stats_reads_every_library_t1_file() {
         .collect();
     files.sort();
     assert!(files.len() >= 8, "{files:?}");
-    let dir = std::env::temp_dir().join(format!(
-        "kw-t1-stats-{}-{}",
-        std::process::id(),
-        kw_core::files::nonce(5)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("stats");
     for f in files {
         let out = kw(&dir, &["space", "stats", f.to_str().unwrap()]);
         let stdout = String::from_utf8_lossy(&out.stdout);

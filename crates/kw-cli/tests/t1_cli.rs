@@ -322,10 +322,15 @@ fn a_t1_size_the_tiles_do_not_divide_is_refused_not_a_crash() {
 /// and leave no capture behind.
 #[test]
 fn a_reference_launch_that_crashes_is_an_error_not_a_crash_of_kw() {
-    if kernel_wisdom::list_devices().is_err() {
-        eprintln!("SKIPPED: no OpenCL platform");
+    // A CPU device (PoCL): a GPU answers an out-of-bounds write with an error, not a signal.
+    let Some(pocl) = kernel_wisdom::list_devices().ok().and_then(|l| {
+        l.into_iter()
+            .find(|d| d.info.name.contains("pthread") || d.info.architecture.contains("pthread"))
+    }) else {
+        eprintln!("SKIPPED: no PoCL device");
         return;
-    }
+    };
+    let device = pocl.index.to_string();
     let dir = temp_dir("oob");
     std::fs::write(
         dir.join("oob.cl"),
@@ -361,7 +366,9 @@ fn a_reference_launch_that_crashes_is_an_error_not_a_crash_of_kw() {
         &["tune", "--t1", "oob_T1.json", "--budget", "2"][..],
         &["capture", "from-t1", "oob_T1.json", "-o", "oob.kwcap"][..],
     ] {
-        let out = kw(&dir, args);
+        let mut args = args.to_vec();
+        args.extend(["--device", &device]);
+        let out = kw(&dir, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             out.status.code() == Some(1),
@@ -374,6 +381,10 @@ fn a_reference_launch_that_crashes_is_an_error_not_a_crash_of_kw() {
             "{args:?}: {stderr}"
         );
         assert!(!dir.join("oob.kwcap").exists());
+        let captures = std::fs::read_dir(dir.join("captures"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(captures, 0, "{args:?}: no capture left behind");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -404,5 +415,38 @@ fn space_stats_reads_every_library_t1_file() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw capture from-t1 -o` with a name the capture writer changes (`gemm.v2` is written as
+/// `gemm_v2`): the command succeeds and prints the file it wrote.
+#[test]
+fn from_t1_prints_the_file_it_wrote() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = temp_dir("named");
+    for f in ["blur_T1.json", "blur.cl"] {
+        std::fs::copy(t1_file().with_file_name(f), dir.join(f)).unwrap();
+    }
+    let out = kw(
+        &dir,
+        &[
+            "capture",
+            "from-t1",
+            "blur_T1.json",
+            "-o",
+            "caps/blur.v2.kwcap",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "caps/blur_v2.kwcap");
+    assert!(dir.join("caps/blur_v2.kwcap").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

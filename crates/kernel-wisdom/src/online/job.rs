@@ -510,10 +510,10 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         // A file on disk, a file that is gone (left out), an embedded file (written).
-        let rel = dir.join("k.json");
+        let file = dir.join("k.json");
         std::fs::write(dir.join("k.json"), "{}").unwrap();
         let priors = [
-            Prior::File(rel),
+            Prior::File(file),
             Prior::File(dir.join("gone.json")),
             Prior::Embedded("embedded:k.json".into(), "{\"records\": []}"),
         ];

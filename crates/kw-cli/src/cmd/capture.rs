@@ -73,11 +73,18 @@ pub fn run(cmd: CaptureCmd) -> Result<()> {
             reference_config,
         } => {
             let bench = kw_core::kernel_tuner::T1Benchmark::load(&file)?;
-            let reference = reference_config
-                .as_deref()
-                .map(|t| parse_config(&bench.def, t))
-                .transpose()
-                .with_context(|| format!("{}: --reference-config", file.display()))?;
+            // The child of `capture_t1_in_child` is handed the parent's configuration whole.
+            let reference = match std::env::var(T1_REFERENCE_ENV) {
+                Ok(json) if std::env::var_os(T1_CHILD_ENV).is_some() => Some(
+                    serde_json::from_str::<Config>(&json)
+                        .with_context(|| format!("{T1_REFERENCE_ENV}: {json}"))?,
+                ),
+                _ => reference_config
+                    .as_deref()
+                    .map(|t| parse_config(&bench.def, t))
+                    .transpose()
+                    .with_context(|| format!("{}: --reference-config", file.display()))?,
+            };
             let path = capture_t1(&file, &bench, &out, device.as_deref(), reference.as_ref())?;
             println!("{}", path.display());
             Ok(())
@@ -116,6 +123,8 @@ pub fn parse_config(def: &kw_core::kernel_def::KernelDef, text: &str) -> Result<
 
 /// Set in the child process that launches a T1 file's reference configuration.
 const T1_CHILD_ENV: &str = "KW_T1_REFERENCE_CHILD";
+/// The reference configuration handed to that child, as JSON (every value type exactly).
+const T1_REFERENCE_ENV: &str = "KW_T1_REFERENCE_CONFIG";
 
 /// Writes the capture of `bench`, loaded from the T1 file `file`, to `out`; the reference
 /// output is `reference`'s (the `Default` configuration's when `None`), except where the file
@@ -190,19 +199,28 @@ fn capture_t1_in_child(
     let exe =
         std::env::current_exe().context("finding the kw binary to run the reference launch")?;
     let mut cmd = std::process::Command::new(exe);
-    cmd.arg("capture")
-        .arg("from-t1")
-        .arg(file)
-        .arg("--out")
+    cmd.args(["capture", "from-t1", "--out"])
         .arg(out)
         .env(T1_CHILD_ENV, "1")
+        .env_remove(T1_REFERENCE_ENV)
         .stdout(std::process::Stdio::null());
     if let Some(d) = device {
         cmd.args(["--device", d]);
     }
     if let Some(c) = reference {
-        cmd.arg("--reference-config").arg(c.to_string());
+        cmd.env(T1_REFERENCE_ENV, serde_json::to_string(c)?);
     }
+    cmd.arg("--").arg(file);
+    // The child writes the capture under its sanitized name (`kw_capture::sanitize_stem`).
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let written = dir.join(format!("{}.{EXTENSION}", kw_capture::sanitize_stem(&stem)));
     let what = match reference {
         Some(c) => format!("the reference configuration {{{c}}}"),
         None => "the Default configuration".to_string(),
@@ -210,22 +228,28 @@ fn capture_t1_in_child(
     let status = cmd
         .status()
         .with_context(|| format!("{}: running {what}'s launch", file.display()))?;
-    if status.success() && out.is_file() {
-        return Ok(out.to_path_buf());
+    if status.success() && written.is_file() {
+        return Ok(written);
     }
-    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(&written);
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
-        bail!(
-            "{}: {what}'s launch killed the process that ran it (signal {signal}{}): the kernel \
-             reads or writes out of bounds at this ProblemSize, or uses more of an argument \
-             than the file declares (its `Size`); no capture was written",
-            file.display(),
-            if signal == 11 {
-                ", a segmentation fault"
-            } else {
-                ""
+        // SIGILL, SIGBUS, SIGFPE, SIGSEGV: the kernel's own doing.
+        let why = match signal {
+            11 => {
+                ", a segmentation fault: the kernel reads or writes out of bounds at this \
+                   ProblemSize, or uses more of an argument than the file declares (its `Size`)"
             }
+            4 | 7 | 8 => {
+                ": the kernel faulted (out-of-bounds access, a bad instruction or an \
+                          integer division by zero)"
+            }
+            _ => "",
+        };
+        bail!(
+            "{}: {what}'s launch killed the process that ran it (signal {signal}{why}); no \
+             capture was written",
+            file.display()
         );
     }
     bail!(

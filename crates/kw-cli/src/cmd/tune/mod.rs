@@ -303,18 +303,9 @@ fn t1_capture(
         .transpose()
         .with_context(|| format!("{}: --reference-config", file.display()))?;
     let hash = t1_hash(&bench, reference.as_ref());
-    let stem: String = bench
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = Path::new("captures").join(format!("{stem}-{}.kwcap", &hash[..12]));
+    // The name the capture writer gives it (`sanitize_stem`), so that it is found again.
+    let stem = kw_capture::sanitize_stem(&format!("{}-{}", bench.name, &hash[..12]));
+    let path = Path::new("captures").join(format!("{stem}.kwcap"));
     if path.exists() {
         eprintln!(
             "kw tune: {}: using its capture {}",
@@ -325,8 +316,14 @@ fn t1_capture(
         kw_core::files::FileModes::get()
             .create_dir_all(Path::new("captures"))
             .context("creating captures/")?;
-        crate::cmd::capture::capture_t1(file, &bench, &path, device, reference.as_ref())?;
-        eprintln!("kw tune: {}: captured {}", file.display(), path.display());
+        let written =
+            crate::cmd::capture::capture_t1(file, &bench, &path, device, reference.as_ref())?;
+        eprintln!(
+            "kw tune: {}: captured {}",
+            file.display(),
+            written.display()
+        );
+        return Ok((written, bench.budget));
     }
     Ok((path, bench.budget))
 }

@@ -319,7 +319,7 @@ pub(super) fn tune_one(
     let in_use_result: Option<(kw_core::space::Point, f64)> =
         captured.as_ref().filter(|c| **c != default).and_then(|c| {
             (report.history.iter())
-                .find(|e| &e.point == c)
+                .find(|e| &e.point == c && e.result.is_ok())
                 .and_then(|e| e.result.as_ref().ok().map(|v| (c.clone(), *v)))
         });
     let in_use = in_use_result.as_ref().map(|(p, _)| p);

@@ -165,7 +165,17 @@ pub fn capture_t1(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !child {
-        return capture_t1_in_child(file, out, device, reference);
+        // The capture writer names the file by the sanitized stem (`gemm.v2` -> `gemm_v2`).
+        let written = dir.join(format!("{}.{EXTENSION}", kw_capture::sanitize_stem(&stem)));
+        if written.exists() {
+            bail!(
+                "{}: exists (`{}` is written under this name); not overwriting it (remove it \
+                 or choose another name)",
+                written.display(),
+                out.display()
+            );
+        }
+        return capture_t1_in_child(file, out, &written, device, reference);
     }
     let device = super::device_choice::open_for(bench.def.backend, device)?;
     let data = kw_capture::record::LaunchData {
@@ -189,10 +199,12 @@ pub fn capture_t1(
 }
 
 /// [`capture_t1`] in a child process: `kw capture from-t1 FILE -o OUT` with [`T1_CHILD_ENV`]
-/// set; its death by a signal is an error that says what it means.
+/// set, which writes `written` (OUT as the capture writer names it); its death by a signal
+/// is an error that says what it means.
 fn capture_t1_in_child(
     file: &Path,
     out: &Path,
+    written: &Path,
     device: Option<&str>,
     reference: Option<&Config>,
 ) -> Result<PathBuf> {
@@ -211,16 +223,6 @@ fn capture_t1_in_child(
         cmd.env(T1_REFERENCE_ENV, serde_json::to_string(c)?);
     }
     cmd.arg("--").arg(file);
-    // The child writes the capture under its sanitized name (`kw_capture::sanitize_stem`).
-    let dir = out
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let written = dir.join(format!("{}.{EXTENSION}", kw_capture::sanitize_stem(&stem)));
     let what = match reference {
         Some(c) => format!("the reference configuration {{{c}}}"),
         None => "the Default configuration".to_string(),
@@ -229,9 +231,9 @@ fn capture_t1_in_child(
         .status()
         .with_context(|| format!("{}: running {what}'s launch", file.display()))?;
     if status.success() && written.is_file() {
-        return Ok(written);
+        return Ok(written.to_path_buf());
     }
-    let _ = std::fs::remove_file(&written);
+    let _ = std::fs::remove_file(written);
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         // SIGILL, SIGBUS, SIGFPE, SIGSEGV: the kernel's own doing.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::opencl_index;
+use common::{opencl_index, quick};
 
 /// `scale`: `y = 2x`; `mode = 1` loops forever, `mode = 2` traps (the worker dies of
 /// SIGILL/SIGABRT), `mode = 3` requires work-groups of 64 (its launches with 32 fail, the
@@ -78,23 +78,6 @@ fn kw(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("running kw")
-}
-
-/// `kw tune` arguments of a short run on device `idx`: 2 samples, no warm-up, one compile
-/// thread, logged to `run.jsonl`.
-fn quick(idx: &str) -> [&str; 10] {
-    [
-        "--device",
-        idx,
-        "--samples",
-        "2",
-        "--warmup",
-        "0",
-        "--compile-threads",
-        "1",
-        "--log",
-        "run.jsonl",
-    ]
 }
 
 fn log_records(path: &Path) -> Vec<serde_json::Value> {

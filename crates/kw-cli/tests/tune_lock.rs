@@ -21,7 +21,7 @@ fn kw(dir: &Path, args: &[&str]) -> Output {
 }
 
 mod common;
-use common::opencl_index;
+use common::{opencl_index, quick};
 
 /// `y = 2x`; its other configuration (`hang = 1`) loops forever: a run that holds its log
 /// for as long as the test needs, with no timing involved. The default (`hang = 0`, what
@@ -77,18 +77,7 @@ fn a_second_kw_tune_on_a_held_log_is_refused_naming_the_running_process() {
         .unwrap()
         .to_string();
     let idx = index.to_string();
-    let common = [
-        "--device",
-        idx.as_str(),
-        "--samples",
-        "2",
-        "--warmup",
-        "0",
-        "--compile-threads",
-        "1",
-        "--log",
-        "run.jsonl",
-    ];
+    let common = quick(&idx);
     // The first run: after the default configuration, the other one hangs (10 minutes
     // before its time limit).
     let first = Command::new(env!("CARGO_BIN_EXE_kw"))

@@ -79,3 +79,21 @@ pub fn kw_in(dir: &std::path::Path) -> std::process::Command {
         .env("KW_STATE_DIR", dir.join("state"));
     cmd
 }
+
+/// `kw tune` arguments of a short run on device `idx`: 2 samples, no warm-up, one compile
+/// thread, logged to `run.jsonl`.
+#[allow(dead_code)]
+pub fn quick(idx: &str) -> [&str; 10] {
+    [
+        "--device",
+        idx,
+        "--samples",
+        "2",
+        "--warmup",
+        "0",
+        "--compile-threads",
+        "1",
+        "--log",
+        "run.jsonl",
+    ]
+}

@@ -33,11 +33,11 @@ impl T1Spec {
     /// they are left out, with a note. A benchmark ([`super::T1Benchmark`]) keeps them as
     /// restrictions checked per launch instead.
     pub(crate) fn at_own_size(mut self, path: &Path, json: &serde_json::Value) -> T1Spec {
-        let size: Option<Vec<i64>> = match json.pointer("/KernelSpecification/ProblemSize") {
-            Some(serde_json::Value::Array(a)) => a.iter().map(serde_json::Value::as_i64).collect(),
-            Some(v) => v.as_i64().map(|n| vec![n]),
-            None => None,
-        };
+        // A malformed size (the benchmark refuses it) leaves the conditions out, with the note.
+        let size = json
+            .get("KernelSpecification")
+            .and_then(|ks| problem_size(ks).ok().flatten())
+            .filter(|s| s.iter().all(|&a| a >= 1));
         let mut kept = Vec::with_capacity(self.restrictions.len());
         for mut r in std::mem::take(&mut self.restrictions) {
             let mut missing = false;
@@ -146,5 +146,24 @@ impl T1Spec {
             restrictions,
             kernel_name,
         })
+    }
+}
+
+/// `KernelSpecification.ProblemSize` of `ks`: an integer or a list of integers (`None` when
+/// absent or null). Errors say what is wrong, for the caller to name the file.
+pub(super) fn problem_size(ks: &serde_json::Value) -> Result<Option<Vec<i64>>, String> {
+    use serde_json::Value as Json;
+    match ks.get("ProblemSize") {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Number(n)) => Ok(Some(vec![n.as_i64().unwrap_or(0)])),
+        Some(Json::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_i64()
+                    .ok_or_else(|| "`ProblemSize` entries must be integers".to_string())
+            })
+            .collect::<Result<_, _>>()
+            .map(Some),
+        Some(_) => Err("`ProblemSize` must be an integer or a list".into()),
     }
 }

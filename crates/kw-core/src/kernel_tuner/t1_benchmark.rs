@@ -255,25 +255,7 @@ impl T1Benchmark {
             }
         }
         // The problem size.
-        let problem: Option<Vec<i64>> = match field("ProblemSize") {
-            None | Some(Json::Null) => None,
-            Some(Json::Number(n)) => Some(vec![n.as_i64().unwrap_or(0)]),
-            Some(Json::Array(a)) => Some(
-                a.iter()
-                    .map(|v| {
-                        v.as_i64().ok_or_else(|| {
-                            fmt(path, "`ProblemSize` entries must be integers".into())
-                        })
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-            Some(_) => {
-                return Err(fmt(
-                    path,
-                    "`ProblemSize` must be an integer or a list".into(),
-                ))
-            }
-        };
+        let problem = super::t1::problem_size(ks).map_err(|m| fmt(path, m))?;
         if let Some(p) = &problem {
             if p.is_empty() || p.iter().any(|&a| a < 1) {
                 return Err(fmt(

@@ -1,7 +1,7 @@
 //! Choosing a device: by index, by name substring, or by the `KW_DEVICE` environment
 //! variable. Devices are numbered over all backends: CUDA first (where a driver is present),
-//! then OpenCL. A backend left out of the build (cargo features `cuda`, `opencl`) keeps its
-//! name and answers [`BackendError::NotBuilt`].
+//! then OpenCL (its GPUs and accelerators before its CPUs). A backend left out of the build
+//! (cargo features `cuda`, `opencl`) keeps its name and answers [`BackendError::NotBuilt`].
 
 use crate::error::Error;
 use kw_core::backend::{Backend, BackendError};

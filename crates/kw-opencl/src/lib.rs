@@ -4,7 +4,8 @@
 //! a machine without OpenCL builds and runs, and [`OpenClBackend::devices`] answers
 //! "no OpenCL platform" instead of failing to load.
 //!
-//! - Devices are numbered over all platforms, in platform order then device order.
+//! - Devices are numbered over all platforms: GPUs and accelerators first, then CPUs, each in
+//!   platform order then device order (the first OpenCL device of a GPU machine is a GPU).
 //! - Each opened [`ClDevice`] has one context and one in-order queue with profiling enabled;
 //!   transfers block, launches are asynchronous, [`kw_core::backend::Device::synchronize`] waits.
 //!   [`ClDevice::attach`] uses an application's own context and queue instead.

@@ -3,15 +3,17 @@
 use crate::error::{api, no_platform, unavailable};
 use kw_core::backend::BackendError;
 use kw_core::{device::BackendKind, device::DeviceInfo};
-use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU};
 use opencl3::platform::get_platforms;
 use std::sync::OnceLock;
 
 /// `CL_DEVICE_WARP_SIZE_NV`.
 const CL_DEVICE_WARP_SIZE_NV: u32 = 0x4003;
 
-/// Every device of every platform with its description, in platform order then device
-/// order; enumerated once per process. PoCL's first initialisation is not safe against
+/// Every device of every platform with its description: GPUs and accelerators first, then
+/// CPUs, each in platform order then device order (so that the first OpenCL device of a
+/// machine with a GPU is a GPU, whichever platform the ICD loader lists first); enumerated
+/// once per process. PoCL's first initialisation is not safe against
 /// concurrent queries (it crashed in `clGetDeviceInfo` under parallel tests), so every query
 /// happens here, once, under the `OnceLock`.
 pub(crate) fn devices() -> Result<&'static [(Device, DeviceInfo)], BackendError> {
@@ -28,8 +30,8 @@ pub(crate) fn devices() -> Result<&'static [(Device, DeviceInfo)], BackendError>
         .map_err(Clone::clone)
 }
 
-/// Every device of every platform. Errors with "no OpenCL platform" when the library, a
-/// platform or a device is missing.
+/// Every device of every platform, CPUs last. Errors with "no OpenCL platform" when the
+/// library, a platform or a device is missing.
 fn all_devices() -> Result<Vec<Device>, BackendError> {
     let platforms = get_platforms().map_err(|e| {
         unavailable(&e).unwrap_or_else(|| no_platform(&format!("clGetPlatformIDs failed: {e}")))
@@ -47,7 +49,14 @@ fn all_devices() -> Result<Vec<Device>, BackendError> {
     if out.is_empty() {
         return Err(no_platform("the installed platforms have no device"));
     }
+    // A stable sort: the order within each group stays the platforms' own.
+    out.sort_by_key(is_cpu);
     Ok(out)
+}
+
+/// Whether the device is a CPU (an unanswered query counts as not one).
+fn is_cpu(d: &Device) -> bool {
+    d.dev_type().is_ok_and(|t| t & CL_DEVICE_TYPE_CPU != 0)
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -11,7 +11,8 @@ size that FILE lists is taken from it instead of tuning again.
 With KW_HELDOUT_ONLINE=1, a fourth column: what online tuning (KW_TUNE=online) finds at the size,
 `kw tune` of the size's capture with the online job's settings (32 evaluations, 10 s of device
 time, one warm-up and one sample per candidate) and its priors (the shipped records); its share
-cap only adds pauses and is left out.
+cap only adds pauses and is left out. KW_HELDOUT_TUNE_ARGS: more arguments for that `kw tune`
+(e.g. "--prior-settings local=8"), for experiments.
 Usage: heldout.py KW WISDOM_DIR OUT KERNEL:SIZE[,SIZE...] ...  (tools/gpu.sh heldout runs it)"""
 import json, math, os, re, shutil, statistics, subprocess, sys, time
 
@@ -124,7 +125,8 @@ def online_tune(kernel, size, cap):
     shutil.rmtree(out_dir, ignore_errors=True)  # an earlier run's record would be a prior
     began = time.time()
     r = subprocess.run([kw, "tune", cap, "--budget", "32", "--max-device-time", "10s", "--time", "300s",
-                        "--warmup", "1", "--samples", "1", "--wisdom-dir", out_dir],
+                        "--warmup", "1", "--samples", "1", "--wisdom-dir", out_dir]
+                       + os.environ.get("KW_HELDOUT_TUNE_ARGS", "").split(),
                        env=env, capture_output=True, text=True, timeout=400)
     wall = time.time() - began
     priors = [l for l in r.stderr.splitlines() if "prior:" in l]

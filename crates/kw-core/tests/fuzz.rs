@@ -185,7 +185,8 @@ fn fuzz_kernel_tuner_readers() {
         std::fs::write(&path, input).unwrap();
         let _ = kw_core::kernel_tuner::CacheFile::load(&path);
         let _ = kw_core::kernel_tuner::load_space_spec(&path);
-        let _ = kw_core::kernel_tuner::load_restrictions(&path);
+        let _ = kw_core::kernel_tuner::load_restrictions(&path, None);
+        let _ = kw_core::kernel_tuner::load_restrictions(&path, Some(&[64, 0, -1]));
     });
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
 }

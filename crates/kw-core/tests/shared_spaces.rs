@@ -13,7 +13,11 @@ fn check(cache: &str, t1: Option<&str>, expected: usize) {
     };
     let file = CacheFile::load(&dir.join(cache)).unwrap();
     let restrictions = match t1 {
-        Some(t1) => load_restrictions(&dir.join(t1)).unwrap(),
+        Some(t1) => {
+            load_restrictions(&dir.join(t1), Some(&file.problem_size))
+                .unwrap()
+                .exprs
+        }
         None => Vec::new(),
     };
     let space = TuningSpace::new(file.params.clone(), restrictions).unwrap();

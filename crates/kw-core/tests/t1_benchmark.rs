@@ -273,3 +273,40 @@ fn conditions_over_the_problem_size() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The T1 file's conditions as restrictions of other results (`kw simulate --t1` of a cache
+/// file): those over the problem size are taken at the results' size, not the file's.
+#[test]
+fn restrictions_over_the_problem_size_are_taken_at_the_results_size() {
+    use kw_core::kernel_tuner::load_restrictions;
+    let d = dir("restrictions-size");
+    let mut s = spec(serde_json::json!([]), "OpenCL");
+    s["ConfigurationSpace"]["Conditions"] = serde_json::json!([
+        {"Expression": "ProblemSize[0] % block_size_x == 0", "Parameters": ["block_size_x"]},
+        {"Expression": "filter < 7", "Parameters": ["filter"]}
+    ]);
+    s["KernelSpecification"]["ProblemSize"] = serde_json::json!([1000]);
+    let p = write(&d, &s);
+    let params = kw_core::kernel_tuner::load_space_spec(&p).unwrap().params;
+    let valid = |r: &kw_core::kernel_tuner::Restrictions| {
+        kw_core::space::TuningSpace::new(params.clone(), r.exprs.clone())
+            .unwrap()
+            .len()
+    };
+    // The file's own size (1000): no block size divides it.
+    let own = load_restrictions(&p, None).unwrap();
+    assert_eq!(valid(&own), 0);
+    assert!(!own.notes.iter().any(|n| n.contains("left out")));
+    // Results at 960 (a multiple of 32 and 64): all 4 configurations; at 992, the 2 of 32.
+    assert_eq!(valid(&load_restrictions(&p, Some(&[960])).unwrap()), 4);
+    assert_eq!(valid(&load_restrictions(&p, Some(&[992, 5])).unwrap()), 2);
+    // Results whose size lacks the axis: left out, said in a note.
+    let none = load_restrictions(&p, Some(&[])).unwrap();
+    assert_eq!(valid(&none), 4);
+    assert!(
+        none.notes.iter().any(|n| n.contains("left out")),
+        "{:?}",
+        none.notes
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -9,7 +9,7 @@ use crate::prior::Seeding;
 use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
-use kw_core::kernel_tuner::{load_restrictions, CacheFile, Outcome};
+use kw_core::kernel_tuner::{load_restrictions, CacheFile, Outcome, Restrictions};
 use kw_core::{config::Config, expr::Expr, space::Point, space::TuningSpace};
 use std::collections::HashMap;
 use std::path::Path;
@@ -89,17 +89,24 @@ pub struct Simulation {
     pub evaluator: SimulationEvaluator,
     /// The best measured objective value in the space.
     pub optimum: f64,
+    /// What loading left out, in words (restrictions over a problem size not known).
+    pub notes: Vec<String>,
 }
 
 impl Simulation {
     /// Loads a cache file; `restrictions` is an optional JSON file of restrictions (an array
-    /// of strings, or a T1 file whose `Conditions` are used).
+    /// of strings, or a T1 file whose `Conditions` are used, those over the problem size at
+    /// the cache file's `problem_size`). What was left out is in [`Simulation::notes`].
     pub fn load(cache: &Path, restrictions: Option<&Path>) -> Result<Simulation, TuneError> {
+        let cache = CacheFile::load(cache)?;
+        let size = (!cache.problem_size.is_empty()).then_some(cache.problem_size.as_slice());
         let extra = match restrictions {
-            Some(path) => load_restrictions(path)?,
-            None => Vec::new(),
+            Some(path) => load_restrictions(path, size)?,
+            None => Restrictions::default(),
         };
-        Simulation::from_cache(CacheFile::load(cache)?, extra)
+        let mut sim = Simulation::from_cache(cache, extra.exprs)?;
+        sim.notes = extra.notes;
+        Ok(sim)
     }
 
     /// A simulation of `cache` restricted by `restrictions`.
@@ -115,6 +122,7 @@ impl Simulation {
             cache,
             evaluator,
             optimum,
+            notes: Vec::new(),
         })
     }
 }

@@ -151,6 +151,8 @@ fn a_prior_point_the_strategy_also_proposed_is_told_to_it_and_the_run_goes_on() 
         forget: true,
         mix: true,
         stop: 0,
+        local: 0,
+        local_mix: false,
     });
     for share in [PriorShare::Blind, PriorShare::Late(100), trust] {
         for seed in 0..20 {

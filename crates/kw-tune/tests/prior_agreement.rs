@@ -12,6 +12,7 @@ use kw_tune::prior::{self, PriorParams, PriorShare, PriorSource, TrustSettings};
 /// A source measuring every valid point of `space` with `f` of the small objective.
 fn source(space: &TuningSpace, label: &str, f: impl Fn(f64) -> f64) -> PriorSource {
     PriorSource {
+        device: String::new(),
         label: label.into(),
         results: space
             .iter()
@@ -70,6 +71,7 @@ fn agreement_scales_the_configurations_taken() {
     // Half the sources' ranking shuffled: a partial agreement.
     let partial = PriorSource {
         label: "partial".into(),
+        device: String::new(),
         results: fast
             .results
             .iter()

@@ -4,7 +4,8 @@
 //! initial design but (with `forget`) not the told strategy's proposals in the prior's basin.
 
 use kw_core::space::{Parameter, Point, TuningSpace};
-use kw_tune::prior::{PriorParams, PriorShare, TrustSettings};
+use kw_core::{config::Config, value::Value};
+use kw_tune::prior::{PriorParams, PriorShare, PriorSource, TrustSettings, SAME_DEVICE_LOCAL};
 use kw_tune::strategies::seeded::Seeded;
 use kw_tune::{EvalResult, Strategy};
 use std::cell::RefCell;
@@ -66,6 +67,8 @@ fn settings(patience: usize, forget: bool, mix: bool) -> TrustSettings {
         forget,
         mix,
         stop: 0,
+        local: 0,
+        local_mix: false,
     }
 }
 
@@ -192,6 +195,40 @@ fn the_default_share_is_trust_and_parses() {
         PriorShare::Trust(settings(8, false, false))
     );
     assert!(PriorParams::parse("share=trustx").is_err());
+    let local = |text: &str| match PriorParams::parse(text).expect("parse").share {
+        PriorShare::Trust(t) => (t.local, t.local_mix),
+        other => panic!("{text}: {other:?}"),
+    };
+    assert_eq!(local("local=8"), (8, false));
+    assert_eq!(local("share=mix2:localmix=4"), (4, true));
+    assert!(PriorParams::parse("share=blind:local=8").is_err());
+}
+
+/// The chosen settings climb from the prior's best only when the prior holds results of
+/// the device being tuned.
+#[test]
+fn neighbours_are_on_for_a_prior_of_the_same_device() {
+    let source = |device: &str| PriorSource {
+        label: format!("wisdom ({device})"),
+        device: device.to_string(),
+        results: vec![(Config(vec![("x".into(), Value::Int(3))]), Some(1.0))],
+    };
+    let local = |p: PriorParams| match p.share {
+        PriorShare::Trust(t) => t.local,
+        other => panic!("{other:?}"),
+    };
+    let h100 = "NVIDIA H100 80GB HBM3";
+    let sources = [source("NVIDIA A100-PCIE-40GB"), source(h100)];
+    assert_eq!(
+        local(PriorParams::for_device(&sources, h100)),
+        SAME_DEVICE_LOCAL
+    );
+    assert_eq!(local(PriorParams::for_device(&sources[..1], h100)), 0);
+    assert_eq!(local(PriorParams::for_device(&[source("")], "")), 0);
+    assert_eq!(
+        PriorParams::for_device(&sources[..1], h100),
+        PriorParams::default()
+    );
 }
 
 /// With `mix`, the told strategy is told the prior as its own design and proposes right
@@ -271,4 +308,39 @@ fn the_prior_stops_after_configurations_that_do_not_improve() {
             ..settings(1, true, true)
         })
     );
+}
+
+/// `local` (the default with a prior of the device being tuned): after the prior, adjacent
+/// neighbours of the best point so far, climbing while they improve (20 → 21 → 22 → 23) and
+/// stopping after `local` in a row that do not (24; 23 has no other fresh neighbour). The
+/// neighbours count as the prior's: the told strategy, patience 1, is not judged on 19 or 24
+/// and still makes its first proposal (35) after the climb, alternating with the blind design.
+#[test]
+fn neighbours_of_the_best_climb_after_the_prior_while_they_improve() {
+    let values: HashMap<u32, f64> = [(20, 5.0), (19, 6.0), (21, 4.0), (22, 3.0), (23, 2.0)]
+        .into_iter()
+        .collect();
+    let trust = TrustSettings {
+        local: 2,
+        ..settings(1, true, true)
+    };
+    let r = run_with(points([35, 36]), &values, trust, 8);
+    // Which neighbour of 20 comes first is the strategy's random choice.
+    let either = [
+        points([20, 21, 22, 23, 24, 35, 0, 1]),
+        points([20, 19, 21, 22, 23, 24, 35, 0]),
+    ];
+    assert!(
+        either.contains(&r.proposed),
+        "prior, climb, then the told strategy: {:?}",
+        r.proposed
+    );
+}
+
+/// Without `local` the told strategy proposes right after the prior.
+#[test]
+fn without_local_the_told_strategy_follows_the_prior() {
+    let values: HashMap<u32, f64> = [(20, 5.0), (21, 4.0)].into_iter().collect();
+    let r = run_with(points([35, 36]), &values, settings(1, true, true), 3);
+    assert_eq!(r.proposed, points([20, 35, 0]));
 }

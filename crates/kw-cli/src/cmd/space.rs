@@ -48,7 +48,11 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
                 spec_data.restrictions.push(e);
             }
             if let Some(path) = restrictions_json {
-                spec_data.restrictions.extend(load_restrictions(&path)?);
+                let read = load_restrictions(&path, None)?;
+                for note in &read.notes {
+                    eprintln!("kw space stats: {note}");
+                }
+                spec_data.restrictions.extend(read.exprs);
             }
             let space = TuningSpace::new(spec_data.params, spec_data.restrictions)
                 .with_context(|| format!("building the space of {}", spec.display()))?;

@@ -155,14 +155,32 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
     }
 }
 
-/// Restrictions from a JSON file: an array of expression strings, or a T1 file (its `Conditions`).
-pub fn load_restrictions(path: &Path) -> Result<Vec<crate::expr::Expr>, KtError> {
+/// Restrictions read from a file ([`load_restrictions`]).
+#[derive(Clone, Debug, Default)]
+pub struct Restrictions {
+    /// The restrictions.
+    pub exprs: Vec<crate::expr::Expr>,
+    /// What was left out, in words (a T1 condition over a problem size not known).
+    pub notes: Vec<String>,
+}
+
+/// Restrictions from a JSON file: an array of expression strings, or a T1 file (its
+/// `Conditions`). A T1 condition over the problem size (`ProblemSize[i]`) is taken at `size`
+/// (the size of the results it restricts, e.g. a cache file's `problem_size`), else at the
+/// T1 file's own `ProblemSize`; left out, with a note, when neither gives that axis.
+pub fn load_restrictions(path: &Path, size: Option<&[i64]>) -> Result<Restrictions, KtError> {
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
-        return Ok(T1Spec::from_json(path, &json)?
-            .at_own_size(path, &json)
-            .restrictions);
+        let spec = T1Spec::from_json(path, &json)?;
+        let spec = match size {
+            Some(s) => spec.at_size(path, Some(s.to_vec()), "the results do not give"),
+            None => spec.at_own_size(path, &json),
+        };
+        return Ok(Restrictions {
+            exprs: spec.restrictions,
+            notes: spec.notes,
+        });
     }
     let items = json.as_array().ok_or_else(|| {
         KtError::format(
@@ -170,7 +188,7 @@ pub fn load_restrictions(path: &Path) -> Result<Vec<crate::expr::Expr>, KtError>
             "expected a JSON array of restriction strings or a T1 file",
         )
     })?;
-    items
+    let exprs = items
         .iter()
         .enumerate()
         .map(|(i, item)| {
@@ -180,5 +198,9 @@ pub fn load_restrictions(path: &Path) -> Result<Vec<crate::expr::Expr>, KtError>
             crate::expr::Expr::parse(s)
                 .map_err(|e| KtError::format(path, format!("restriction #{i}: {e}")))
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Restrictions {
+        exprs,
+        notes: Vec::new(),
+    })
 }

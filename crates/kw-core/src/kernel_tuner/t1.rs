@@ -32,12 +32,22 @@ impl T1Spec {
     /// taken at the file's own `ProblemSize` (the size its benchmark runs at); without one
     /// they are left out, with a note. A benchmark ([`super::T1Benchmark`]) keeps them as
     /// restrictions checked per launch instead.
-    pub(crate) fn at_own_size(mut self, path: &Path, json: &serde_json::Value) -> T1Spec {
+    pub(crate) fn at_own_size(self, path: &Path, json: &serde_json::Value) -> T1Spec {
         // A malformed size (the benchmark refuses it) leaves the conditions out, with the note.
         let size = json
             .get("KernelSpecification")
             .and_then(|ks| problem_size(ks).ok().flatten())
             .filter(|s| s.iter().all(|&a| a >= 1));
+        self.at_size(
+            path,
+            size,
+            "the file does not give (`KernelSpecification.ProblemSize`)",
+        )
+    }
+
+    /// The space at the problem size `size`: conditions over the problem size are taken at
+    /// it; without it (or an axis it lacks) they are left out, with a note saying `lacking`.
+    pub(crate) fn at_size(mut self, path: &Path, size: Option<Vec<i64>>, lacking: &str) -> T1Spec {
         let mut kept = Vec::with_capacity(self.restrictions.len());
         for mut r in std::mem::take(&mut self.restrictions) {
             let mut missing = false;
@@ -51,8 +61,7 @@ impl T1Spec {
             });
             if missing {
                 self.notes.push(format!(
-                    "{}: the condition `{r}` names a problem size the file does not give \
-                     (`KernelSpecification.ProblemSize`); left out",
+                    "{}: the condition `{r}` names a problem size {lacking}; left out",
                     path.display()
                 ));
             } else {

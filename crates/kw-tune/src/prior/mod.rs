@@ -30,6 +30,8 @@ use std::path::Path;
 pub struct PriorSource {
     /// Where it comes from, for notes: the file, and the device when known.
     pub label: String,
+    /// The device's name (empty when unknown).
+    pub device: String,
     /// The results.
     pub results: Vec<(Config, Option<f64>)>,
 }
@@ -52,6 +54,7 @@ impl PriorSource {
             .collect();
         PriorSource {
             label: labelled(path, &cache.device_name),
+            device: cache.device_name.clone(),
             results,
         }
     }
@@ -79,6 +82,7 @@ pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
             let device = log.header.device_name.unwrap_or_default();
             return Ok(vec![PriorSource {
                 label: labelled(path, &device),
+                device,
                 results,
             }]);
         }
@@ -115,6 +119,7 @@ pub fn wisdom_sources(path: &Path, wisdom: &WisdomFile) -> Vec<PriorSource> {
                     r.device.name,
                     size.join("x")
                 ),
+                device: r.device.name.clone(),
                 results: vec![(r.config.clone(), Some(score))],
             }
         })
@@ -187,6 +192,13 @@ pub struct TrustSettings {
     /// The prior's configurations in a row that do not improve the best so far after which
     /// the rest of them are not evaluated (0: all are). For experiments.
     pub stop: usize,
+    /// After the prior's configurations, up to this many adjacent neighbours (one parameter
+    /// one value away) of the best configuration so far in a row that do not improve it, told
+    /// as the prior's (0: none). For experiments.
+    pub local: usize,
+    /// The neighbours take the told strategy's turns, alternating with the blind design
+    /// (with `mix`), instead of coming first. For experiments.
+    pub local_mix: bool,
 }
 
 impl Default for PriorParams {
@@ -202,6 +214,8 @@ impl Default for PriorParams {
                 forget: true,
                 mix: true,
                 stop: 0,
+                local: 0,
+                local_mix: false,
             }),
             feature: false,
             agree: 0,
@@ -210,13 +224,34 @@ impl Default for PriorParams {
     }
 }
 
+/// [`TrustSettings::local`] for a prior that holds results of the device being tuned
+/// ([`PriorParams::for_device`]).
+pub const SAME_DEVICE_LOCAL: usize = 8;
+
 impl PriorParams {
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N`
+    /// The default settings for `sources` on the device named `device`: with a source of that
+    /// very device (its results at other problem sizes: wisdom, logs), the adjacent
+    /// neighbours of the best configuration so far are evaluated after the prior's own
+    /// ([`SAME_DEVICE_LOCAL`]). Online tuning at sizes nobody tuned gained most from it
+    /// (a one-value change, `KSPLIT=4` for 8, was the best at one GEMM size); with other
+    /// devices' priors alone it raised the means but cost the space whose prior is not its
+    /// optimum's basin more than the default (`docs/strategies.md`), so there it is off.
+    pub fn for_device(sources: &[PriorSource], device: &str) -> PriorParams {
+        let mut p = PriorParams::default();
+        let same = !device.is_empty() && sources.iter().any(|s| s.device == device);
+        if let (true, PriorShare::Trust(t)) = (same, &mut p.share) {
+            t.local = SAME_DEVICE_LOCAL;
+        }
+        p
+    }
+
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N`
     /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
     /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
         let mut stop = None;
+        let mut local = None;
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             let whole = || -> Result<usize, String> {
@@ -235,6 +270,8 @@ impl PriorParams {
                 "agreetake" => p.agree_take = v != "0",
                 "agree" => p.agree = whole()?,
                 "stop" => stop = Some(whole()?),
+                "local" => local = Some((whole()?, false)),
+                "localmix" => local = Some((whole()?, true)),
                 "share" => {
                     p.share = match v {
                         "blind" => PriorShare::Blind,
@@ -253,6 +290,8 @@ impl PriorParams {
                                 forget: !v.starts_with("trust"),
                                 mix: v.starts_with("mix"),
                                 stop: 0,
+                                local: 0,
+                                local_mix: false,
                             }),
                             _ => {
                                 return Err(format!(
@@ -264,17 +303,25 @@ impl PriorParams {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop)"
+                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local)"
                     ))
                 }
             }
         }
-        match (stop, &mut p.share) {
-            (Some(n), PriorShare::Trust(t)) => t.stop = n,
-            (Some(_), _) => {
-                return Err("`stop` applies to share=trustN, forgetN or mixN only".into())
+        for (key, value) in [("stop", stop.map(|n| (n, false))), ("local", local)] {
+            match (value, &mut p.share) {
+                (Some((n, _)), PriorShare::Trust(t)) if key == "stop" => t.stop = n,
+                (Some((n, mix)), PriorShare::Trust(t)) => {
+                    t.local = n;
+                    t.local_mix = mix;
+                }
+                (Some(_), _) => {
+                    return Err(format!(
+                        "`{key}` applies to share=trustN, forgetN or mixN only"
+                    ))
+                }
+                (None, _) => {}
             }
-            (None, _) => {}
         }
         Ok(p)
     }

@@ -12,7 +12,8 @@ use super::trust::Trust;
 use crate::evaluator::EvalResult;
 use crate::prior::{PriorShare, TrustSettings};
 use crate::strategy::Strategy;
-use kw_core::{space::Point, space::TuningSpace};
+use kw_core::rng::Rng;
+use kw_core::space::{Neighbourhood, Point, TuningSpace};
 use std::collections::HashSet;
 
 /// A strategy whose first proposals are a prior's configurations.
@@ -42,6 +43,8 @@ pub struct Seeded {
     /// ([`TrustSettings::stop`]).
     best: f64,
     prior_stale: usize,
+    /// [`TrustSettings::local`].
+    local: Local,
 }
 
 impl Seeded {
@@ -64,6 +67,10 @@ impl Seeded {
             (PriorShare::Trust(settings), Some(blind)) => Some(Trust::new(blind, settings)),
             _ => None,
         };
+        let local_left = match share {
+            PriorShare::Trust(t) => t.local,
+            _ => 0,
+        };
         let mut queue = prior;
         queue.reverse();
         Seeded {
@@ -80,6 +87,12 @@ impl Seeded {
             trust,
             best: f64::INFINITY,
             prior_stale: 0,
+            local: Local {
+                best_point: None,
+                left: local_left,
+                asked: HashSet::new(),
+                rng: Rng::new(0x10ca1),
+            },
         }
     }
 }
@@ -90,6 +103,48 @@ impl std::fmt::Debug for Seeded {
             .field("name", &self.name)
             .field("queue", &self.queue.len())
             .finish()
+    }
+}
+
+/// [`TrustSettings::local`]: adjacent neighbours of the best point so far, while they
+/// improve it.
+struct Local {
+    /// The best point so far.
+    best_point: Option<Point>,
+    /// Neighbour proposals left before one must improve the best point.
+    left: usize,
+    /// Neighbours proposed.
+    asked: HashSet<Point>,
+    rng: Rng,
+}
+
+impl Local {
+    /// A neighbour of the best point so far that is none of `seen`'s points; it joins
+    /// `prior` (its result is told as the prior's).
+    fn propose(
+        &mut self,
+        space: &TuningSpace,
+        seen: [&HashSet<Point>; 2],
+        prior: &mut HashSet<Point>,
+    ) -> Option<Point> {
+        if self.left == 0 {
+            return None;
+        }
+        let best = self.best_point.as_ref()?;
+        let fresh: Vec<Point> = space
+            .neighbours(best, Neighbourhood::Adjacent)
+            .into_iter()
+            .filter(|p| !prior.contains(p) && seen.iter().all(|s| !s.contains(p)))
+            .collect();
+        if fresh.is_empty() {
+            self.left = 0;
+            return None;
+        }
+        let p = fresh[self.rng.index(fresh.len())].clone();
+        self.left -= 1;
+        prior.insert(p.clone());
+        self.asked.insert(p.clone());
+        Some(p)
     }
 }
 
@@ -104,11 +159,30 @@ impl Strategy for Seeded {
                 return vec![p];
             }
         }
+        let local_mix = matches!(self.share, PriorShare::Trust(t) if t.local_mix);
+        let seen = [&self.told, &self.asked];
+        if !local_mix {
+            if let Some(p) = self.local.propose(space, seen, &mut self.prior) {
+                return vec![p];
+            }
+        }
+        let (local, prior) = (&mut self.local, &mut self.prior);
         let points = match &mut self.trust {
-            Some(t) => t.ask(&mut *self.inner, space, hint),
+            Some(t) => t.ask(
+                &mut *self.inner,
+                &mut || {
+                    local_mix
+                        .then(|| local.propose(space, seen, prior))
+                        .flatten()
+                },
+                space,
+                hint,
+            ),
             None => self.inner.ask(space, hint),
         };
-        self.asked.extend(points.iter().cloned());
+        // A neighbour (`local_mix`) is the prior's, not the strategy's own.
+        let own = points.iter().filter(|p| !self.local.asked.contains(*p));
+        self.asked.extend(own.cloned());
         points
     }
 
@@ -116,8 +190,14 @@ impl Strategy for Seeded {
         let first = self.told.insert(point.clone());
         let own = !self.prior.contains(point) || !first || self.asked.contains(point);
         let improved = matches!(result, Ok(v) if *v < self.best);
-        if let Ok(v) = result {
-            self.best = self.best.min(*v);
+        if let (Ok(v), true) = (result, improved) {
+            self.best = *v;
+            self.local.best_point = Some(point.clone());
+            if let PriorShare::Trust(t) = self.share {
+                if self.local.asked.contains(point) {
+                    self.local.left = t.local;
+                }
+            }
         }
         if let PriorShare::Trust(TrustSettings { stop, .. }) = self.share {
             if !own && stop > 0 {

@@ -68,6 +68,7 @@ impl Trust {
     pub(super) fn ask(
         &mut self,
         told: &mut dyn Strategy,
+        local: &mut dyn FnMut() -> Option<Point>,
         space: &TuningSpace,
         hint: usize,
     ) -> Vec<Point> {
@@ -75,6 +76,11 @@ impl Trust {
             self.blind_turn = !self.blind_turn;
             !self.blind_turn
         };
+        if !design_turn {
+            if let Some(p) = local() {
+                return vec![p];
+            }
+        }
         if !(self.switched() || design_turn) {
             return told.ask(space, hint);
         }

@@ -56,7 +56,7 @@ pub struct SimulateArgs {
     /// (leave-one-device-out), as with --prior.
     #[arg(long, requires = "suite", conflicts_with = "prior")]
     pub prior_family: bool,
-    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N`
+    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N`
     /// (docs/strategies.md); several give one row each (`NAME+prior(SETTINGS)`). Default: the
     /// chosen settings.
     #[arg(long)]
@@ -76,8 +76,9 @@ pub struct SimulateArgs {
 pub struct Run {
     /// The strategy.
     pub name: String,
-    /// Prior settings, when seeded by the prior.
-    pub prior: Option<PriorParams>,
+    /// Prior settings, when seeded by the prior (`None` inside: the chosen ones,
+    /// [`PriorParams::for_device`]).
+    pub prior: Option<Option<PriorParams>>,
     /// The row's label.
     pub label: String,
 }
@@ -103,14 +104,14 @@ impl SimulateArgs {
 
     /// Every strategy without and with the prior (when given; see [`SimulateArgs::prior`]).
     pub fn runs(&self) -> Result<Vec<Run>> {
-        let mut settings: Vec<(PriorParams, String)> = Vec::new();
+        let mut settings: Vec<(Option<PriorParams>, String)> = Vec::new();
         for text in &self.prior_settings {
             let p = PriorParams::parse(text)
                 .map_err(|m| anyhow::anyhow!("--prior-settings {text}: {m}"))?;
-            settings.push((p, format!("+prior({text})")));
+            settings.push((Some(p), format!("+prior({text})")));
         }
         if settings.is_empty() {
-            settings.push((PriorParams::default(), "+prior".to_string()));
+            settings.push((None, "+prior".to_string()));
         }
         if !self.has_prior() && !self.prior_settings.is_empty() {
             bail!("--prior-settings needs --prior or --prior-family");
@@ -171,17 +172,20 @@ pub fn load_priors(files: &[PathBuf]) -> Result<Vec<PriorSource>> {
     Ok(sources)
 }
 
-/// What seeds the runs of `settings` in `space` (nothing without settings); with `tell`,
-/// says on stderr how many results matched and what was ignored.
+/// What seeds the runs of `settings` in `space`, the space measured on `device` (nothing
+/// without settings; `Some(None)`: the chosen settings); with `tell`, says on stderr how
+/// many results matched and what was ignored.
 pub fn prior_points(
     sources: &[PriorSource],
     space: &kw_core::space::TuningSpace,
-    settings: Option<PriorParams>,
+    device: &str,
+    settings: Option<Option<PriorParams>>,
     tell: bool,
 ) -> Seeding {
     let Some(settings) = settings else {
         return Seeding::default();
     };
+    let settings = settings.unwrap_or_else(|| PriorParams::for_device(sources, device));
     let mapped = prior::map(sources, space, settings);
     if tell {
         eprintln!(

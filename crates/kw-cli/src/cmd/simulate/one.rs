@@ -14,6 +14,9 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
     let sim = Simulation::load(&cache, restrictions)
         .with_context(|| format!("loading the simulation of {}", cache.display()))?;
+    for note in &sim.notes {
+        eprintln!("kw simulate: note: {note}");
+    }
     let runs = args.runs()?;
     let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let budgets = args.budgets()?;
@@ -21,7 +24,13 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let sources = load_priors(&args.prior)?;
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
     for run in &runs {
-        let points = prior_points(&sources, &sim.space, run.prior, true);
+        let points = prior_points(
+            &sources,
+            &sim.space,
+            &sim.cache.device_name,
+            run.prior,
+            true,
+        );
         for &budget in &budgets {
             let started = Instant::now();
             let mut result = benchmark_seeds(

@@ -42,6 +42,9 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         let started = Instant::now();
         let sim = Simulation::load(&entry.cache, entry.t1.as_deref())
             .with_context(|| format!("loading the simulation of {}", entry.cache.display()))?;
+        for note in &sim.notes {
+            eprintln!("kw simulate: note: {note}");
+        }
         let random = suite::random_curve(&sim, max);
         let prior_files: Vec<PathBuf> = if args.prior_family {
             all.iter()
@@ -53,7 +56,13 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         };
         let sources = load_priors(&prior_files)?;
         for run in &runs {
-            let points = prior_points(&sources, &sim.space, run.prior, false);
+            let points = prior_points(
+                &sources,
+                &sim.space,
+                &sim.cache.device_name,
+                run.prior,
+                false,
+            );
             let cells = suite::score(
                 &sim,
                 &random,

@@ -38,6 +38,10 @@ pub struct TuneArgs {
     /// Start the search from nothing: no prior, not even the wisdom of the same tuning key.
     #[arg(long)]
     pub(super) no_prior: bool,
+    /// How priors seed the search (as `kw simulate --prior-settings`, docs/strategies.md),
+    /// e.g. `local=8`. Default: the chosen settings.
+    #[arg(long, value_name = "SETTINGS", conflicts_with = "no_prior")]
+    pub(super) prior_settings: Option<String>,
     /// The strategy's seed.
     #[arg(long, default_value_t = 0)]
     pub(super) seed: u64,

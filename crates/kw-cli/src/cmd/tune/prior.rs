@@ -8,11 +8,24 @@ use kw_core::space::TuningSpace;
 use kw_core::wisdom::{find_wisdom_files, WisdomFile};
 use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 
-/// What seeds the search of `tuning_key` in `space`; says on stderr what was used.
-pub(super) fn seeding(args: &TuneArgs, tuning_key: &str, space: &TuningSpace) -> Result<Seeding> {
+/// What seeds the search of `tuning_key` in `space` on the device named `device`; says on
+/// stderr what was used.
+pub(super) fn seeding(
+    args: &TuneArgs,
+    tuning_key: &str,
+    space: &TuningSpace,
+    device: &str,
+) -> Result<Seeding> {
     if args.no_prior {
         return Ok(Seeding::default());
     }
+    let settings = match &args.prior_settings {
+        Some(text) => Some(
+            PriorParams::parse(text)
+                .map_err(|m| anyhow::anyhow!("--prior-settings {text}: {m}"))?,
+        ),
+        None => None,
+    };
     let mut sources: Vec<PriorSource> = Vec::new();
     for file in &args.prior {
         sources.extend(prior::load(file).context("reading a prior (--prior)")?);
@@ -58,7 +71,8 @@ pub(super) fn seeding(args: &TuneArgs, tuning_key: &str, space: &TuningSpace) ->
     if sources.is_empty() {
         return Ok(Seeding::default());
     }
-    let mapped = prior::map(&sources, space, PriorParams::default());
+    let params = settings.unwrap_or_else(|| PriorParams::for_device(&sources, device));
+    let mapped = prior::map(&sources, space, params);
     eprintln!(
         "kw tune: prior: {} of {} earlier results ({} source(s)) match this space; {} configuration(s) evaluated first (--no-prior turns this off)",
         mapped.matched,
@@ -66,6 +80,14 @@ pub(super) fn seeding(args: &TuneArgs, tuning_key: &str, space: &TuningSpace) ->
         sources.len(),
         mapped.points.len()
     );
+    if let prior::PriorShare::Trust(t) = params.share {
+        if t.local > 0 {
+            eprintln!(
+                "kw tune: prior: then up to {} neighbours of the best configuration in a row that do not improve it",
+                t.local
+            );
+        }
+    }
     for note in &mapped.notes {
         eprintln!("kw tune: prior: note: {note}");
     }

@@ -59,6 +59,9 @@ fn a_warm_cache_retune_compiles_nothing_and_off_compiles_everything() {
     std::fs::create_dir_all(&dir).unwrap();
     let cache = dir.join("cache");
     let common = [
+        // The same configurations in every run: no prior (the first run's wisdom, this
+        // device's, would add the neighbours of its best to the next).
+        "--no-prior",
         "--strategy",
         "exhaustive",
         "--budget",

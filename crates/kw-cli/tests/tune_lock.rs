@@ -185,6 +185,9 @@ fn a_log_with_torn_lines_resumes_with_a_warning_and_loses_only_them() {
         "1",
         "--log",
         "run.jsonl",
+        // The resumed run searches as the first did: no prior (the first run's wisdom would
+        // add the neighbours of its best).
+        "--no-prior",
     ];
     let mut argv = vec!["tune", "--bundled", "vector_add:4096"];
     argv.extend(common);

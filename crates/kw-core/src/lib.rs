@@ -36,6 +36,7 @@
 pub mod backend;
 pub mod buffer;
 pub mod capture_meta;
+pub mod child_env;
 pub mod compile_cache;
 pub mod compile_spec;
 pub mod config;

@@ -14,9 +14,8 @@ fn check(cache: &str, t1: Option<&str>, expected: usize) {
     let file = CacheFile::load(&dir.join(cache)).unwrap();
     let restrictions = match t1 {
         Some(t1) => {
-            load_restrictions(&dir.join(t1), Some(&file.problem_size))
-                .unwrap()
-                .exprs
+            let size = (!file.problem_size.is_empty()).then_some(file.problem_size.as_slice());
+            load_restrictions(&dir.join(t1), size).unwrap().exprs
         }
         None => Vec::new(),
     };

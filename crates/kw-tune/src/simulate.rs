@@ -99,7 +99,9 @@ impl Simulation {
     /// the cache file's `problem_size`). What was left out is in [`Simulation::notes`].
     pub fn load(cache: &Path, restrictions: Option<&Path>) -> Result<Simulation, TuneError> {
         let cache = CacheFile::load(cache)?;
-        let size = (!cache.problem_size.is_empty()).then_some(cache.problem_size.as_slice());
+        // A size the cache does not give (or gives below 1 on an axis): the T1 file's own.
+        let ps = &cache.problem_size;
+        let size = (!ps.is_empty() && ps.iter().all(|&a| a >= 1)).then_some(ps.as_slice());
         let extra = match restrictions {
             Some(path) => load_restrictions(path, size)?,
             None => Restrictions::default(),

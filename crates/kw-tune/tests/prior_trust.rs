@@ -337,6 +337,62 @@ fn neighbours_of_the_best_climb_after_the_prior_while_they_improve() {
     );
 }
 
+/// `local=N` stops after N neighbours in a row that do not improve the best, though more
+/// are fresh; with neighbours asked ahead, those in flight count until their results come.
+#[test]
+fn the_climb_stops_after_local_misses_in_a_row() {
+    let values: HashMap<u32, f64> = [(20, 5.0)].into_iter().collect();
+    for (limit, neighbours) in [(1, 1), (2, 2)] {
+        let trust = TrustSettings {
+            local: limit,
+            ..settings(1, true, true)
+        };
+        let r = run_with(points([35, 36]), &values, trust, 4);
+        let tried: Vec<u32> = r.proposed[1..1 + neighbours].iter().map(|p| p[0]).collect();
+        assert!(
+            tried.iter().all(|x| [19, 21].contains(x)),
+            "local={limit}: {:?}",
+            r.proposed
+        );
+        assert_eq!(r.proposed[0], vec![20]);
+        assert_eq!(
+            r.proposed[1 + neighbours],
+            vec![35],
+            "local={limit}: {:?}",
+            r.proposed
+        );
+    }
+    // Asked ahead (no result yet): one neighbour in flight with `local=1`, then the told
+    // strategy's proposal, not a second neighbour.
+    let space = space();
+    let (told, blind) = (Told::default(), Told::default());
+    let inner = Scripted {
+        script: points([35, 36]),
+        told: told.clone(),
+        design: 3,
+    };
+    let fallback = Scripted {
+        script: points(0..3),
+        told: blind,
+        design: 3,
+    };
+    let trust = TrustSettings {
+        local: 1,
+        ..settings(1, true, true)
+    };
+    let mut seeded = Seeded::with_blind(
+        Box::new(inner),
+        Some(Box::new(fallback)),
+        points([20]),
+        PriorShare::Trust(trust),
+    );
+    let first = seeded.ask(&space, 1).pop().unwrap();
+    seeded.tell(&space, &first, &Ok(5.0));
+    let ahead: Vec<Point> = (0..2).flat_map(|_| seeded.ask(&space, 1)).collect();
+    assert!([vec![19], vec![21]].contains(&ahead[0]), "{ahead:?}");
+    assert_eq!(ahead[1], vec![35], "{ahead:?}");
+}
+
 /// Without `local` the told strategy proposes right after the prior.
 #[test]
 fn without_local_the_told_strategy_follows_the_prior() {

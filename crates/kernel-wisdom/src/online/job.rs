@@ -331,16 +331,18 @@ fn spawn_tune(
     share: f64,
 ) -> std::io::Result<Child> {
     let run = |program: &Path, prefix: &[&std::ffi::OsStr]| -> std::io::Result<Child> {
-        Command::new(program)
-            .args(prefix)
+        let mut cmd = Command::new(program);
+        cmd.args(prefix)
             .args(args)
             .current_dir(dir)
             .env_remove(super::TUNE_ENV)
             .env_remove(crate::CAPTURE_ENV)
             .stdin(Stdio::piped())
             .stdout(out.try_clone()?)
-            .stderr(out.try_clone()?)
-            .spawn()
+            .stderr(out.try_clone()?);
+        // The application's OpenCL platforms (an ICD loader cuts the list short in it).
+        kw_core::child_env::restore_icd_env(&mut cmd);
+        cmd.spawn()
     };
     // (A `kw` that does not exist is reported as such, not as `nice`'s failure.)
     if cfg!(unix) && kw.is_file() {

@@ -13,9 +13,10 @@ pub fn device() -> Option<Arc<dyn Device>> {
     opencl_device().map(|(_, d)| d)
 }
 
-/// The first OpenCL device (or the first OpenCL device that `KW_DEVICE` selects, e.g.
-/// `KW_DEVICE=NVIDIA` where PoCL and NVIDIA platforms are both installed) and its index over
-/// all backends (what `KW_DEVICE` takes).
+/// The first OpenCL device (a GPU where there is one: OpenCL GPUs are numbered before CPUs),
+/// or the first OpenCL device that `KW_DEVICE` selects (e.g. `KW_DEVICE=cpu` for PoCL where
+/// PoCL and NVIDIA platforms are both installed), and its index over all backends (what
+/// `KW_DEVICE` takes).
 pub fn opencl_device() -> Option<(usize, Arc<dyn Device>)> {
     let wanted = std::env::var(kernel_wisdom::DEVICE_ENV)
         .ok()

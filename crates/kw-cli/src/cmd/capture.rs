@@ -222,6 +222,7 @@ fn capture_t1_in_child(
     if let Some(c) = reference {
         cmd.env(T1_REFERENCE_ENV, serde_json::to_string(c)?);
     }
+    kw_core::child_env::restore_icd_env(&mut cmd);
     cmd.arg("--").arg(file);
     let what = match reference {
         Some(c) => format!("the reference configuration {{{c}}}"),

@@ -103,6 +103,8 @@ impl Worker {
         if gentle > 0 {
             cmd.env("KW_GENTLE_CHUNK", gentle.to_string());
         }
+        // The OpenCL platforms this process started with (an ICD loader cuts the list short).
+        kw_core::child_env::restore_icd_env(&mut cmd);
         #[cfg(unix)]
         {
             // Its own process group: the terminal's Ctrl-C goes to `kw tune` only, which then

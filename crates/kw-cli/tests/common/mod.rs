@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The index of the first OpenCL device (chosen explicitly: on a GPU machine device 0 may be
-/// CUDA); `None` (after saying so) without one.
+/// CUDA; the first OpenCL device is a GPU where there is one, PoCL in CI); `None` (after
+/// saying so) without one.
 pub fn opencl_index() -> Option<usize> {
     let found = list_devices().ok().and_then(|l| {
         l.into_iter()

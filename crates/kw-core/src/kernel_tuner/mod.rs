@@ -166,8 +166,9 @@ pub struct Restrictions {
 
 /// Restrictions from a JSON file: an array of expression strings, or a T1 file (its
 /// `Conditions`). A T1 condition over the problem size (`ProblemSize[i]`) is taken at `size`
-/// (the size of the results it restricts, e.g. a cache file's `problem_size`), else at the
-/// T1 file's own `ProblemSize`; left out, with a note, when neither gives that axis.
+/// when given (the size of the results it restricts, e.g. a cache file's `problem_size`),
+/// else at the T1 file's own `ProblemSize`; left out, with a note, when the size taken has
+/// no such axis.
 pub fn load_restrictions(path: &Path, size: Option<&[i64]>) -> Result<Restrictions, KtError> {
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;

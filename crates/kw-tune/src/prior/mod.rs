@@ -245,7 +245,7 @@ impl PriorParams {
         p
     }
 
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N`
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N`
     /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
     /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
@@ -303,7 +303,7 @@ impl PriorParams {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local)"
+                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local, localmix)"
                     ))
                 }
             }

@@ -67,7 +67,7 @@ impl Seeded {
             (PriorShare::Trust(settings), Some(blind)) => Some(Trust::new(blind, settings)),
             _ => None,
         };
-        let local_left = match share {
+        let local = match share {
             PriorShare::Trust(t) => t.local,
             _ => 0,
         };
@@ -87,12 +87,7 @@ impl Seeded {
             trust,
             best: f64::INFINITY,
             prior_stale: 0,
-            local: Local {
-                best_point: None,
-                left: local_left,
-                asked: HashSet::new(),
-                rng: Rng::new(0x10ca1),
-            },
+            local: Local::new(local),
         }
     }
 }
@@ -107,27 +102,47 @@ impl std::fmt::Debug for Seeded {
 }
 
 /// [`TrustSettings::local`]: adjacent neighbours of the best point so far, while they
-/// improve it.
+/// improve it. Counted by results, not proposals: with proposals asked ahead (`kw tune`'s
+/// lookahead) the neighbours in flight count as misses until their results come.
 struct Local {
+    /// The most results in a row that do not improve the best point (0: off).
+    limit: usize,
     /// The best point so far.
     best_point: Option<Point>,
-    /// Neighbour proposals left before one must improve the best point.
-    left: usize,
-    /// Neighbours proposed.
+    /// Neighbour results in a row that did not improve it.
+    misses: usize,
+    /// Neighbours proposed whose results have not come.
+    in_flight: HashSet<Point>,
+    /// Every neighbour proposed.
     asked: HashSet<Point>,
+    /// No neighbour is proposed any more.
+    done: bool,
     rng: Rng,
 }
 
 impl Local {
+    fn new(limit: usize) -> Local {
+        Local {
+            limit,
+            best_point: None,
+            misses: 0,
+            in_flight: HashSet::new(),
+            asked: HashSet::new(),
+            done: limit == 0,
+            rng: Rng::new(0x10ca1),
+        }
+    }
+
     /// A neighbour of the best point so far that is none of `seen`'s points; it joins
-    /// `prior` (its result is told as the prior's).
+    /// `prior` (its result is told as the prior's). `None` when the climb is over, or waits
+    /// for results in flight.
     fn propose(
         &mut self,
         space: &TuningSpace,
         seen: [&HashSet<Point>; 2],
         prior: &mut HashSet<Point>,
     ) -> Option<Point> {
-        if self.left == 0 {
+        if self.done || self.misses + self.in_flight.len() >= self.limit {
             return None;
         }
         let best = self.best_point.as_ref()?;
@@ -137,14 +152,29 @@ impl Local {
             .filter(|p| !prior.contains(p) && seen.iter().all(|s| !s.contains(p)))
             .collect();
         if fresh.is_empty() {
-            self.left = 0;
+            // Every neighbour of the best is known: the climb is over, unless one in
+            // flight moves the best.
+            self.done = self.in_flight.is_empty();
             return None;
         }
         let p = fresh[self.rng.index(fresh.len())].clone();
-        self.left -= 1;
         prior.insert(p.clone());
         self.asked.insert(p.clone());
+        self.in_flight.insert(p.clone());
         Some(p)
+    }
+
+    /// A result: a new best moves the climb there; a neighbour's result counts.
+    fn tell(&mut self, point: &Point, improved: bool) {
+        if improved {
+            self.best_point = Some(point.clone());
+        }
+        if self.in_flight.remove(point) {
+            self.misses = if improved { 0 } else { self.misses + 1 };
+            if self.misses >= self.limit {
+                self.done = true;
+            }
+        }
     }
 }
 
@@ -167,13 +197,15 @@ impl Strategy for Seeded {
             }
         }
         let (local, prior) = (&mut self.local, &mut self.prior);
+        let mut neighbour = None;
         let points = match &mut self.trust {
             Some(t) => t.ask(
                 &mut *self.inner,
                 &mut || {
-                    local_mix
+                    neighbour = local_mix
                         .then(|| local.propose(space, seen, prior))
-                        .flatten()
+                        .flatten();
+                    neighbour.clone()
                 },
                 space,
                 hint,
@@ -181,7 +213,7 @@ impl Strategy for Seeded {
             None => self.inner.ask(space, hint),
         };
         // A neighbour (`local_mix`) is the prior's, not the strategy's own.
-        let own = points.iter().filter(|p| !self.local.asked.contains(*p));
+        let own = points.iter().filter(|p| neighbour.as_ref() != Some(*p));
         self.asked.extend(own.cloned());
         points
     }
@@ -192,13 +224,8 @@ impl Strategy for Seeded {
         let improved = matches!(result, Ok(v) if *v < self.best);
         if let (Ok(v), true) = (result, improved) {
             self.best = *v;
-            self.local.best_point = Some(point.clone());
-            if let PriorShare::Trust(t) = self.share {
-                if self.local.asked.contains(point) {
-                    self.local.left = t.local;
-                }
-            }
         }
+        self.local.tell(point, improved);
         if let PriorShare::Trust(TrustSettings { stop, .. }) = self.share {
             if !own && stop > 0 {
                 self.prior_stale = if improved { 0 } else { self.prior_stale + 1 };

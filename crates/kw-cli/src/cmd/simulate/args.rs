@@ -56,7 +56,7 @@ pub struct SimulateArgs {
     /// (leave-one-device-out), as with --prior.
     #[arg(long, requires = "suite", conflicts_with = "prior")]
     pub prior_family: bool,
-    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N`
+    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|extra|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N`
     /// (docs/strategies.md); several give one row each (`NAME+prior(SETTINGS)`). Default: the
     /// chosen settings.
     #[arg(long)]
@@ -187,6 +187,13 @@ pub fn prior_points(
     };
     let settings = settings.unwrap_or_else(|| PriorParams::for_device(sources, device));
     let mapped = prior::map(sources, space, settings);
+    let local = match settings.share {
+        prior::PriorShare::Trust(t) if !mapped.points.is_empty() => t.local,
+        _ => 0,
+    };
+    if local > 0 && settings == PriorParams::for_device(sources, device) {
+        eprintln!("prior: {device} is among the prior's devices: then up to {local} neighbours of the best configuration in a row that do not improve it");
+    }
     if tell {
         eprintln!(
             "prior: {} of {} results match this space; {} configurations evaluated first",

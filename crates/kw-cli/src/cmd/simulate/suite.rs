@@ -38,12 +38,16 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
     let seeds: Vec<u64> = (args.first_seed..args.first_seed + args.seeds).collect();
     let max = budgets.last().copied().unwrap_or(1) as usize;
     let mut rows: Vec<Row> = Vec::new();
+    // Notes of a T1 file shared by a family, said once.
+    let mut said: std::collections::HashSet<String> = std::collections::HashSet::new();
     for entry in &entries {
         let started = Instant::now();
         let sim = Simulation::load(&entry.cache, entry.t1.as_deref())
             .with_context(|| format!("loading the simulation of {}", entry.cache.display()))?;
         for note in &sim.notes {
-            eprintln!("kw simulate: note: {note}");
+            if said.insert(note.clone()) {
+                eprintln!("kw simulate: note: {note}");
+            }
         }
         let random = suite::random_curve(&sim, max);
         let prior_files: Vec<PathBuf> = if args.prior_family {

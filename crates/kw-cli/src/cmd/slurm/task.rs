@@ -121,8 +121,10 @@ pub fn run(shared: &Path, given: Option<usize>) -> Result<()> {
         std::env::var("CUDA_VISIBLE_DEVICES")
             .unwrap_or_else(|_| "all (CUDA_VISIBLE_DEVICES unset)".into())
     );
-    let status = std::process::Command::new(&kw)
-        .args(&args)
+    let mut cmd = std::process::Command::new(&kw);
+    cmd.args(&args);
+    kw_core::child_env::restore_icd_env(&mut cmd);
+    let status = cmd
         .status()
         .with_context(|| format!("running {}", kw.display()))?;
     if !status.success() {

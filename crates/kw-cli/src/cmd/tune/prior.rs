@@ -69,6 +69,9 @@ pub(super) fn seeding(
         .cloned()
         .collect();
     if sources.is_empty() {
+        if let Some(text) = &args.prior_settings {
+            eprintln!("kw tune: prior: no earlier results of {tuning_key} found; --prior-settings {text} has nothing to seed");
+        }
         return Ok(Seeding::default());
     }
     let params = settings.unwrap_or_else(|| PriorParams::for_device(&sources, device));
@@ -81,7 +84,7 @@ pub(super) fn seeding(
         mapped.points.len()
     );
     if let prior::PriorShare::Trust(t) = params.share {
-        if t.local > 0 {
+        if t.local > 0 && !mapped.points.is_empty() {
             eprintln!(
                 "kw tune: prior: then up to {} neighbours of the best configuration in a row that do not improve it",
                 t.local

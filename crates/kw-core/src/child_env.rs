@@ -1,0 +1,145 @@
+//! The environment a child process must get back from this one.
+//!
+//! An OpenCL ICD loader (the one CUDA 13 ships in `/usr/local/cuda/lib64`) splits
+//! `OCL_ICD_FILENAMES` in place (`strtok`) when it first loads: from then on this process's
+//! own environment holds only the first file of the list (`libpocl.so.2:libnvidia-opencl.so.1`
+//! reads `libpocl.so.2`), and a child spawned afterwards (`kw tune`'s evaluation worker, the
+//! T1 reference child, an online job's `kw tune`) loads only that platform. Measured on the
+//! H100 machine: `kw tune` opened NVIDIA's OpenCL device and its worker could not find it.
+//! [`restore_icd_env`] gives a child the values this process started with, rebuilt from
+//! `/proc/self/environ`, where the split left the list's other words as entries of their own.
+
+use std::ffi::OsString;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The ICD loader's variables whose values are lists split in place.
+pub const ICD_LIST_VARIABLES: [&str; 2] = ["OCL_ICD_FILENAMES", "OCL_ICD_VENDORS"];
+
+/// Sets on `cmd` each ICD loader variable whose value in this process was cut short by the
+/// loader (see the module's documentation) to the value the process started with. Decided
+/// at each call: the loader may cut the list after an earlier child was spawned.
+pub fn restore_icd_env(cmd: &mut Command) {
+    for (name, original) in originals() {
+        if cut_short(original, std::env::var_os(name).as_ref()) {
+            cmd.env(name, original);
+        }
+    }
+}
+
+/// The values the process started with, [`rejoined`] from `/proc/self/environ` (read once:
+/// the loader's split leaves that image readable either way).
+fn originals() -> &'static [(&'static str, OsString)] {
+    static ORIGINALS: OnceLock<Vec<(&'static str, OsString)>> = OnceLock::new();
+    ORIGINALS.get_or_init(|| {
+        let Ok(environ) = std::fs::read("/proc/self/environ") else {
+            return Vec::new();
+        };
+        ICD_LIST_VARIABLES
+            .into_iter()
+            .filter_map(|name| Some((name, rejoined(&environ, name)?)))
+            .collect()
+    })
+}
+
+/// Whether `now` is a shorter start of the list `original` (its first words).
+fn cut_short(original: &OsString, now: Option<&OsString>) -> bool {
+    let Some(now) = now else {
+        return false;
+    };
+    let (o, n) = (original.as_encoded_bytes(), now.as_encoded_bytes());
+    o.len() > n.len() && o.starts_with(n) && o[n.len()] == b':'
+}
+
+/// For each of [`ICD_LIST_VARIABLES`]: its value rejoined from `environ` (a
+/// `/proc/PID/environ` image) when the present value (`current`) is a shorter start of it.
+pub fn to_restore(
+    environ: &[u8],
+    current: impl Fn(&str) -> Option<OsString>,
+) -> Vec<(&'static str, OsString)> {
+    ICD_LIST_VARIABLES
+        .into_iter()
+        .filter_map(|name| {
+            let original = rejoined(environ, name)?;
+            cut_short(&original, current(name).as_ref()).then_some((name, original))
+        })
+        .collect()
+}
+
+/// The value of `name` in `environ` (NUL-separated `NAME=VALUE` entries), with the entries
+/// without `=` that follow it joined back with `:` (what an in-place split left of its list).
+pub fn rejoined(environ: &[u8], name: &str) -> Option<OsString> {
+    let mut entries = environ.split(|&b| b == 0);
+    let prefix = [name.as_bytes(), b"="].concat();
+    let first = entries.by_ref().find(|e| e.starts_with(&prefix))?;
+    let mut value = first[prefix.len()..].to_vec();
+    for e in entries {
+        if e.is_empty() || e.contains(&b'=') {
+            break;
+        }
+        value.push(b':');
+        value.extend_from_slice(e);
+    }
+    Some(bytes_to_os(value))
+}
+
+#[cfg(unix)]
+fn bytes_to_os(bytes: Vec<u8>) -> OsString {
+    use std::os::unix::ffi::OsStringExt;
+    OsString::from_vec(bytes)
+}
+
+#[cfg(not(unix))]
+fn bytes_to_os(bytes: Vec<u8>) -> OsString {
+    OsString::from(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `/proc/self/environ` after the loader split `OCL_ICD_FILENAMES` in place.
+    const SPLIT: &[u8] =
+        b"HOME=/root\0OCL_ICD_FILENAMES=libpocl.so.2\0libnvidia-opencl.so.1\0libx.so\0PATH=/bin\0";
+
+    #[test]
+    fn a_list_split_in_place_is_rejoined() {
+        assert_eq!(
+            rejoined(SPLIT, "OCL_ICD_FILENAMES").unwrap(),
+            "libpocl.so.2:libnvidia-opencl.so.1:libx.so"
+        );
+        assert_eq!(rejoined(SPLIT, "HOME").unwrap(), "/root");
+        assert_eq!(rejoined(SPLIT, "OCL_ICD_VENDORS"), None);
+        // The last entry, and a variable whose name only starts the same.
+        assert_eq!(rejoined(b"A=1\0B=x\0y", "B").unwrap(), "x:y");
+        assert_eq!(
+            rejoined(b"OCL_ICD_FILENAMES_X=1\0", "OCL_ICD_FILENAMES"),
+            None
+        );
+    }
+
+    #[test]
+    fn only_a_value_cut_short_is_restored() {
+        let now =
+            |v: &'static str| move |name: &str| (name == "OCL_ICD_FILENAMES").then(|| v.into());
+        // Cut short by the loader: restored.
+        assert_eq!(
+            to_restore(SPLIT, now("libpocl.so.2")),
+            vec![(
+                "OCL_ICD_FILENAMES",
+                OsString::from("libpocl.so.2:libnvidia-opencl.so.1:libx.so")
+            )]
+        );
+        // Intact, changed by the program itself, or unset since: left alone.
+        for present in [
+            "libpocl.so.2:libnvidia-opencl.so.1:libx.so",
+            "libother.so",
+            "libpocl.so",
+        ] {
+            assert!(to_restore(SPLIT, now(present)).is_empty(), "{present}");
+        }
+        assert!(to_restore(SPLIT, |_| None).is_empty());
+        // Never split (one file): nothing to do.
+        assert!(to_restore(b"OCL_ICD_FILENAMES=libpocl.so.2\0", now("libpocl.so.2")).is_empty());
+    }
+}

@@ -232,7 +232,7 @@ fn captures_are_written_when_the_process_exits() {
     }
     let dir = std::env::temp_dir().join(format!("kw-attach-exit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    let out = kw_core::child_env::command(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "child_exits_abruptly",

@@ -13,7 +13,7 @@ use kw_capture::Capture;
 use kw_core::capture_meta::CaptureMetadata;
 use kw_core::{scalar::ScalarType, value::Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const CHILD_ENV: &str = "KW_CAPTURE_E2E_CHILD";
 
@@ -36,7 +36,7 @@ fn child_app() {
 /// the OpenCL one.
 fn run_child(vars: &[(&str, &str)]) -> Output {
     let (index, _) = common::opencl_device().expect("an OpenCL device (checked by the caller)");
-    let mut cmd = Command::new(std::env::current_exe().expect("test binary path"));
+    let mut cmd = kw_core::child_env::command(std::env::current_exe().expect("test binary path"));
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, "1")
         .env(kernel_wisdom::DEVICE_ENV, index.to_string());

@@ -10,7 +10,6 @@ use kw_core::wisdom::{
     add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
 };
 use std::path::Path;
-use std::process::Command;
 
 const CHILD_ENV: &str = "KW_CAPTURE_SKIP_SAID_CHILD";
 
@@ -70,7 +69,7 @@ fn a_capture_not_made_because_of_exact_wisdom_is_said_once() {
         ReplacePolicy::Always,
     )
     .unwrap();
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = kw_core::child_env::command(std::env::current_exe().unwrap())
         .args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
         .current_dir(&root)
         .env(CHILD_ENV, &root)

@@ -11,7 +11,6 @@ use kw_core::wisdom::{
     add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
 };
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const CHILD_ENV: &str = "KW_DIAGNOSTICS_CHILD";
 
@@ -68,7 +67,7 @@ fn write_stale(
 
 fn run_child(root: &Path, level: Option<&str>) -> String {
     let (index, _) = common::opencl_device().unwrap();
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut cmd = kw_core::child_env::command(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
         .current_dir(root)
         .env(CHILD_ENV, root)

@@ -1,4 +1,4 @@
-//! Runtime selection on PoCL: records in a wisdom directory pick the configuration per
+//! Runtime selection on the first OpenCL device (PoCL in CI): records in a wisdom directory pick the configuration per
 //! problem size; stale records and corrupt files never stop the kernel from launching.
 
 mod common;
@@ -56,7 +56,7 @@ fn records_select_per_problem_size_and_launch_correctly() {
     let space = probe.space().clone();
     for r in [
         record(&info, &info.name, &space, 1000, 64, 2),
-        record(&info, &info.name, &space, 100_000, 128, 4),
+        record(&info, &info.name, &space, 1_000_000, 128, 4),
         record(&info, "Some Other Device", &space, 5000, 32, 8),
     ] {
         add_record(&dir, "vector_add", r, ReplacePolicy::IfBetter).unwrap();
@@ -77,15 +77,16 @@ fn records_select_per_problem_size_and_launch_correctly() {
             .get("block_size_x"),
         Some(&Value::Int(64))
     );
-    // Step 2: nearest size on this device (50,000 is nearer 100,000 than 1,000 on a log scale).
-    assert_eq!(kernel.choice(&[50_000]).step, Step::DeviceNearestSize);
-    run(&kernel, 50_000);
-    let cfg = kernel.config_for(&[50_000, 1, 1]).unwrap();
+    // Step 2: nearest size on this device (500,000 is nearer 1,000,000 than 1,000 on a log
+    // scale; its 977 blocks fill a GPU too, so the fill rule keeps it on any device).
+    assert_eq!(kernel.choice(&[500_000]).step, Step::DeviceNearestSize);
+    run(&kernel, 500_000);
+    let cfg = kernel.config_for(&[500_000, 1, 1]).unwrap();
     assert_eq!(cfg.get("elems_per_thread"), Some(&Value::Int(4)));
     // A new problem size may select another configuration than the first launch's.
     assert_ne!(
         kernel.config_for(&[1000, 1, 1]),
-        kernel.config_for(&[50_000, 1, 1])
+        kernel.config_for(&[500_000, 1, 1])
     );
 }
 

@@ -14,7 +14,7 @@
 //! (`tools/setup.sh` installs them).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
 const POCL: &str = "Portable Computing Language";
@@ -43,7 +43,7 @@ fn build_dir() -> PathBuf {
 }
 
 fn have(tool: &str) -> bool {
-    Command::new(tool)
+    kw_core::child_env::command(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
@@ -99,7 +99,7 @@ fn built() -> &'static Built {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         let prefix = root.join("prefix");
-        let out = Command::new(repo().join("tools/install-capi.sh"))
+        let out = kw_core::child_env::command(repo().join("tools/install-capi.sh"))
             .arg(&prefix)
             .arg("--from")
             .arg(lib_dir())
@@ -107,7 +107,7 @@ fn built() -> &'static Built {
             .expect("running tools/install-capi.sh");
         check(&out, "tools/install-capi.sh");
         let bin = root.join("build");
-        let out = Command::new("cmake")
+        let out = kw_core::child_env::command("cmake")
             .arg("-S")
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c"))
             .arg("-B")
@@ -117,7 +117,7 @@ fn built() -> &'static Built {
             .output()
             .expect("running cmake");
         check(&out, "cmake configure");
-        let out = Command::new("cmake")
+        let out = kw_core::child_env::command("cmake")
             .arg("--build")
             .arg(&bin)
             .args(["-j", "2"])
@@ -139,7 +139,7 @@ fn kw_bin() -> PathBuf {
     let kw = build_dir().join("kw");
     if !kw.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
+        let out = kw_core::child_env::command(cargo)
             .current_dir(repo())
             .args(["build", "-p", "kw-cli", "--bin", "kw"])
             .output()
@@ -151,7 +151,7 @@ fn kw_bin() -> PathBuf {
 
 /// Runs a test program in `dir` with a clean kernel-wisdom environment plus `vars`.
 fn run(program: &Path, args: &[&str], dir: &Path, vars: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(program);
+    let mut cmd = kw_core::child_env::command(program);
     cmd.args(args)
         .current_dir(dir)
         .env("KW_TEST_PLATFORM", POCL);
@@ -242,7 +242,7 @@ fn capture_tune_select(program: &str) {
     assert!(String::from_utf8_lossy(&out.stderr).contains("capture written:"));
 
     // 3. Tune it.
-    let out = Command::new(kw_bin())
+    let out = kw_core::child_env::command(kw_bin())
         .current_dir(&dir)
         .arg("tune")
         .arg(&files[0])
@@ -360,7 +360,7 @@ fn static_library_and_pkg_config() {
         return;
     }
     let pc_path = b.prefix.join("lib/pkgconfig");
-    let flags = Command::new("pkg-config")
+    let flags = kw_core::child_env::command("pkg-config")
         .args(["--cflags", "--libs", "kernel_wisdom"])
         .env("PKG_CONFIG_PATH", &pc_path)
         .output()
@@ -370,7 +370,7 @@ fn static_library_and_pkg_config() {
     assert!(flags.contains("-lkernel_wisdom"), "{flags}");
     let exe = b.root.join("vector_add_pkg_config");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/vector_add.c");
-    let out = Command::new("cc")
+    let out = kw_core::child_env::command("cc")
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o"])
         .arg(&exe)
         .arg(&src)
@@ -383,7 +383,10 @@ fn static_library_and_pkg_config() {
     let out = run(&exe, &[kernel, "1234"], &b.root, &[]);
     check(&out, "vector_add_pkg_config");
     assert_eq!(report(&out, "wrong"), "0");
-    let needed = Command::new("readelf").arg("-d").arg(&exe).output();
+    let needed = kw_core::child_env::command("readelf")
+        .arg("-d")
+        .arg(&exe)
+        .output();
     if let Ok(o) = needed {
         let text = String::from_utf8_lossy(&o.stdout);
         assert!(text.contains("libkernel_wisdom.so.0"), "{text}");

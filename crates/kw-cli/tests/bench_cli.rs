@@ -4,10 +4,8 @@
 //! saying why; nbody: GFLOP/s against the FP32 peak measured in the same run); an unknown
 //! kernel is refused by name.
 
-use std::process::Command;
-
 fn kw(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .args(args)
         .env("KW_DEVICE", "pthread")
         .output()

@@ -4,13 +4,13 @@
 
 use kw_capture::{write_capture, CaptureBuffer};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// Runs `kw args` with stdout (or stderr) a pipe nobody reads; returns its status and stderr.
 fn run_into_closed_pipe(args: &[&str], pipe_stderr: bool) -> (std::process::ExitStatus, String) {
     let (reader, writer) = std::io::pipe().expect("pipe");
     drop(reader);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kw"));
+    let mut cmd = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"));
     cmd.args(args).stdin(Stdio::null());
     if pipe_stderr {
         cmd.stderr(writer).stdout(Stdio::null());
@@ -66,7 +66,7 @@ fn printing_commands_end_quietly_when_the_reader_goes_away() {
     let file = write_test_capture(&dir);
     let d = dir.to_str().unwrap();
     // The file really is readable: the same command into a pipe that is read succeeds.
-    let ok = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let ok = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .args(["capture", "show", &file])
         .output()
         .unwrap();

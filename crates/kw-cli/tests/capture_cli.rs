@@ -2,10 +2,9 @@
 
 use kw_capture::{write_capture, CaptureBuffer};
 use std::path::Path;
-use std::process::Command;
 
 fn kw(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .args(args)
         .output()
         .expect("run kw");

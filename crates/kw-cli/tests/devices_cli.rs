@@ -2,7 +2,6 @@
 //! the compile cache and wisdom directories in use (issue 30).
 
 use kernel_wisdom::list_devices;
-use std::process::Command;
 
 #[test]
 fn kw_devices_lists_every_device_with_its_exact_name() {
@@ -12,7 +11,7 @@ fn kw_devices_lists_every_device_with_its_exact_name() {
         return;
     }
     let cache = std::env::temp_dir().join(format!("kw-devices-cache-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .arg("devices")
         .env("KW_CACHE_DIR", &cache)
         .env("KW_WISDOM_PATH", "/nonexistent-kw-wisdom")
@@ -37,7 +36,7 @@ fn kw_devices_lists_every_device_with_its_exact_name() {
         "{text}"
     );
     assert!(text.contains("/nonexistent-kw-wisdom (missing)"), "{text}");
-    let json = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let json = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .args(["devices", "--json"])
         .output()
         .unwrap();

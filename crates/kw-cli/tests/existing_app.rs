@@ -15,7 +15,7 @@ mod app;
 mod cuda_app;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const CHILD_ENV: &str = "KW_EXISTING_APP_CHILD";
 
@@ -54,7 +54,7 @@ fn run_app(dir: &Path, vars: &[(&str, &str)]) -> (String, String) {
 }
 
 fn run_child(dir: &Path, which: &str, vars: &[(&str, &str)]) -> (String, String) {
-    let mut cmd = Command::new(std::env::current_exe().expect("test binary path"));
+    let mut cmd = kw_core::child_env::command(std::env::current_exe().expect("test binary path"));
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
@@ -183,7 +183,7 @@ fn instrumented_opencl_app_capture_tune_select() {
     }
 
     // 4. Tune it.
-    let out = Command::new(kw_bin())
+    let out = kw_core::child_env::command(kw_bin())
         .current_dir(&dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))
@@ -262,7 +262,7 @@ fn instrumented_cudarc_app_capture_tune_select() {
     );
     let files = captures(&cap_dir);
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
-    let out = Command::new(kw_bin())
+    let out = kw_core::child_env::command(kw_bin())
         .current_dir(&dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))

@@ -9,7 +9,7 @@ use kernel_wisdom::{list_devices, open_device, DeviceSelector, KernelBuilder, So
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::{device::BackendKind, kernel_def::KernelDef};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 mod common;
 use common::{opencl_index, quick};
@@ -71,7 +71,7 @@ fn kw_bin() -> PathBuf {
 }
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    Command::new(kw_bin())
+    kw_core::child_env::command(kw_bin())
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))
@@ -249,7 +249,7 @@ fn ctrl_c_stops_a_hung_evaluation() {
         return;
     };
     let idx = index.to_string();
-    let child = Command::new(kw_bin())
+    let child = kw_core::child_env::command(kw_bin())
         .current_dir(&dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))
@@ -282,7 +282,10 @@ fn ctrl_c_stops_a_hung_evaluation() {
     }
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let pid = child.id().to_string();
-    let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let status = kw_core::child_env::command("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -221,7 +221,7 @@ fn temp(name: &str) -> PathBuf {
 
 /// The child process, with a clean `KW_*` environment plus `vars`.
 fn child(dir: &Path, role: &str, vars: &[(&str, String)]) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut cmd = kw_core::child_env::command(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
         .current_dir(dir);
     for (k, _) in std::env::vars() {

@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
     let out = common::kw_in(dir).args(args).output().expect("running kw");
@@ -159,7 +159,7 @@ fn a_report_opens_in_a_headless_browser_with_every_figure_drawn() {
         .replacen("</body>", &format!("{PROBE_END}</body>"), 1);
     let page = dir.join("rep/probed.html");
     std::fs::write(&page, probed).unwrap();
-    let shown = Command::new(&browser)
+    let shown = kw_core::child_env::command(&browser)
         .args([
             "--headless",
             "--no-sandbox",

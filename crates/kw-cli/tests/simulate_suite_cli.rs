@@ -1,7 +1,6 @@
 //! `kw simulate --suite`: every space of a directory, per space, family and mean, as JSON.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The shared measured spaces (`../shared` relative to the workspace root), if present.
 fn shared_dir() -> Option<PathBuf> {
@@ -20,7 +19,7 @@ fn shared_dir() -> Option<PathBuf> {
 #[test]
 fn suite_scores_every_selected_space_with_a_mean() {
     let Some(dir) = shared_dir() else { return };
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .args(["simulate", "--suite"])
         .arg(&dir)
         .args([
@@ -62,7 +61,7 @@ fn suite_scores_every_selected_space_with_a_mean() {
         assert!((0.0..=1.0).contains(&f), "{r}");
         assert!(r["area"].as_f64().expect("area") <= 1.0, "{r}");
     }
-    let bad = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let bad = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .args(["simulate", "--suite"])
         .arg(&dir)
         .args(["--spaces", "nosuchfamily", "--budget", "5"])
@@ -78,7 +77,7 @@ fn suite_scores_every_selected_space_with_a_mean() {
 #[test]
 fn simulate_with_a_prior_from_other_gpus_of_the_family() {
     let Some(dir) = shared_dir() else { return };
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .arg("simulate")
         .arg(dir.join("convolution_A6000.json.gz"))
         .arg("--t1")

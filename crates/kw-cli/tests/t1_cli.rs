@@ -8,14 +8,13 @@ use kw_capture::record::output_frame_name;
 use kw_core::kernel_tuner::T1Benchmark;
 use kw_core::scalar::HostArg;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn t1_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/t1/blur_T1.json")
 }
 
 fn kw(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))

@@ -8,12 +8,11 @@
 
 use kw_capture::record::output_frame_name;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const N: usize = 1000;
 
 fn kw(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .args(args)
         .output()

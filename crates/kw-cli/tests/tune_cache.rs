@@ -4,10 +4,9 @@
 //! Each run uses a cache directory of its own under a temporary directory.
 
 use std::path::Path;
-use std::process::Command;
 
 fn kw(dir: &Path, cache: &Path, off: bool, args: &[&str]) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kw"));
+    let mut cmd = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"));
     cmd.current_dir(dir)
         .args(args)
         .env("KW_CACHE_DIR", cache)

@@ -1,12 +1,10 @@
 //! `kw tune` end to end through the binary on PoCL: a capture is tuned and a wisdom file
 //! written; an interrupted-style partial run resumes from its log.
 
-use std::process::Command;
-
 mod common;
 
 fn kw(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))

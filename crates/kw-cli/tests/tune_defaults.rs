@@ -7,10 +7,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kw(cwd: &Path, root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(cwd)
         .env("KW_USER_WISDOM_DIR", root.join("user-wisdom"))
         .env("KW_STATE_DIR", root.join("state"))
@@ -103,7 +103,7 @@ fn tune_writes_to_the_user_and_state_directories_not_the_current_one() {
     );
     // A KW_WISDOM_PATH entry that does not exist: one line that says so.
     let missing = root.join("no-such-dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(&work)
         .env("KW_USER_WISDOM_DIR", root.join("user-wisdom"))
         .env("KW_WISDOM_PATH", &missing)

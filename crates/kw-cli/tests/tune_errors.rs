@@ -5,10 +5,10 @@ mod common;
 
 use kw_capture::{Capture, CaptureBuffer, CaptureWriter};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))

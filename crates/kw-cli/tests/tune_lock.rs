@@ -8,10 +8,10 @@ use kernel_wisdom::{open_device, DeviceSelector, KernelBuilder, Source};
 use kw_capture::record::{capture_launch, HostArg};
 use kw_core::kernel_def::KernelDef;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))
@@ -80,7 +80,7 @@ fn a_second_kw_tune_on_a_held_log_is_refused_naming_the_running_process() {
     let common = quick(&idx);
     // The first run: after the default configuration, the other one hangs (10 minutes
     // before its time limit).
-    let first = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let first = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(&dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))
@@ -133,7 +133,7 @@ fn a_second_kw_tune_on_a_held_log_is_refused_naming_the_running_process() {
 
     // Ctrl-C ends the first run (during its hung evaluation); the log is free again and
     // resumes: the hang becomes a timed-out result and the default wins.
-    let status = Command::new("kill")
+    let status = kw_core::child_env::command("kill")
         .args(["-INT", &pid.to_string()])
         .status()
         .unwrap();

@@ -9,10 +9,10 @@ use kw_capture::record::{capture_launch, HostArg};
 use kw_capture::{write_capture, Capture, CaptureBuffer};
 use kw_core::capture_meta::CaptureMetadata;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))

@@ -5,10 +5,10 @@ use kw_capture::record::{capture_launch, HostArg};
 use kw_core::wisdom::*;
 use kw_core::{config::Config, device::BackendKind, value::Value};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kw(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kw"))
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
         .args(args)
         .output()

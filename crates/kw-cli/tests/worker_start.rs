@@ -11,7 +11,7 @@ use kw_capture::Capture;
 use kw_core::space::{Point, TuningSpace};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -47,7 +47,7 @@ struct Worker {
 
 impl Worker {
     fn start(capture: &Path, device: &str) -> Worker {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kw"))
+        let mut child = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
             .arg("__eval-worker")
             .args(["--capture", capture.to_str().unwrap(), "--device", device])
             .args(["--warmup", "0", "--min-samples", "1", "--max-samples", "2"])
@@ -189,7 +189,7 @@ fn a_capture_that_fails_to_load_after_loading_is_a_start_failure() {
     assert!(w.finish().success());
 
     // `kw tune`: the run stops with the start failure; no configuration is blamed.
-    let out = Command::new(env!("CARGO_BIN_EXE_kw"))
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(&dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"))

@@ -27,6 +27,14 @@ pub fn restore_icd_env(cmd: &mut Command) {
     }
 }
 
+/// `Command::new(program)` with [`restore_icd_env`] applied: for a child that may use
+/// OpenCL (tests spawning `kw` or themselves with a device index of this process's numbering).
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(program);
+    restore_icd_env(&mut cmd);
+    cmd
+}
+
 /// The values the process started with, [`rejoined`] from `/proc/self/environ` (read once:
 /// the loader's split leaves that image readable either way).
 fn originals() -> &'static [(&'static str, OsString)] {

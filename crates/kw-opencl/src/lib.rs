@@ -14,7 +14,9 @@
 //!   hash inside this user's private temporary directory (`kw_core::files::private_temp_dir`)
 //!   and added with `-I`. Builds go through the on-disk compile cache
 //!   (`kw_core::compile_cache`, program binaries). A failed build returns
-//!   [`kw_core::backend::BackendError::Compile`] with the full build log.
+//!   [`kw_core::backend::BackendError::Compile`] with the full build log, its lines named
+//!   by the source's `#line` directives where the compiler ignores them (NVIDIA's writes
+//!   `<kernel>:LINE:COL`).
 //! - A launch uses global size = grid x local size (the block size), per axis.
 //! - **Dynamic local memory convention**: a kernel that uses dynamic local (shared) memory
 //!   declares one extra, trailing `__local` pointer parameter after its declared arguments,

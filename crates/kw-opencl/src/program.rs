@@ -353,6 +353,8 @@ pub(crate) fn compile(
                 let log = program
                     .get_build_log(device)
                     .unwrap_or_else(|le| format!("(the build log could not be read: {le})"));
+                // NVIDIA's compiler ignores `#line`: its lines are named here.
+                let log = kw_core::kernel_def::name_raw_lines(&text, &log);
                 return Err(compile_error(req, &options, describe(e), log));
             }
             let binary = if store {

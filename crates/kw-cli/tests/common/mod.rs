@@ -74,7 +74,7 @@ pub fn unique_dir(test: &str) -> PathBuf {
 /// (`dir/wisdom`, `dir/state`): the user's own take no part.
 #[allow(dead_code)]
 pub fn kw_in(dir: &std::path::Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kw"));
+    let mut cmd = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"));
     cmd.current_dir(dir)
         .env("KW_USER_WISDOM_DIR", dir.join("wisdom"))
         .env("KW_STATE_DIR", dir.join("state"));

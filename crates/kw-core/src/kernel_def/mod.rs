@@ -343,6 +343,69 @@ pub fn line_directive(path: &str) -> String {
     format!("#line 1 \"{name}\"\n")
 }
 
+/// A compiler's messages with the lines of the source it was given (`<kernel>:7:10:`, what
+/// NVIDIA's OpenCL compiler writes, which ignores `#line`) named as the source's `#line`
+/// directives name them (`second.cl:3:10:`). Messages that name a file already are left as
+/// they are.
+pub fn name_raw_lines(source: &str, log: &str) -> String {
+    const RAW: &str = "<kernel>:";
+    if !log.contains(RAW) {
+        return log.to_string();
+    }
+    // For each raw line (1-based): the file and line a `#line` directive above it gives.
+    let mut map: Vec<Option<(String, u64)>> = Vec::new();
+    let mut current: Option<(String, u64)> = None;
+    for line in source.lines() {
+        map.push(current.clone());
+        current = match parse_line_directive(line) {
+            Some(named) => Some(named),
+            None => current.map(|(f, n)| (f, n + 1)),
+        };
+    }
+    let mut out = String::with_capacity(log.len());
+    let mut rest = log;
+    while let Some(at) = rest.find(RAW) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + RAW.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let named = after[..digits]
+            .parse::<usize>()
+            .ok()
+            .and_then(|raw| map.get(raw.checked_sub(1)?)?.clone());
+        match named {
+            Some((file, line)) if after[digits..].starts_with(':') => {
+                out.push_str(&format!("{file}:{line}"));
+                rest = &after[digits..];
+            }
+            _ => {
+                out.push_str(RAW);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `#line N "FILE"`: the file and the number of the line after it.
+fn parse_line_directive(line: &str) -> Option<(String, u64)> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("line")?.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let n: u64 = rest[..digits].parse().ok()?;
+    let quoted = rest[digits..].trim().strip_prefix('"')?;
+    let mut name = String::new();
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => name.push(chars.next()?),
+            '"' => return Some((name, n)),
+            c => name.push(c),
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 pub(crate) fn sample_def() -> KernelDef {
     use crate::expr::{arg, lit, param};
@@ -449,5 +512,35 @@ mod tests {
         assert!(labels.contains(&"grid_divisors[0]".to_string()));
         assert!(labels.contains(&"define ELEMS".to_string()));
         assert_eq!(labels.len(), 1 + 3 + 3 + 1 + 1 + 1);
+    }
+
+    /// NVIDIA's OpenCL compiler names lines of the text it was given (`<kernel>:L:C`); kw
+    /// names them by the `#line` directives of that text, as PoCL does itself.
+    #[test]
+    fn raw_compiler_lines_are_named_by_the_line_directives() {
+        let source = format!(
+            "{}#define A 1\n#define B 2\n{}__kernel void k() {{\n  int i;\n  y = nope;\n}}\n",
+            line_directive("first.cl"),
+            line_directive("dir/sec\"ond.cl")
+        );
+        // Raw line 7 is `  y = nope;`, line 3 of the second file.
+        let log = "<kernel>:7:7: error: use of undeclared identifier 'nope'\n  y = nope;\n<kernel>:2:1: note\n";
+        assert_eq!(
+            name_raw_lines(&source, log),
+            "dir/sec\"ond.cl:3:7: error: use of undeclared identifier 'nope'\n  y = nope;\nfirst.cl:1:1: note\n"
+        );
+        // Lines beyond the source, a line 0, no directive, or a log naming files: unchanged.
+        for log in [
+            "<kernel>:99:1: x",
+            "<kernel>:0:1: x",
+            "<kernel>:x",
+            "second.cl:3:7: x",
+        ] {
+            assert_eq!(name_raw_lines(&source, log), log);
+        }
+        assert_eq!(
+            name_raw_lines("int x;\n", "<kernel>:1:1: e"),
+            "<kernel>:1:1: e"
+        );
     }
 }

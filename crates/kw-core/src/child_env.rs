@@ -13,17 +13,15 @@ use std::ffi::OsString;
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The ICD loader's variables whose values are lists split in place.
-pub const ICD_LIST_VARIABLES: [&str; 2] = ["OCL_ICD_FILENAMES", "OCL_ICD_VENDORS"];
+/// The ICD loader's variable whose value, a list, is split in place.
+pub const ICD_LIST_VARIABLES: [&str; 1] = ["OCL_ICD_FILENAMES"];
 
-/// Sets on `cmd` each ICD loader variable whose value in this process was cut short by the
-/// loader (see the module's documentation) to the value the process started with. Decided
-/// at each call: the loader may cut the list after an earlier child was spawned.
+/// Sets on `cmd` the ICD loader's list as this process started with it, where the present
+/// value is that list or its first words (see the module's documentation). Set even when
+/// the value is whole now: another thread may load OpenCL before `cmd` is spawned.
 pub fn restore_icd_env(cmd: &mut Command) {
-    for (name, original) in originals() {
-        if cut_short(original, std::env::var_os(name).as_ref()) {
-            cmd.env(name, original);
-        }
+    for (name, value) in restorable(originals(), |name| std::env::var_os(name)) {
+        cmd.env(name, value);
     }
 }
 
@@ -39,38 +37,36 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
 /// the loader's split leaves that image readable either way).
 fn originals() -> &'static [(&'static str, OsString)] {
     static ORIGINALS: OnceLock<Vec<(&'static str, OsString)>> = OnceLock::new();
-    ORIGINALS.get_or_init(|| {
-        let Ok(environ) = std::fs::read("/proc/self/environ") else {
-            return Vec::new();
-        };
-        ICD_LIST_VARIABLES
-            .into_iter()
-            .filter_map(|name| Some((name, rejoined(&environ, name)?)))
-            .collect()
+    ORIGINALS.get_or_init(|| match std::fs::read("/proc/self/environ") {
+        Ok(environ) => started_with(&environ),
+        Err(_) => Vec::new(),
     })
 }
 
-/// Whether `now` is a shorter start of the list `original` (its first words).
-fn cut_short(original: &OsString, now: Option<&OsString>) -> bool {
-    let Some(now) = now else {
-        return false;
-    };
-    let (o, n) = (original.as_encoded_bytes(), now.as_encoded_bytes());
-    o.len() > n.len() && o.starts_with(n) && o[n.len()] == b':'
-}
-
-/// For each of [`ICD_LIST_VARIABLES`]: its value rejoined from `environ` (a
-/// `/proc/PID/environ` image) when the present value (`current`) is a shorter start of it.
-pub fn to_restore(
-    environ: &[u8],
-    current: impl Fn(&str) -> Option<OsString>,
-) -> Vec<(&'static str, OsString)> {
+/// [`ICD_LIST_VARIABLES`] as `environ` (a `/proc/PID/environ` image) holds them, [`rejoined`].
+pub fn started_with(environ: &[u8]) -> Vec<(&'static str, OsString)> {
     ICD_LIST_VARIABLES
         .into_iter()
-        .filter_map(|name| {
-            let original = rejoined(environ, name)?;
-            cut_short(&original, current(name).as_ref()).then_some((name, original))
+        .filter_map(|name| Some((name, rejoined(environ, name)?)))
+        .collect()
+}
+
+/// The `originals` to give a child: those whose present value (`current`) is the original
+/// or its first words (a `:`-prefix); a value the program changed or removed is its own.
+pub fn restorable(
+    originals: &[(&'static str, OsString)],
+    current: impl Fn(&str) -> Option<OsString>,
+) -> Vec<(&'static str, OsString)> {
+    originals
+        .iter()
+        .filter(|(name, original)| {
+            let Some(now) = current(name) else {
+                return false;
+            };
+            let (o, n) = (original.as_encoded_bytes(), now.as_encoded_bytes());
+            o == n || (o.len() > n.len() && o.starts_with(n) && o[n.len()] == b':')
         })
+        .cloned()
         .collect()
 }
 
@@ -118,6 +114,7 @@ mod tests {
         );
         assert_eq!(rejoined(SPLIT, "HOME").unwrap(), "/root");
         assert_eq!(rejoined(SPLIT, "OCL_ICD_VENDORS"), None);
+        assert_eq!(started_with(b"HOME=/root\0").len(), 0);
         // The last entry, and a variable whose name only starts the same.
         assert_eq!(rejoined(b"A=1\0B=x\0y", "B").unwrap(), "x:y");
         assert_eq!(
@@ -127,27 +124,25 @@ mod tests {
     }
 
     #[test]
-    fn only_a_value_cut_short_is_restored() {
+    fn the_list_is_restored_unless_the_program_changed_it() {
+        let full = OsString::from("libpocl.so.2:libnvidia-opencl.so.1:libx.so");
+        let originals = started_with(SPLIT);
+        assert_eq!(originals, vec![("OCL_ICD_FILENAMES", full.clone())]);
         let now =
             |v: &'static str| move |name: &str| (name == "OCL_ICD_FILENAMES").then(|| v.into());
-        // Cut short by the loader: restored.
-        assert_eq!(
-            to_restore(SPLIT, now("libpocl.so.2")),
-            vec![(
-                "OCL_ICD_FILENAMES",
-                OsString::from("libpocl.so.2:libnvidia-opencl.so.1:libx.so")
-            )]
-        );
-        // Intact, changed by the program itself, or unset since: left alone.
-        for present in [
-            "libpocl.so.2:libnvidia-opencl.so.1:libx.so",
-            "libother.so",
-            "libpocl.so",
-        ] {
-            assert!(to_restore(SPLIT, now(present)).is_empty(), "{present}");
+        // Cut short by the loader, or whole still (another thread may load OpenCL before
+        // the child is spawned): given in full.
+        for present in ["libpocl.so.2", "libpocl.so.2:libnvidia-opencl.so.1:libx.so"] {
+            assert_eq!(
+                restorable(&originals, now(present)),
+                vec![("OCL_ICD_FILENAMES", full.clone())],
+                "{present}"
+            );
         }
-        assert!(to_restore(SPLIT, |_| None).is_empty());
-        // Never split (one file): nothing to do.
-        assert!(to_restore(b"OCL_ICD_FILENAMES=libpocl.so.2\0", now("libpocl.so.2")).is_empty());
+        // Changed by the program itself, or unset since: left alone.
+        for present in ["libother.so", "libpocl.so"] {
+            assert!(restorable(&originals, now(present)).is_empty(), "{present}");
+        }
+        assert!(restorable(&originals, |_| None).is_empty());
     }
 }

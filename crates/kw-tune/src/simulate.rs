@@ -96,7 +96,8 @@ pub struct Simulation {
 impl Simulation {
     /// Loads a cache file; `restrictions` is an optional JSON file of restrictions (an array
     /// of strings, or a T1 file whose `Conditions` are used, those over the problem size at
-    /// the cache file's `problem_size`). What was left out is in [`Simulation::notes`].
+    /// the cache file's `problem_size` when it gives one with every axis at least 1, else at
+    /// the T1 file's own). What was left out or taken instead is in [`Simulation::notes`].
     pub fn load(cache: &Path, restrictions: Option<&Path>) -> Result<Simulation, TuneError> {
         let cache = CacheFile::load(cache)?;
         // A size the cache does not give (or gives below 1 on an axis): the T1 file's own.
@@ -106,8 +107,15 @@ impl Simulation {
             Some(path) => load_restrictions(path, size)?,
             None => Restrictions::default(),
         };
+        let mut notes = extra.notes;
+        if size.is_none() && !cache.problem_size.is_empty() && restrictions.is_some() {
+            notes.push(format!(
+                "the cache file's problem_size {:?} has an axis below 1: conditions over the problem size are taken at the restrictions file's own",
+                cache.problem_size
+            ));
+        }
         let mut sim = Simulation::from_cache(cache, extra.exprs)?;
-        sim.notes = extra.notes;
+        sim.notes = notes;
         Ok(sim)
     }
 

@@ -358,10 +358,14 @@ pub fn name_raw_lines(source: &str, log: &str) -> String {
     for line in source.lines() {
         map.push(current.clone());
         current = match parse_line_directive(line) {
-            Some(named) => Some(named),
-            None => current.map(|(f, n)| (f, n + 1)),
+            Some((Some(file), n)) => Some((file, n)),
+            // `#line N`: the same file from line N.
+            Some((None, n)) => current.map(|(f, _)| (f, n)),
+            None => current.map(|(f, n)| (f, n.saturating_add(1))),
         };
     }
+    // The end of the source (where a missing `}` is reported).
+    map.push(current);
     let mut out = String::with_capacity(log.len());
     let mut rest = log;
     while let Some(at) = rest.find(RAW) {
@@ -387,19 +391,23 @@ pub fn name_raw_lines(source: &str, log: &str) -> String {
     out
 }
 
-/// `#line N "FILE"`: the file and the number of the line after it.
-fn parse_line_directive(line: &str) -> Option<(String, u64)> {
+/// `#line N "FILE"` or `#line N`: the file (when named) and the number of the line after it.
+fn parse_line_directive(line: &str) -> Option<(Option<String>, u64)> {
     let rest = line.trim_start().strip_prefix('#')?.trim_start();
     let rest = rest.strip_prefix("line")?.trim_start();
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let n: u64 = rest[..digits].parse().ok()?;
-    let quoted = rest[digits..].trim().strip_prefix('"')?;
+    let after = rest[digits..].trim();
+    if after.is_empty() {
+        return Some((None, n));
+    }
+    let quoted = after.strip_prefix('"')?;
     let mut name = String::new();
     let mut chars = quoted.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => name.push(chars.next()?),
-            '"' => return Some((name, n)),
+            '"' => return Some((Some(name), n)),
             c => name.push(c),
         }
     }
@@ -541,6 +549,12 @@ mod tests {
         assert_eq!(
             name_raw_lines("int x;\n", "<kernel>:1:1: e"),
             "<kernel>:1:1: e"
+        );
+        // `#line N` keeps the file; the end of the source (a missing `}`) is named too.
+        let source = format!("{}int a;\n#line 40\nint b = ;\n", line_directive("k.cl"));
+        assert_eq!(
+            name_raw_lines(&source, "<kernel>:4:9: e\n<kernel>:5:1: end"),
+            "k.cl:40:9: e\nk.cl:41:1: end"
         );
     }
 }

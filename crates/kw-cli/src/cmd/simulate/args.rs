@@ -191,10 +191,10 @@ pub fn prior_points(
         prior::PriorShare::Trust(t) if !mapped.points.is_empty() => t.local,
         _ => 0,
     };
-    if local > 0 && settings == PriorParams::for_device(sources, device) {
-        eprintln!("prior: {device} is among the prior's devices: then up to {local} neighbours of the best configuration in a row that do not improve it");
-    }
     if tell {
+        if local > 0 {
+            eprintln!("prior: then up to {local} neighbours of the best configuration in a row that do not improve it");
+        }
         eprintln!(
             "prior: {} of {} results match this space; {} configurations evaluated first",
             mapped.matched,

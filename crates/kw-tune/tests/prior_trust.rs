@@ -393,6 +393,46 @@ fn the_climb_stops_after_local_misses_in_a_row() {
     assert_eq!(ahead[1], vec![35], "{ahead:?}");
 }
 
+/// The neighbours' order comes from the run's seed: over seeds, both neighbours of the
+/// prior's point come first.
+#[test]
+fn the_neighbours_order_follows_the_seed() {
+    let space = space();
+    let trust = TrustSettings {
+        local: 2,
+        ..settings(1, true, true)
+    };
+    let first_neighbour = |seed: u64| {
+        let inner = Scripted {
+            script: points([35]),
+            told: Told::default(),
+            design: 3,
+        };
+        let blind = Scripted {
+            script: points(0..3),
+            told: Told::default(),
+            design: 3,
+        };
+        let mut s = Seeded::with_blind(
+            Box::new(inner),
+            Some(Box::new(blind)),
+            points([20]),
+            PriorShare::Trust(trust),
+        )
+        .seeded(seed);
+        let p = s.ask(&space, 1).pop().unwrap();
+        s.tell(&space, &p, &Ok(5.0));
+        s.ask(&space, 1).pop().unwrap()[0]
+    };
+    let firsts: std::collections::BTreeSet<u32> = (0..16).map(first_neighbour).collect();
+    assert_eq!(firsts, [19, 21].into_iter().collect());
+    assert_eq!(
+        first_neighbour(7),
+        first_neighbour(7),
+        "the same seed, the same order"
+    );
+}
+
 /// Without `local` the told strategy proposes right after the prior.
 #[test]
 fn without_local_the_told_strategy_follows_the_prior() {

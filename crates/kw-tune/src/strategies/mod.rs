@@ -169,10 +169,7 @@ pub fn create_seeded(
         crate::prior::PriorShare::Trust { .. } => Some(create(name, seed)?),
         _ => None,
     };
-    Ok(Box::new(seeded::Seeded::with_blind(
-        inner,
-        blind,
-        prior.points.clone(),
-        prior.share,
-    )))
+    Ok(Box::new(
+        seeded::Seeded::with_blind(inner, blind, prior.points.clone(), prior.share).seeded(seed),
+    ))
 }

@@ -92,6 +92,18 @@ impl Seeded {
     }
 }
 
+impl Seeded {
+    /// The order in which the neighbours of the best are tried ([`TrustSettings::local`])
+    /// drawn from `seed` (the run's seed; a fixed one otherwise).
+    pub fn seeded(mut self, seed: u64) -> Seeded {
+        self.local.rng = Rng::new(seed ^ LOCAL_SEED);
+        self
+    }
+}
+
+/// Mixed into the seed of the neighbours' order.
+const LOCAL_SEED: u64 = 0x10ca1;
+
 impl std::fmt::Debug for Seeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Seeded")
@@ -129,7 +141,7 @@ impl Local {
             in_flight: HashSet::new(),
             asked: HashSet::new(),
             done: limit == 0,
-            rng: Rng::new(0x10ca1),
+            rng: Rng::new(LOCAL_SEED),
         }
     }
 

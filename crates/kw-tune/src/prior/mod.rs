@@ -308,19 +308,19 @@ impl PriorParams {
                 }
             }
         }
-        for (key, value) in [("stop", stop.map(|n| (n, false))), ("local", local)] {
-            match (value, &mut p.share) {
-                (Some((n, _)), PriorShare::Trust(t)) if key == "stop" => t.stop = n,
-                (Some((n, mix)), PriorShare::Trust(t)) => {
-                    t.local = n;
-                    t.local_mix = mix;
-                }
-                (Some(_), _) => {
-                    return Err(format!(
-                        "`{key}` applies to share=trustN, forgetN or mixN only"
-                    ))
-                }
-                (None, _) => {}
+        if stop.is_some() || local.is_some() {
+            let PriorShare::Trust(t) = &mut p.share else {
+                let key = if stop.is_some() { "stop" } else { "local" };
+                return Err(format!(
+                    "`{key}` applies to share=trustN, forgetN or mixN only"
+                ));
+            };
+            if let Some(n) = stop {
+                t.stop = n;
+            }
+            if let Some((n, mix)) = local {
+                t.local = n;
+                t.local_mix = mix;
             }
         }
         Ok(p)

@@ -90,9 +90,7 @@ impl Seeded {
             local: Local::new(local),
         }
     }
-}
 
-impl Seeded {
     /// The order in which the neighbours of the best are tried ([`TrustSettings::local`])
     /// drawn from `seed` (the run's seed; a fixed one otherwise).
     pub fn seeded(mut self, seed: u64) -> Seeded {

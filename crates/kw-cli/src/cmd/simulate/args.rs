@@ -187,13 +187,11 @@ pub fn prior_points(
     };
     let settings = settings.unwrap_or_else(|| PriorParams::for_device(sources, device));
     let mapped = prior::map(sources, space, settings);
-    let local = match settings.share {
-        prior::PriorShare::Trust(t) if !mapped.points.is_empty() => t.local,
-        _ => 0,
-    };
     if tell {
-        if local > 0 {
-            eprintln!("prior: then up to {local} neighbours of the best configuration in a row that do not improve it");
+        if let prior::PriorShare::Trust(t) = settings.share {
+            if t.local > 0 && !mapped.points.is_empty() {
+                eprintln!("prior: then up to {} neighbours of the best configuration in a row that do not improve it", t.local);
+            }
         }
         eprintln!(
             "prior: {} of {} results match this space; {} configurations evaluated first",

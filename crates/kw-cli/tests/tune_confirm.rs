@@ -106,3 +106,62 @@ fn the_record_is_the_confirmed_winner_or_the_default() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Under `--max-share` the confirmation is paced as the search is and counted in the share's
+/// account (`confirm_s`, included in `busy_s`): the account stays within the share.
+#[test]
+fn the_confirmation_is_paced_by_the_share() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = common::unique_dir("tune-confirm-share");
+    let share = 0.5;
+    let out = common::kw_in(&dir)
+        .args([
+            "tune",
+            "--bundled",
+            "vector_add:65536",
+            "--budget",
+            "8",
+            "--samples",
+            "1",
+            "--max-share",
+            &share.to_string(),
+            "--wisdom-dir",
+            "wis",
+            "--confirm-rounds",
+            "4",
+            "--confirm-top",
+            "1",
+        ])
+        .output()
+        .expect("running kw");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let account = stdout
+        .lines()
+        .find(|l| l.contains("device share:"))
+        .unwrap_or_else(|| panic!("no share account:\n{stdout}"));
+    let field = |name: &str| -> f64 {
+        let rest = account
+            .split(name)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {name} in {account}"));
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (busy, wall, confirm) = (field("busy_s="), field("wall_s="), field("confirm_s="));
+    let confirmed = stdout
+        .lines()
+        .any(|l| l.trim_start().starts_with("confirmation:"));
+    // Confirmed: 4 rounds of the default and the best, counted; not (the best is the
+    // default): nothing to count.
+    assert_eq!(confirm > 0.0, confirmed, "{stdout}");
+    assert!(confirm <= busy, "{account}");
+    // Every evaluation, the confirmation's too, is followed by its pause.
+    assert!(busy > 0.0 && busy <= share * wall + 1e-6, "{account}");
+}

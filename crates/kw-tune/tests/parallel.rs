@@ -32,6 +32,14 @@ struct Device {
     seen: Vec<Point>,
     /// Evaluations running now across the devices of a test, and the most at once.
     busy: Option<std::sync::Arc<(AtomicUsize, AtomicUsize)>>,
+    /// `evaluate_any` measures the last of the points it is offered (as if compiled first),
+    /// and asks for this queue depth ([`Evaluator::ahead`]); `None`: the trait's defaults.
+    any: Option<usize>,
+    /// The number of points each `evaluate_any` call was offered.
+    offered: Vec<usize>,
+    /// The points every device of a test holds now: a point offered to two devices at once
+    /// fails the test.
+    held: Option<std::sync::Arc<std::sync::Mutex<HashSet<Point>>>>,
 }
 
 impl Device {
@@ -42,6 +50,9 @@ impl Device {
             die_at,
             seen: Vec::new(),
             busy: None,
+            any: None,
+            offered: Vec::new(),
+            held: None,
         }
     }
 }
@@ -63,6 +74,32 @@ impl Evaluator for Device {
             b.0.fetch_sub(1, Ordering::SeqCst);
         }
         small_objective(&self.space, point)
+    }
+
+    fn evaluate_any(&mut self, points: &[Point]) -> (usize, EvalResult) {
+        if self.any.is_none() {
+            return (0, self.evaluate(&points[0]));
+        }
+        self.offered.push(points.len());
+        if let Some(held) = &self.held {
+            let mut h = held.lock().expect("lock");
+            for p in points {
+                assert!(h.insert(p.clone()), "{p:?} offered to two devices at once");
+            }
+        }
+        let last = points.len() - 1;
+        let result = self.evaluate(&points[last]);
+        if let Some(held) = &self.held {
+            let mut h = held.lock().expect("lock");
+            for p in points {
+                h.remove(p);
+            }
+        }
+        (last, result)
+    }
+
+    fn ahead(&self) -> Option<usize> {
+        self.any
     }
 }
 
@@ -277,4 +314,74 @@ fn a_lane_is_not_idle_while_the_strategy_waits_for_its_design() {
         lanes.iter().all(|l| l.evaluations > 0),
         "both lanes evaluated part of the design: {lanes:?}"
     );
+}
+
+#[test]
+fn a_lane_measures_the_configuration_ready_first_and_keeps_the_others() {
+    // Each device measures the last of the points it is offered (the one "compiled first"),
+    // asks for 4 queued (the run's lookahead, 3, caps it); the others stay its own: never offered to two devices at once,
+    // never evaluated twice, the budget kept.
+    let space = small_space();
+    let held = std::sync::Arc::new(std::sync::Mutex::new(HashSet::new()));
+    for name in ["exhaustive", "random", "hybrid6"] {
+        let mut devices = vec![Device::new(None), Device::new(None)];
+        for d in &mut devices {
+            d.any = Some(4);
+            d.held = Some(held.clone());
+        }
+        let report = run_with(
+            name,
+            &space,
+            &mut devices,
+            Stop::Evaluations(40),
+            None,
+            &mut Vec::new(),
+        );
+        let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
+        assert_eq!(report.progress.evaluations as usize, all.len(), "{name}");
+        assert_eq!(
+            all.len(),
+            40.min(space.len() as usize),
+            "{name}: the budget"
+        );
+        assert_eq!(
+            all.iter().collect::<HashSet<_>>().len(),
+            all.len(),
+            "{name}: a configuration evaluated twice"
+        );
+        let offered: Vec<usize> = devices.iter().flat_map(|d| d.offered.clone()).collect();
+        assert!(
+            offered.iter().all(|&n| (1..=3).contains(&n)),
+            "{name}: at most the lookahead: {offered:?}"
+        );
+        assert!(
+            offered.iter().any(|&n| n > 1),
+            "{name}: later configurations offered: {offered:?}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_lane_gives_back_the_configurations_it_held() {
+    // The device that fails held several configurations; the other device evaluates them
+    // all, each once.
+    let space = small_space();
+    let mut devices = vec![Device::new(None), Device::new(Some(5))];
+    for d in &mut devices {
+        d.any = Some(4);
+    }
+    let mut events = Vec::new();
+    let report = run(
+        &space,
+        &mut devices,
+        Stop::Evaluations(u64::MAX),
+        None,
+        &mut events,
+    );
+    assert_eq!(events, vec!["dropped 1 retried true".to_string()]);
+    let n = space.len() as usize;
+    assert_eq!(report.progress.evaluations as usize, n);
+    let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
+    assert_eq!(all.len(), n, "nothing evaluated twice");
+    assert_eq!(all.iter().collect::<HashSet<_>>().len(), n);
 }

@@ -8,6 +8,12 @@
 //! in flight twice and never evaluated twice: the pending set (in flight and reserved) is
 //! checked before a proposal is handed out.
 //!
+//! Each lane is fed as [`Tuner::run`] feeds its one evaluator: the configurations reserved
+//! for it are prefetched (compiled ahead), as many as its evaluator asks for
+//! ([`Evaluator::ahead`], at most the lookahead), and it measures whichever of them is ready
+//! first ([`Evaluator::evaluate_any`]; the run's initial configurations go alone). The ones it
+//! did not take stay its own, held while it measures, so no other lane takes them.
+//!
 //! A lane whose evaluator reports a fatal failure (its device cannot run a worker any more)
 //! is dropped; the configuration it was given goes to another device once (a device that
 //! cannot start is not the configuration's fault), and is recorded as failed if its second
@@ -67,13 +73,14 @@ pub enum LaneEvent<'p> {
     },
 }
 
-/// A configuration for a lane, with the ones it will probably get next (to compile ahead).
+/// Configurations for a lane: it measures one of `candidates` (the first, or one compiled
+/// sooner), and prefetches `prefetch` (the candidates it has not been sent before).
 struct Job {
-    point: Point,
+    candidates: Vec<Point>,
     prefetch: Vec<Point>,
 }
 
-/// A lane's answer.
+/// A lane's answer: the configuration it measured (`candidates[chosen]`) and its result.
 struct Done {
     lane: usize,
     point: Point,
@@ -82,11 +89,24 @@ struct Done {
     eval_s: f64,
 }
 
+/// What a lane's thread sends back: its result, or the evaluator's position out of range.
+struct Answer {
+    lane: usize,
+    candidates: Vec<Point>,
+    chosen: usize,
+    result: EvalResult,
+    samples: Option<Vec<f64>>,
+    eval_s: f64,
+    /// The evaluator's queue depth after this evaluation ([`Evaluator::ahead`]).
+    ahead: Option<usize>,
+}
+
 /// The configurations handed out or queued: never proposed to a second lane.
 struct Pending {
     queue: VecDeque<Point>,
     reserved: Vec<VecDeque<Point>>,
-    in_flight: Vec<Option<Point>>,
+    /// Each lane's candidates while it measures (empty: free).
+    in_flight: Vec<Vec<Point>>,
     /// The strategy returned nothing at its last ask (reset when it is told a result).
     exhausted: bool,
     stalls: u32,
@@ -99,14 +119,19 @@ impl Pending {
             || self.in_flight.iter().flatten().any(|q| q == p)
     }
 
-    fn count(&self) -> usize {
-        self.queue.len()
-            + self.reserved.iter().map(VecDeque::len).sum::<usize>()
-            + self.in_flight.iter().flatten().count()
+    /// Configurations handed out or reserved (the queue's not included).
+    fn taken(&self) -> usize {
+        self.reserved.iter().map(VecDeque::len).sum::<usize>()
+            + self.in_flight.iter().map(Vec::len).sum::<usize>()
     }
 
+    fn count(&self) -> usize {
+        self.queue.len() + self.taken()
+    }
+
+    /// Lanes measuring now.
     fn busy(&self) -> usize {
-        self.in_flight.iter().flatten().count()
+        self.in_flight.iter().filter(|c| !c.is_empty()).count()
     }
 
     /// The last configuration reserved for the lane holding the most (for a free lane when
@@ -142,19 +167,21 @@ impl Tuner<'_> {
                 ..LaneReport::default()
             })
             .collect();
+        let initial: Vec<Point> = std::mem::take(&mut self.initial)
+            .into_iter()
+            .filter(|p| self.space.contains(p))
+            .collect();
         let mut pending = Pending {
-            queue: std::mem::take(&mut self.initial)
-                .into_iter()
-                .filter(|p| self.space.contains(p))
-                .collect(),
+            queue: initial.iter().cloned().collect(),
             reserved: vec![VecDeque::new(); lanes.len()],
-            in_flight: vec![None; lanes.len()],
+            in_flight: vec![Vec::new(); lanes.len()],
             exhausted: false,
             stalls: 0,
         };
-        let reserve = self.lookahead.saturating_sub(1);
+        // Each lane's queue depth: its evaluator's wish, at most the lookahead.
+        let mut depth = vec![self.lookahead.max(1); lanes.len()];
         std::thread::scope(|scope| {
-            let (done_tx, done_rx) = mpsc::channel::<Done>();
+            let (done_tx, done_rx) = mpsc::channel::<Answer>();
             let mut jobs: Vec<Option<mpsc::Sender<Job>>> = Vec::new();
             for (i, lane) in lanes.iter_mut().enumerate() {
                 let (tx, rx) = mpsc::channel::<Job>();
@@ -167,14 +194,16 @@ impl Tuner<'_> {
                             evaluator.prefetch(&job.prefetch);
                         }
                         let started = Instant::now();
-                        let result = evaluator.evaluate(&job.point);
+                        let (chosen, result) = evaluator.evaluate_any(&job.candidates);
                         let samples = evaluator.take_samples();
-                        let finished = Done {
+                        let finished = Answer {
                             lane: i,
-                            point: job.point,
+                            candidates: job.candidates,
+                            chosen,
                             result,
                             samples,
                             eval_s: started.elapsed().as_secs_f64(),
+                            ahead: evaluator.ahead(),
                         };
                         if done.send(finished).is_err() {
                             break;
@@ -193,7 +222,7 @@ impl Tuner<'_> {
                         break;
                     }
                     // A free lane, one with configurations reserved first.
-                    let free = |i: &usize| jobs[*i].is_some() && pending.in_flight[*i].is_none();
+                    let free = |i: &usize| jobs[*i].is_some() && pending.in_flight[*i].is_empty();
                     let Some(lane) = (0..jobs.len())
                         .filter(free)
                         .max_by_key(|&i| (!pending.reserved[i].is_empty(), usize::MAX - i))
@@ -222,7 +251,9 @@ impl Tuner<'_> {
                         }
                         break;
                     };
-                    pending.in_flight[lane] = Some(point.clone());
+                    let first = initial.contains(&point);
+                    pending.in_flight[lane] = vec![point];
+                    let reserve = depth[lane] - 1;
                     let mut prefetch = Vec::new();
                     while pending.reserved[lane].len() < reserve && self.room(&state, &pending) > 0
                     {
@@ -234,13 +265,36 @@ impl Tuner<'_> {
                             None => break,
                         }
                     }
-                    let sent = jobs[lane]
-                        .as_ref()
-                        .is_some_and(|tx| tx.send(Job { point, prefetch }).is_ok());
+                    // It may measure a reserved configuration first (one compiled sooner),
+                    // unless the first is an initial one (the captured and default
+                    // configurations: their results are the run's references). While other
+                    // lanes are idle, it holds only its share of the reservation: they may
+                    // take the rest (`steal`) while the strategy waits for results.
+                    if !first {
+                        let idle = (0..jobs.len())
+                            .filter(|&i| {
+                                i != lane && jobs[i].is_some() && pending.in_flight[i].is_empty()
+                            })
+                            .count();
+                        let later = (pending.reserved[lane].len() / (idle + 1)).min(reserve);
+                        let held: Vec<Point> = pending.reserved[lane].drain(..later).collect();
+                        pending.in_flight[lane].extend(held);
+                    }
+                    let candidates = pending.in_flight[lane].clone();
+                    let sent = jobs[lane].as_ref().is_some_and(|tx| {
+                        tx.send(Job {
+                            candidates,
+                            prefetch,
+                        })
+                        .is_ok()
+                    });
                     if !sent {
                         // The lane's thread ended (it cannot, short of a panic): drop it.
                         jobs[lane] = None;
-                        if let Some(p) = pending.in_flight[lane].take() {
+                        for p in std::mem::take(&mut pending.in_flight[lane])
+                            .into_iter()
+                            .rev()
+                        {
                             pending.queue.push_front(p);
                         }
                     }
@@ -248,11 +302,15 @@ impl Tuner<'_> {
                 if pending.busy() == 0 {
                     break;
                 }
-                let Ok(done) = done_rx.recv() else {
+                let Ok(answer) = done_rx.recv() else {
                     break;
                 };
-                let lane = done.lane;
-                pending.in_flight[lane] = None;
+                let lane = answer.lane;
+                pending.in_flight[lane].clear();
+                if let Some(a) = answer.ahead {
+                    depth[lane] = a.clamp(1, self.lookahead.max(1));
+                }
+                let done = self.take_answer(answer, &reports[lane].name, &mut pending)?;
                 let index = self.space.index_of(&done.point);
                 match done.result {
                     Err(f) if f.interrupted => {
@@ -340,6 +398,39 @@ impl Tuner<'_> {
         })
     }
 
+    /// The configuration a lane measured; the candidates it did not take go back to its
+    /// reservation, in order, ahead of what it holds.
+    fn take_answer(
+        &self,
+        answer: Answer,
+        device: &str,
+        pending: &mut Pending,
+    ) -> Result<Done, TuneError> {
+        let Answer {
+            lane,
+            mut candidates,
+            chosen,
+            result,
+            samples,
+            eval_s,
+            ..
+        } = answer;
+        if chosen >= candidates.len() {
+            return Err(TuneError::Fatal {
+                config: self.space.kt_key(&candidates[0]),
+                reason: format!(
+                    "the evaluator of device {device} chose position {chosen} of {} configurations",
+                    candidates.len()
+                ),
+            });
+        }
+        let point = candidates.remove(chosen);
+        for p in candidates.into_iter().rev() {
+            pending.reserved[lane].push_front(p);
+        }
+        Ok(done_of(lane, point, result, samples, eval_s))
+    }
+
     /// Why no more configuration is handed out, if none is.
     fn stop_now(&self, state: &mut RunState<'_>) -> Option<StopReason> {
         state.tick();
@@ -362,8 +453,7 @@ impl Tuner<'_> {
             .stop
             .remaining_evaluations(&state.progress)
             .map_or(left, |r| (r as u128).min(left));
-        let taken =
-            (pending.busy() + pending.reserved.iter().map(VecDeque::len).sum::<usize>()) as u128;
+        let taken = pending.taken() as u128;
         allowed.saturating_sub(taken).min(usize::MAX as u128) as usize
     }
 

@@ -133,6 +133,10 @@ pub struct TuneArgs {
     /// Compile threads (default: CPUs - 1).
     #[arg(long)]
     pub(super) compile_threads: Option<usize>,
+    /// Evaluation workers this process runs at once (`--devices`: one per device; 0 or 1:
+    /// one): each keeps its share of the compile threads busy compiling ahead.
+    #[arg(skip)]
+    pub(super) workers: usize,
     /// Also measure the default configuration again (spread) and a device copy (bandwidth).
     #[arg(long)]
     pub(super) report_timing: bool,

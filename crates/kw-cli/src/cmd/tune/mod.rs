@@ -187,6 +187,10 @@ pub fn run(args: TuneArgs) -> Result<()> {
     match plan {
         // One device in all: exactly the `--device` path.
         Some(plan) if !(plan.len() == 1 && plan[0].0.len() == 1) => {
+            let args = TuneArgs {
+                workers: plan.iter().map(|(devices, _)| devices.len()).sum(),
+                ..args.clone()
+            };
             multi::run(&args, plan, &cancel, &mut |(t, d, o)| {
                 finish(&t, &d, o);
             });

@@ -276,7 +276,10 @@ pub(super) fn tune_one(
     let mut tuner = Tuner::new(space, stop.clone())
         .resume(log, records)
         .with_initial(initial)
-        .with_lookahead(threads + 1)
+        // Each worker compiles ahead on its own pool of `threads`; with several workers at
+        // once (`--devices`) each queues its share, so that the compiles in flight match the
+        // processors and each proposal is made knowing as many results as they allow.
+        .with_lookahead(threads / args.workers.max(1) + 1)
         .with_cancel(cancel.clone());
     let (report, lane_reports) = match inner {
         Some(inner) => {
@@ -326,6 +329,7 @@ pub(super) fn tune_one(
     // Also when the search's best is the default but the application used another
     // configuration: a single noisy measurement must not replace it unconfirmed.
     let to_confirm = |best: &kw_core::space::Point| *best != default || in_use.is_some();
+    let mut confirm_usage = None;
     let confirmed = match (&report.best, &objective, args.confirm_rounds) {
         (Some((best, _)), None, rounds)
             if rounds > 0 && to_confirm(best) && report.reason != StopReason::Cancelled =>
@@ -340,9 +344,17 @@ pub(super) fn tune_one(
             };
             let top =
                 super::confirm::candidates(&report, &default, in_use, args.confirm_top.max(1));
-            Some(super::confirm::confirm(
-                eval, &default, in_use, &top, rounds,
-            ))
+            Some(match args.max_share {
+                // Paced as the search was, and in its account (not in --max-device-time's
+                // budget: a winner is never recorded unconfirmed).
+                Some(share) => {
+                    let mut paced = ShareThrottle::new(eval, share, None);
+                    let c = super::confirm::confirm(&mut paced, &default, in_use, &top, rounds);
+                    confirm_usage = Some(paced.usage());
+                    c
+                }
+                None => super::confirm::confirm(eval, &default, in_use, &top, rounds),
+            })
         }
         _ => None,
     };
@@ -409,11 +421,14 @@ pub(super) fn tune_one(
     };
     if let Some((busy, wall)) = share_usage {
         // Read by the runtime's online tuning (`kernel_wisdom::online`): keep the words.
+        // The confirmation's time is in both (its pauses in the wall time) and on its own.
+        let (confirm_busy, confirm_wall) = confirm_usage.unwrap_or_default();
         println!(
-            "  device share: busy_s={:.6} wall_s={:.6} cap={}",
-            busy.as_secs_f64(),
-            wall.as_secs_f64(),
-            args.max_share.unwrap_or(1.0)
+            "  device share: busy_s={:.6} wall_s={:.6} cap={} confirm_s={:.6}",
+            (busy + confirm_busy).as_secs_f64(),
+            (wall + confirm_wall).as_secs_f64(),
+            args.max_share.unwrap_or(1.0),
+            confirm_busy.as_secs_f64()
         );
     }
     match &unverified {

@@ -153,6 +153,7 @@ fn a_prior_point_the_strategy_also_proposed_is_told_to_it_and_the_run_goes_on() 
         stop: 0,
         local: 0,
         local_mix: false,
+        gate: 0,
     });
     for share in [PriorShare::Blind, PriorShare::Late(100), trust] {
         for seed in 0..20 {

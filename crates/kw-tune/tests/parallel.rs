@@ -24,6 +24,9 @@ fn temp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Points held by the devices of a test now, and those offered to two at once.
+type Held = std::sync::Arc<std::sync::Mutex<(HashSet<Point>, Vec<Point>)>>;
+
 /// The small objective, failing fatally (its device lost) from its `die_at`-th call on.
 struct Device {
     space: TuningSpace,
@@ -37,9 +40,9 @@ struct Device {
     any: Option<usize>,
     /// The number of points each `evaluate_any` call was offered.
     offered: Vec<usize>,
-    /// The points every device of a test holds now: a point offered to two devices at once
-    /// fails the test.
-    held: Option<std::sync::Arc<std::sync::Mutex<HashSet<Point>>>>,
+    /// The points every device of a test holds now, and the points offered to two devices at
+    /// once (checked after the run: a panic in a lane's thread would hang the loop).
+    held: Option<Held>,
 }
 
 impl Device {
@@ -82,15 +85,17 @@ impl Evaluator for Device {
         }
         self.offered.push(points.len());
         if let Some(held) = &self.held {
-            let mut h = held.lock().expect("lock");
+            let (h, twice) = &mut *held.lock().expect("lock");
             for p in points {
-                assert!(h.insert(p.clone()), "{p:?} offered to two devices at once");
+                if !h.insert(p.clone()) {
+                    twice.push(p.clone());
+                }
             }
         }
         let last = points.len() - 1;
         let result = self.evaluate(&points[last]);
         if let Some(held) = &self.held {
-            let mut h = held.lock().expect("lock");
+            let (h, _) = &mut *held.lock().expect("lock");
             for p in points {
                 h.remove(p);
             }
@@ -318,11 +323,11 @@ fn a_lane_is_not_idle_while_the_strategy_waits_for_its_design() {
 
 #[test]
 fn a_lane_measures_the_configuration_ready_first_and_keeps_the_others() {
-    // Each device measures the last of the points it is offered (the one "compiled first"),
-    // asks for 4 queued (the run's lookahead, 3, caps it); the others stay its own: never offered to two devices at once,
-    // never evaluated twice, the budget kept.
+    // Each device measures the last of the points it is offered (the one "compiled first")
+    // and asks for 4 queued (the run's lookahead, 3, caps it); the others stay its own:
+    // never offered to two devices at once, never evaluated twice, the budget kept.
     let space = small_space();
-    let held = std::sync::Arc::new(std::sync::Mutex::new(HashSet::new()));
+    let held: Held = Default::default();
     for name in ["exhaustive", "random", "hybrid6"] {
         let mut devices = vec![Device::new(None), Device::new(None)];
         for d in &mut devices {
@@ -358,6 +363,11 @@ fn a_lane_measures_the_configuration_ready_first_and_keeps_the_others() {
             offered.iter().any(|&n| n > 1),
             "{name}: later configurations offered: {offered:?}"
         );
+        let twice = &held.lock().expect("lock").1;
+        assert!(
+            twice.is_empty(),
+            "{name}: offered to two devices: {twice:?}"
+        );
     }
 }
 
@@ -379,6 +389,11 @@ fn a_failed_lane_gives_back_the_configurations_it_held() {
         &mut events,
     );
     assert_eq!(events, vec!["dropped 1 retried true".to_string()]);
+    assert!(
+        devices[1].offered.last().is_some_and(|&n| n > 1),
+        "the failed device held several: {:?}",
+        devices[1].offered
+    );
     let n = space.len() as usize;
     assert_eq!(report.progress.evaluations as usize, n);
     let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();

@@ -69,6 +69,7 @@ fn settings(patience: usize, forget: bool, mix: bool) -> TrustSettings {
         stop: 0,
         local: 0,
         local_mix: false,
+        gate: 0,
     }
 }
 
@@ -202,6 +203,14 @@ fn the_default_share_is_trust_and_parses() {
     assert_eq!(local("local=8"), (8, false));
     assert_eq!(local("share=mix2:localmix=4"), (4, true));
     assert!(PriorParams::parse("share=blind:local=8").is_err());
+    let gate = |text: &str| match PriorParams::parse(text).expect("parse").share {
+        PriorShare::Trust(t) => (t.local, t.gate),
+        other => panic!("{text}: {other:?}"),
+    };
+    assert_eq!(gate("local=8:gate=8"), (8, 8));
+    assert!(PriorParams::parse("share=blind:gate=8")
+        .unwrap_err()
+        .contains("`gate`"));
 }
 
 /// The chosen settings climb from the prior's best only when the prior holds results of
@@ -439,4 +448,73 @@ fn without_local_the_told_strategy_follows_the_prior() {
     let values: HashMap<u32, f64> = [(20, 5.0), (21, 4.0)].into_iter().collect();
     let r = run_with(points([35, 36]), &values, settings(1, true, true), 3);
     assert_eq!(r.proposed, points([20, 35, 0]));
+}
+
+/// `gate=N`: the climb starts only when one of the prior's last N results improved the best
+/// (a prior whose best came early and was never beaten again climbs nowhere), and it waits
+/// for the prior's results in flight before it decides.
+#[test]
+fn the_gate_calls_the_climb_off_when_the_prior_stopped_improving() {
+    let space = space();
+    let values: HashMap<u32, f64> = [(20, 2.0), (5, 6.0), (6, 7.0), (7, 8.0)]
+        .into_iter()
+        .collect();
+    let value = |p: &Point| values.get(&p[0]).copied().unwrap_or(10.0);
+    let seeded_with = |prior: Vec<Point>, gate: usize| {
+        let trust = TrustSettings {
+            local: 4,
+            gate,
+            ..settings(1, true, true)
+        };
+        let inner = Scripted {
+            script: points([35, 36]),
+            told: Told::default(),
+            design: 3,
+        };
+        let fallback = Scripted {
+            script: points(0..3),
+            told: Told::default(),
+            design: 3,
+        };
+        Seeded::with_blind(
+            Box::new(inner),
+            Some(Box::new(fallback)),
+            prior,
+            PriorShare::Trust(trust),
+        )
+    };
+    // What follows the prior's configurations, each told before the next is asked.
+    let after_prior = |prior: Vec<Point>, gate: usize| {
+        let n = prior.len();
+        let mut s = seeded_with(prior, gate);
+        for _ in 0..n {
+            let p = s.ask(&space, 1).pop().unwrap();
+            s.tell(&space, &p, &Ok(value(&p)));
+        }
+        s.ask(&space, 1).pop().unwrap()
+    };
+    let neighbour = |p: &Point| [vec![19], vec![21]].contains(p);
+    // The best first, then three that do not improve it: with gate=3 no climb, with gate=4
+    // (or none) the climb.
+    let early = points([20, 5, 6, 7]);
+    assert_eq!(after_prior(early.clone(), 3), vec![35]);
+    assert!(neighbour(&after_prior(early.clone(), 4)));
+    assert!(neighbour(&after_prior(early, 0)));
+    // The best last: the climb whatever the gate.
+    assert!(neighbour(&after_prior(points([5, 6, 7, 20]), 1)));
+    // Asked ahead: the prior's four in flight, the climb waits (the told strategy proposes
+    // meanwhile); once their results are in, the gate decides.
+    let mut s = seeded_with(points([5, 6, 7, 20]), 1);
+    let ahead: Vec<Point> = (0..5).flat_map(|_| s.ask(&space, 1)).collect();
+    assert_eq!(&ahead[..4], &points([5, 6, 7, 20])[..]);
+    assert_eq!(
+        ahead[4],
+        vec![35],
+        "no neighbour while the prior is in flight"
+    );
+    for p in &ahead {
+        s.tell(&space, p, &Ok(value(p)));
+    }
+    let next = s.ask(&space, 1).pop().unwrap();
+    assert!(neighbour(&next), "{next:?}");
 }

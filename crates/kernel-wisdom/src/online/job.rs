@@ -263,7 +263,9 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
     ]);
     let child = spawn_tune(&kw, &args, dir, &out, s.share)
         .map_err(|e| format!("cannot run {}: {e}", kw.display()))?;
-    let status = wait(child, wall + GRACE)?;
+    // The search takes at most `wall`, and the confirmation after it as long again (paced
+    // by the share, with a device-time budget of its own).
+    let status = wait(child, 2 * wall + GRACE)?;
     let output = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !status {
         return Err(format!(

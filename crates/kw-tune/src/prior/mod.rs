@@ -199,6 +199,9 @@ pub struct TrustSettings {
     /// The neighbours take the told strategy's turns, alternating with the blind design
     /// (with `mix`), instead of coming first. For experiments.
     pub local_mix: bool,
+    /// With `local`: the neighbours are tried only when one of the prior's last `gate`
+    /// results improved the best so far (0: always). For experiments.
+    pub gate: usize,
 }
 
 impl Default for PriorParams {
@@ -216,6 +219,7 @@ impl Default for PriorParams {
                 stop: 0,
                 local: 0,
                 local_mix: false,
+                gate: 0,
             }),
             feature: false,
             agree: 0,
@@ -245,13 +249,14 @@ impl PriorParams {
         p
     }
 
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N`
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N:gate=N`
     /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
     /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
         let mut stop = None;
         let mut local = None;
+        let mut gate = None;
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             let whole = || -> Result<usize, String> {
@@ -270,6 +275,7 @@ impl PriorParams {
                 "agreetake" => p.agree_take = v != "0",
                 "agree" => p.agree = whole()?,
                 "stop" => stop = Some(whole()?),
+                "gate" => gate = Some(whole()?),
                 "local" => local = Some((whole()?, false)),
                 "localmix" => local = Some((whole()?, true)),
                 "share" => {
@@ -292,6 +298,7 @@ impl PriorParams {
                                 stop: 0,
                                 local: 0,
                                 local_mix: false,
+                                gate: 0,
                             }),
                             _ => {
                                 return Err(format!(
@@ -303,14 +310,20 @@ impl PriorParams {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local, localmix)"
+                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local, localmix, gate)"
                     ))
                 }
             }
         }
-        if stop.is_some() || local.is_some() {
+        if stop.is_some() || local.is_some() || gate.is_some() {
             let PriorShare::Trust(t) = &mut p.share else {
-                let key = if stop.is_some() { "stop" } else { "local" };
+                let key = if stop.is_some() {
+                    "stop"
+                } else if local.is_some() {
+                    "local"
+                } else {
+                    "gate"
+                };
                 return Err(format!(
                     "`{key}` applies to share=trustN, forgetN or mixN only"
                 ));
@@ -321,6 +334,9 @@ impl PriorParams {
             if let Some((n, mix)) = local {
                 t.local = n;
                 t.local_mix = mix;
+            }
+            if let Some(n) = gate {
+                t.gate = n;
             }
         }
         Ok(p)

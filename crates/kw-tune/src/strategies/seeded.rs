@@ -40,7 +40,7 @@ pub struct Seeded {
     /// [`PriorShare::Trust`]: the fallback when the told strategy stops paying.
     trust: Option<Trust>,
     /// The best result so far, and the prior's results in a row since it last improved
-    /// ([`TrustSettings::stop`]).
+    /// ([`TrustSettings::stop`], [`TrustSettings::gate`]).
     best: f64,
     prior_stale: usize,
     /// [`TrustSettings::local`].
@@ -127,6 +127,8 @@ struct Local {
     asked: HashSet<Point>,
     /// No neighbour is proposed any more.
     done: bool,
+    /// No neighbour is proposed yet ([`TrustSettings::gate`] waits for the prior's results).
+    held: bool,
     rng: Rng,
 }
 
@@ -139,6 +141,7 @@ impl Local {
             in_flight: HashSet::new(),
             asked: HashSet::new(),
             done: limit == 0,
+            held: false,
             rng: Rng::new(LOCAL_SEED),
         }
     }
@@ -152,7 +155,7 @@ impl Local {
         seen: [&HashSet<Point>; 2],
         prior: &mut HashSet<Point>,
     ) -> Option<Point> {
-        if self.done || self.misses + self.in_flight.len() >= self.limit {
+        if self.done || self.held || self.misses + self.in_flight.len() >= self.limit {
             return None;
         }
         let best = self.best_point.as_ref()?;
@@ -188,6 +191,25 @@ impl Local {
     }
 }
 
+impl Seeded {
+    /// [`TrustSettings::gate`]: before the first neighbour, once every prior result is in,
+    /// the climb is called off unless one of the last `gate` of them improved the best. While
+    /// prior results are in flight (proposals asked ahead), the climb waits.
+    fn gate_climb(&mut self) {
+        let PriorShare::Trust(TrustSettings { gate, .. }) = self.share else {
+            return;
+        };
+        if gate == 0 || self.local.done || !self.local.asked.is_empty() {
+            return;
+        }
+        let waiting = self.prior.iter().any(|p| !self.told.contains(p));
+        self.local.held = waiting;
+        if !waiting && self.prior_stale >= gate {
+            self.local.done = true;
+        }
+    }
+}
+
 impl Strategy for Seeded {
     fn name(&self) -> &str {
         &self.name
@@ -200,6 +222,7 @@ impl Strategy for Seeded {
             }
         }
         let local_mix = matches!(self.share, PriorShare::Trust(t) if t.local_mix);
+        self.gate_climb();
         let seen = [&self.told, &self.asked];
         if !local_mix {
             if let Some(p) = self.local.propose(space, seen, &mut self.prior) {
@@ -236,12 +259,12 @@ impl Strategy for Seeded {
             self.best = *v;
         }
         self.local.tell(point, improved);
+        if !own {
+            self.prior_stale = if improved { 0 } else { self.prior_stale + 1 };
+        }
         if let PriorShare::Trust(TrustSettings { stop, .. }) = self.share {
-            if !own && stop > 0 {
-                self.prior_stale = if improved { 0 } else { self.prior_stale + 1 };
-                if self.prior_stale >= stop {
-                    self.queue.clear();
-                }
+            if !own && stop > 0 && self.prior_stale >= stop {
+                self.queue.clear();
             }
         }
         if own {

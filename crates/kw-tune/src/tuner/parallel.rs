@@ -276,7 +276,14 @@ impl Tuner<'_> {
                                 i != lane && jobs[i].is_some() && pending.in_flight[i].is_empty()
                             })
                             .count();
-                        let later = (pending.reserved[lane].len() / (idle + 1)).min(reserve);
+                        let share = (pending.reserved[lane].len() / (idle + 1)).min(reserve);
+                        // An initial configuration goes alone (it may be reserved here after
+                        // a lane failed with it queued).
+                        let later = pending.reserved[lane]
+                            .iter()
+                            .take(share)
+                            .take_while(|p| !initial.contains(p))
+                            .count();
                         let held: Vec<Point> = pending.reserved[lane].drain(..later).collect();
                         pending.in_flight[lane].extend(held);
                     }

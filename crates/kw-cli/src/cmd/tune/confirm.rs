@@ -105,8 +105,10 @@ fn speedup(base: &[f64], cand: &[f64]) -> (f64, f64, f64, f64) {
 /// only when the whole confidence interval of its median speed-up over the baseline lies
 /// above 1, so a search's best by a single noisy sample (online tuning takes one per
 /// candidate) never replaces what the application uses unless it is faster round by round.
-/// The record's confirmation is always against the default. `Err`: the default failed when
-/// measured again (nothing can be confirmed; the caller keeps the search's result and says
+/// The record's confirmation is always against the default. An interrupted evaluation (the
+/// device-time budget of `--max-device-time` spent, Ctrl-C) ends the rounds: the decision is
+/// made on the whole rounds before it. `Err`: the default failed when measured again, or no
+/// round was whole (nothing can be confirmed; the caller keeps the search's result and says
 /// so).
 pub fn confirm(
     eval: &mut dyn Evaluator,
@@ -125,13 +127,24 @@ pub fn confirm(
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); points.len()];
     let mut failed = vec![false; points.len()];
-    for round in 0..rounds {
+    let mut whole = 0;
+    'rounds: for round in 0..rounds {
         for k in 0..points.len() {
             let i = (k + round) % points.len();
             if failed[i] {
                 continue;
             }
             match eval.evaluate(&points[i]) {
+                Err(f) if f.interrupted => {
+                    // This round is not whole: its times are dropped.
+                    for t in &mut times {
+                        t.truncate(whole);
+                    }
+                    if whole == 0 {
+                        return Err(format!("no round completed: {}", f.reason));
+                    }
+                    break 'rounds;
+                }
                 Ok(ms) if ms.is_finite() && ms > 0.0 => times[i].push(ms),
                 Ok(ms) => {
                     failed[i] = true;
@@ -147,7 +160,9 @@ pub fn confirm(
                 }
             }
         }
+        whole = round + 1;
     }
+    let rounds = whole;
     let complete = |i: usize| !failed[i] && times[i].len() == times[0].len();
     // The baseline: the configuration in use (index 1) when it was measured in every round.
     let base = if in_use.is_some() && complete(1) {
@@ -334,6 +349,46 @@ mod tests {
             (1.5, 1.5)
         );
         assert!(c.line.contains("97% interval"), "{}", c.line);
+    }
+
+    /// The device-time budget spent in the middle of a round: the decision is made on the
+    /// whole rounds, and the record says how many.
+    #[test]
+    fn an_interrupted_confirmation_decides_on_its_whole_rounds() {
+        struct Budget {
+            table: Table,
+            left: usize,
+        }
+        impl Evaluator for Budget {
+            fn evaluate(&mut self, p: &Point) -> EvalResult {
+                if self.left == 0 {
+                    return Err(EvalFailure::interrupted("budget spent"));
+                }
+                self.left -= 1;
+                self.table.evaluate(p)
+            }
+        }
+        let (d, a) = (vec![0], vec![1]);
+        let table = || Table {
+            ms: HashMap::from([(d.clone(), vec![2.0; 10]), (a.clone(), vec![1.0; 10])]),
+            calls: 0,
+        };
+        // 13 evaluations: 6 whole rounds of two, the 7th cut.
+        let mut b = Budget {
+            table: table(),
+            left: 13,
+        };
+        let c = confirm(&mut b, &d, None, std::slice::from_ref(&a), 10).unwrap();
+        assert_eq!(c.point, a, "{}", c.line);
+        assert_eq!(c.confirmation.rounds, 6);
+        assert!(c.line.contains("in 6 alternating round(s)"), "{}", c.line);
+        // Cut in the first round: nothing to decide on.
+        let mut b = Budget {
+            table: table(),
+            left: 1,
+        };
+        let e = confirm(&mut b, &d, None, &[a], 10).unwrap_err();
+        assert!(e.contains("no round completed: budget spent"), "{e}");
     }
 
     #[test]

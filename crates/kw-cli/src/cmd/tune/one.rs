@@ -279,7 +279,7 @@ pub(super) fn tune_one(
         // Each worker compiles ahead on its own pool of `threads`; with several workers at
         // once (`--devices`) each queues its share, so that the compiles in flight match the
         // processors and each proposal is made knowing as many results as they allow.
-        .with_lookahead(threads / args.workers.max(1) + 1)
+        .with_lookahead(threads.div_ceil(args.workers.max(1)) + 1)
         .with_cancel(cancel.clone());
     let (report, lane_reports) = match inner {
         Some(inner) => {
@@ -344,16 +344,16 @@ pub(super) fn tune_one(
             };
             let top =
                 super::confirm::candidates(&report, &default, in_use, args.confirm_top.max(1));
-            Some(match args.max_share {
-                // Paced as the search was, and in its account (not in --max-device-time's
-                // budget: a winner is never recorded unconfirmed).
-                Some(share) => {
-                    let mut paced = ShareThrottle::new(eval, share, None);
-                    let c = super::confirm::confirm(&mut paced, &default, in_use, &top, rounds);
-                    confirm_usage = Some(paced.usage());
-                    c
-                }
-                None => super::confirm::confirm(eval, &default, in_use, &top, rounds),
+            Some(if shared {
+                // Paced as the search was, in the account, with a device-time budget of its
+                // own (--max-device-time again): it ends after the last whole round.
+                let share = args.max_share.unwrap_or(1.0);
+                let mut paced = ShareThrottle::new(eval, share, device_time);
+                let c = super::confirm::confirm(&mut paced, &default, in_use, &top, rounds);
+                confirm_usage = Some(paced.usage());
+                c
+            } else {
+                super::confirm::confirm(eval, &default, in_use, &top, rounds)
             })
         }
         _ => None,

@@ -99,7 +99,8 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
     assert!(
         stderr.contains("prior: 1 of 1 earlier results (1 source(s)) match this space")
             && stderr.contains("1 configuration(s) evaluated first")
-            && stderr.contains("then up to 8 neighbours of the best configuration"),
+            && stderr.contains("then up to 8 neighbours of the best configuration")
+            && !stderr.contains("if one of the prior's last"),
         "{stderr}"
     );
 
@@ -185,11 +186,17 @@ fn a_library_capture_is_seeded_by_the_shipped_wisdom() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
         assert!(stderr.contains(&expect), "{extra:?}: {stderr}");
-        // The neighbours of the best follow only where the shipped records are this
-        // device's (the H100's, the H200's; not PoCL's).
+        // The neighbours of the best follow: 8 misses in a row, ungated, where the shipped
+        // records are this device's (the H100's, the H200's; not PoCL's), else 4, gated by
+        // the prior's last results.
+        let (local, gated) = if shipped_here { (8, false) } else { (4, true) };
+        assert!(
+            stderr.contains(&format!("then up to {local} neighbours")),
+            "{extra:?}: {stderr}"
+        );
         assert_eq!(
-            stderr.contains("neighbours"),
-            shipped_here,
+            stderr.contains("if one of the prior's last 8 results improved the best"),
+            gated,
             "{extra:?}: {stderr}"
         );
     }

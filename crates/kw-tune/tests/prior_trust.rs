@@ -5,7 +5,10 @@
 
 use kw_core::space::{Parameter, Point, TuningSpace};
 use kw_core::{config::Config, value::Value};
-use kw_tune::prior::{PriorParams, PriorShare, PriorSource, TrustSettings, SAME_DEVICE_LOCAL};
+use kw_tune::prior::{
+    PriorParams, PriorShare, PriorSource, TrustSettings, DEFAULT_GATE, DEFAULT_LOCAL,
+    SAME_DEVICE_LOCAL,
+};
 use kw_tune::strategies::seeded::Seeded;
 use kw_tune::{EvalResult, Strategy};
 use std::cell::RefCell;
@@ -185,9 +188,24 @@ fn a_prior_that_pays_keeps_the_told_strategy() {
 /// seeds 100..159, `docs/strategies.md`); the settings parse.
 #[test]
 fn the_default_share_is_trust_and_parses() {
-    let want = PriorShare::Trust(settings(1, true, true));
+    let want = PriorShare::Trust(TrustSettings {
+        local: DEFAULT_LOCAL,
+        gate: DEFAULT_GATE,
+        ..settings(1, true, true)
+    });
     assert_eq!(PriorParams::default().share, want);
-    assert_eq!(PriorParams::parse("share=mix1").expect("parse").share, want);
+    assert_eq!(PriorParams::parse("").expect("parse").share, want);
+    // `share=` sets the share alone: `mix1` is the default without the neighbours.
+    assert_eq!(
+        PriorParams::parse("share=mix1").expect("parse").share,
+        PriorShare::Trust(settings(1, true, true))
+    );
+    assert_eq!(
+        PriorParams::parse("share=mix1:local=4:gate=8")
+            .expect("parse")
+            .share,
+        want
+    );
     let p = PriorParams::parse("take=8:share=forget4").expect("parse");
     assert_eq!(p.take, 8);
     assert_eq!(p.share, PriorShare::Trust(settings(4, true, false)));
@@ -213,27 +231,28 @@ fn the_default_share_is_trust_and_parses() {
         .contains("`gate`"));
 }
 
-/// The chosen settings climb from the prior's best only when the prior holds results of
-/// the device being tuned.
+/// The chosen settings climb from the prior's best: with other devices' results only when
+/// the prior was still improving (the gate), with the device's own always.
 #[test]
-fn neighbours_are_on_for_a_prior_of_the_same_device() {
+fn neighbours_are_ungated_for_a_prior_of_the_same_device() {
     let source = |device: &str| PriorSource {
         label: format!("wisdom ({device})"),
         device: device.to_string(),
         results: vec![(Config(vec![("x".into(), Value::Int(3))]), Some(1.0))],
     };
-    let local = |p: PriorParams| match p.share {
-        PriorShare::Trust(t) => t.local,
+    let climb = |p: PriorParams| match p.share {
+        PriorShare::Trust(t) => (t.local, t.gate),
         other => panic!("{other:?}"),
     };
     let h100 = "NVIDIA H100 80GB HBM3";
     let sources = [source("NVIDIA A100-PCIE-40GB"), source(h100)];
     assert_eq!(
-        local(PriorParams::for_device(&sources, h100)),
-        SAME_DEVICE_LOCAL
+        climb(PriorParams::for_device(&sources, h100)),
+        (SAME_DEVICE_LOCAL, 0)
     );
-    assert_eq!(local(PriorParams::for_device(&sources[..1], h100)), 0);
-    assert_eq!(local(PriorParams::for_device(&[source("")], "")), 0);
+    let gated = (DEFAULT_LOCAL, DEFAULT_GATE);
+    assert_eq!(climb(PriorParams::for_device(&sources[..1], h100)), gated);
+    assert_eq!(climb(PriorParams::for_device(&[source("")], "")), gated);
     assert_eq!(
         PriorParams::for_device(&sources[..1], h100),
         PriorParams::default()

@@ -194,20 +194,41 @@ pub struct TrustSettings {
     pub stop: usize,
     /// After the prior's configurations, up to this many adjacent neighbours (one parameter
     /// one value away) of the best configuration so far in a row that do not improve it, told
-    /// as the prior's (0: none). For experiments.
+    /// as the prior's (0: none).
     pub local: usize,
     /// The neighbours take the told strategy's turns, alternating with the blind design
     /// (with `mix`), instead of coming first. For experiments.
     pub local_mix: bool,
     /// With `local`: the neighbours are tried only when one of the prior's last `gate`
-    /// results improved the best so far (0: always). For experiments.
+    /// results improved the best so far (0: always).
     pub gate: usize,
+}
+
+impl TrustSettings {
+    /// What follows the prior's configurations, in words (`None`: the told strategy).
+    pub fn climb_words(&self) -> Option<String> {
+        (self.local > 0).then(|| {
+            let gate = if self.gate > 0 {
+                format!(
+                    ", if one of the prior's last {} results improved the best",
+                    self.gate
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "then up to {} neighbours of the best configuration in a row that do not improve it{gate}",
+                self.local
+            )
+        })
+    }
 }
 
 impl Default for PriorParams {
     /// The settings chosen by leave-one-device-out (`docs/strategies.md`): the 12 best
-    /// configurations (round robin over sources), then [`PriorShare::Trust`], mixed, with
-    /// patience 1 and `forget`.
+    /// configurations (round robin over sources); then the neighbours of the best so far
+    /// while they improve it (until 4 misses in a row), if one of the prior's last 8 results
+    /// improved the best; then [`PriorShare::Trust`], mixed, with patience 1 and `forget`.
     fn default() -> PriorParams {
         PriorParams {
             take: 12,
@@ -217,9 +238,9 @@ impl Default for PriorParams {
                 forget: true,
                 mix: true,
                 stop: 0,
-                local: 0,
+                local: DEFAULT_LOCAL,
                 local_mix: false,
-                gate: 0,
+                gate: DEFAULT_GATE,
             }),
             feature: false,
             agree: 0,
@@ -228,23 +249,30 @@ impl Default for PriorParams {
     }
 }
 
+/// [`TrustSettings::local`] by default (other devices' priors).
+pub const DEFAULT_LOCAL: usize = 4;
+/// [`TrustSettings::gate`] by default (other devices' priors).
+pub const DEFAULT_GATE: usize = 8;
 /// [`TrustSettings::local`] for a prior that holds results of the device being tuned
-/// ([`PriorParams::for_device`]).
+/// ([`PriorParams::for_device`]; ungated).
 pub const SAME_DEVICE_LOCAL: usize = 8;
 
 impl PriorParams {
-    /// The default settings for `sources` on the device named `device`: with a source of that
-    /// very device (its results at other problem sizes: wisdom, logs), the adjacent
-    /// neighbours of the best configuration so far are evaluated after the prior's own
-    /// ([`SAME_DEVICE_LOCAL`]). Online tuning at sizes nobody tuned gained most from it
-    /// (a one-value change, `KSPLIT=4` for 8, was the best at one GEMM size); with other
-    /// devices' priors alone it raised the means but cost the space whose prior is not its
-    /// optimum's basin more than the default (`docs/strategies.md`), so there it is off.
+    /// The default settings for `sources` on the device named `device`. The neighbours of
+    /// the best configuration so far follow the prior's own: with other devices' results
+    /// ([`PriorParams::default`]) up to [`DEFAULT_LOCAL`] misses in a row, and only when one of
+    /// the prior's last [`DEFAULT_GATE`] results improved the best (a prior whose best came
+    /// early and was never beaten again may sit in another basin than the optimum's:
+    /// convolution_A100 in `docs/strategies.md`); with a source of that very device (its
+    /// results at other problem sizes: wisdom, logs) up to [`SAME_DEVICE_LOCAL`], always, the
+    /// case measured on the H100 (online tuning at sizes nobody tuned: a one-value change,
+    /// `KSPLIT=4` for 8, was the best at one GEMM size).
     pub fn for_device(sources: &[PriorSource], device: &str) -> PriorParams {
         let mut p = PriorParams::default();
         let same = !device.is_empty() && sources.iter().any(|s| s.device == device);
         if let (true, PriorShare::Trust(t)) = (same, &mut p.share) {
             t.local = SAME_DEVICE_LOCAL;
+            t.gate = 0;
         }
         p
     }

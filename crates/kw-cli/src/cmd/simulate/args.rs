@@ -188,9 +188,9 @@ pub fn prior_points(
     let settings = settings.unwrap_or_else(|| PriorParams::for_device(sources, device));
     let mapped = prior::map(sources, space, settings);
     if tell {
-        if let prior::PriorShare::Trust(t) = settings.share {
-            if t.local > 0 && !mapped.points.is_empty() {
-                eprintln!("prior: then up to {} neighbours of the best configuration in a row that do not improve it", t.local);
+        if let (prior::PriorShare::Trust(t), false) = (settings.share, mapped.points.is_empty()) {
+            if let Some(words) = t.climb_words() {
+                eprintln!("prior: {words}");
             }
         }
         eprintln!(

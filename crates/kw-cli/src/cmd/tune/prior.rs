@@ -83,12 +83,9 @@ pub(super) fn seeding(
         sources.len(),
         mapped.points.len()
     );
-    if let prior::PriorShare::Trust(t) = params.share {
-        if t.local > 0 && !mapped.points.is_empty() {
-            eprintln!(
-                "kw tune: prior: then up to {} neighbours of the best configuration in a row that do not improve it",
-                t.local
-            );
+    if let (prior::PriorShare::Trust(t), false) = (params.share, mapped.points.is_empty()) {
+        if let Some(words) = t.climb_words() {
+            eprintln!("kw tune: prior: {words}");
         }
     }
     for note in &mapped.notes {

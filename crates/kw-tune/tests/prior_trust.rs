@@ -536,4 +536,36 @@ fn the_gate_calls_the_climb_off_when_the_prior_stopped_improving() {
     }
     let next = s.ask(&space, 1).pop().unwrap();
     assert!(neighbour(&next), "{next:?}");
+    // With `stop`, the prior's configurations left are never evaluated: the gate decides on
+    // those that were (20, then 5 and 6 without improving: stopped after 2, climb at gate 3).
+    let trust = TrustSettings {
+        local: 4,
+        gate: 3,
+        stop: 2,
+        ..settings(1, true, true)
+    };
+    let mut s = Seeded::with_blind(
+        Box::new(Scripted {
+            script: points([35, 36]),
+            told: Told::default(),
+            design: 3,
+        }),
+        Some(Box::new(Scripted {
+            script: points(0..3),
+            told: Told::default(),
+            design: 3,
+        })),
+        points([20, 5, 6, 7, 8]),
+        PriorShare::Trust(trust),
+    );
+    for want in [20, 5, 6] {
+        let p = s.ask(&space, 1).pop().unwrap();
+        assert_eq!(p, vec![want]);
+        s.tell(&space, &p, &Ok(value(&p)));
+    }
+    let next = s.ask(&space, 1).pop().unwrap();
+    assert!(
+        neighbour(&next),
+        "the climb after a stopped prior: {next:?}"
+    );
 }

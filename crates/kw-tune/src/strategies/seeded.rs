@@ -43,6 +43,8 @@ pub struct Seeded {
     /// ([`TrustSettings::stop`], [`TrustSettings::gate`]).
     best: f64,
     prior_stale: usize,
+    /// The prior's configurations handed out whose results have not come.
+    prior_out: HashSet<Point>,
     /// [`TrustSettings::local`].
     local: Local,
 }
@@ -87,6 +89,7 @@ impl Seeded {
             trust,
             best: f64::INFINITY,
             prior_stale: 0,
+            prior_out: HashSet::new(),
             local: Local::new(local),
         }
     }
@@ -202,7 +205,7 @@ impl Seeded {
         if gate == 0 || self.local.done || !self.local.asked.is_empty() {
             return;
         }
-        let waiting = self.prior.iter().any(|p| !self.told.contains(p));
+        let waiting = !self.prior_out.is_empty();
         self.local.held = waiting;
         if !waiting && self.prior_stale >= gate {
             self.local.done = true;
@@ -218,6 +221,7 @@ impl Strategy for Seeded {
     fn ask(&mut self, space: &TuningSpace, hint: usize) -> Vec<Point> {
         while let Some(p) = self.queue.pop() {
             if !self.told.contains(&p) && space.contains(&p) {
+                self.prior_out.insert(p.clone());
                 return vec![p];
             }
         }
@@ -253,6 +257,7 @@ impl Strategy for Seeded {
 
     fn tell(&mut self, space: &TuningSpace, point: &Point, result: &EvalResult) {
         let first = self.told.insert(point.clone());
+        self.prior_out.remove(point);
         let own = !self.prior.contains(point) || !first || self.asked.contains(point);
         let improved = matches!(result, Ok(v) if *v < self.best);
         if let (Ok(v), true) = (result, improved) {

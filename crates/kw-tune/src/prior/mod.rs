@@ -208,6 +208,11 @@ impl TrustSettings {
     /// What follows the prior's configurations, in words (`None`: the told strategy).
     pub fn climb_words(&self) -> Option<String> {
         (self.local > 0).then(|| {
+            let turns = if self.local_mix {
+                " (in the told strategy's turns)"
+            } else {
+                ""
+            };
             let gate = if self.gate > 0 {
                 format!(
                     ", if one of the prior's last {} results improved the best",
@@ -217,7 +222,7 @@ impl TrustSettings {
                 String::new()
             };
             format!(
-                "then up to {} neighbours of the best configuration in a row that do not improve it{gate}",
+                "then{turns} up to {} neighbours of the best configuration in a row that do not improve it{gate}",
                 self.local
             )
         })
@@ -278,8 +283,10 @@ impl PriorParams {
     }
 
     /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N:gate=N`
-    /// (for experiments; missing keys keep the defaults). `trustN`: [`PriorShare::Trust`] with
-    /// patience N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`.
+    /// (for experiments; missing keys keep the defaults, but `share=` sets the share whole:
+    /// `share=mix1` is the default without the neighbours, `local` and `gate` 0, as the
+    /// earlier rounds' commands measured it). `trustN`: [`PriorShare::Trust`] with patience
+    /// N; `forgetN` also sets `forget`; `mixN` sets `forget` and `mix`. `gate` needs `local`.
     pub fn parse(text: &str) -> Result<PriorParams, String> {
         let mut p = PriorParams::default();
         let mut stop = None;
@@ -365,6 +372,9 @@ impl PriorParams {
             }
             if let Some(n) = gate {
                 t.gate = n;
+            }
+            if t.gate > 0 && t.local == 0 {
+                return Err("`gate` applies to the neighbours: give `local` too".into());
             }
         }
         Ok(p)

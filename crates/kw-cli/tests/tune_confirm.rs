@@ -6,6 +6,29 @@
 
 mod common;
 
+/// `kw tune --bundled vector_add:65536 --wisdom-dir wis ARGS` in `dir`: its standard output
+/// (it must succeed).
+fn tune(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = common::kw_in(dir)
+        .args([
+            "tune",
+            "--bundled",
+            "vector_add:65536",
+            "--wisdom-dir",
+            "wis",
+        ])
+        .args(args)
+        .output()
+        .expect("running kw");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn the_record_is_the_confirmed_winner_or_the_default() {
     if kernel_wisdom::list_devices().is_err() {
@@ -13,31 +36,20 @@ fn the_record_is_the_confirmed_winner_or_the_default() {
         return;
     }
     let dir = common::unique_dir("tune-confirm");
-    let out = common::kw_in(&dir)
-        .args([
-            "tune",
-            "--bundled",
-            "vector_add:65536",
+    let stdout = tune(
+        &dir,
+        &[
             "--budget",
             "10",
             "--samples",
             "3",
             "--log",
             "run.jsonl",
-            "--wisdom-dir",
-            "wis",
             "--confirm-rounds",
             "5",
             "--confirm-top",
             "2",
-        ])
-        .output()
-        .expect("running kw");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     let wisdom: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("wis/vector_add.json")).unwrap())
@@ -117,31 +129,20 @@ fn the_confirmation_is_paced_by_the_share() {
     }
     let dir = common::unique_dir("tune-confirm-share");
     let share = 0.5;
-    let out = common::kw_in(&dir)
-        .args([
-            "tune",
-            "--bundled",
-            "vector_add:65536",
+    let stdout = tune(
+        &dir,
+        &[
             "--budget",
             "8",
             "--samples",
             "1",
             "--max-share",
             &share.to_string(),
-            "--wisdom-dir",
-            "wis",
             "--confirm-rounds",
             "4",
             "--confirm-top",
             "1",
-        ])
-        .output()
-        .expect("running kw");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     let account = stdout
         .lines()

@@ -257,6 +257,24 @@ fn a_budget_is_kept_and_a_resumed_log_is_not_evaluated_again() {
     assert_eq!(again, n - 7);
 }
 
+/// Checks that no configuration was evaluated twice across `devices` and that every
+/// evaluation was recorded; returns how many there were.
+fn evaluated_once(name: &str, devices: &[Device], report: &kw_tune::TuneReport) -> usize {
+    let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
+    let distinct = all.iter().collect::<HashSet<_>>().len();
+    assert_eq!(
+        distinct,
+        all.len(),
+        "{name}: a configuration evaluated twice"
+    );
+    assert_eq!(
+        report.progress.evaluations as usize,
+        all.len(),
+        "{name}: every evaluation recorded"
+    );
+    all.len()
+}
+
 #[test]
 fn every_strategy_runs_on_three_lanes_without_evaluating_twice() {
     let space = small_space();
@@ -274,28 +292,12 @@ fn every_strategy_runs_on_three_lanes_without_evaluating_twice() {
             None,
             &mut Vec::new(),
         );
-        let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
-        let distinct = all.iter().collect::<HashSet<_>>().len();
-        assert_eq!(
-            distinct,
-            all.len(),
-            "{name}: a configuration evaluated twice"
-        );
-        assert_eq!(
-            report.progress.evaluations as usize,
-            all.len(),
-            "{name}: every evaluation recorded"
-        );
-        assert!(
-            all.len() <= 30,
-            "{name}: the budget is kept ({} evaluations)",
-            all.len()
-        );
+        let n = evaluated_once(name, &devices, &report);
+        assert!(n <= 30, "{name}: the budget is kept ({n} evaluations)");
         assert!(report.best.is_some(), "{name}: a best configuration");
         // Not asserted (timing): how many lanes the strategy kept busy at once.
         eprintln!(
-            "{name}: {} evaluations, at most {} at once",
-            all.len(),
+            "{name}: {n} evaluations, at most {} at once",
             busy.1.load(Ordering::SeqCst)
         );
     }
@@ -342,18 +344,8 @@ fn a_lane_measures_the_configuration_ready_first_and_keeps_the_others() {
             None,
             &mut Vec::new(),
         );
-        let all: Vec<&Point> = devices.iter().flat_map(|d| &d.seen).collect();
-        assert_eq!(report.progress.evaluations as usize, all.len(), "{name}");
-        assert_eq!(
-            all.len(),
-            40.min(space.len() as usize),
-            "{name}: the budget"
-        );
-        assert_eq!(
-            all.iter().collect::<HashSet<_>>().len(),
-            all.len(),
-            "{name}: a configuration evaluated twice"
-        );
+        let n = evaluated_once(name, &devices, &report);
+        assert_eq!(n, 40.min(space.len() as usize), "{name}: the budget");
         let offered: Vec<usize> = devices.iter().flat_map(|d| d.offered.clone()).collect();
         assert!(
             offered.iter().all(|&n| (1..=3).contains(&n)),

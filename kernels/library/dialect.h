@@ -22,6 +22,9 @@
 //   KW_UNROLL(n)         `#pragma unroll n` before a loop, n a macro or a literal (1: none)
 //   KW_LAUNCH_BOUNDS(t, b)  CUDA's __launch_bounds__(t threads, b blocks per SM) after
 //                        KW_KERNEL; nothing in OpenCL (b = 0: none either)
+//   kw_store_stream_f32(p, v)  *p = v for a value the kernel never reads back: CUDA's
+//                        evict-first store (`__stcs`), so it does not push reused input out
+//                        of the L2; a plain store in OpenCL
 #ifndef KW_DIALECT_H
 #define KW_DIALECT_H
 
@@ -66,6 +69,7 @@ KW_INLINE unsigned short kw_float_to_half(float f) {
     return h;
 }
 #define KW_BARRIER_GLOBAL() __syncthreads()
+KW_INLINE void kw_store_stream_f32(float* p, float v) { __stcs(p, v); }
 #else
 #define KW_OPENCL 1
 #define KW_KERNEL __kernel void
@@ -84,6 +88,7 @@ KW_INLINE unsigned short kw_float_to_half(float f) {
 #define KW_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #define KW_BARRIER_GLOBAL() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 inline int kw_atomic_inc_i32(volatile __global int* p) { return atomic_inc(p); }
+inline void kw_store_stream_f32(__global float* p, float v) { *p = v; }
 inline float kw_half_to_float(ushort h) { return vload_half(0, (const half*)&h); }
 inline ushort kw_float_to_half(float f) {
     ushort h;

@@ -109,6 +109,8 @@ fn stencil3d_every_configuration_of_a_reduced_space() {
             ("block_size_x", &[16, 32]),
             ("block_size_y", &[1, 4]),
             ("z_per_thread", &[1, 3, 8]),
+            ("x_per_thread", &[1, 3]),
+            ("stream_store", &[0, 1]),
         ],
     );
     let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
@@ -137,7 +139,7 @@ fn stencil3d_every_configuration_of_a_reduced_space() {
             assert!((g - w).abs() <= 1e-5, "{{{config}}} cell {i}: {g} vs {w}");
         }
     });
-    assert_eq!(n, 12);
+    assert_eq!(n, 48);
 }
 
 /// Every configuration of a reduced space, split-K (`KSPLIT` 4 and 32, cut to K's tiles)

@@ -210,10 +210,12 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
     let bx = b.tune("block_size_x", [16, 32, 64, 128, 256], 32);
     let by = b.tune("block_size_y", [1, 2, 4, 8, 16], 4);
     let bz = b.tune("z_per_thread", [1, 2, 4, 8, 16, 32], 8);
+    let xpt = b.tune("x_per_thread", [1, 2, 4], 1);
+    b.tune("stream_store", [0, 1], 0);
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("nx"), arg("ny"), arg("nz")])
         .block_size(bx.clone(), by.clone(), 1)
-        .grid_divisors(bx, by, bz)
+        .grid_divisors(bx * xpt, by, bz)
         .output::<f32>("out")
         .buffer_len("out", arg("nx") * arg("ny") * arg("nz"))
         .input::<f32>("in")

@@ -6,7 +6,8 @@
 // Tuning parameters (defines): tile_dim (the tile's side, = block_size_x), block_rows
 // (= block_size_y; tile_dim / block_rows rows per thread), tile_pad (1: one extra column per
 // shared-memory row against bank conflicts), use_shared (0: a direct transpose without
-// shared memory, coalesced on reads only).
+// shared memory, coalesced on reads only), stream_store (1: the output written with
+// evict-first stores, which leave the L2 to the input; CUDA only, a plain store in OpenCL).
 #include "dialect.h"
 
 #ifndef tile_dim
@@ -20,6 +21,15 @@
 #endif
 #ifndef use_shared
 #define use_shared 1
+#endif
+#ifndef stream_store
+#define stream_store 0
+#endif
+
+#if stream_store
+#define TRANSPOSE_STORE(p, v) kw_store_stream_f32((p), (v))
+#else
+#define TRANSPOSE_STORE(p, v) (*(p) = (v))
 #endif
 
 KW_KERNEL transpose(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_RESTRICT in,
@@ -42,7 +52,7 @@ KW_KERNEL transpose(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_
         const int r = c0 + j;  // a row of the output: a column of the input
         const int c = r0 + tx;
         if (r < cols && c < rows) {
-            out[(long)r * rows + c] = tile[tx][j];
+            TRANSPOSE_STORE(&out[(long)r * rows + c], tile[tx][j]);
         }
     }
 #else
@@ -50,7 +60,7 @@ KW_KERNEL transpose(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_
         const int r = r0 + j;
         const int c = c0 + tx;
         if (r < rows && c < cols) {
-            out[(long)c * rows + r] = in[(long)r * cols + c];
+            TRANSPOSE_STORE(&out[(long)c * rows + r], in[(long)r * cols + c]);
         }
     }
 #endif

@@ -158,6 +158,7 @@ pub fn transpose(backend: BackendKind) -> KernelBuilder {
     let rows = b.tune("block_rows", [1, 2, 4, 8, 16, 32], 8);
     b.tune("tile_pad", [0, 1], 1);
     b.tune("use_shared", [0, 1], 1);
+    b.tune("stream_store", [0, 1], 0);
     b.restriction_text("block_rows <= tile_dim")
         .restriction_text("tile_dim % block_rows == 0")
         .restriction_text("use_shared == 1 or tile_pad == 0")

@@ -7,9 +7,8 @@
 //
 // Tuning parameters (defines): block_size_x, block_size_y (threads per block in x, y),
 // z_per_thread (cells along z per thread), x_per_thread (columns per thread: more loads in
-// flight per thread), stream_store (1: the output is written with evict-first stores, which
-// leave the L2 to the input planes the neighbouring blocks read again; CUDA only, a plain
-// store in OpenCL).
+// flight per thread), stream_store (CUDA only: 1 writes the output with evict-first stores,
+// meant to leave the L2 to the input planes that neighbouring blocks read again).
 #include "dialect.h"
 
 #ifndef block_size_x
@@ -47,10 +46,12 @@ KW_KERNEL stencil3d(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_
     const long first = (long)z0 * plane + (long)y * nx + x0;
     float below[x_per_thread];
     float centre[x_per_thread];
+    // Column j lies at x0 + j * block_size_x, inside the grid while j * block_size_x < nx - x0
+    // (written so, it cannot overflow an int near INT_MAX: x0 < nx here).
     KW_UNROLL(x_per_thread)
     for (int j = 0; j < x_per_thread; j++) {
         const long i = first + j * block_size_x;
-        const int inside = x0 + j * block_size_x < nx;
+        const int inside = j * block_size_x < nx - x0;
         below[j] = inside && z0 > 0 ? in[i - plane] : 0.0f;
         centre[j] = inside && z0 < nz ? in[i] : 0.0f;
     }
@@ -62,8 +63,8 @@ KW_KERNEL stencil3d(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_
         const int interior_z = z > 0 && z < nz - 1;
         KW_UNROLL(x_per_thread)
         for (int j = 0; j < x_per_thread; j++) {
-            const int x = x0 + j * block_size_x;
-            if (x < nx) {
+            if (j * block_size_x < nx - x0) {
+                const int x = x0 + j * block_size_x;
                 const long i = first + (long)k * plane + j * block_size_x;
                 const float above = z + 1 < nz ? in[i + plane] : 0.0f;
                 float v = centre[j];

@@ -6,8 +6,8 @@
 // Tuning parameters (defines): tile_dim (the tile's side, = block_size_x), block_rows
 // (= block_size_y; tile_dim / block_rows rows per thread), tile_pad (1: one extra column per
 // shared-memory row against bank conflicts), use_shared (0: a direct transpose without
-// shared memory, coalesced on reads only), stream_store (1: the output written with
-// evict-first stores, which leave the L2 to the input; CUDA only, a plain store in OpenCL).
+// shared memory, coalesced on reads only), stream_store (CUDA only: 1 writes the output
+// with evict-first stores).
 #include "dialect.h"
 
 #ifndef tile_dim

@@ -233,3 +233,96 @@ fn cuda_fma_peak_does_the_fmas_it_counts() {
     };
     sim_checks::fma_peak(&dev);
 }
+
+/// The CUDA-only paths of stencil3d (`stream_store`'s `__stcs`, several columns per thread)
+/// over a slice of its CUDA space against the CPU reference, at a shape no block divides with
+/// several blocks along x; and a grid too deep for CUDA (more than 65535 blocks along z) is
+/// not valid, so the selection passes over it.
+#[test]
+fn cuda_stencil3d_columns_and_streaming_stores() {
+    let Some(dev) = cuda_device("cuda_stencil3d_columns_and_streaming_stores") else {
+        return;
+    };
+    let def = defs::stencil3d(BackendKind::Cuda).build().unwrap();
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let shape = [203usize, 37, 19];
+    let cells = shape.iter().product();
+    let input = random(&mut Rng::new(5), cells);
+    let want = reference::stencil3d(&input, shape, 0.4, 0.1);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), cells).unwrap();
+    let [x, y, z] = shape.map(|v| v as i32);
+    let args = [
+        dout.arg(),
+        din.arg(),
+        x.into(),
+        y.into(),
+        z.into(),
+        0.4f32.into(),
+        0.1f32.into(),
+    ];
+    let mut n = 0;
+    for p in kernel.space().iter() {
+        let config = kernel.space().config(&p);
+        let v = |name: &str| config.get(name).and_then(Value::as_int).unwrap();
+        if ![32, 64].contains(&v("block_size_x")) || ![1, 4].contains(&v("block_size_y")) {
+            continue;
+        }
+        if ![1, 2, 8].contains(&v("z_per_thread")) {
+            continue;
+        }
+        dout.fill(f32::NAN).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
+        for (i, (g, w)) in dout.to_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-5, "{{{config}}} cell {i}: {g} vs {w}");
+        }
+        n += 1;
+    }
+    // 2 x 2 block shapes, 3 depths, 3 column counts, 2 store kinds.
+    assert_eq!(n, 72);
+    // 131072 planes: z_per_thread 1 or 2 needs 65536 blocks or more along z, not valid on
+    // CUDA. The library's selection (its shipped records: the H100 ones take 2) must pass
+    // over those.
+    let lib = Library::new(dev);
+    let kernel = lib.kernel("stencil3d").unwrap();
+    let zpt = |ps: &[i64; 3]| {
+        let c = kernel.select_config(ps).unwrap();
+        c.get("z_per_thread").and_then(Value::as_int).unwrap()
+    };
+    let deep = zpt(&[4, 4, 131_072]);
+    assert!((131_072 + deep - 1) / deep <= 65_535, "z_per_thread {deep}");
+}
+
+/// transpose's `stream_store` on CUDA, over a slice of its space, at a shape no tile divides.
+#[test]
+fn cuda_transpose_streaming_stores() {
+    let Some(dev) = cuda_device("cuda_transpose_streaming_stores") else {
+        return;
+    };
+    let def = defs::transpose(BackendKind::Cuda).build().unwrap();
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let (rows, cols) = (517usize, 203usize);
+    let input = random(&mut Rng::new(6), rows * cols);
+    let want = reference::transpose(&input, rows, cols);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), rows * cols).unwrap();
+    let args = [
+        dout.arg(),
+        din.arg(),
+        (rows as i32).into(),
+        (cols as i32).into(),
+    ];
+    let mut n = 0;
+    for p in kernel.space().iter() {
+        let config = kernel.space().config(&p);
+        dout.fill(f32::NAN).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(&config))
+            .unwrap();
+        assert_eq!(dout.to_vec().unwrap(), want, "{{{config}}}");
+        n += 1;
+    }
+    assert!(n >= 40, "{n} configurations");
+}

@@ -158,7 +158,10 @@ pub fn transpose(backend: BackendKind) -> KernelBuilder {
     let rows = b.tune("block_rows", [1, 2, 4, 8, 16, 32], 8);
     b.tune("tile_pad", [0, 1], 1);
     b.tune("use_shared", [0, 1], 1);
-    b.tune("stream_store", [0, 1], 0);
+    if backend == BackendKind::Cuda {
+        // Evict-first output stores (`__stcs`); OpenCL has no such store.
+        b.tune("stream_store", [0, 1], 0);
+    }
     b.restriction_text("block_rows <= tile_dim")
         .restriction_text("tile_dim % block_rows == 0")
         .restriction_text("use_shared == 1 or tile_pad == 0")
@@ -212,7 +215,13 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
     let by = b.tune("block_size_y", [1, 2, 4, 8, 16], 4);
     let bz = b.tune("z_per_thread", [1, 2, 4, 8, 16, 32], 8);
     let xpt = b.tune("x_per_thread", [1, 2, 4], 1);
-    b.tune("stream_store", [0, 1], 0);
+    if backend == BackendKind::Cuda {
+        // Evict-first output stores (`__stcs`); OpenCL has no such store. A CUDA grid has at
+        // most 65535 blocks along z: a configuration with more at this nz is not valid here
+        // (the selection passes over it), instead of failing to launch.
+        b.tune("stream_store", [0, 1], 0);
+        b.restriction_text("(problem_size.z + z_per_thread - 1) // z_per_thread <= 65535");
+    }
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("nx"), arg("ny"), arg("nz")])
         .block_size(bx.clone(), by.clone(), 1)

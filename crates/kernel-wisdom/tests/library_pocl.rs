@@ -579,7 +579,9 @@ fn each_t1_file_matches_the_library_definition() {
         // a large space) at two problem sizes, one that no block divides.
         let info = {
             use kw_core::backend::Device;
-            kw_core::null_device::NullDevice::new(backend).info().clone()
+            kw_core::null_device::NullDevice::new(backend)
+                .info()
+                .clone()
         };
         let space = def.space(Some(&info)).unwrap();
         for p in space.iter().take(400) {

@@ -135,12 +135,27 @@ impl WisdomSource {
                 for r in &mut f.records {
                     r.add_new_parameters(space);
                 }
+                // A record of another backend never configures this device (the selection
+                // stays within the backend), and its space may have parameters of its own
+                // (`read_only`, `stream_store` are CUDA-only): it is left out without a word.
+                let other = |r: &WisdomRecord| {
+                    !r.device.backend.is_empty() && r.device.backend != device.backend.as_str()
+                };
                 let usable: Vec<Result<(), String>> = f
                     .records
                     .iter()
-                    .map(|r| r.check_against(space).map(|_| ()))
+                    .map(|r| {
+                        if other(r) {
+                            Err(format!("a record of the {} backend", r.device.backend))
+                        } else {
+                            r.check_against(space).map(|_| ())
+                        }
+                    })
                     .collect();
                 for (i, u) in usable.iter().enumerate() {
+                    if other(&f.records[i]) {
+                        continue;
+                    }
                     if let Err(why) = u {
                         kw_core::diag::warn_once(&format!(
                             "{}: ignoring record #{} of `{tuning_key}` (the kernel's tuning space changed?): {why}",

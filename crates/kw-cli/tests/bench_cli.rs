@@ -23,6 +23,9 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
     let out = kw(&["bench", "--small", "--json", "--runs", "3"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // The shipped CUDA records (with CUDA-only parameters such as `read_only` and
+    // `stream_store`) never configure an OpenCL device and are left out without a warning.
+    assert!(!err.contains("ignoring record"), "{err}");
     let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -196,5 +199,36 @@ fn given_sizes_and_a_given_configuration() {
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+/// A `--size` whose buffers cannot fit the device is refused before anything is allocated
+/// or timed, with the size and the memory it needs (it used to abort allocating, or panic on
+/// an overflowing count).
+#[test]
+fn a_size_beyond_the_device_memory_is_refused() {
+    if !kernel_wisdom::list_devices()
+        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
+    {
+        eprintln!("SKIPPED: no PoCL device");
+        return;
+    }
+    for (kernel, size) in [
+        ("transpose", "99999999999x9999999999"),
+        ("reduce_sum", "99999999999999"),
+        ("stencil3d", "100000x100000x100000"),
+        ("nbody", "18446744073709551615"),
+    ] {
+        let out = kw(&["bench", kernel, "--size", size]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kernel} {size}: {err}");
+        assert!(
+            err.contains(&format!("--size `{size}`")) && err.contains("more than the device's"),
+            "{kernel} {size}: {err}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("bound:"),
+            "refused before timing: {kernel} {size}"
+        );
     }
 }

@@ -118,6 +118,38 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
             "OpenCL",
             "x.bin",
         ),
+        // Values that the file does not hold, or that do not fit their type, are refused
+        // (they were read as -1, as zeros, or cut to 32 bits).
+        (
+            serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
+                                "Size": 4096.5}]),
+            "OpenCL",
+            "`Size` 4096.5 is not a whole number",
+        ),
+        (
+            serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
+                                "Size": 4, "FillType": "Constant", "FillValue": "abc"}]),
+            "OpenCL",
+            "`FillValue` \"abc\" is not a number",
+        ),
+        (
+            serde_json::json!([{"Name": "n", "Type": "int32", "MemoryType": "Scalar",
+                                "FillValue": 4294967360u64}]),
+            "OpenCL",
+            "`FillValue` 4294967360 does not fit i32",
+        ),
+        (
+            serde_json::json!([{"Name": "n", "Type": "int32", "MemoryType": "Scalar",
+                                "FillValue": 2.5}]),
+            "OpenCL",
+            "`FillValue` 2.5 does not fit i32",
+        ),
+        (
+            serde_json::json!([{"Name": "x", "Type": "uint8", "MemoryType": "Vector",
+                                "Size": 4, "FillType": "Generator", "DataSource": "i * 100"}]),
+            "OpenCL",
+            "at i = 3: 300 does not fit u8",
+        ),
     ] {
         let p = write(&d, &spec(args, language));
         let e = T1Benchmark::load(&p).unwrap_err().to_string();
@@ -127,6 +159,12 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
     std::fs::write(d.join("x.bin"), [0u8; 16]).unwrap();
     let args = serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
                                    "Size": 4, "FillType": "BinaryRaw", "DataSource": "x.bin"}]);
+    assert!(T1Benchmark::load(&write(&d, &spec(args, "OpenCL"))).is_ok());
+    // A number given as a string, and a whole number written with a fraction, still load.
+    let args = serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",
+                                   "Size": 4.0, "FillType": "Constant", "FillValue": "7.5"},
+                                  {"Name": "n", "Type": "int32", "MemoryType": "Scalar",
+                                   "FillValue": 12.0}]);
     assert!(T1Benchmark::load(&write(&d, &spec(args, "OpenCL"))).is_ok());
     let _ = std::fs::remove_dir_all(d);
 }

@@ -289,8 +289,50 @@ fn axes(kernel: &str) -> usize {
     }
 }
 
+/// The bytes of device memory `kernel` at `size` needs for its buffers (each also lives on
+/// the host, once or twice), counted in `u128` so that no size overflows.
+fn footprint(kernel: &str, size: &[usize]) -> u128 {
+    let v = |i: usize| size.get(i).copied().unwrap_or(1) as u128;
+    let f32s = match kernel {
+        "transpose" => 2 * v(0) * v(1),
+        "reduce_sum" => v(0),
+        "stencil3d" => 2 * v(0) * v(1) * v(2),
+        // Halves take 2 bytes, counted as half a float.
+        "gemm" => v(0) * v(2) + v(2) * v(1) + v(0) * v(1),
+        "gemm_f16" => (v(0) * v(2) + v(2) * v(1) + v(0) * v(1)).div_ceil(2),
+        // The padded input and the output.
+        "convolution" => (v(0) + v(2)) * (v(1) + v(3)) + v(0) * v(1),
+        // Temperature in and out, power, the scratch grid (the third axis is iterations).
+        "hotspot" => 4 * v(0) * v(1),
+        // Positions and velocities in and out, four floats each.
+        "nbody" => 16 * v(0),
+        _ => size.iter().map(|&x| x as u128).product(),
+    };
+    4 * f32s
+}
+
+/// `bytes` for a message: `12.5 GiB`, `300.0 MiB`, `512 bytes`.
+fn human_bytes(bytes: u128) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.1} GiB", b / GIB)
+    } else if b >= MIB {
+        format!("{:.1} MiB", b / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// `--size` values, parsed for the one kernel they are given with; `None` without them.
-fn given_sizes(texts: &[String], kernels: &[&str]) -> Result<Option<Vec<Vec<usize>>>> {
+/// A size whose buffers need more than the device's memory is refused here, before anything
+/// is allocated (the host copies too would not fit, or the count would not fit a `usize`).
+fn given_sizes(
+    texts: &[String],
+    kernels: &[&str],
+    device_memory: u64,
+) -> Result<Option<Vec<Vec<usize>>>> {
     if texts.is_empty() {
         return Ok(None);
     }
@@ -310,6 +352,15 @@ fn given_sizes(texts: &[String], kernels: &[&str]) -> Result<Option<Vec<Vec<usiz
                     axes(kernel)
                 )
             })?;
+        let bytes = footprint(kernel, &size);
+        if device_memory > 0 && bytes > u128::from(device_memory) {
+            bail!(
+                "--size `{text}`: {kernel}'s buffers need {} of device memory, more than the \
+                 device's {}",
+                human_bytes(bytes),
+                human_bytes(u128::from(device_memory))
+            );
+        }
         out.push(size);
     }
     Ok(Some(out))
@@ -340,6 +391,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     };
     // The routines as an application calls them: the library's kernels, with its embedded
     // wisdom (`wisdom/kw_*.json`) after the wisdom search path.
+    let given = given_sizes(&args.sizes, &kernels, device.info().global_memory_bytes)?;
     let lib = Library::new(device.clone());
     let copy_bytes = if args.small { 16 << 20 } else { 1 << 30 };
     let bound = copy_bandwidth(device.as_ref(), copy_bytes).context("timing a device copy")?;
@@ -354,7 +406,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "kernel", "size", "verified", "ms", "throughput", "unit"
         );
     }
-    let given = given_sizes(&args.sizes, &kernels)?;
     let opts = Opts {
         runs: args.runs,
         config: args.config.clone(),

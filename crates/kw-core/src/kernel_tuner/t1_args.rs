@@ -56,6 +56,58 @@ fn element_type(ty: &str) -> Result<(ScalarType, usize), String> {
 }
 
 /// One value of `ty` from a JSON number, as the bytes of that type.
+/// `v` as a value of `ty`, refused when it does not fit: an integer type takes whole numbers
+/// within its range, a float type finite values within its range (and infinities or NaN).
+fn checked_scalar(ty: ScalarType, v: f64) -> Result<ScalarValue, String> {
+    let (lo, hi): (f64, f64) = match ty {
+        ScalarType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        ScalarType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        ScalarType::I32 => (i32::MIN.into(), i32::MAX.into()),
+        ScalarType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        ScalarType::U8 => (0.0, u8::MAX.into()),
+        ScalarType::U16 => (0.0, u16::MAX.into()),
+        ScalarType::U32 => (0.0, u32::MAX.into()),
+        ScalarType::U64 => (0.0, u64::MAX as f64),
+        ScalarType::F32 if v.is_finite() && v.abs() > f64::from(f32::MAX) => {
+            return Err(format!("{v} does not fit {ty}"))
+        }
+        ScalarType::F32 | ScalarType::F64 => return Ok(scalar_from(ty, v)),
+    };
+    if !(v.is_finite() && v.fract() == 0.0 && v >= lo && v <= hi) {
+        return Err(format!(
+            "{v} does not fit {ty} (whole numbers from {lo} to {hi})"
+        ));
+    }
+    Ok(scalar_from(ty, v))
+}
+
+/// An argument's `FillValue`: a number (or a string holding one); 0 when absent.
+fn fill_value(a: &Json) -> Result<f64, String> {
+    match a.get("FillValue") {
+        None | Some(Json::Null) => Ok(0.0),
+        Some(Json::Number(n)) => n
+            .as_f64()
+            .ok_or_else(|| format!("`FillValue` {n} is not a number")),
+        Some(Json::String(t)) => t
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`FillValue` {t:?} is not a number")),
+        Some(Json::Bool(b)) => Ok(if *b { 1.0 } else { 0.0 }),
+        Some(other) => Err(format!("`FillValue` {other} is not a number")),
+    }
+}
+
+/// A JSON number given as a count (`Size`): a whole number, else a message.
+fn whole_number(n: &serde_json::Number) -> Result<i64, String> {
+    n.as_i64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|v| v.fract() == 0.0 && v.abs() < 9.0e18)
+                .map(|v| v as i64)
+        })
+        .ok_or_else(|| format!("`Size` {n} is not a whole number"))
+}
+
 fn scalar_from(ty: ScalarType, v: f64) -> ScalarValue {
     match ty {
         ScalarType::I8 => ScalarValue::new(v as i8),
@@ -129,7 +181,6 @@ pub(super) fn argument(
         .get("MemoryType")
         .and_then(Json::as_str)
         .unwrap_or("Vector");
-    let fill_value = a.get("FillValue").and_then(Json::as_f64).unwrap_or(0.0);
     let constant = a.get("MemType").and_then(Json::as_str) == Some("Constant");
     match memory {
         "Scalar" => {
@@ -141,14 +192,14 @@ pub(super) fn argument(
                 len: None,
                 tolerance: None,
             };
-            return Ok(T1Arg::Kernel(
-                arg,
-                HostArg::Scalar(scalar_from(ty, fill_value)),
-            ));
+            let value = fill_value(a)
+                .and_then(|v| checked_scalar(ty, v).map_err(|m| format!("`FillValue` {m}")))
+                .map_err(at)?;
+            return Ok(T1Arg::Kernel(arg, HostArg::Scalar(value)));
         }
         "Local" => {
             let len = match a.get("Size") {
-                Some(Json::Number(n)) => lit(n.as_i64().unwrap_or(-1)),
+                Some(Json::Number(n)) => lit(whole_number(n).map_err(at)?),
                 Some(Json::String(s)) => {
                     t1_expr(s, spec).map_err(|m| at(format!("`Size` `{s}`: {m}")))?
                 }
@@ -175,7 +226,7 @@ pub(super) fn argument(
         }
     }
     let count = match a.get("Size") {
-        Some(Json::Number(n)) => n.as_i64().unwrap_or(-1),
+        Some(Json::Number(n)) => whole_number(n).map_err(at)?,
         Some(Json::String(s)) => t1_expr(s, spec)
             .and_then(|e| e.eval(&SizeScope(probs)).map_err(|e| e.to_string()))
             .and_then(|v| v.as_int().ok_or_else(|| format!("{v} is not an integer")))
@@ -236,14 +287,13 @@ pub(super) fn fill(
     name: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<u8>, String> {
-    let fill_value = a.get("FillValue").and_then(Json::as_f64).unwrap_or(0.0);
     let fill = a
         .get("FillType")
         .and_then(Json::as_str)
         .unwrap_or("Constant");
     Ok(match fill {
         "Constant" => {
-            let one = scalar_from(ty, fill_value);
+            let one = checked_scalar(ty, fill_value(a)?).map_err(|m| format!("`FillValue` {m}"))?;
             one.bytes().repeat(elements)
         }
         "Random" => {
@@ -295,7 +345,9 @@ pub(super) fn fill(
                     .ok()
                     .and_then(|v| v.as_f64())
                     .ok_or_else(|| format!("`DataSource` `{source}` gives no number at i = {k}"))?;
-                out.extend_from_slice(scalar_from(ty, v).bytes());
+                let one = checked_scalar(ty, v)
+                    .map_err(|m| format!("`DataSource` `{source}` at i = {k}: {m}"))?;
+                out.extend_from_slice(one.bytes());
             }
             out
         }

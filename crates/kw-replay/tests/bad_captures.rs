@@ -87,6 +87,70 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
     }
 }
 
+/// A capture whose recorded problem size is not what its definition gives for its arguments
+/// (another size, more than three axes, none, a zero), or whose configuration sets a value the
+/// parameter does not declare, is a metadata error naming the problem: it would otherwise be
+/// tuned at the wrong size and its record filed under a size nobody launched.
+#[test]
+fn a_problem_size_or_configuration_the_capture_does_not_hold_is_refused() {
+    let Some(device) = opencl() else { return };
+    let dir = std::env::temp_dir().join(format!("kw-replay-size-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let def = copy_def("y[i] = x[i]");
+    let n = 64usize;
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&vec![1f32; n]),
+        HostArg::scalar(n as i32),
+    ];
+    let good = capture_launch(&dir, "good", &def, None, device.as_ref(), &args).unwrap();
+    ReplaySession::load(&good, device.clone()).expect("the unmodified capture loads");
+    // Trailing ones are the same size (an older writer may have kept them).
+    let padded = rewrite(&good, "padded", |m| {
+        m["problem_size"] = serde_json::json!([64, 1, 1])
+    });
+    ReplaySession::load(&padded, device.clone()).expect("[64, 1, 1] is [64]");
+    for (stem, size, needle) in [
+        (
+            "bigger",
+            serde_json::json!([128]),
+            "problem size [128] recorded",
+        ),
+        (
+            "ten_axes",
+            serde_json::json!([64, 1, 1, 1, 1, 1, 1, 1, 1, 2]),
+            "recorded",
+        ),
+        ("empty", serde_json::json!([]), "problem size [] recorded"),
+        ("zero", serde_json::json!([0]), "gives [64]"),
+    ] {
+        let bad = rewrite(&good, stem, |m| m["problem_size"] = size);
+        let err = match ReplaySession::load(&bad, device.clone()) {
+            Err(e) => e,
+            Ok(_) => panic!("{stem}: the capture loaded"),
+        };
+        assert!(matches!(err, ReplayError::Metadata { .. }), "{stem}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(needle) && text.contains(stem),
+            "{stem}: {text}"
+        );
+    }
+    let bad = rewrite(&good, "config", |m| {
+        m["config"]["block_size_x"] = serde_json::json!(7)
+    });
+    let text = match ReplaySession::load(&bad, device.clone()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a configuration outside the space loaded"),
+    };
+    assert!(
+        text.contains("`block_size_x` to 7, not one of its values (32, 64)"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Damages one byte of the compressed data of the buffer `name` (the header still checks).
 fn damage(capture: &Path, name: &str) {
     let chunk = {

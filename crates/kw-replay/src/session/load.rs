@@ -274,6 +274,52 @@ fn open_checked(
             def.args.len()
         )));
     }
+    // The recorded problem size must be the one the definition gives for the captured
+    // arguments: it decides the space, the grid and the slot of the wisdom record written.
+    // (Compared as three axes, missing ones 1: older writers may have kept trailing ones.)
+    let axes = def.problem_size.len().clamp(1, 3);
+    let recorded =
+        (meta.problem_size.len() <= 3).then(|| crate::launch_space::captured_problem_size(&meta));
+    match def.problem_size_for(&crate::launch_space::captured_arg_values(&meta), Some(info)) {
+        Ok(ps) if recorded == Some(ps) => {}
+        Ok(ps) => {
+            return Err(bad_meta(format!(
+                "problem size {:?} recorded, but `{}`'s definition gives {:?} for the captured \
+                 arguments",
+                meta.problem_size,
+                def.kernel_name,
+                &ps[..axes]
+            )))
+        }
+        Err(e) => {
+            return Err(bad_meta(format!(
+                "the problem size of the captured arguments: {e}"
+            )))
+        }
+    }
+    // The configuration the application launched with is one of the definition's.
+    for (name, value) in meta.config.iter() {
+        match def.parameters.iter().find(|p| p.name == *name) {
+            Some(p) if p.values.contains(value) => {}
+            Some(p) => {
+                return Err(bad_meta(format!(
+                    "the captured configuration sets `{name}` to {value}, not one of its values \
+                     ({})",
+                    p.values
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+            None => {
+                return Err(bad_meta(format!(
+                    "the captured configuration sets `{name}`, which `{}` does not declare",
+                    def.kernel_name
+                )))
+            }
+        }
+    }
     let space = crate::launch_space::space_of(&meta, info).map_err(|e| ReplayError::Space {
         path: path.to_path_buf(),
         source: Box::new(e),

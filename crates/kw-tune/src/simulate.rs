@@ -9,7 +9,7 @@ use crate::prior::Seeding;
 use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
-use kw_core::kernel_tuner::{load_restrictions, CacheFile, Outcome, Restrictions};
+use kw_core::kernel_tuner::{load_restrictions, CacheFile, KtError, Outcome, Restrictions};
 use kw_core::{config::Config, expr::Expr, space::Point, space::TuningSpace};
 use std::collections::HashMap;
 use std::path::Path;
@@ -99,7 +99,9 @@ impl Simulation {
     /// the cache file's `problem_size` when it gives one with every axis at least 1, else at
     /// the T1 file's own). What was left out or taken instead is in [`Simulation::notes`].
     pub fn load(cache: &Path, restrictions: Option<&Path>) -> Result<Simulation, TuneError> {
-        let cache = CacheFile::load(cache)?;
+        let path = cache;
+        let cache = CacheFile::load(path)?;
+        check_measured(path, &cache)?;
         // A size the cache does not give (or gives below 1 on an axis): the T1 file's own.
         let ps = &cache.problem_size;
         let size = (!ps.is_empty() && ps.iter().all(|&a| a >= 1)).then_some(ps.as_slice());
@@ -119,8 +121,15 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// A simulation of `cache` restricted by `restrictions`.
+    /// A simulation of `cache` restricted by `restrictions` (its measured values checked as
+    /// [`Simulation::load`] does; an error names the cache by its kernel and device, as the
+    /// file is not known here).
     pub fn from_cache(cache: CacheFile, restrictions: Vec<Expr>) -> Result<Simulation, TuneError> {
+        let label = format!(
+            "the cache file of kernel `{}` on `{}`",
+            cache.kernel_name, cache.device_name
+        );
+        check_measured(Path::new(&label), &cache)?;
         let space = TuningSpace::new(cache.params.clone(), restrictions)?;
         if space.is_empty() {
             return Err(TuneError::EmptySpace);
@@ -135,6 +144,45 @@ impl Simulation {
             notes: Vec::new(),
         })
     }
+}
+
+/// Checks every measured value of `cache` (read from `path`): a time (objective `time`, in
+/// milliseconds) must be a positive finite number, another objective's value (a score,
+/// negated when maximised) a finite number. Failed configurations (Kernel Tuner writes a
+/// string such as `InvalidConfig`, or `1e20` in older files) are failures, not values, and
+/// pass. A time of 0 or below would make the fraction of the optimum (`optimum / best`)
+/// meaningless (NaN, infinite or negative).
+fn check_measured(path: &Path, cache: &CacheFile) -> Result<(), TuneError> {
+    let is_time = cache.objective == kw_core::objective::TIME;
+    for entry in &cache.entries {
+        let Outcome::Value(v) = entry.outcome else {
+            continue;
+        };
+        let problem = if !v.is_finite() {
+            "is not a finite number"
+        } else if is_time && v <= 0.0 {
+            "is not a valid time (a positive number of milliseconds)"
+        } else {
+            continue;
+        };
+        let config: Vec<String> = cache
+            .params
+            .iter()
+            .zip(&entry.values)
+            .map(|(p, v)| format!("{}={v}", p.name))
+            .collect();
+        return Err(TuneError::KernelTuner(KtError::Format {
+            path: path.to_path_buf(),
+            message: format!(
+                "configuration `{}` ({}): `{}` {v} {problem}; a failed configuration is \
+                 recorded as a string such as \"InvalidConfig\"",
+                entry.key,
+                config.join(", "),
+                cache.objective
+            ),
+        }));
+    }
+    Ok(())
 }
 
 /// The scores of one strategy over seeded runs.
@@ -240,4 +288,103 @@ pub(crate) fn parallel<T: Send>(
         Ok(())
     })?;
     Ok(slots.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cache file of one parameter `a` (1, 2, 3) whose entries have these `time` values
+    /// (JSON text: numbers or failure strings), under objective `objective`.
+    fn write_cache(test: &str, objective: &str, times: [&str; 3]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "kw-tune-sim-{test}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache: Vec<String> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!(r#""{n}":{{"a":{n},"{objective}":{t}}}"#, n = i + 1))
+            .collect();
+        let text = format!(
+            r#"{{"tune_params_keys":["a"],"tune_params":{{"a":[1,2,3]}},"objective":"{objective}","cache":{{{}}}}}"#,
+            cache.join(",")
+        );
+        let path = dir.join("cache.json");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn times_of_zero_or_below_are_refused_naming_file_and_configuration() {
+        for (bad, shown) in [("0", "0"), ("-1.5", "-1.5"), ("-0.0", "-0")] {
+            let path = write_cache("bad", "time", [bad, "1", "2"]);
+            let err = Simulation::load(&path, None).unwrap_err().to_string();
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            assert!(err.contains("configuration `1` (a=1)"), "{err}");
+            assert!(
+                err.contains(&format!("`time` {shown} is not a valid time")),
+                "{err}"
+            );
+            let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        }
+    }
+
+    #[test]
+    fn failures_pass_and_other_objectives_may_be_negative() {
+        let path = write_cache(
+            "failures",
+            "time",
+            [r#""InvalidConfig""#, r#""CompilationFailedConfig""#, "2"],
+        );
+        let sim = Simulation::load(&path, None).expect("failures are not values");
+        assert_eq!(sim.optimum, 2.0);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        // Older files mark a failure as 1e20.
+        let path = write_cache("old", "time", ["1e20", "1", "2"]);
+        assert_eq!(Simulation::load(&path, None).unwrap().optimum, 1.0);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        // A score (negated when maximised) is any finite number.
+        let path = write_cache("score", "score", ["-3", "0", "2"]);
+        assert_eq!(Simulation::load(&path, None).unwrap().optimum, -3.0);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+
+    /// Every shared measured space (`../shared/data/tuning-spaces`, and its `small/`) still
+    /// loads for simulation, its family's restrictions applied: their failures are strings,
+    /// their times positive.
+    #[test]
+    fn the_shared_spaces_still_load() {
+        let dir = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/tuning-spaces"
+        ));
+        if !dir.is_dir() {
+            println!("SKIPPED: ../shared not found");
+            return;
+        }
+        let mut loaded = 0;
+        for d in [dir.clone(), dir.join("small")] {
+            for entry in crate::suite::discover(&d).expect("a suite directory") {
+                let sim = Simulation::load(&entry.cache, entry.t1.as_deref())
+                    .unwrap_or_else(|e| panic!("{}: {e}", entry.cache.display()));
+                assert!(sim.optimum > 0.0, "{}", entry.cache.display());
+                loaded += 1;
+            }
+        }
+        assert!(loaded >= 15, "only {loaded} spaces found");
+    }
+
+    #[test]
+    fn a_cache_built_in_memory_is_checked_too() {
+        let path = write_cache("memory", "time", ["1", "0", "2"]);
+        let cache = CacheFile::load(&path).unwrap();
+        let err = Simulation::from_cache(cache, Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("configuration `2` (a=2)"), "{err}");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
 }

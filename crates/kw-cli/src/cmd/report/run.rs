@@ -145,6 +145,24 @@ pub fn section(page: &mut Page, path: &Path, log: &LogContents) -> Result<()> {
             log.dropped.len()
         ));
     }
+    // Times are drawn on linear and logarithmic axes (where only positive ones can be).
+    let objectives_left_out = times
+        .iter()
+        .filter(|&&v| !svg::drawable(v, false) || (v > 0.0 && !svg::drawable(v, true)))
+        .count();
+    let walls_left_out = records
+        .iter()
+        .filter(|r| !svg::drawable(r.elapsed_s, false))
+        .count();
+    for note in [
+        svg::left_out_note(objectives_left_out, "objective value(s) are"),
+        svg::left_out_note(walls_left_out, "wall time(s) are"),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        page.note(&note);
+    }
     if let Some(b) = best.and_then(|b| b.objective) {
         let curve = |x_of: &dyn Fn(&LogRecord) -> f64| best_so_far(records, x_of);
         let by_eval = Series {

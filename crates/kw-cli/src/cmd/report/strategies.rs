@@ -126,6 +126,13 @@ pub fn section(page: &mut Page, sources: &[String], scores: Vec<Score>) -> Resul
         sources.join(", ")
     ));
     let scores = with_means(scores);
+    let left_out = scores
+        .iter()
+        .filter(|s| !svg::drawable(s.budget, false) || !svg::drawable(s.fraction, false))
+        .count();
+    if let Some(note) = svg::left_out_note(left_out, "score(s) are") {
+        page.note(&note);
+    }
     let mut spaces: Vec<String> = scores.iter().map(|s| s.space.clone()).collect();
     spaces.sort_unstable();
     spaces.dedup();

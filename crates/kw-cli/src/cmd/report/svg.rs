@@ -64,10 +64,33 @@ fn failed(what: &str) -> impl Fn(DrawingAreaErrorKind<std::io::Error>) -> anyhow
     move |e| anyhow!("drawing the figure `{what}`: {e}")
 }
 
-/// A non-empty range covering `values` (positive values only on a log axis), with a margin.
+/// The largest magnitude a figure draws (and on a logarithmic axis the smallest positive
+/// value). Far enough inside `f64` that no axis arithmetic overflows: plotters' logarithmic
+/// ticks divide the range's ends and step through its decades, which never ends once the
+/// ratio of the ends is infinite (values near `f64::MAX` made `kw report` hang).
+pub const DRAWABLE: f64 = 1e150;
+
+/// True when `v` can be drawn: finite, at most [`DRAWABLE`] in magnitude and, on a
+/// logarithmic axis, at least `1 / DRAWABLE`.
+pub fn drawable(v: f64, log: bool) -> bool {
+    v.is_finite() && v.abs() <= DRAWABLE && (!log || v >= 1.0 / DRAWABLE)
+}
+
+/// The note for `n` values of `what` that were left out of the figures (none when `n` is 0).
+pub fn left_out_note(n: usize, what: &str) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "{n} {what} not finite or outside the drawable range (magnitude 1e-150 to 1e150): \
+             left out of the figures (the tables keep them)."
+        )
+    })
+}
+
+/// A non-empty range covering the drawable `values` (positive values only on a log axis),
+/// with a margin. The range always lies within a few times [`DRAWABLE`].
 fn span(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
+    for v in values.filter(|v| drawable(*v, log)) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -82,10 +105,13 @@ fn span(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
         };
         (lo / 1.1, hi * 1.1)
     } else {
+        // At least a millionth of the magnitude, so that the ends stay apart when the
+        // values differ only in their last digits.
+        let magnitude = lo.abs().max(hi.abs());
         let pad = if hi > lo {
-            (hi - lo) * 0.05
+            ((hi - lo) * 0.05).max(magnitude * 1e-6)
         } else {
-            lo.abs().max(1.0) * 0.1
+            magnitude.max(1.0) * 0.1
         };
         (lo - pad, hi + pad)
     }
@@ -138,6 +164,23 @@ pub fn lines(
     series: &[Series],
     axes: Axes,
 ) -> Result<String> {
+    // Only drawable points are drawn (and span the axes).
+    let series: Vec<Series> = series
+        .iter()
+        .map(|s| Series {
+            name: s.name.clone(),
+            points: s
+                .points
+                .iter()
+                .copied()
+                .filter(|&(x, y)| drawable(x, axes.x_log) && drawable(y, axes.y_log))
+                .collect(),
+            colour: s.colour,
+            steps: s.steps,
+            dots: s.dots,
+        })
+        .collect();
+    let series = series.as_slice();
     let xs = span(
         series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
         axes.x_log,
@@ -215,6 +258,7 @@ pub struct Mark {
 
 /// A histogram of positive `values` over logarithmic bins, with vertical `marks`.
 pub fn histogram(title: &str, x_desc: &str, values: &[f64], marks: &[Mark]) -> Result<String> {
+    let marks: Vec<&Mark> = marks.iter().filter(|m| drawable(m.at, true)).collect();
     let (lo, hi) = span(
         values.iter().copied().chain(marks.iter().map(|m| m.at)),
         true,
@@ -223,7 +267,7 @@ pub fn histogram(title: &str, x_desc: &str, values: &[f64], marks: &[Mark]) -> R
     let (llo, lhi) = (lo.ln(), hi.ln());
     let width = (lhi - llo) / bins as f64;
     let mut counts = vec![0u32; bins];
-    for v in values.iter().filter(|v| v.is_finite() && **v > 0.0) {
+    for v in values.iter().filter(|v| drawable(**v, true)) {
         let i = (((v.ln() - llo) / width) as usize).min(bins - 1);
         counts[i] += 1;
     }
@@ -255,7 +299,7 @@ pub fn histogram(title: &str, x_desc: &str, values: &[f64], marks: &[Mark]) -> R
                     }),
             )
             .map_err(failed(title))?;
-        for m in marks {
+        for m in &marks {
             let c = colour(m.colour);
             chart
                 .draw_series(LineSeries::new(
@@ -290,6 +334,11 @@ pub fn strip(
     points: &[(usize, f64)],
 ) -> Result<String> {
     let n = categories.len().max(1);
+    let points: Vec<(usize, f64)> = points
+        .iter()
+        .copied()
+        .filter(|p| drawable(p.1, true))
+        .collect();
     let (lo, hi) = span(points.iter().map(|p| p.1), true);
     render(title, SMALL, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -316,7 +365,7 @@ pub fn strip(
             }))
             .map_err(failed(title))?;
         let mut best = vec![f64::INFINITY; n];
-        for &(c, v) in points {
+        for &(c, v) in &points {
             if c < n {
                 best[c] = best[c].min(v);
             }
@@ -340,9 +389,10 @@ pub fn strip(
 
 /// Horizontal bars: `(label, value)`.
 pub fn bars(title: &str, x_desc: &str, items: &[(String, f64)]) -> Result<String> {
+    let items: Vec<&(String, f64)> = items.iter().filter(|i| drawable(i.1, false)).collect();
     let n = items.len().max(1);
     let top = items.iter().map(|i| i.1).fold(0.0, f64::max).max(1.0) * 1.1;
-    let height = (60 + 28 * n as u32).min(600);
+    let height = (60 + 28 * n.min(20) as u32).min(600);
     render(title, (SIZE.0, height), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 16))
@@ -441,6 +491,67 @@ mod tests {
         let (lo, hi) = span([0.0, -1.0, 5.0].into_iter(), true);
         assert!(lo > 0.0 && lo < 5.0 && hi > 5.0);
         assert_eq!(span(std::iter::empty(), false), (0.0, 1.0));
+    }
+
+    /// Values that once made plotters' tick loops run forever (an axis whose ends' ratio
+    /// overflows) or that cannot be drawn at all: every figure still comes back.
+    #[test]
+    fn extreme_values_are_left_out_and_figures_still_drawn() {
+        let extremes = [
+            f64::MAX,
+            1e308,
+            1e307,
+            1e151,
+            1e150,
+            -1e308,
+            f64::MIN_POSITIVE,
+            1e-300,
+            1e-150,
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            0.01,
+            1.0,
+            1e15,
+            1e15 + 0.125,
+        ];
+        assert!(!drawable(1e308, false) && !drawable(f64::NAN, false));
+        assert!(!drawable(1e-300, true) && drawable(1e-300, false));
+        assert!(drawable(1e150, true) && drawable(1e-150, true));
+        for (i, &a) in extremes.iter().enumerate() {
+            for &b in &extremes[i..] {
+                for log in [false, true] {
+                    let (lo, hi) = span([a, b].into_iter(), log);
+                    assert!(lo.is_finite() && hi.is_finite() && lo < hi, "{a} {b} {log}");
+                    assert!((hi - lo).is_finite() && (!log || (hi / lo).is_finite()));
+                }
+                let s = Series {
+                    name: "s".into(),
+                    points: vec![(a, b), (b, a), (1.0, 2.0)],
+                    colour: 0,
+                    steps: true,
+                    dots: true,
+                };
+                for (x_log, y_log) in [(false, false), (true, true), (false, true)] {
+                    let axes = Axes { x_log, y_log };
+                    lines("t", "x", "y", std::slice::from_ref(&s), axes).unwrap();
+                }
+                let marks = [Mark {
+                    name: "m".into(),
+                    at: a,
+                    colour: 1,
+                }];
+                histogram("h", "x", &[a, b, 0.5], &marks).unwrap();
+                strip("s", "y", &["p".into(), "q".into()], &[(0, a), (1, b)]).unwrap();
+                bars("b", "x", &[("a".into(), a), ("b".into(), b)]).unwrap();
+            }
+        }
+        assert_eq!(left_out_note(0, "values are"), None);
+        assert!(left_out_note(2, "values are")
+            .unwrap()
+            .starts_with("2 values are"));
     }
 
     #[test]

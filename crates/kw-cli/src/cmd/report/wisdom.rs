@@ -126,6 +126,10 @@ pub fn section(
              its winners against the default).",
         );
     } else {
+        let left_out = bars.iter().filter(|b| !svg::drawable(b.1, false)).count();
+        if let Some(note) = svg::left_out_note(left_out, "speed-up(s) are") {
+            page.note(&note);
+        }
         page.figure(
             &svg::bars("Speed-up over the default", "default time / tuned time", &bars)?,
             "Per record with a confirmation: the default's median time over the record's (above 1: faster).",

@@ -7,6 +7,14 @@ use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 use kw_tune::strategies;
 use std::path::PathBuf;
 
+/// The most seeded runs per strategy and budget (`--seeds`): each seed is a whole simulated
+/// run, and the seeds are listed in memory.
+pub const MAX_SEEDS: u64 = 100_000;
+
+/// The largest budget (`--budget`, `--budgets`): the suite keeps a best-so-far curve of this
+/// many values per run (and random search's), so memory grows with it.
+pub const MAX_BUDGET: u64 = 1_000_000;
+
 #[derive(Args)]
 pub struct SimulateArgs {
     /// A Kernel Tuner cache file (.json or .json.gz) with every configuration measured.
@@ -29,14 +37,15 @@ pub struct SimulateArgs {
     /// Strategy name(s), comma-separated, or `all` (default: the default strategy).
     #[arg(long)]
     pub strategy: Option<String>,
-    /// Evaluations per run (distinct configurations, failed ones included).
-    #[arg(long, conflicts_with = "budgets")]
+    /// Evaluations per run (distinct configurations, failed ones included; 1 to 1000000).
+    #[arg(long, conflicts_with = "budgets", value_parser = clap::value_parser!(u64).range(1..=MAX_BUDGET))]
     pub budget: Option<u64>,
-    /// Several budgets, comma-separated (e.g. 25,50,100,200,400): prints the full table.
-    #[arg(long, value_delimiter = ',')]
+    /// Several budgets, comma-separated (e.g. 25,50,100,200,400; each 1 to 1000000): prints
+    /// the full table.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_BUDGET))]
     pub budgets: Vec<u64>,
-    /// Seeded runs per strategy and budget (seeds 0..K).
-    #[arg(long, default_value_t = 10)]
+    /// Seeded runs per strategy and budget (seeds 0..K; 1 to 100000).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=MAX_SEEDS))]
     pub seeds: u64,
     /// The first seed (seeds FIRST..FIRST+K), e.g. to tune on seeds other than those reported.
     #[arg(long, default_value_t = 0)]
@@ -146,15 +155,32 @@ impl SimulateArgs {
             (None, false) => self.budgets.clone(),
             (None, true) => bail!("give --budget N or --budgets N,M,..."),
         };
-        if budgets.contains(&0) {
-            bail!("budgets must be at least 1");
+        if let Some(b) = budgets.iter().find(|&&b| !(1..=MAX_BUDGET).contains(&b)) {
+            bail!("budget {b}: budgets must be 1 to {MAX_BUDGET}");
         }
         budgets.sort_unstable();
         budgets.dedup();
-        if self.seeds == 0 {
-            bail!("--seeds must be at least 1");
-        }
+        self.seed_range()?;
         Ok(budgets)
+    }
+
+    /// The seeds, `first_seed..first_seed + seeds` (checked: at least one, at most
+    /// [`MAX_SEEDS`], and not past the largest seed).
+    pub fn seed_range(&self) -> Result<std::ops::Range<u64>> {
+        if !(1..=MAX_SEEDS).contains(&self.seeds) {
+            bail!("--seeds {}: give 1 to {MAX_SEEDS} seeded runs", self.seeds);
+        }
+        let Some(end) = self.first_seed.checked_add(self.seeds) else {
+            bail!(
+                "--first-seed {} with --seeds {}: the seeds would go past the largest seed {} \
+                 (give a --first-seed of at most {})",
+                self.first_seed,
+                self.seeds,
+                u64::MAX - 1,
+                u64::MAX - self.seeds
+            );
+        };
+        Ok(self.first_seed..end)
     }
 
     /// Seeds simulated at once.

@@ -11,6 +11,9 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let Some(cache) = args.cache.clone() else {
         bail!("give a cache file or --suite DIR");
     };
+    // The arguments first: a mistake there is told before a large file is read.
+    let budgets = args.budgets()?;
+    let seeds = args.seed_range()?;
     let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
     let sim = Simulation::load(&cache, restrictions)
         .with_context(|| format!("loading the simulation of {}", cache.display()))?;
@@ -19,7 +22,6 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     }
     let runs = args.runs()?;
     let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
-    let budgets = args.budgets()?;
     let threads = args.threads();
     let sources = load_priors(&args.prior)?;
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
@@ -33,15 +35,9 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         );
         for &budget in &budgets {
             let started = Instant::now();
-            let mut result = benchmark_seeds(
-                &sim,
-                &run.name,
-                &points,
-                budget,
-                args.first_seed..args.first_seed + args.seeds,
-                threads,
-            )
-            .with_context(|| format!("simulating `{}` with budget {budget}", run.label))?;
+            let mut result =
+                benchmark_seeds(&sim, &run.name, &points, budget, seeds.clone(), threads)
+                    .with_context(|| format!("simulating `{}` with budget {budget}", run.label))?;
             result.strategy = run.label.clone();
             rows.push((result, started.elapsed().as_secs_f64()));
         }

@@ -35,7 +35,9 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
             );
         }
     }
-    let seeds: Vec<u64> = (args.first_seed..args.first_seed + args.seeds).collect();
+    let seed_range = args.seed_range()?;
+    let last_seed = seed_range.end - 1;
+    let seeds: Vec<u64> = seed_range.collect();
     let max = budgets.last().copied().unwrap_or(1) as usize;
     let mut rows: Vec<Row> = Vec::new();
     // Notes of a T1 file shared by a family, said once.
@@ -138,7 +140,7 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         dir.display(),
         entries.len(),
         args.first_seed,
-        args.first_seed + args.seeds - 1
+        last_seed
     );
     for (title, area) in [
         ("mean final fraction", false),

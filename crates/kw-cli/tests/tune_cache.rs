@@ -150,5 +150,17 @@ fn a_warm_cache_retune_compiles_nothing_and_off_compiles_everything() {
     assert!(cleared.starts_with("removed "), "{cleared}");
     let ls = kw(&dir, &cache, false, &["cache", "ls"]);
     assert!(ls.contains(": 0 entries"), "{ls}");
+    // A file where a cache directory should be: said so, not "File exists".
+    let file = dir.join("not-a-cache");
+    std::fs::write(&file, b"x").unwrap();
+    let out = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
+        .args(["cache", "clear", "--dir"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("not a directory"), "{err}");
+    assert!(file.exists(), "the file is left alone");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -252,6 +252,12 @@ pub fn clear(dir: &Path) -> std::io::Result<(usize, u64)> {
     if !dir.exists() {
         return Ok((0, 0));
     }
+    if !dir.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory (a compile cache is a directory)",
+        ));
+    }
     let lock = lock_file(dir)?;
     lock.lock()?;
     let mut n = 0;

@@ -55,10 +55,10 @@ fn rewrite(capture: &Path, stem: &str, edit: impl FnOnce(&mut serde_json::Value)
         .path
 }
 
-#[test]
-fn overflowing_and_absurd_lengths_are_typed_errors() {
-    let Some(device) = opencl() else { return };
-    let dir = std::env::temp_dir().join(format!("kw-replay-bad-{}", std::process::id()));
+/// A fresh directory `kw-replay-TAG-PID` holding a capture of `copy` over 64 floats, which
+/// loads.
+fn good_copy_capture(tag: &str, device: &Arc<dyn Device>) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("kw-replay-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let def = copy_def("y[i] = x[i]");
@@ -70,6 +70,13 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
     ];
     let good = capture_launch(&dir, "good", &def, None, device.as_ref(), &args).unwrap();
     ReplaySession::load(&good, device.clone()).expect("the unmodified capture loads");
+    (dir, good)
+}
+
+#[test]
+fn overflowing_and_absurd_lengths_are_typed_errors() {
+    let Some(device) = opencl() else { return };
+    let (dir, good) = good_copy_capture("bad", &device);
     for (stem, len, needle) in [
         ("overflow", usize::MAX / 2, "overflows"),
         ("huge", 1usize << 40, "exceed the device"),
@@ -85,6 +92,7 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
         let text = err.to_string();
         assert!(text.contains(needle) && text.contains(stem), "{text}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A capture whose recorded problem size is not what its definition gives for its arguments
@@ -94,18 +102,7 @@ fn overflowing_and_absurd_lengths_are_typed_errors() {
 #[test]
 fn a_problem_size_or_configuration_the_capture_does_not_hold_is_refused() {
     let Some(device) = opencl() else { return };
-    let dir = std::env::temp_dir().join(format!("kw-replay-size-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let def = copy_def("y[i] = x[i]");
-    let n = 64usize;
-    let args = [
-        HostArg::buffer(&vec![0f32; n]),
-        HostArg::buffer(&vec![1f32; n]),
-        HostArg::scalar(n as i32),
-    ];
-    let good = capture_launch(&dir, "good", &def, None, device.as_ref(), &args).unwrap();
-    ReplaySession::load(&good, device.clone()).expect("the unmodified capture loads");
+    let (dir, good) = good_copy_capture("size", &device);
     // Trailing ones are the same size (an older writer may have kept them).
     let padded = rewrite(&good, "padded", |m| {
         m["problem_size"] = serde_json::json!([64, 1, 1])

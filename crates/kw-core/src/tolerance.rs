@@ -17,7 +17,7 @@
 //! per element, and a wrong value is off by far more than `rtol * M` (the default `rtol`
 //! is 1e-5 of the largest value). `exact` makes every element compare exactly (a bound of 0).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 fn default_rtol() -> f64 {
     Tolerance::DEFAULT_RTOL
@@ -31,14 +31,101 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// A tolerance value as stored (any number, as earlier versions wrote it, so that their files
+/// keep loading); `null` (what a NaN or an infinity becomes in JSON, written by versions that
+/// accepted `kw tune --rtol NaN`) is refused with a message that says so.
+fn stored_value<'de, D: Deserializer<'de>>(d: D, name: &str) -> Result<f64, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        Some(v) => Ok(v),
+        None => Err(serde::de::Error::custom(format!(
+            "`{name}` is null, not a number (a NaN or infinite tolerance, as `kw tune --{name} \
+             NaN` wrote before such values were refused): {}",
+            ToleranceError::REQUIREMENT
+        ))),
+    }
+}
+
+fn stored_rtol<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    stored_value(d, "rtol")
+}
+
+fn stored_atol<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    stored_value(d, "atol")
+}
+
+/// A tolerance value that is not one: not a number, not finite, or negative.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToleranceError {
+    /// The text is not a number.
+    #[error("{name} `{text}` is not a number: {}", ToleranceError::REQUIREMENT)]
+    NotANumber {
+        /// Which tolerance (`rtol`, `atol`).
+        name: &'static str,
+        /// The text given.
+        text: String,
+    },
+    /// The value is NaN, infinite or negative.
+    #[error(
+        "{name} {value} is not a valid tolerance: {}",
+        ToleranceError::REQUIREMENT
+    )]
+    Invalid {
+        /// Which tolerance (`rtol`, `atol`).
+        name: &'static str,
+        /// The value given.
+        value: f64,
+    },
+}
+
+impl ToleranceError {
+    /// What a tolerance must be.
+    pub const REQUIREMENT: &'static str =
+        "a tolerance is a finite number, 0 or more (e.g. 1e-5; 0 compares exactly)";
+}
+
+/// `value` when it is a valid tolerance (finite, 0 or more): `name` (`rtol`, `atol`) says
+/// which in the error.
+pub fn check_value(name: &'static str, value: f64) -> Result<f64, ToleranceError> {
+    if value.is_finite() && value >= 0.0 {
+        // -0.0 is 0.
+        Ok(value.abs())
+    } else {
+        Err(ToleranceError::Invalid { name, value })
+    }
+}
+
+/// Parses a tolerance given as text (a command line's `--rtol`/`--atol`): a finite number,
+/// 0 or more; `NaN`, `inf` and negative numbers are refused.
+pub fn parse_value(name: &'static str, text: &str) -> Result<f64, ToleranceError> {
+    let value = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| ToleranceError::NotANumber {
+            name,
+            text: text.to_string(),
+        })?;
+    check_value(name, value)
+}
+
+/// [`parse_value`] for `rtol` (a `clap` value parser).
+pub fn parse_rtol(text: &str) -> Result<f64, ToleranceError> {
+    parse_value("rtol", text)
+}
+
+/// [`parse_value`] for `atol` (a `clap` value parser).
+pub fn parse_atol(text: &str) -> Result<f64, ToleranceError> {
+    parse_value("atol", text)
+}
+
 /// How one output buffer is compared with its reference (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
     /// Relative tolerance, relative to the output's magnitude (its largest finite value).
-    #[serde(default = "default_rtol")]
+    #[serde(default = "default_rtol", deserialize_with = "stored_rtol")]
     pub rtol: f64,
     /// Absolute tolerance.
-    #[serde(default = "default_atol")]
+    #[serde(default = "default_atol", deserialize_with = "stored_atol")]
     pub atol: f64,
     /// Compare exactly (floats too): `rtol` and `atol` are ignored.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -54,6 +141,26 @@ impl Tolerance {
     pub const DEFAULT_RTOL: f64 = 1e-5;
     /// The default absolute tolerance.
     pub const DEFAULT_ATOL: f64 = 1e-6;
+
+    /// A tolerance of `rtol` (of the output's magnitude) and `atol`, NaN equal to NaN: each
+    /// must be finite and 0 or more ([`ToleranceError`] otherwise). For values from users
+    /// (command lines, bindings), which may be anything.
+    pub fn new(rtol: f64, atol: f64) -> Result<Tolerance, ToleranceError> {
+        Ok(Tolerance {
+            rtol: check_value("rtol", rtol)?,
+            atol: check_value("atol", atol)?,
+            exact: false,
+            nan_is_error: false,
+        })
+    }
+
+    /// Checks that `rtol` and `atol` are finite and 0 or more (a tolerance made field by
+    /// field, or read from a file, is not checked otherwise).
+    pub fn validate(&self) -> Result<(), ToleranceError> {
+        check_value("rtol", self.rtol)?;
+        check_value("atol", self.atol)?;
+        Ok(())
+    }
 
     /// Exact comparison.
     pub fn exact() -> Tolerance {
@@ -119,6 +226,25 @@ pub struct ToleranceOverride {
 }
 
 impl ToleranceOverride {
+    /// Overrides from user input (`kw tune --rtol/--atol/--nan-is-error`): a given `rtol` or
+    /// `atol` must be finite and 0 or more ([`ToleranceError`] otherwise).
+    pub fn new(
+        rtol: Option<f64>,
+        atol: Option<f64>,
+        nan_is_error: Option<bool>,
+    ) -> Result<ToleranceOverride, ToleranceError> {
+        Ok(ToleranceOverride {
+            rtol: rtol.map(|v| check_value("rtol", v)).transpose()?,
+            atol: atol.map(|v| check_value("atol", v)).transpose()?,
+            nan_is_error,
+        })
+    }
+
+    /// Checks that the overridden `rtol` and `atol` are finite and 0 or more.
+    pub fn validate(&self) -> Result<(), ToleranceError> {
+        ToleranceOverride::new(self.rtol, self.atol, self.nan_is_error).map(drop)
+    }
+
     /// `base` with the overridden fields replaced.
     pub fn apply(&self, base: Tolerance) -> Tolerance {
         let mut t = base;
@@ -159,5 +285,58 @@ mod tests {
         assert!(!t.exact && t.nan_is_error);
         assert_eq!(t.atol, 1e-2);
         assert_eq!(t.rtol, Tolerance::DEFAULT_RTOL);
+    }
+
+    #[test]
+    fn user_values_must_be_finite_and_not_negative() {
+        for text in ["NaN", "nan", "inf", "-inf", "-1", "-1e-9", "1e400", "x", ""] {
+            let e = parse_rtol(text).expect_err(text).to_string();
+            assert!(
+                e.contains("rtol") && e.contains("finite number"),
+                "{text}: {e}"
+            );
+        }
+        assert_eq!(parse_atol("0"), Ok(0.0));
+        assert_eq!(parse_atol("-0"), Ok(0.0));
+        assert_eq!(parse_atol(" 1e-3 "), Ok(1e-3));
+        assert!(Tolerance::new(f64::NAN, 0.0).is_err());
+        assert!(Tolerance::new(1e-5, f64::INFINITY).is_err());
+        assert!(Tolerance::new(1e-5, -1.0).is_err());
+        assert_eq!(
+            Tolerance::new(1e-4, 1e-6).unwrap().bound(1.0),
+            1e-6 + 1e-4 * 1.0
+        );
+        let e = ToleranceOverride::new(None, Some(f64::NAN), None).unwrap_err();
+        assert!(e.to_string().contains("atol NaN"), "{e}");
+        assert!(ToleranceOverride::new(Some(0.5), None, Some(true)).is_ok());
+        let made = ToleranceOverride {
+            rtol: Some(-2.0),
+            ..ToleranceOverride::default()
+        };
+        assert!(made.validate().is_err());
+        assert!(Tolerance {
+            rtol: f64::NAN,
+            ..Tolerance::default()
+        }
+        .validate()
+        .is_err());
+    }
+
+    #[test]
+    fn stored_values_load_as_before_and_null_is_explained() {
+        // Old files keep loading, negative values included (they were accepted).
+        let t: Tolerance = serde_json::from_str(r#"{"rtol": -1.0, "atol": 0.5}"#).unwrap();
+        assert_eq!((t.rtol, t.atol), (-1.0, 0.5));
+        let t: Tolerance = serde_json::from_str(r#"{"atol": 0.5}"#).unwrap();
+        assert_eq!(t.rtol, Tolerance::DEFAULT_RTOL);
+        // What `--rtol NaN` wrote: refused, saying what it is.
+        let e = serde_json::from_str::<Tolerance>(r#"{"rtol": null, "atol": 1e-6}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`rtol` is null") && e.contains("NaN"), "{e}");
+        // A NaN serialises as null; a valid tolerance round-trips.
+        let t = Tolerance::new(2e-5, 3e-6).unwrap();
+        let back: Tolerance = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
     }
 }

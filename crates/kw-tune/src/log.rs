@@ -6,7 +6,9 @@
 //! A log is written by one run at a time: every way of opening one for writing takes its
 //! [`LogLock`] first (held by the [`ResultsLog`], and by whoever keeps
 //! [`ResultsLog::lock`]). Reading never refuses a log for a torn or malformed record line
-//! (two writers, a crash, an edit): the line is dropped with a warning and the rest is used.
+//! (two writers, a crash, an edit), nor for one whose objective value is not valid for the
+//! log's objective (a time of 0 or below, a non-finite value): the line is dropped with a
+//! warning and the rest is used; such a value never reaches a search.
 
 use crate::error::TuneError;
 use crate::evaluator::{EvalFailure, EvalResult};
@@ -22,6 +24,8 @@ use std::sync::Arc;
 pub const LOG_FORMAT: &str = "kw-tune-log";
 /// The current log format version.
 pub const LOG_VERSION: u32 = 1;
+/// The [`LogHeader::objective`] of a log whose values are times in milliseconds.
+pub const LOG_TIME: &str = "time";
 
 /// A parameter as recorded in a log header.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,7 +95,7 @@ impl LogHeader {
             problem_size: None,
             capture_checksum: None,
             default_key: None,
-            objective: "time".to_string(),
+            objective: LOG_TIME.to_string(),
         }
     }
 
@@ -100,6 +104,26 @@ impl LogHeader {
         self.strategy = Some(name.to_string());
         self.seed = Some(seed);
         self
+    }
+
+    /// Whether `value` is a valid objective value for this log's objective, and why not: a
+    /// time ([`LOG_TIME`], milliseconds) is a positive finite number; another objective's
+    /// value (a score, negated when maximised) is any finite number.
+    pub fn check_objective(&self, value: f64) -> Result<(), String> {
+        if self.objective == LOG_TIME {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(format!(
+                    "objective {value} is not a valid time (a positive finite number of \
+                     milliseconds)"
+                ));
+            }
+        } else if !value.is_finite() {
+            return Err(format!(
+                "objective {value} of `{}` is not a finite number",
+                self.objective
+            ));
+        }
+        Ok(())
     }
 
     /// The first recorded field (capture checksum, kernel, device, problem size) that differs
@@ -366,8 +390,9 @@ pub struct LogContents {
     pub records: Vec<LogRecord>,
     /// Bytes up to the end of the last complete line.
     pub valid_bytes: u64,
-    /// The record lines dropped as torn or malformed: `(1-based line number, why)`; an
-    /// unterminated last line is among them.
+    /// The record lines dropped as torn, malformed or invalid (an objective value not valid
+    /// for the log's objective): `(1-based line number, why)`; an unterminated last line is
+    /// among them.
     pub dropped: Vec<(usize, String)>,
 }
 
@@ -375,8 +400,10 @@ pub struct LogContents {
 const DROPPED_LISTED: usize = 5;
 
 /// Reads a results log. A record line that is torn or malformed (not UTF-8, not JSON, not a
-/// record; an unterminated last line) is dropped with one warning for the file
-/// (`kw_core::diag`) and listed in [`LogContents::dropped`]: only that evaluation is lost.
+/// record; an unterminated last line), or whose objective value is not valid for the log's
+/// objective ([`LogHeader::check_objective`]: a time must be positive and finite), is dropped
+/// with one warning for the file (`kw_core::diag`: the file, each line's number and why, the
+/// value included) and listed in [`LogContents::dropped`]: only that evaluation is lost.
 /// A bad header line (without it nothing in the file can be trusted), a line longer than
 /// [`MAX_LOG_LINE`] or a read error is an error.
 pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
@@ -452,9 +479,15 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
                 ));
             }
             header = Some(h);
-        } else {
+        } else if let Some(h) = &header {
+            // An objective value that no evaluation can have (a time of 0 or below, from an
+            // edit or another program) is never fed to a search: the line is dropped as a
+            // malformed one is.
             match serde_json::from_str::<LogRecord>(text) {
-                Ok(r) => records.push(r),
+                Ok(r) => match r.objective.map(|v| h.check_objective(v)) {
+                    Some(Err(why)) => dropped.push((line_no, why)),
+                    _ => records.push(r),
+                },
                 Err(e) => dropped.push((line_no, format!("not a record: {e}"))),
             }
         }
@@ -472,7 +505,8 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
     })
 }
 
-/// One warning (once per process and file) for a log's dropped lines.
+/// One warning (once per process and file) for a log's dropped lines (an invalid objective
+/// value counts among the malformed ones).
 fn warn_dropped(path: &Path, dropped: &[(usize, String)]) {
     let listed: Vec<String> = dropped
         .iter()
@@ -535,5 +569,97 @@ fn read_bounded_line(
         if done {
             return Ok(total);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(objective: &str) -> String {
+        format!(
+            r#"{{"format":"kw-tune-log","version":1,"fingerprint":"f","params":[{{"name":"x","values":[1,2,3]}}],"objective":"{objective}"}}"#
+        )
+    }
+
+    fn line(eval: u64, objective: &str) -> String {
+        format!(
+            r#"{{"eval":{eval},"key":"{eval}","point":[{i}],"config":{{"x":{eval}}},"objective":{objective},"elapsed_s":0.1,"eval_s":0.1}}"#,
+            i = eval - 1
+        )
+    }
+
+    fn write(name: &str, lines: &[String]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kw-tune-log-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    }
+
+    #[test]
+    fn objective_values_are_checked_by_the_log_objective() {
+        let h = |o: &str| LogHeader {
+            objective: o.to_string(),
+            ..serde_json::from_str::<LogHeader>(&header("time")).unwrap()
+        };
+        let time = h(LOG_TIME);
+        assert!(time.check_objective(0.25).is_ok());
+        for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let why = time.check_objective(bad).unwrap_err();
+            assert!(why.contains("not a valid time"), "{bad}: {why}");
+        }
+        let score = h("GFLOP/s");
+        for good in [-1.0, 0.0, 3.5] {
+            assert!(score.check_objective(good).is_ok(), "{good}");
+        }
+        for bad in [f64::NAN, f64::NEG_INFINITY] {
+            assert!(score.check_objective(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_time_of_zero_or_below_is_dropped_not_read() {
+        let path = write(
+            "times.jsonl",
+            &[
+                header("time"),
+                line(1, "-1.0"),
+                line(2, "0"),
+                line(3, "0.5"),
+                // A failure has no objective value: kept.
+                r#"{"eval":4,"key":"4","point":[0],"config":{"x":1},"objective":null,"failure":"x","elapsed_s":0.1,"eval_s":0.1}"#.to_string(),
+            ],
+        );
+        let log = read_log(&path).unwrap();
+        let objectives: Vec<Option<f64>> = log.records.iter().map(|r| r.objective).collect();
+        assert_eq!(objectives, vec![Some(0.5), None]);
+        assert_eq!(log.dropped.len(), 2, "{:?}", log.dropped);
+        assert_eq!(log.dropped[0].0, 2);
+        assert!(
+            log.dropped[0].1.contains("objective -1 "),
+            "{:?}",
+            log.dropped
+        );
+        assert_eq!(log.dropped[1].0, 3);
+        assert!(
+            log.dropped[1].1.contains("objective 0 "),
+            "{:?}",
+            log.dropped
+        );
+        // Every line is kept for a resume (only a torn last line is cut).
+        assert_eq!(log.valid_bytes, std::fs::metadata(&path).unwrap().len());
+    }
+
+    #[test]
+    fn another_objective_keeps_negative_scores() {
+        // A maximised objective's scores are negated values.
+        let path = write(
+            "scores.jsonl",
+            &[header("GFLOP/s"), line(1, "-120.5"), line(2, "0")],
+        );
+        let log = read_log(&path).unwrap();
+        assert_eq!(log.records.len(), 2);
+        assert!(log.dropped.is_empty());
     }
 }

@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use kw_core::wisdom::{
-    explain, find_wisdom_file, merge_into, select, wisdom_file_name, Query, WisdomFile,
+    explain_numbered, find_wisdom_file, merge_into, select, wisdom_file_name, Query, WisdomFile,
 };
 use std::path::{Path, PathBuf};
 
@@ -86,8 +86,16 @@ fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
     }
     let dirs = search_path(dirs);
     let (found, errors) = find_wisdom_file(key, &dirs);
+    let found_path = found.as_ref().map(|(p, _)| p.clone());
     for e in &errors {
-        eprintln!("kw: warning: skipping {e}");
+        // The found file's own skipped records are said by the command, with the others'.
+        let of_found = match e {
+            kw_core::wisdom::WisdomError::Invalid { path, .. } => Some(path) == found_path.as_ref(),
+            _ => false,
+        };
+        if !of_found {
+            eprintln!("kw: warning: skipping {e}");
+        }
     }
     match found {
         Some(f) => Ok(f),
@@ -114,6 +122,35 @@ pub(crate) fn wisdom_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// Says on standard error which records of `file` (read from `path`) were skipped when it was
+/// loaded, and why: the reasons `kw wisdom merge` gives for leaving them out
+/// ([`WisdomFile::rejected`], "record #N: why", N counting the file's records from 1).
+fn warn_skipped(command: &str, path: &Path, file: &WisdomFile) {
+    for why in &file.rejected {
+        eprintln!(
+            "kw wisdom {command}: warning: {}: skipped {}",
+            path.display(),
+            printable(why)
+        );
+    }
+}
+
+/// `text` without control characters (reasons may quote the file), at most 300 characters.
+fn printable(text: &str) -> String {
+    text.chars()
+        .take(300)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// `, N skipped` after a record count when the file had records that were skipped.
+fn skipped_note(file: &WisdomFile) -> String {
+    match file.rejected.len() {
+        0 => String::new(),
+        n => format!(", {n} skipped as invalid: see the warnings"),
+    }
 }
 
 fn size(s: &[i64]) -> String {
@@ -145,14 +182,19 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 for path in files {
                     rows.push(match WisdomFile::load(&path) {
                         Ok(f) => {
+                            warn_skipped("ls", &path, &f);
                             let mut devices: Vec<&str> =
                                 f.records.iter().map(|r| r.device.name.as_str()).collect();
                             devices.sort();
                             devices.dedup();
+                            let records = match f.rejected.len() {
+                                0 => f.records.len().to_string(),
+                                n => format!("{} ({n} skipped)", f.records.len()),
+                            };
                             vec![
                                 path.display().to_string(),
                                 f.tuning_key.clone(),
-                                f.records.len().to_string(),
+                                records,
                                 devices.join("; "),
                             ]
                         }
@@ -167,16 +209,30 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
         }
         WisdomCmd::Show { key, dirs } => {
             let (path, file) = load(&key, dirs)?;
+            warn_skipped("show", &path, &file);
+            // Numbered by their place in the file, as the skipped records are.
+            let numbers = file.record_numbers();
+            for (r, n) in file.records.iter().zip(&numbers) {
+                if let Some(why) = r.defect() {
+                    eprintln!(
+                        "kw wisdom show: warning: {}: record #{n} cannot be used: {} (the \
+                         runtime skips it; kw wisdom merge leaves it out)",
+                        path.display(),
+                        printable(&why)
+                    );
+                }
+            }
             println!(
-                "{} (tuning key `{}`, {} records)",
+                "{} (tuning key `{}`, {} records{})",
                 path.display(),
                 file.tuning_key,
-                file.records.len()
+                file.records.len(),
+                skipped_note(&file)
             );
-            for (i, r) in file.records.iter().enumerate() {
+            for (r, n) in file.records.iter().zip(&numbers) {
                 println!(
                     "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}{}",
-                    i + 1,
+                    n,
                     size(&r.problem_size),
                     r.device.name,
                     r.device.architecture,
@@ -206,6 +262,7 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             capture,
         } => {
             let (path, mut file) = load(&key, dirs)?;
+            warn_skipped("explain", &path, &file);
             let space = match &capture {
                 Some(c) => {
                     let cap = kw_capture::Capture::open(c)?;
@@ -261,12 +318,16 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 None => Ok(()),
             });
             println!(
-                "wisdom for `{}`: {} ({} records)",
+                "wisdom for `{}`: {} ({} records{})",
                 file.tuning_key,
                 path.display(),
-                file.records.len()
+                file.records.len(),
+                skipped_note(&file)
             );
-            print!("{}", explain(&file.records, &query, &selection));
+            print!(
+                "{}",
+                explain_numbered(&file.records, &file.record_numbers(), &query, &selection)
+            );
             match &space {
                 Some((_, meta)) if selection.record.is_none() => {
                     let default = meta.kernel.default_config();

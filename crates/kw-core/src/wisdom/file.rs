@@ -52,6 +52,15 @@ pub enum WisdomError {
     /// unreadable).
     #[error(transparent)]
     File(#[from] crate::files::FileError),
+    /// A record to be written is invalid ([`WisdomRecord::validate`], or a tolerance that is
+    /// not a finite number, 0 or more): it is not written (no kw could read the file back).
+    #[error("{path}: refusing to write an invalid record: {message}")]
+    InvalidRecord {
+        /// The file it was to be written to.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Some records of the file are invalid, so it is not rewritten (that would drop them).
     #[error("{path}: not rewriting a wisdom file with invalid records ({}); fix or remove them", rejected.join("; "))]
     HasInvalidRecords {
@@ -179,10 +188,28 @@ impl WisdomFile {
                 .and_then(|rec| rec.validate().map(|()| rec));
             match record {
                 Ok(rec) => file.records.push(rec),
-                Err(why) => file.rejected.push(format!("record #{}: {why}", i + 1)),
+                Err(why) => file
+                    .rejected
+                    .push(format!("{REJECTED_PREFIX}{}: {why}", i + 1)),
             }
         }
         Ok(file)
+    }
+
+    /// The 1-based position in the file of each of [`WisdomFile::records`] as loaded (the
+    /// rejected records' positions, named in [`WisdomFile::rejected`], are passed over):
+    /// `1, 2, 3, ...` when none was rejected. What `kw wisdom show` and `explain` number the
+    /// records by, so that their numbers and the rejected records' agree.
+    pub fn record_numbers(&self) -> Vec<usize> {
+        let rejected: std::collections::HashSet<usize> = self
+            .rejected
+            .iter()
+            .filter_map(|why| rejected_number(why))
+            .collect();
+        (1..)
+            .filter(|n| !rejected.contains(n))
+            .take(self.records.len())
+            .collect()
     }
 
     /// The rejected records as errors naming this file (to report them).
@@ -221,6 +248,27 @@ impl WisdomFile {
         crate::files::write_atomic(path, text.as_bytes(), crate::files::FileModes::get())
             .map_err(io(path, "cannot write"))
     }
+}
+
+/// How each of [`WisdomFile::rejected`] starts: `record #N: why`.
+const REJECTED_PREFIX: &str = "record #";
+
+/// The record number (position in the file) a [`WisdomFile::rejected`] entry names.
+fn rejected_number(why: &str) -> Option<usize> {
+    let rest = why.strip_prefix(REJECTED_PREFIX)?;
+    rest[..rest.find(':')?].parse().ok()
+}
+
+/// Checks a record about to be written: what loading checks ([`WisdomRecord::validate`]),
+/// and tolerances that are finite and 0 or more (a NaN would be written as `null`, which no
+/// kw reads back). Returns why not.
+fn check_new_record(record: &WisdomRecord) -> Result<(), String> {
+    record.validate()?;
+    for (buffer, t) in &record.provenance.tolerances {
+        t.validate()
+            .map_err(|e| format!("the tolerance of buffer `{buffer}`: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The file name of a tuning key's wisdom: the key with every character other than ASCII
@@ -357,15 +405,21 @@ impl std::fmt::Display for AddOutcome {
 
 /// Adds a record to the wisdom file of its tuning key in `dir` (created when missing), under an
 /// exclusive advisory lock on `KEY.json.lock`, replacing the file atomically. Concurrent writers
-/// (threads or processes) lose no record.
+/// (threads or processes) lose no record. A record that loading would reject (a time that is
+/// not a positive finite number, ...) or with a tolerance that is not a finite number, 0 or
+/// more, is [`WisdomError::InvalidRecord`]: nothing is written.
 pub fn add_record(
     dir: &Path,
     tuning_key: &str,
     record: WisdomRecord,
     policy: ReplacePolicy,
 ) -> Result<(PathBuf, AddOutcome), WisdomError> {
-    create_dir(dir)?;
     let path = dir.join(wisdom_file_name(tuning_key));
+    check_new_record(&record).map_err(|message| WisdomError::InvalidRecord {
+        path: path.clone(),
+        message,
+    })?;
+    create_dir(dir)?;
     let lock = lock_key(dir, tuning_key)?;
     let mut file = if path.exists() {
         WisdomFile::load_for_rewrite(&path)?
@@ -514,4 +568,75 @@ pub fn merge_into(
         written.push((path, file.records.len()));
     }
     Ok((written, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECORD: &str = r#"{"config": {"bx": 32}, "problem_size": [64],
+        "device": {"name": "D", "backend": "opencl", "architecture": "a"},
+        "objective": {"median_ms": MS, "samples": 3},
+        "space": {"hash": "h", "parameters": []}}"#;
+
+    fn file_of(times: &[&str]) -> Vec<u8> {
+        let records: Vec<String> = times.iter().map(|t| RECORD.replace("MS", t)).collect();
+        format!(
+            r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}]}}"#,
+            records.join(",")
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn records_are_numbered_by_their_place_in_the_file() {
+        let f =
+            WisdomFile::parse(Path::new("k.json"), &file_of(&["-1", "2", "\"NaN\"", "3"])).unwrap();
+        assert_eq!(f.records.len(), 2);
+        assert_eq!(f.rejected.len(), 2, "{:?}", f.rejected);
+        assert!(f.rejected[0].starts_with("record #1: objective -1 ms"));
+        assert!(f.rejected[1].starts_with("record #3: "));
+        assert_eq!(f.record_numbers(), vec![2, 4]);
+        let clean = WisdomFile::parse(Path::new("k.json"), &file_of(&["1", "2"])).unwrap();
+        assert_eq!(clean.record_numbers(), vec![1, 2]);
+        assert_eq!(rejected_number("record #12: why: more"), Some(12));
+        assert_eq!(rejected_number("something else"), None);
+    }
+
+    #[test]
+    fn an_invalid_record_is_never_written() {
+        let dir = std::env::temp_dir().join(format!("kw-wisdom-unit-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let good: WisdomRecord = serde_json::from_str(&RECORD.replace("MS", "1.5")).unwrap();
+        let mut bad = good.clone();
+        bad.objective.median_ms = -1.0;
+        let e = add_record(&dir, "k", bad, ReplacePolicy::Always).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("k.json") && text.contains("objective -1 ms"),
+            "{text}"
+        );
+        let mut nan_tolerance = good.clone();
+        nan_tolerance.provenance.tolerances.insert(
+            "out".into(),
+            crate::tolerance::Tolerance {
+                rtol: f64::NAN,
+                ..Default::default()
+            },
+        );
+        let text = add_record(&dir, "k", nan_tolerance, ReplacePolicy::Always)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("buffer `out`") && text.contains("rtol NaN"),
+            "{text}"
+        );
+        assert!(!dir.join("k.json").exists());
+        add_record(&dir, "k", good, ReplacePolicy::Always).unwrap();
+        assert_eq!(
+            WisdomFile::load(&dir.join("k.json")).unwrap().records.len(),
+            1
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
 }

@@ -30,5 +30,6 @@ pub use record::{
     ORIGIN_ONLINE,
 };
 pub use select::{
-    explain, log_distance, select, select_filling, Fill, Query, Selection, Step, KEEP_FILL,
+    explain, explain_numbered, log_distance, select, select_filling, Fill, Query, Selection, Step,
+    KEEP_FILL,
 };

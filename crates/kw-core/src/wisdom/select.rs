@@ -276,9 +276,24 @@ impl fmt::Display for Step {
     }
 }
 
-/// A newcomer-readable account of a selection (what `kw wisdom explain` prints).
+/// A newcomer-readable account of a selection (what `kw wisdom explain` prints), numbering the
+/// records `#1`, `#2`, ... in the order of `records`.
 pub fn explain(records: &[WisdomRecord], query: &Query, selection: &Selection) -> String {
+    let numbers: Vec<usize> = (1..=records.len()).collect();
+    explain_numbered(records, &numbers, query, selection)
+}
+
+/// [`explain`], numbering record `i` `#numbers[i]` (its position in its file,
+/// [`super::WisdomFile::record_numbers`], where records were rejected when it was loaded);
+/// `#i+1` where `numbers` has no entry for it.
+pub fn explain_numbered(
+    records: &[WisdomRecord],
+    numbers: &[usize],
+    query: &Query,
+    selection: &Selection,
+) -> String {
     use std::fmt::Write;
+    let number = |i: usize| numbers.get(i).copied().unwrap_or(i + 1);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -325,7 +340,7 @@ pub fn explain(records: &[WisdomRecord], query: &Query, selection: &Selection) -
             let _ = writeln!(
                 s,
                 "chosen: record #{} at step {}, tuned for problem size {} on \"{}\" ({}, {}), distance {:.3} (sum of |ln| per dimension)",
-                i + 1,
+                number(i),
                 selection.step as u8,
                 size_text(&r.problem_size),
                 r.device.name,
@@ -367,7 +382,7 @@ pub fn explain(records: &[WisdomRecord], query: &Query, selection: &Selection) -
         }
     }
     for (i, why) in &selection.skipped {
-        let _ = writeln!(s, "skipped: record #{}: {why}", i + 1);
+        let _ = writeln!(s, "skipped: record #{}: {why}", number(*i));
     }
     s
 }

@@ -101,11 +101,13 @@ pub struct TuneArgs {
     #[arg(long)]
     pub(super) allow_unverified: bool,
     /// Relative tolerance for float outputs, of the output's magnitude (its largest finite
-    /// value); overrides the definition's per-buffer tolerance (default 1e-5).
-    #[arg(long)]
+    /// value); overrides the definition's per-buffer tolerance (default 1e-5). A finite
+    /// number, 0 or more.
+    #[arg(long, value_parser = kw_core::tolerance::parse_rtol, allow_hyphen_values = true)]
     pub(super) rtol: Option<f64>,
-    /// Absolute tolerance for float outputs; overrides the definition's (default 1e-6).
-    #[arg(long)]
+    /// Absolute tolerance for float outputs; overrides the definition's (default 1e-6). A
+    /// finite number, 0 or more.
+    #[arg(long, value_parser = kw_core::tolerance::parse_atol, allow_hyphen_values = true)]
     pub(super) atol: Option<f64>,
     /// A NaN where the reference has a NaN fails verification (by default NaN equals NaN).
     #[arg(long)]
@@ -280,12 +282,11 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
 }
 
 impl TuneArgs {
-    /// The command line's overrides of the definition's tolerances.
-    pub(super) fn tolerance(&self) -> kw_replay::ToleranceOverride {
-        kw_replay::ToleranceOverride {
-            rtol: self.rtol,
-            atol: self.atol,
-            nan_is_error: self.nan_is_error.then_some(true),
-        }
+    /// The command line's overrides of the definition's tolerances: `--rtol` and `--atol`
+    /// must be finite and 0 or more (their value parser checks it; so does this, for
+    /// arguments made otherwise).
+    pub(super) fn tolerance(&self) -> Result<kw_replay::ToleranceOverride> {
+        kw_replay::ToleranceOverride::new(self.rtol, self.atol, self.nan_is_error.then_some(true))
+            .context("--rtol/--atol")
     }
 }

@@ -98,6 +98,9 @@ fn resume_command(captures: &[PathBuf]) -> String {
 
 pub fn run(args: TuneArgs) -> Result<()> {
     let stop = stop_condition(&args)?;
+    // A NaN, infinite or negative --rtol/--atol is refused before anything runs (it would
+    // be written into the wisdom record as `null`, which no kw can read).
+    args.tolerance()?;
     strategies::create(&args.strategy, args.seed)?;
     if let Some(t) = &args.eval_timeout {
         if parse_duration(t)?.is_zero() {

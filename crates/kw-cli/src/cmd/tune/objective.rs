@@ -6,17 +6,35 @@
 use super::args::TuneArgs;
 use anyhow::{Context, Result};
 use kw_core::kernel_def::KernelDef;
-use kw_core::objective::ObjectiveDef;
+use kw_core::objective::{ObjectiveDef, TIME};
 use kw_core::space::{Point, TuningSpace};
 use kw_tune::{EvalFailure, EvalResult, Evaluator};
 use std::collections::HashMap;
 
 /// The objective of this run: the command line's, else the definition's, else `None` (time).
+/// The name `time` belongs to the median time: a results log's header names its values'
+/// objective, and a log of `time` holds positive times in milliseconds (what reading it
+/// checks), never another objective's scores.
 pub(super) fn chosen(args: &TuneArgs, def: &KernelDef) -> Result<Option<ObjectiveDef>> {
     let Some(text) = &args.objective else {
+        if let Some(o) = def.objective.as_ref().filter(|o| o.name == TIME) {
+            anyhow::bail!(
+                "kernel `{}`: its definition's objective `{}` is named `{TIME}`, the name of \
+                 the median time; give it another name, or override it with --objective and \
+                 --objective-name",
+                def.kernel_name,
+                o.expr
+            );
+        }
         return Ok(def.objective.clone());
     };
     let name = args.objective_name.as_deref().unwrap_or(text);
+    if name == TIME {
+        anyhow::bail!(
+            "--objective `{text}`: the name `{TIME}` is the median time's (to tune for the \
+             time, leave --objective out); name it with --objective-name"
+        );
+    }
     let o = ObjectiveDef::parse(name, text, args.maximize)
         .with_context(|| format!("--objective `{text}`"))?;
     if let Some(unknown) = o.unknown_name(def) {

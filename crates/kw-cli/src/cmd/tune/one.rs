@@ -109,7 +109,7 @@ pub(super) fn tune_one(
         } else {
             VerifyMode::Off
         },
-        tolerance: args.tolerance(),
+        tolerance: args.tolerance()?,
     };
     let threads = args
         .compile_threads
@@ -526,7 +526,7 @@ pub(super) fn tune_one(
             capture,
             capture_checksum: checksum,
             unverified: unverified.clone(),
-            tolerance: verify.then(|| args.tolerance()),
+            tolerance: verify.then(|| args.tolerance()).transpose()?,
         },
     );
     record.objective.confirmation = confirmed.map(|c| c.confirmation);

@@ -1,0 +1,399 @@
+//! Defects found by fuzzing the `kw` binary, through the binary (tuning on PoCL):
+//! - `kw tune --rtol/--atol` took NaN, infinities and negative values, and wrote `null` into
+//!   the wisdom record, which no kw could read back;
+//! - `kw tune --resume` trusted the objective values of the results log (a time of -1 ms won
+//!   and was written into the wisdom);
+//! - `kw wisdom show/ls/explain` left out invalid records without a word.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// `kw` in `dir`, with every per-user directory inside it.
+fn kw(dir: &Path, args: &[&str]) -> Output {
+    kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
+        .current_dir(dir)
+        .env("KW_USER_WISDOM_DIR", dir.join("user-wisdom"))
+        .env("KW_STATE_DIR", dir.join("state"))
+        .env("KW_CACHE_DIR", dir.join("cache"))
+        .env("KW_TUNE_DIR", dir.join("online"))
+        .env("KW_WISDOM_PATH", dir.join("no-such-wisdom-dir"))
+        .args(args)
+        .output()
+        .expect("running kw")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn both(o: &Output) -> String {
+    format!("{}\n{}", stdout(o), stderr(o))
+}
+
+/// A vector_add capture on the first OpenCL device in a fresh directory: the directory, the
+/// capture and the device index; `None` (after saying so) without an OpenCL device.
+fn setup(name: &str) -> Option<(PathBuf, String, String)> {
+    let index = common::opencl_index()?;
+    let dir = common::unique_dir(&format!("fuzz-regressions-{name}"));
+    let device = kernel_wisdom::open_device(&kernel_wisdom::DeviceSelector::Index(index))
+        .expect("opening the OpenCL device");
+    let capture = common::capture_vector_add(&dir, "va", 4096, device.as_ref());
+    Some((
+        dir,
+        capture.to_str().unwrap().to_string(),
+        index.to_string(),
+    ))
+}
+
+/// `kw tune` arguments of a short, unconfirmed run without priors on device `idx`.
+fn short<'a>(capture: &'a str, idx: &'a str, budget: &'a str) -> Vec<&'a str> {
+    vec![
+        "tune",
+        capture,
+        "--device",
+        idx,
+        "--budget",
+        budget,
+        "--samples",
+        "2",
+        "--warmup",
+        "0",
+        "--compile-threads",
+        "1",
+        "--confirm-rounds",
+        "0",
+        "--no-prior",
+        "--strategy",
+        "random",
+    ]
+}
+
+/// Defect 1: `--rtol`/`--atol` that are NaN, infinite or negative are refused before anything
+/// runs, with a message naming the option and what it must be; nothing is written. A valid
+/// value still tunes, and its record reads back.
+#[test]
+fn tune_refuses_tolerances_that_are_not_finite_non_negative_numbers() {
+    let Some((dir, capture, idx)) = setup("tolerance") else {
+        return;
+    };
+    for (flag, value) in [
+        ("--rtol", "NaN"),
+        ("--atol", "NaN"),
+        ("--rtol", "nan"),
+        ("--rtol", "inf"),
+        ("--rtol", "-1"),
+        ("--atol", "-1e-6"),
+        ("--rtol", "1e999"),
+        ("--atol", "-inf"),
+        ("--rtol", "--budget"),
+    ] {
+        let mut args = short(&capture, &idx, "2");
+        args.extend([flag, value, "--wisdom-dir", "W", "--log", "refused.jsonl"]);
+        let out = kw(&dir, &args);
+        let said = both(&out);
+        assert!(!out.status.success(), "{flag} {value} accepted:\n{said}");
+        assert_eq!(out.status.code(), Some(2), "a usage error: {said}");
+        assert!(
+            said.contains(flag) && said.contains("finite number, 0 or more"),
+            "{flag} {value}:\n{said}"
+        );
+        assert!(!dir.join("W").exists(), "{flag} {value}: wisdom written");
+        assert!(!dir.join("refused.jsonl").exists(), "{flag} {value}: tuned");
+    }
+    // Also as `--flag=VALUE`.
+    for arg in ["--rtol=-0.5", "--atol=-inf", "--atol=NaN"] {
+        let mut args = short(&capture, &idx, "2");
+        args.extend([arg, "--wisdom-dir", "W"]);
+        let out = kw(&dir, &args);
+        assert!(!out.status.success(), "{arg}: {}", both(&out));
+        assert!(
+            both(&out).contains("finite number, 0 or more"),
+            "{arg}: {}",
+            both(&out)
+        );
+        assert!(!dir.join("W").exists(), "{arg}: wisdom written");
+    }
+
+    // Valid values tune; the record says them and reads back.
+    let mut args = short(&capture, &idx, "2");
+    args.extend([
+        "--rtol",
+        "1e-4",
+        "--atol",
+        "0",
+        "--wisdom-dir",
+        "W",
+        "--log",
+        "ok.jsonl",
+    ]);
+    let out = kw(&dir, &args);
+    assert!(out.status.success(), "{}", both(&out));
+    let text = std::fs::read_to_string(dir.join("W/vector_add.json")).unwrap();
+    assert!(!text.contains("null"), "{text}");
+    assert!(text.contains("\"rtol\": 0.0001"), "{text}");
+    let out = kw(&dir, &["wisdom", "show", "W/vector_add.json"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
+    assert!(!stderr(&out).contains("skipped"), "{}", both(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Rewrites every objective value of the log at `path` (record lines only) with `value`.
+fn rewrite_objectives(path: &Path, value: f64) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = Vec::new();
+    let mut rewritten = 0;
+    for (i, line) in text.lines().enumerate() {
+        if i == 0 {
+            out.push(line.to_string());
+            continue;
+        }
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["objective"].is_number() {
+            v["objective"] = serde_json::json!(value);
+            rewritten += 1;
+        }
+        out.push(v.to_string());
+    }
+    std::fs::write(path, out.join("\n") + "\n").unwrap();
+    rewritten
+}
+
+/// Defect 2: a results log whose objective values are not times (-1 ms, 0 ms) is not trusted
+/// on `--resume`: each such line is dropped with a warning naming the log, the line and the
+/// value (as a malformed line is), the configurations are measured again, and the wisdom
+/// record holds a real time.
+#[test]
+fn resume_drops_log_lines_whose_time_is_not_a_positive_number() {
+    let Some((dir, capture, idx)) = setup("resume") else {
+        return;
+    };
+    for (value, shown) in [(-1.0, "objective -1 "), (0.0, "objective 0 ")] {
+        let wisdom = format!("W{}", value as i64);
+        let mut first = short(&capture, &idx, "3");
+        first.extend(["--log", "run.jsonl", "--wisdom-dir", "first-wisdom"]);
+        let out = kw(&dir, &first);
+        assert!(out.status.success(), "{}", both(&out));
+        let n = rewrite_objectives(&dir.join("run.jsonl"), value);
+        assert!(n > 0, "no evaluation succeeded");
+        let mut again = short(&capture, &idx, "3");
+        again.extend(["--log", "run.jsonl", "--resume", "--wisdom-dir", &wisdom]);
+        let out = kw(&dir, &again);
+        let said = both(&out);
+        assert!(out.status.success(), "{said}");
+        assert!(
+            !said.contains("-1.0000 ms") && !said.contains(" 0.0000 ms"),
+            "{said}"
+        );
+        let err = stderr(&out);
+        assert!(err.contains("run.jsonl: dropped"), "{err}");
+        assert!(err.contains("line 2: ") && err.contains(shown), "{err}");
+        assert!(err.contains("not a valid time"), "{err}");
+        // The record is real and reads back.
+        let path = dir.join(&wisdom).join("vector_add.json");
+        let file = kw_core::wisdom::WisdomFile::load(&path).unwrap();
+        assert!(file.rejected.is_empty(), "{:?}", file.rejected);
+        assert_eq!(file.records.len(), 1);
+        assert!(file.records[0].objective.median_ms > 0.0);
+        let out = kw(&dir, &["wisdom", "show", path.to_str().unwrap()]);
+        assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
+        // A later run writes to the same wisdom directory without complaint.
+        let mut later = short(&capture, &idx, "1");
+        later.extend(["--log", "later.jsonl", "--wisdom-dir", &wisdom]);
+        let out = kw(&dir, &later);
+        assert!(out.status.success(), "{}", both(&out));
+        std::fs::remove_file(dir.join("later.jsonl")).unwrap();
+        std::fs::remove_file(dir.join("run.jsonl")).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A maximised objective's log holds negated values (scores): they are valid, and resuming it
+/// drops nothing. The name `time` is the median time's and is refused for another objective.
+#[test]
+fn resume_keeps_the_scores_of_a_maximised_objective() {
+    let Some((dir, capture, idx)) = setup("scores") else {
+        return;
+    };
+    let objective = [
+        "--objective",
+        "elems_per_thread * 1000 + 0 * time",
+        "--objective-name",
+        "work",
+        "--maximize",
+        "--log",
+        "work.jsonl",
+        "--wisdom-dir",
+        "W",
+    ];
+    let mut first = short(&capture, &idx, "3");
+    first.extend(objective);
+    let out = kw(&dir, &first);
+    assert!(out.status.success(), "{}", both(&out));
+    let log = std::fs::read_to_string(dir.join("work.jsonl")).unwrap();
+    assert!(log.contains("\"objective\":-"), "{log}");
+    let mut again = short(&capture, &idx, "4");
+    again.extend(objective);
+    again.push("--resume");
+    let out = kw(&dir, &again);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(!stderr(&out).contains("dropped"), "{}", both(&out));
+
+    let mut named_time = short(&capture, &idx, "2");
+    named_time.extend(["--objective", "time * 2", "--objective-name", "time"]);
+    let out = kw(&dir, &named_time);
+    assert!(!out.status.success(), "{}", both(&out));
+    assert!(both(&out).contains("the median time's"), "{}", both(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A wisdom record as JSON (`median_ms` and the rest given as JSON text).
+fn record(config: &str, size: &str, device: &str, median_ms: &str, extra: &str) -> String {
+    format!(
+        r#"{{"config": {config}, "problem_size": {size}, {device}
+            "objective": {{"median_ms": {median_ms}, "samples": 3}},
+            "space": {{"hash": "h", "parameters": [{{"name": "block_size_x", "values": [32, 64], "default": 64}}]}}{extra}}}"#
+    )
+}
+
+const DEVICE: &str = r#""device": {"name": "Dev", "backend": "opencl", "architecture": "a"},"#;
+
+/// Defect 3: `kw wisdom show`, `ls` and `explain` say on standard error which records they
+/// skipped and why (the reasons `kw wisdom merge` gives), number the records by their place
+/// in the file, and exit 0.
+#[test]
+fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
+    let dir = common::unique_dir("fuzz-regressions-skipped");
+    std::fs::create_dir_all(dir.join("w")).unwrap();
+    let good = r#"{"block_size_x": 64}"#;
+    let records = [
+        // #1: missing device.
+        record(good, "[1024]", "", "1.0", ""),
+        // #2: valid.
+        record(good, "[1024]", DEVICE, "1.0", ""),
+        // #3: missing space.
+        format!(
+            r#"{{"config": {good}, "problem_size": [2048], {DEVICE} "objective": {{"median_ms": 1.0, "samples": 3}}}}"#
+        ),
+        // #4: negative time.
+        record(good, "[4096]", DEVICE, "-1.0", ""),
+        // #5: "NaN" as a string.
+        record(good, "[4096]", DEVICE, "\"NaN\"", ""),
+        // #6: a problem size of zeros.
+        record(good, "[0, 0]", DEVICE, "1.0", ""),
+        // #7: a null configuration value.
+        record(r#"{"block_size_x": null}"#, "[8192]", DEVICE, "1.0", ""),
+        // #8: a tolerance of null (what `--rtol NaN` wrote).
+        record(
+            good,
+            "[16384]",
+            DEVICE,
+            "1.0",
+            r#", "provenance": {"tolerances": {"c": {"rtol": null, "atol": 1e-6}}}"#,
+        ),
+        // #9: loads, but its value is not declared in its own space.
+        record(r#"{"block_size_x": 48}"#, "[1024]", DEVICE, "0.5", ""),
+    ];
+    let text = format!(
+        r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}]}}"#,
+        records.join(",\n")
+    );
+    std::fs::write(dir.join("w/k.json"), text).unwrap();
+
+    // What merge says about each record (the reference).
+    let out = kw(&dir, &["wisdom", "merge", "merged", "w/k.json"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let merge_reasons: Vec<String> = stderr(&out)
+        .lines()
+        .filter_map(|l| l.split_once("left out a record of `k`: "))
+        .map(|(_, why)| why.to_string())
+        .collect();
+    assert_eq!(merge_reasons.len(), 8, "{}", both(&out));
+    let rejected: Vec<&String> = merge_reasons
+        .iter()
+        .filter(|w| w.starts_with("record #"))
+        .collect();
+    assert_eq!(rejected.len(), 7, "{merge_reasons:?}");
+    for n in [1, 3, 4, 5, 6, 7, 8] {
+        assert!(
+            rejected
+                .iter()
+                .any(|w| w.starts_with(&format!("record #{n}: "))),
+            "record #{n}: {merge_reasons:?}"
+        );
+    }
+
+    // show: the same reasons on standard error, the records numbered by their place.
+    let out = kw(&dir, &["wisdom", "show", "w/k.json"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let (so, se) = (stdout(&out), stderr(&out));
+    for why in &merge_reasons {
+        assert!(
+            se.contains(why.as_str()),
+            "show does not say {why:?}:\n{se}"
+        );
+    }
+    assert!(
+        se.contains("w/k.json: skipped record #4: objective -1 ms"),
+        "{se}"
+    );
+    assert!(se.contains("record #9 cannot be used"), "{se}");
+    assert!(so.contains("(tuning key `k`, 2 records, 7 skipped"), "{so}");
+    assert!(so.contains("\n#2 ") && so.contains("\n#9 "), "{so}");
+    assert!(!so.contains("\n#1 "), "{so}");
+    // By tuning key on a search path: said once, by the command.
+    let out = kw(&dir, &["wisdom", "show", "k", "--dir", "w"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let se = stderr(&out);
+    assert_eq!(se.matches("record #4: ").count(), 1, "{se}");
+    assert!(se.contains("kw wisdom show: warning:"), "{se}");
+
+    // ls: a warning per skipped record, and the count says it.
+    let out = kw(&dir, &["wisdom", "ls", "w"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let (so, se) = (stdout(&out), stderr(&out));
+    for why in rejected.iter() {
+        assert!(se.contains(why.as_str()), "ls does not say {why:?}:\n{se}");
+    }
+    assert!(so.contains("2 (7 skipped)"), "{so}");
+
+    // explain: the same warnings; its own account numbers records by their place too.
+    let out = kw(
+        &dir,
+        &[
+            "wisdom",
+            "explain",
+            "w/k.json",
+            "--device",
+            "Dev",
+            "--backend",
+            "opencl",
+            "--problem-size",
+            "1024",
+        ],
+    );
+    assert!(out.status.success(), "{}", both(&out));
+    let (so, se) = (stdout(&out), stderr(&out));
+    for why in rejected.iter() {
+        assert!(
+            se.contains(why.as_str()),
+            "explain does not say {why:?}:\n{se}"
+        );
+    }
+    assert!(so.contains("chosen: record #2 "), "{so}");
+    assert!(so.contains("skipped: record #9: value 48"), "{so}");
+    assert!(so.contains("(2 records, 7 skipped"), "{so}");
+
+    // A file with nothing wrong: no warning.
+    let out = kw(&dir, &["wisdom", "show", "merged/k.json"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", both(&out));
+    assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -367,6 +367,14 @@ impl KernelBuilder {
     /// --nan-is-error` override it. Without it, floats compare with the default tolerance,
     /// scaled by the output's magnitude ([`kw_core::tolerance`]), integers exactly.
     pub fn tolerance(&mut self, name: &str, tolerance: Tolerance) -> &mut Self {
+        // A NaN, infinite or negative bound would verify nothing (or everything) and could not
+        // be written to a wisdom record: a problem of the definition, reported by `build`.
+        if let Err(e) = tolerance.validate() {
+            self.problems.push(DefProblem {
+                location: format!("tolerance of `{name}`"),
+                message: e.to_string(),
+            });
+        }
         self.tolerances.push((name.to_string(), tolerance));
         self
     }
@@ -413,5 +421,27 @@ mod tests {
         assert_eq!(runtime.args[1].ty, ScalarType::U8);
         assert_eq!(runtime.args[1].access, Access::InOut);
         assert_eq!(runtime.args[2].kind, ArgKind::Scalar);
+    }
+
+    /// A NaN, infinite or negative tolerance (the C API passes raw numbers) is a problem of the
+    /// definition, named at `build`, not a record that cannot be written later.
+    #[test]
+    fn a_tolerance_that_is_not_a_bound_is_refused_at_build() {
+        for (rtol, atol) in [(f64::NAN, 0.0), (1e-5, f64::INFINITY), (-1e-5, 0.0)] {
+            let mut b = KernelBuilder::new("k", Source::text("k.cl", "__kernel void k() {}"));
+            b.problem_size([arg("n")])
+                .output::<f32>("c")
+                .scalar::<i32>("n")
+                .tolerance(
+                    "c",
+                    Tolerance {
+                        rtol,
+                        atol,
+                        ..Tolerance::default()
+                    },
+                );
+            let e = b.build().unwrap_err().to_string();
+            assert!(e.contains("tolerance of `c`"), "{rtol} {atol}: {e}");
+        }
     }
 }

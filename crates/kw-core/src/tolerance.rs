@@ -38,8 +38,9 @@ fn stored_value<'de, D: Deserializer<'de>>(d: D, name: &str) -> Result<f64, D::E
     match Option::<f64>::deserialize(d)? {
         Some(v) => Ok(v),
         None => Err(serde::de::Error::custom(format!(
-            "`{name}` is null, not a number (a NaN or infinite tolerance, as `kw tune --{name} \
-             NaN` wrote before such values were refused): {}",
+            "`{name}` is null, not a number (a NaN or infinite tolerance, as earlier versions \
+             wrote from `kw tune --{name} NaN` or from a definition's tolerance, before such \
+             values were refused): {}",
             ToleranceError::REQUIREMENT
         ))),
     }

@@ -367,6 +367,14 @@ impl ReplayEvaluator {
             }
         }
         let median_ms = median(&mut samples.clone());
+        // A time is a positive number of milliseconds (results logs, wisdom records and the
+        // confirmation take nothing else): a median of 0 is below the device timer's resolution.
+        if !(median_ms.is_finite() && median_ms > 0.0) {
+            return Err(EvalFailure::new(format!(
+                "measured {median_ms} ms: below the device timer's resolution (give the \
+                 launch more work)"
+            )));
+        }
         Ok(Measurement { median_ms, samples })
     }
 

@@ -148,6 +148,49 @@ fn a_problem_size_or_configuration_the_capture_does_not_hold_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A problem size that reads a device attribute is checked with the capturing device's: a
+/// capture made on another GPU model (here: a device with 96 compute units) still loads.
+#[test]
+fn a_problem_size_of_the_capturing_device_is_checked_with_that_device() {
+    let Some(device) = opencl() else { return };
+    let dir = std::env::temp_dir().join(format!("kw-replay-devsize-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "__kernel void copy(__global float* y, __global const float* x, const int n) {\n\
+               int i = get_global_id(0); if (i < n) y[i] = x[i]; }";
+    let mut b = KernelBuilder::new("copy", Source::text("copy.cl", src));
+    let bx = b.tune("block_size_x", [32, 64], 32);
+    let units = kw_core::expr::device(kw_core::expr::DeviceAttr::MultiprocessorCount);
+    b.problem_size([units])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx, 1, 1)
+        .output::<f32>("y")
+        .input::<f32>("x")
+        .scalar::<i32>("n");
+    let def = b.build().unwrap();
+    let n = 64usize;
+    let args = [
+        HostArg::buffer(&vec![0f32; n]),
+        HostArg::buffer(&vec![1f32; n]),
+        HostArg::scalar(n as i32),
+    ];
+    let good = capture_launch(&dir, "good", &def, None, device.as_ref(), &args).unwrap();
+    let other = rewrite(&good, "other", |m| {
+        m["device"]["compute_units"] = serde_json::json!(96);
+        m["problem_size"] = serde_json::json!([96]);
+    });
+    ReplaySession::load(&other, device.clone()).expect("checked with the capturing device");
+    let wrong = rewrite(&good, "wrong", |m| {
+        m["device"]["compute_units"] = serde_json::json!(96);
+    });
+    let text = match ReplaySession::load(&wrong, device.clone()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a size its device does not give loaded"),
+    };
+    assert!(text.contains("gives [96]"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Damages one byte of the compressed data of the buffer `name` (the header still checks).
 fn damage(capture: &Path, name: &str) {
     let chunk = {

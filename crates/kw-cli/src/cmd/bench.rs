@@ -297,9 +297,10 @@ fn footprint(kernel: &str, size: &[usize]) -> u128 {
         "transpose" => 2 * v(0) * v(1),
         "reduce_sum" => v(0),
         "stencil3d" => 2 * v(0) * v(1) * v(2),
-        // Halves take 2 bytes, counted as half a float.
-        "gemm" => v(0) * v(2) + v(2) * v(1) + v(0) * v(1),
-        "gemm_f16" => (v(0) * v(2) + v(2) * v(1) + v(0) * v(1)).div_ceil(2),
+        // A, B, its transpose and C (padded copies and split-K scratch are smaller), and as
+        // much again for cuBLAS's operands of the bound. Halves take 2 bytes: half a float.
+        "gemm" => 2 * (v(0) * v(2) + 2 * v(2) * v(1) + v(0) * v(1)),
+        "gemm_f16" => v(0) * v(2) + 2 * v(2) * v(1) + v(0) * v(1),
         // The padded input and the output.
         "convolution" => (v(0) + v(2)) * (v(1) + v(3)) + v(0) * v(1),
         // Temperature in and out, power, the scratch grid (the third axis is iterations).

@@ -59,23 +59,25 @@ fn element_type(ty: &str) -> Result<(ScalarType, usize), String> {
 /// `v` as a value of `ty`, refused when it does not fit: an integer type takes whole numbers
 /// within its range, a float type finite values within its range (and infinities or NaN).
 fn checked_scalar(ty: ScalarType, v: f64) -> Result<ScalarValue, String> {
-    let (lo, hi): (f64, f64) = match ty {
-        ScalarType::I8 => (i8::MIN.into(), i8::MAX.into()),
-        ScalarType::I16 => (i16::MIN.into(), i16::MAX.into()),
-        ScalarType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        ScalarType::I64 => (i64::MIN as f64, i64::MAX as f64),
-        ScalarType::U8 => (0.0, u8::MAX.into()),
-        ScalarType::U16 => (0.0, u16::MAX.into()),
-        ScalarType::U32 => (0.0, u32::MAX.into()),
-        ScalarType::U64 => (0.0, u64::MAX as f64),
+    // [lo, end): `end` is exclusive, so that 2^63 and 2^64 (what i64::MAX and u64::MAX round
+    // to as f64) are out of range instead of clamped by `as`.
+    let (lo, end): (f64, f64) = match ty {
+        ScalarType::I8 => (-128.0, 128.0),
+        ScalarType::I16 => (-32768.0, 32768.0),
+        ScalarType::I32 => (-2147483648.0, 2147483648.0),
+        ScalarType::I64 => (-(2f64.powi(63)), 2f64.powi(63)),
+        ScalarType::U8 => (0.0, 256.0),
+        ScalarType::U16 => (0.0, 65536.0),
+        ScalarType::U32 => (0.0, 4294967296.0),
+        ScalarType::U64 => (0.0, 2f64.powi(64)),
         ScalarType::F32 if v.is_finite() && v.abs() > f64::from(f32::MAX) => {
             return Err(format!("{v} does not fit {ty}"))
         }
         ScalarType::F32 | ScalarType::F64 => return Ok(scalar_from(ty, v)),
     };
-    if !(v.is_finite() && v.fract() == 0.0 && v >= lo && v <= hi) {
+    if !(v.is_finite() && v.fract() == 0.0 && v >= lo && v < end) {
         return Err(format!(
-            "{v} does not fit {ty} (whole numbers from {lo} to {hi})"
+            "{v} does not fit {ty} (whole numbers from {lo} to below {end})"
         ));
     }
     Ok(scalar_from(ty, v))
@@ -105,9 +107,17 @@ fn whole_number(n: &serde_json::Number) -> Result<i64, String> {
                 .filter(|v| v.fract() == 0.0 && v.abs() < 9.0e18)
                 .map(|v| v as i64)
         })
-        .ok_or_else(|| format!("`Size` {n} is not a whole number"))
+        .ok_or_else(|| {
+            if n.as_f64().is_some_and(|v| v.fract() == 0.0) {
+                format!("`Size` {n} is too large")
+            } else {
+                format!("`Size` {n} is not a whole number")
+            }
+        })
 }
 
+/// `v` as a value of `ty`, cut as `as` casts do (the caller checks the range where a file
+/// gave the value: [`checked_scalar`]).
 fn scalar_from(ty: ScalarType, v: f64) -> ScalarValue {
     match ty {
         ScalarType::I8 => ScalarValue::new(v as i8),

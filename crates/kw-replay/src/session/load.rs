@@ -277,11 +277,28 @@ fn open_checked(
     // The recorded problem size must be the one the definition gives for the captured
     // arguments: it decides the space, the grid and the slot of the wisdom record written.
     // (Compared as three axes, missing ones 1: older writers may have kept trailing ones.)
+    // Evaluated with the capturing device (a size may read `device.*`), and not checked where
+    // it reads a buffer's length: captures before 2026-11-25 stored a buffer's declared
+    // length, not its real one.
     let axes = def.problem_size.len().clamp(1, 3);
     let recorded =
         (meta.problem_size.len() <= 3).then(|| crate::launch_space::captured_problem_size(&meta));
-    match def.problem_size_for(&crate::launch_space::captured_arg_values(&meta), Some(info)) {
-        Ok(ps) if recorded == Some(ps) => {}
+    let Some(recorded) = recorded else {
+        return Err(bad_meta(format!(
+            "problem size {:?} recorded: more than three axes",
+            meta.problem_size
+        )));
+    };
+    let computed = if reads_a_buffer_length(def) {
+        Ok(recorded)
+    } else {
+        def.problem_size_for(
+            &crate::launch_space::captured_arg_values(&meta),
+            Some(&meta.device),
+        )
+    };
+    match computed {
+        Ok(ps) if recorded == ps => {}
         Ok(ps) => {
             return Err(bad_meta(format!(
                 "problem size {:?} recorded, but `{}`'s definition gives {:?} for the captured \
@@ -325,6 +342,24 @@ fn open_checked(
         source: Box::new(e),
     })?;
     Ok((capture, meta, space))
+}
+
+/// Whether `def`'s problem size reads the length of a buffer argument.
+fn reads_a_buffer_length(def: &KernelDef) -> bool {
+    use kw_core::expr::{ArgRef, Expr};
+    let buffer = |r: &ArgRef| {
+        let i = match r {
+            ArgRef::Index(i) => Some(*i),
+            ArgRef::Name(n) => def.args.iter().position(|a| a.name == *n),
+        };
+        i.and_then(|i| def.args.get(i))
+            .is_some_and(|a| a.kind == ArgKind::Buffer)
+    };
+    def.problem_size.iter().any(|e| {
+        let mut found = false;
+        e.visit(&mut |n| found |= matches!(n, Expr::Arg(r) if buffer(r)));
+        found
+    })
 }
 
 /// Checks a captured argument against its definition, before anything is read or allocated.

@@ -141,7 +141,7 @@ pub fn section(page: &mut Page, path: &Path, log: &LogContents) -> Result<()> {
     page.table(&["", ""], &facts);
     if !log.dropped.is_empty() {
         page.note(&format!(
-            "{} malformed line(s) of the log were left out.",
+            "{} malformed line(s) of the log, or with an invalid objective value, were left out.",
             log.dropped.len()
         ));
     }

@@ -117,7 +117,8 @@ pub struct TuneArgs {
     /// `2*problem_size.x*problem_size.y*problem_size.z/(time*1e6)` with --maximize.
     #[arg(long)]
     pub(super) objective: Option<String>,
-    /// The objective's name in summaries and wisdom records (default: its expression).
+    /// The objective's name in summaries and wisdom records (default: its expression; `time`
+    /// is the median time's and cannot be used).
     #[arg(long, requires = "objective")]
     pub(super) objective_name: Option<String>,
     /// Higher values of --objective are better.

@@ -168,7 +168,8 @@ fn a_problem_size_of_the_capturing_device_is_checked_with_that_device() {
         .input::<f32>("x")
         .scalar::<i32>("n");
     let def = b.build().unwrap();
-    let n = 64usize;
+    // Buffers longer than any device's compute units (the launch covers the problem size).
+    let n = 1024usize;
     let args = [
         HostArg::buffer(&vec![0f32; n]),
         HostArg::buffer(&vec![1f32; n]),

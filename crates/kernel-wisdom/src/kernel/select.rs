@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::wisdom::Choice;
 use kw_core::backend::KernelArg;
 use kw_core::config::Config;
+use kw_core::device::BackendKind;
 use kw_core::kernel_def::eval::ArgValues;
 use kw_core::kernel_def::eval::ArgView;
 use kw_core::wisdom::Step;
@@ -110,18 +111,35 @@ impl WisdomKernel {
     }
 
     /// Checks that `config` is valid at a launch of problem size `ps` (with these arguments
-    /// when known). Free when the definition has no launch restriction.
+    /// when known): its restrictions over the launch, and on CUDA the grid's limits (a
+    /// configuration whose grid CUDA cannot launch is passed over by the selection instead
+    /// of failing at the launch). Called for a new problem size or an explicit
+    /// configuration, never on the memoised launch path.
     pub(super) fn valid_at(
         &self,
         config: &Config,
         ps: &[i64; 3],
         args: Option<&[KernelArg<'_>]>,
     ) -> Result<(), Error> {
+        let view = args.map(ArgView);
+        let values = view.as_ref().map(|v| v as &dyn ArgValues);
+        if self.device.info().backend == BackendKind::Cuda {
+            let info = Some(self.device.info());
+            // A geometry that cannot be computed here (it needs the arguments) is checked by
+            // the launch itself, as before.
+            if let Ok(g) = self.evaluate(|def| def.geometry(config, ps, values, info)) {
+                if let Some(why) = cuda_grid_limit(g.grid) {
+                    return Err(Error::InvalidConfig {
+                        kernel: self.def.kernel_name.clone(),
+                        config: config.key(),
+                        reason: why,
+                    });
+                }
+            }
+        }
         if !self.launch_restricted {
             return Ok(());
         }
-        let view = args.map(ArgView);
-        let values = view.as_ref().map(|v| v as &dyn ArgValues);
         self.launch_def
             .check_at_launch(config, ps, values, Some(self.device.info()))
             .or_else(|_| {
@@ -169,6 +187,21 @@ impl WisdomKernel {
     }
 }
 
+/// Why a CUDA grid of `grid` blocks cannot be launched (at most 2^31 - 1 blocks along x and
+/// 65535 along y and z, on every CUDA device), or `None`.
+fn cuda_grid_limit(grid: [u32; 3]) -> Option<String> {
+    const LIMITS: [u32; 3] = [i32::MAX as u32, 65_535, 65_535];
+    let axis = (0..3).find(|&a| grid[a] > LIMITS[a])?;
+    Some(format!(
+        "its grid of {} x {} x {} blocks exceeds CUDA's limit of {} blocks along {}",
+        grid[0],
+        grid[1],
+        grid[2],
+        LIMITS[axis],
+        ["x", "y", "z"][axis]
+    ))
+}
+
 /// A problem size as three axes (missing ones are 1).
 pub(super) fn three_axes(problem_size: &[i64]) -> [i64; 3] {
     let mut ps = [1i64; 3];
@@ -176,4 +209,25 @@ pub(super) fn three_axes(problem_size: &[i64]) -> [i64; 3] {
         ps[axis] = *v;
     }
     ps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cuda_grid_limit;
+
+    #[test]
+    fn the_cuda_grid_limits_per_axis() {
+        assert_eq!(cuda_grid_limit([i32::MAX as u32, 65_535, 65_535]), None);
+        let z = cuda_grid_limit([4, 4, 65_536]).unwrap();
+        assert!(
+            z.contains("4 x 4 x 65536") && z.ends_with("65535 blocks along z"),
+            "{z}"
+        );
+        assert!(cuda_grid_limit([1, 70_000, 1])
+            .unwrap()
+            .ends_with("along y"));
+        assert!(cuda_grid_limit([1 << 31, 1, 1])
+            .unwrap()
+            .ends_with("along x"));
+    }
 }

@@ -216,11 +216,10 @@ pub fn stencil3d(backend: BackendKind) -> KernelBuilder {
     let bz = b.tune("z_per_thread", [1, 2, 4, 8, 16, 32], 8);
     let xpt = b.tune("x_per_thread", [1, 2, 4], 1);
     if backend == BackendKind::Cuda {
-        // Evict-first output stores (`__stcs`); OpenCL has no such store. A CUDA grid has at
-        // most 65535 blocks along z: a configuration with more at this nz is not valid here
-        // (the selection passes over it), instead of failing to launch.
+        // Evict-first output stores (`__stcs`); OpenCL has no such store. (A CUDA grid has at
+        // most 65535 blocks along z: the selection passes over a configuration with more at
+        // the launch's nz, as for every kernel: `WisdomKernel`'s validity at a launch.)
         b.tune("stream_store", [0, 1], 0);
-        b.restriction_text("(problem_size.z + z_per_thread - 1) // z_per_thread <= 65535");
     }
     b.restriction((bx.clone() * by.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("nx"), arg("ny"), arg("nz")])

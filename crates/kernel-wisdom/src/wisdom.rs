@@ -12,7 +12,7 @@
 //! (the wisdom of a similar GPU). `KW_LOG=debug` prints every selection and its reasons.
 
 use kw_core::wisdom::{
-    explain, find_wisdom_files, select_filling, Query, Selection, Step, WisdomRecord,
+    explain_numbered, find_wisdom_files, select_filling, Query, Selection, Step, WisdomRecord,
 };
 use kw_core::{config::Config, device::DeviceInfo, space::TuningSpace};
 use std::path::{Path, PathBuf};
@@ -47,6 +47,10 @@ pub struct Choice {
 struct SourceFile {
     path: PathBuf,
     records: Vec<WisdomRecord>,
+    /// `numbers[i]`: record i's 1-based position in the file
+    /// ([`kw_core::wisdom::WisdomFile::record_numbers`]: rejected records keep their places),
+    /// the number `kw wisdom show` gives it; what every message numbers records by.
+    numbers: Vec<usize>,
     /// `usable[i]`: record i's configuration is valid in the current space.
     usable: Vec<Result<(), String>>,
 }
@@ -135,6 +139,9 @@ impl WisdomSource {
                 for r in &mut f.records {
                     r.add_new_parameters(space);
                 }
+                // Numbered by their place in the file, as `kw wisdom show` numbers them (and as
+                // the rejected records are).
+                let numbers = f.record_numbers();
                 // A record of another backend never configures this device (the selection
                 // stays within the backend), and its space may have parameters of its own
                 // (`read_only`, `stream_store` are CUDA-only): it is left out without a word.
@@ -160,13 +167,14 @@ impl WisdomSource {
                         kw_core::diag::warn_once(&format!(
                             "{}: ignoring record #{} of `{tuning_key}` (the kernel's tuning space changed?): {why}",
                             path.display(),
-                            i + 1
+                            numbers[i]
                         ));
                     }
                 }
                 SourceFile {
                     path,
                     records: f.records,
+                    numbers,
                     usable,
                 }
             })
@@ -256,7 +264,7 @@ impl WisdomSource {
                     format!(
                         "selection in {}:\n{}",
                         file.path.display(),
-                        explain(&file.records, &query, &selection)
+                        explain_numbered(&file.records, &file.numbers, &query, &selection)
                     )
                     .trim_end(),
                 );
@@ -277,7 +285,7 @@ impl WisdomSource {
                 let file = &self.files[fi];
                 kw_core::diag::debug(&format!(
                     "using record #{} of {} ({step})",
-                    i + 1,
+                    file.numbers[i],
                     file.path.display()
                 ));
                 Choice {

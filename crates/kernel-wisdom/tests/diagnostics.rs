@@ -8,7 +8,8 @@ mod common;
 use kernel_wisdom::{demo_kernels, DeviceBuffer, WisdomKernel};
 use kw_core::config::Config;
 use kw_core::wisdom::{
-    add_record, Objective, Provenance, ReplacePolicy, SpaceFingerprint, WisdomDevice, WisdomRecord,
+    add_record, wisdom_file_name, Objective, Provenance, ReplacePolicy, SpaceFingerprint,
+    WisdomDevice, WisdomFile, WisdomRecord,
 };
 use std::path::{Path, PathBuf};
 
@@ -65,6 +66,22 @@ fn write_stale(
     add_record(dir, "vector_add", record, ReplacePolicy::Always).unwrap();
 }
 
+/// Puts an invalid record (a time of 0 ms, rejected when the file is loaded) before the
+/// records of `dir`'s `vector_add` wisdom file: the stale record becomes record #2 of the file
+/// (the number `kw wisdom show` gives it), the first of the records that load. Returns the
+/// file.
+fn prepend_rejected(dir: &Path) -> PathBuf {
+    let path = dir.join(wisdom_file_name("vector_add"));
+    let mut file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let records = file["records"].as_array_mut().unwrap();
+    let mut rejected = records[0].clone();
+    rejected["objective"]["median_ms"] = 0.into();
+    records.insert(0, rejected);
+    std::fs::write(&path, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+    path
+}
+
 fn run_child(root: &Path, level: Option<&str>) -> String {
     let (index, _) = common::opencl_device().unwrap();
     let mut cmd = kw_core::child_env::command(std::env::current_exe().unwrap());
@@ -98,6 +115,17 @@ fn each_warning_once_and_only_for_searched_directories() {
     // Both the default directory (`./wisdom`, replaced) and the application's hold one.
     write_stale(&root.join("wisdom"), device.info(), &space);
     write_stale(&root.join("app"), device.info(), &space);
+    // The application's file starts with a rejected record: the stale record is the file's
+    // second (what `kw wisdom show` numbers it, by its place in the file), the first loaded.
+    let app_file = prepend_rejected(&root.join("app"));
+    let loaded = WisdomFile::load(&app_file).unwrap();
+    assert_eq!(loaded.records.len(), 1, "{:?}", loaded.rejected);
+    assert!(
+        loaded.rejected[0].starts_with("record #1: "),
+        "{:?}",
+        loaded.rejected
+    );
+    assert_eq!(loaded.record_numbers(), vec![2]);
 
     let stderr = run_child(&root, None);
     let ignoring: Vec<&str> = stderr
@@ -107,8 +135,19 @@ fn each_warning_once_and_only_for_searched_directories() {
     assert_eq!(ignoring.len(), 1, "one warning for one cause:\n{stderr}");
     assert!(ignoring[0].starts_with("kernel-wisdom: "), "{stderr}");
     assert!(
-        ignoring[0].contains(&root.join("app").display().to_string()),
+        ignoring[0].contains(&format!("{}: ", app_file.display())),
         "names the file of the searched directory:\n{stderr}"
+    );
+    assert!(
+        ignoring[0].contains("ignoring record #2 of `vector_add`"),
+        "numbers the record by its place in the file, as `kw wisdom show` does:\n{stderr}"
+    );
+    // The rejected record is reported too, by the same numbering.
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains(&app_file.display().to_string()) && l.contains("record #1: ")),
+        "the rejected record is named:\n{stderr}"
     );
     assert!(
         !stderr.contains(&root.join("wisdom").display().to_string())

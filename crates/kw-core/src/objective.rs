@@ -12,6 +12,26 @@ use serde::{Deserialize, Serialize};
 /// The name an objective expression gives the median time, in milliseconds.
 pub const TIME: &str = "time";
 
+/// Whether `ms` is a valid measured time: a positive finite number of milliseconds. The one
+/// rule for every time kw measures, logs, simulates, confirms or stores in a wisdom record: a
+/// median of 0 is below the device timer's resolution (and would make ratios to it, such as
+/// a simulation's fraction of the optimum, meaningless), and NaN, infinities and negative
+/// values are never times.
+pub fn valid_time(ms: f64) -> bool {
+    ms.is_finite() && ms > 0.0
+}
+
+/// Whether `value` is a valid value of the objective named `objective`: for [`TIME`] a
+/// [`valid_time`]; for any other objective (a value, or a score negated when maximised) any
+/// finite number.
+pub fn valid_value(objective: &str, value: f64) -> bool {
+    if objective == TIME {
+        valid_time(value)
+    } else {
+        value.is_finite()
+    }
+}
+
 /// An objective: a name, an expression over `time`, the problem size and the parameters, and
 /// a direction. Its value for a configuration of a definition: [`ObjectiveDef::value`]
 /// (in `kernel_def/objective.rs`).
@@ -54,6 +74,25 @@ impl ObjectiveDef {
 mod tests {
     use super::*;
     use crate::kernel_def::sample_def;
+
+    #[test]
+    fn a_time_is_positive_and_finite_another_value_finite() {
+        for ms in [1e-300, 5e-324, 0.001, 1.0, 1e300, f64::MAX] {
+            assert!(valid_time(ms), "{ms}");
+            assert!(valid_value(TIME, ms), "{ms}");
+        }
+        for ms in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(!valid_time(ms), "{ms}");
+            assert!(!valid_value(TIME, ms), "{ms}");
+        }
+        // Another objective's value (a score: negated when maximised) may be 0 or below.
+        for v in [0.0, -0.0, -500.0, 1.0, f64::MIN] {
+            assert!(valid_value("GFLOP/s", v), "{v}");
+        }
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(!valid_value("GFLOP/s", v), "{v}");
+        }
+    }
 
     #[test]
     fn throughput_over_time_size_and_parameters() {

@@ -368,8 +368,9 @@ impl ReplayEvaluator {
         }
         let median_ms = median(&mut samples.clone());
         // A time is a positive number of milliseconds (results logs, wisdom records and the
-        // confirmation take nothing else): a median of 0 is below the device timer's resolution.
-        if !(median_ms.is_finite() && median_ms > 0.0) {
+        // confirmation take nothing else, `kw_core::objective::valid_time`): a median of 0 is
+        // below the device timer's resolution.
+        if !kw_core::objective::valid_time(median_ms) {
             return Err(EvalFailure::new(format!(
                 "measured {median_ms} ms: below the device timer's resolution (give the \
                  launch more work)"

@@ -24,8 +24,9 @@ use std::sync::Arc;
 pub const LOG_FORMAT: &str = "kw-tune-log";
 /// The current log format version.
 pub const LOG_VERSION: u32 = 1;
-/// The [`LogHeader::objective`] of a log whose values are times in milliseconds.
-pub const LOG_TIME: &str = "time";
+/// The [`LogHeader::objective`] of a log whose values are times in milliseconds (the name an
+/// objective expression gives the time, [`kw_core::objective::TIME`]).
+pub const LOG_TIME: &str = kw_core::objective::TIME;
 
 /// A parameter as recorded in a log header.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -106,24 +107,25 @@ impl LogHeader {
         self
     }
 
-    /// Whether `value` is a valid objective value for this log's objective, and why not: a
-    /// time ([`LOG_TIME`], milliseconds) is a positive finite number; another objective's
-    /// value (a score, negated when maximised) is any finite number.
+    /// Whether `value` is a valid objective value for this log's objective, and why not
+    /// ([`kw_core::objective::valid_value`]): a time ([`LOG_TIME`], milliseconds) is a
+    /// positive finite number; another objective's value (a score, negated when maximised) is
+    /// any finite number.
     pub fn check_objective(&self, value: f64) -> Result<(), String> {
+        if kw_core::objective::valid_value(&self.objective, value) {
+            return Ok(());
+        }
         if self.objective == LOG_TIME {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(format!(
-                    "objective {value} is not a valid time (a positive finite number of \
-                     milliseconds)"
-                ));
-            }
-        } else if !value.is_finite() {
-            return Err(format!(
+            Err(format!(
+                "objective {value} is not a valid time (a positive finite number of \
+                 milliseconds)"
+            ))
+        } else {
+            Err(format!(
                 "objective {value} of `{}` is not a finite number",
                 self.objective
-            ));
+            ))
         }
-        Ok(())
     }
 
     /// The first recorded field (capture checksum, kernel, device, problem size) that differs

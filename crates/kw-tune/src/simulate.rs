@@ -146,24 +146,26 @@ impl Simulation {
     }
 }
 
-/// Checks every measured value of `cache` (read from `path`): a time (objective `time`, in
-/// milliseconds) must be a positive finite number, another objective's value (a score,
-/// negated when maximised) a finite number. Failed configurations (Kernel Tuner writes a
+/// Checks every measured value of `cache` (read from `path`) with
+/// [`kw_core::objective::valid_value`]: a time (objective `time`, in milliseconds) must be a
+/// positive finite number, another objective's value (a score, negated when maximised) a
+/// finite number. Failed configurations (Kernel Tuner writes a
 /// string such as `InvalidConfig`, or `1e20` in older files) are failures, not values, and
 /// pass. A time of 0 or below would make the fraction of the optimum (`optimum / best`)
-/// meaningless (NaN, infinite or negative).
-fn check_measured(path: &Path, cache: &CacheFile) -> Result<(), TuneError> {
-    let is_time = cache.objective == kw_core::objective::TIME;
+/// meaningless (NaN, infinite or negative). [`Simulation::load`] checks its cache with it;
+/// `kw simulate --suite --prior-family` checks the spaces it reads as priors.
+pub fn check_measured(path: &Path, cache: &CacheFile) -> Result<(), TuneError> {
     for entry in &cache.entries {
         let Outcome::Value(v) = entry.outcome else {
             continue;
         };
+        if kw_core::objective::valid_value(&cache.objective, v) {
+            continue;
+        }
         let problem = if !v.is_finite() {
             "is not a finite number"
-        } else if is_time && v <= 0.0 {
-            "is not a valid time (a positive number of milliseconds)"
         } else {
-            continue;
+            "is not a valid time (a positive number of milliseconds)"
         };
         let config: Vec<String> = cache
             .params

@@ -200,11 +200,11 @@ impl WisdomRecord {
     }
 
     /// Checks what every record must satisfy whatever the kernel: a time that is a positive
-    /// finite number of milliseconds, and a problem size with at least one axis, each at
+    /// finite number of milliseconds ([`crate::objective::valid_time`]), and a problem size with at least one axis, each at
     /// least 1. Returns why not.
     pub fn validate(&self) -> Result<(), String> {
         let ms = self.objective.median_ms;
-        if !(ms.is_finite() && ms > 0.0) {
+        if !crate::objective::valid_time(ms) {
             return Err(format!("objective {ms} ms is not a positive finite time"));
         }
         if self.problem_size.is_empty() {

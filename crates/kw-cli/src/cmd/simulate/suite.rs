@@ -1,12 +1,21 @@
 //! `kw simulate --suite DIR`: every strategy on every measured space of a directory; per space,
 //! per family and overall mean, the final fraction and the area under the best-so-far curve
 //! at each budget.
+//!
+//! A space that cannot be loaded (its cache file unreadable or invalid, its family's T1 file
+//! invalid, no valid configuration) is reported on standard error, naming the file and the
+//! problem, and skipped: the others are scored, and the means are over them. The command then
+//! fails (exit status 1, after the results) saying how many spaces were skipped, so that
+//! scripts notice; when no space can be loaded it fails without results.
 
 use super::args::{load_priors, prior_points, SimulateArgs};
 use anyhow::{bail, Context, Result};
-use kw_tune::simulate::Simulation;
+use kw_core::kernel_tuner::CacheFile;
+use kw_tune::prior::PriorSource;
+use kw_tune::simulate::{check_measured, Simulation};
 use kw_tune::suite::{self, Cell, SuiteEntry};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Instant;
 
 /// One row: a space (or a mean), a strategy and its cells per budget.
@@ -40,27 +49,35 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
     let seeds: Vec<u64> = seed_range.collect();
     let max = budgets.last().copied().unwrap_or(1) as usize;
     let mut rows: Vec<Row> = Vec::new();
+    // The spaces scored, in order.
+    let mut scored: Vec<&SuiteEntry> = Vec::new();
+    let mut skipped = Skipped::default();
     // Notes of a T1 file shared by a family, said once.
     let mut said: std::collections::HashSet<String> = std::collections::HashSet::new();
     for entry in &entries {
+        if skipped.contains(entry) {
+            // Already found invalid as a prior of its family (and said so).
+            continue;
+        }
         let started = Instant::now();
-        let sim = Simulation::load(&entry.cache, entry.t1.as_deref())
-            .with_context(|| format!("loading the simulation of {}", entry.cache.display()))?;
+        let sim = match Simulation::load(&entry.cache, entry.t1.as_deref()) {
+            Ok(sim) => sim,
+            Err(e) => {
+                skipped.add(entry, &e.into());
+                continue;
+            }
+        };
         for note in &sim.notes {
             if said.insert(note.clone()) {
                 eprintln!("kw simulate: note: {note}");
             }
         }
         let random = suite::random_curve(&sim, max);
-        let prior_files: Vec<PathBuf> = if args.prior_family {
-            all.iter()
-                .filter(|e| e.family == entry.family && e.name != entry.name)
-                .map(|e| e.cache.clone())
-                .collect()
+        let sources = if args.prior_family {
+            family_priors(&all, entry, &mut skipped)
         } else {
-            args.prior.clone()
+            load_priors(&args.prior)?
         };
-        let sources = load_priors(&prior_files)?;
         for run in &runs {
             let points = prior_points(
                 &sources,
@@ -95,8 +112,17 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
             sim.space.len(),
             started.elapsed().as_secs_f64()
         );
+        scored.push(entry);
     }
-    let mut families: Vec<String> = entries.iter().map(|e| e.family.clone()).collect();
+    if scored.is_empty() {
+        bail!(
+            "{}: none of the {} space(s) could be loaded: {} (see the errors above)",
+            dir.display(),
+            entries.len(),
+            skipped.names()
+        );
+    }
+    let mut families: Vec<String> = scored.iter().map(|e| e.family.clone()).collect();
     families.dedup();
     let mut means: Vec<Row> = Vec::new();
     for name in &names {
@@ -132,13 +158,17 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
             })
             .collect();
         println!("{}", serde_json::Value::Array(items));
-        return Ok(());
+        return skipped.result(dir);
     }
+    let skipped_words = match skipped.len() {
+        0 => String::new(),
+        n => format!(" ({n} skipped: see the errors)"),
+    };
     println!(
-        "suite {}: {} spaces, seeds {}..{}; fraction = optimum / best found; area = mean \
+        "suite {}: {} spaces{skipped_words}, seeds {}..{}; fraction = optimum / best found; area = mean \
          standardised improvement of the best-so-far curve over random search (0 random, 1 optimum at once)",
         dir.display(),
-        entries.len(),
+        scored.len(),
         args.first_seed,
         last_seed
     );
@@ -160,7 +190,93 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
             println!();
         }
     }
-    Ok(())
+    skipped.result(dir)
+}
+
+/// The spaces of a suite that could not be loaded (as a space to score, or as a prior of its
+/// family), each with why; each is said on standard error once, when found.
+#[derive(Default)]
+struct Skipped {
+    /// Space name to the problem (naming the file).
+    spaces: BTreeMap<String, String>,
+}
+
+impl Skipped {
+    /// Whether `entry` was found invalid.
+    fn contains(&self, entry: &SuiteEntry) -> bool {
+        self.spaces.contains_key(&entry.name)
+    }
+
+    /// Records that `entry` cannot be loaded because of `error`, and says so (once).
+    fn add(&mut self, entry: &SuiteEntry, error: &anyhow::Error) {
+        if self.contains(entry) {
+            return;
+        }
+        let why = crate::error_text(error);
+        eprintln!(
+            "kw simulate: skipping space `{}` ({}): {why}",
+            entry.name,
+            entry.cache.display()
+        );
+        self.spaces.insert(entry.name.clone(), why);
+    }
+
+    /// How many spaces were skipped.
+    fn len(&self) -> usize {
+        self.spaces.len()
+    }
+
+    /// The names of the spaces skipped, `, `-separated.
+    fn names(&self) -> String {
+        let names: Vec<&str> = self.spaces.keys().map(String::as_str).collect();
+        names.join(", ")
+    }
+
+    /// The end of a run: an error when any space was skipped (its results are printed, but
+    /// scripts must notice that some spaces are missing from them).
+    fn result(&self, dir: &Path) -> Result<()> {
+        if self.spaces.is_empty() {
+            return Ok(());
+        }
+        bail!(
+            "{}: {} space(s) could not be loaded and are left out of the results: {} (see the \
+             errors above)",
+            dir.display(),
+            self.len(),
+            self.names()
+        )
+    }
+}
+
+/// `--prior-family`: the prior of `entry`, every other space of its family (of the whole
+/// suite, whether selected or not). A space whose cache file cannot be read or holds invalid
+/// times (the checks of [`Simulation::load`] on the file itself) is skipped and left out, so
+/// that no result rests on an invalid file, whatever the order the spaces are scored in.
+fn family_priors(
+    all: &[SuiteEntry],
+    entry: &SuiteEntry,
+    skipped: &mut Skipped,
+) -> Vec<PriorSource> {
+    let mut sources = Vec::new();
+    for other in all
+        .iter()
+        .filter(|e| e.family == entry.family && e.name != entry.name)
+    {
+        if skipped.contains(other) {
+            continue;
+        }
+        let loaded = CacheFile::load(&other.cache)
+            .map_err(kw_tune::TuneError::from)
+            .and_then(|cache| check_measured(&other.cache, &cache).map(|()| cache));
+        match loaded {
+            Ok(cache) => sources.push(PriorSource::from_cache(&other.cache, &cache)),
+            Err(e) => skipped.add(
+                other,
+                &anyhow::Error::new(e).context("reading it as a prior"),
+            ),
+        }
+    }
+    sources
 }
 
 /// The mean over the spaces (of `family`, or all) of `name`'s cells: per seed, the mean of

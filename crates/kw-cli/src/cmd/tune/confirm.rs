@@ -145,7 +145,7 @@ pub fn confirm(
                     }
                     break 'rounds;
                 }
-                Ok(ms) if ms.is_finite() && ms > 0.0 => times[i].push(ms),
+                Ok(ms) if kw_core::objective::valid_time(ms) => times[i].push(ms),
                 Ok(ms) => {
                     failed[i] = true;
                     if i == 0 {

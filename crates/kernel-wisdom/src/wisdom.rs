@@ -363,4 +363,55 @@ mod tests {
             }
         }
     }
+
+    /// Every shipped record of every library kernel is usable in that kernel's current space
+    /// on a device of its backend (an H100-like CUDA device: the opt-in shared memory of
+    /// 227 KiB; a null OpenCL device): a change of a space that leaves shipped records behind
+    /// (as replacing gemm_f16's kernel would) fails here, not as a warning on users' screens.
+    #[test]
+    fn every_shipped_record_fits_its_kernels_space() {
+        for name in defs::KERNELS {
+            let mut cuda_records = 0;
+            for backend in [BackendKind::Cuda, BackendKind::Opencl] {
+                let Ok(def) = defs::definition(name, backend) else {
+                    continue;
+                };
+                let mut info = kw_core::null_device::NullDevice::new(backend)
+                    .info()
+                    .clone();
+                if backend == BackendKind::Cuda {
+                    info.name = "NVIDIA H100 80GB HBM3".into();
+                    info.max_shared_memory_per_block = 232448;
+                }
+                let space = def.space(Some(&info)).unwrap();
+                let json = defs::shipped_wisdom(name).unwrap();
+                let source = WisdomSource::load_with(
+                    &def.tuning_key,
+                    &[],
+                    &[(format!("embedded:kw_{name}.json"), json)],
+                    &info,
+                    &space,
+                    &def.default_config(),
+                );
+                assert_eq!(source.files.len(), 1, "{name}");
+                let file = &source.files[0];
+                for (i, usable) in file.usable.iter().enumerate() {
+                    let record = &file.records[i];
+                    if record.device.backend != backend.as_str() {
+                        continue;
+                    }
+                    assert!(
+                        usable.is_ok(),
+                        "{name} ({backend:?}): shipped record #{} ({}) unusable: {usable:?}",
+                        file.numbers[i],
+                        record.config
+                    );
+                    if backend == BackendKind::Cuda {
+                        cuda_records += 1;
+                    }
+                }
+            }
+            assert!(cuda_records >= 4, "{name}: {cuda_records} CUDA records");
+        }
+    }
 }

@@ -89,9 +89,10 @@ fn cuda_gemm_split_k_configurations() {
     assert!(split >= 5, "{split} split-K configurations");
 }
 
-/// `gemm_f16`'s kernel (NVRTC, halves as bits, f32 sums): 48 configurations spread over its
-/// whole CUDA space and the default at 256 x 128 x 96, against the CPU reference, all giving
-/// the same bits (the definition compares C exactly).
+/// `gemm_f16`'s kernel (tensor cores through NVRTC, halves as bits, f32 sums): 64
+/// configurations spread over its whole CUDA space and the default at 264 x 136 x 96 (no
+/// block tile divides M or N, and BLOCK_K 64 leaves a partial K tile: the bounds checks),
+/// against the CPU reference, all giving the same bits (the definition compares C exactly).
 #[test]
 fn cuda_gemm_f16_configurations_across_the_space() {
     let Some(dev) = cuda_device("cuda_gemm_f16_configurations_across_the_space") else {
@@ -100,25 +101,31 @@ fn cuda_gemm_f16_configurations_across_the_space() {
     let def = defs::gemm_f16(BackendKind::Cuda).build().unwrap();
     let kernel = WisdomKernel::new(def, dev).unwrap();
     let d = kernel.device().as_ref();
-    let [m, n, k] = [256usize, 128, 96];
+    let [m, n, k] = [264usize, 136, 96];
     let mut rng = Rng::new(32);
-    let (a, bt, c0) = (
+    // All three column-major (the kernel reads B as it is, not transposed as gemm's).
+    let (a, b, c0) = (
         halves(&mut rng, m * k),
         halves(&mut rng, k * n),
         halves(&mut rng, m * n),
     );
-    let b_cm: Vec<u16> = (0..k * n).map(|i| bt[(i % k) * n + i / k]).collect();
-    let want = reference::gemm_f16([m, n, k], 0.5, &a, &b_cm, 2.0, &c0);
+    let want = reference::gemm_f16([m, n, k], 0.5, &a, &b, 2.0, &c0);
     let (da, db) = (
         DeviceBuffer::from_slice(d, &a).unwrap(),
-        DeviceBuffer::from_slice(d, &bt).unwrap(),
+        DeviceBuffer::from_slice(d, &b).unwrap(),
     );
     let dc = DeviceBuffer::<u16>::new(d, m * n).unwrap();
     let work = DeviceBuffer::from_slice(d, &[0.0f32]).unwrap();
     let counts = DeviceBuffer::from_slice(d, &[0i32]).unwrap();
     let args = common::gemm_args([&dc, &da, &db], [m, n, k], [0.5, 2.0], (&work, &counts));
     let mut first: Option<Vec<u16>> = None;
-    for config in sim_checks::spread_configs(&kernel, 48) {
+    let configs = sim_checks::spread_configs(&kernel, 64);
+    assert_eq!(
+        configs.len(),
+        65,
+        "64 spread configurations and the default"
+    );
+    for config in configs {
         dc.write(&c0).unwrap();
         kernel
             .launch_with(&args, LaunchOptions::new().config(&config))

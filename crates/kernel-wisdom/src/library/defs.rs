@@ -20,6 +20,8 @@ pub const REDUCE_SUM: &str = include_str!("../../../../kernels/library/reduce_su
 pub const STENCIL3D: &str = include_str!("../../../../kernels/library/stencil3d.cl");
 /// `kernels/library/gemm.cl`: `gemm` and its helper `copy_pad`.
 pub const GEMM: &str = include_str!("../../../../kernels/library/gemm.cl");
+/// `kernels/library/gemm_f16_tc.cu`: `gemm_f16` on tensor cores (CUDA only).
+pub const GEMM_F16_TC: &str = include_str!("../../../../kernels/library/gemm_f16_tc.cu");
 /// `kernels/library/convolution.cl`.
 pub const CONVOLUTION: &str = include_str!("../../../../kernels/library/convolution.cl");
 
@@ -258,21 +260,63 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
     b
 }
 
-/// `gemm_f16`: [`gemm`]'s kernel (the same source, parameters and restrictions) on IEEE half
-/// matrices (`PRECISION` 16, a one-value parameter; the buffers hold the halves' bits, `u16`):
-/// the products are summed in f32 and C rounded to half once, alpha and beta f32. CUDA only
-/// ([`definition`] refuses OpenCL; the builder itself builds for either, which the tests use
-/// on PoCL). C is compared exactly (kw compares `u16` buffers as integers): every
-/// configuration sums the same products in the same order, k ascending, so the bits agree;
-/// split-K would sum in another order, so `KSPLIT` is 1 only here (until kw has a half
-/// element type compared with a tolerance). Tuning key `kw_gemm_f16`.
+/// `gemm_f16(c, a, b, M, N, K, alpha, beta, work, counts)`: [`gemm`]'s arguments on IEEE half
+/// matrices (the buffers hold the halves' bits, `u16`), all column-major (B too, K x N, not
+/// transposed as [`gemm`]'s), computed on tensor cores
+/// (`kernels/library/gemm_f16_tc.cu`, CUDA sm_80 and later: `mma.sync.m16n8k16`, f32
+/// accumulators; alpha and beta f32; C rounded to half once). `work` and `counts` are unused
+/// (one element each). C is compared exactly (kw compares `u16` buffers as integers): every
+/// configuration adds each element's products in the same order (k ascending, 16 at a time),
+/// so the bits agree. Loads and stores are bounds-checked: the tiles need not divide the
+/// sizes, but M and N must be multiples of 8 and K of 16 ([`GEMM_F16_PAD`]; the routine pads).
+/// CUDA only ([`definition`] refuses OpenCL). Tuning key `kw_gemm_f16`.
 pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
-    let mut b = builder("gemm", "gemm.cl", GEMM, backend);
-    b.tuning_key("kw_gemm_f16").tune("PRECISION", [16], 16);
-    gemm_space(&mut b, 2, &[1]);
+    let mut b = KernelBuilder::new("gemm_f16_tc", Source::text("gemm_f16_tc.cu", GEMM_F16_TC));
+    b.backend(backend)
+        .header("dialect.h", DIALECT_H)
+        .tuning_key("kw_gemm_f16");
+    let bm = b.tune("BLOCK_M", [32, 64, 128, 256], 128);
+    let bn = b.tune("BLOCK_N", [32, 64, 128, 256], 128);
+    let bk = b.tune("BLOCK_K", [16, 32, 64], 32);
+    let wm = b.tune("WARPS_M", [1, 2, 4], 2);
+    let wn = b.tune("WARPS_N", [1, 2, 4], 2);
+    let stages = b.tune("STAGES", [2, 3, 4], 3);
+    let skew = b.tune("SKEW", [0, 8], 8);
+    b.tune("GROUP_M", [1, 8], 8);
+    b.tune("BLOCKS_PER_SM", [1, 2], 1);
+    for r in [
+        "BLOCK_M % (16 * WARPS_M) == 0",
+        "BLOCK_N % (16 * WARPS_N) == 0",
+        // At most 128 f32 accumulators per thread (a 64 x 64 warp tile).
+        "(BLOCK_M // WARPS_M) * (BLOCK_N // WARPS_N) <= 4096",
+        "32 * WARPS_M * WARPS_N <= device.max_threads_per_block",
+        // Two blocks of more than 8 warps would leave a thread under 64 registers.
+        "BLOCKS_PER_SM == 1 or WARPS_M * WARPS_N <= 8",
+        "2 * STAGES * (BLOCK_K * (BLOCK_M + SKEW) + BLOCK_N * (BLOCK_K + SKEW)) \
+         <= device.max_shared_memory_per_block",
+        // cp.async, ldmatrix and mma.sync.m16n8k16 (f32 accumulators) need sm_80.
+        "device.compute_capability >= 80",
+        // Bounds are checked per 16 bytes of A and B and per 16 products of K.
+        "problem_size.x % 8 == 0",
+        "problem_size.y % 8 == 0",
+        "problem_size.z % 16 == 0",
+    ] {
+        b.restriction_text(r);
+    }
+    let [m, n] = [0, 1].map(problem_size);
+    b.problem_size([arg("M"), arg("N"), arg("K")])
+        .block_size(32 * wm * wn, 1, 1)
+        .grid_size(div_ceil(m, bm.clone()), div_ceil(n, bn.clone()), 1)
+        .shared_memory(
+            2 * stages * (bk.clone() * (bm.clone() + skew.clone()) + bn.clone() * (bk + skew)),
+        );
     gemm_args::<u16>(&mut b, false);
     b
 }
+
+/// The multiples `Library::gemm_f16` pads M, N and K to when the sizes are not already: what
+/// [`gemm_f16`]'s bounds checks need (16 bytes of halves along M and N, one MMA step of K).
+pub const GEMM_F16_PAD: [usize; 3] = [8, 8, 16];
 
 /// The most K splits of [`gemm`]'s `KSPLIT` (its largest value).
 pub const GEMM_KSPLIT_MAX: i64 = 32;

@@ -1,13 +1,15 @@
 //! `Library::gemm` and `Library::gemm_f16`: C = alpha A B + beta C, column-major, any sizes,
 //! in single precision or (CUDA) on IEEE half matrices.
 //!
-//! The kernel (`kernels/library/gemm.cl`, CLBlast's Xgemm scheme) reads B as its transpose
-//! and has no bounds checks, like CLBlast's. So the routine, like CLBlast's, prepares its
-//! operands: B is transposed (f32: with the library's tuned transpose; f16: by `copy_pad_f16`
-//! in the same pass as its padding), and a size that is not a multiple of [`defs::GEMM_PAD`]
-//! is padded with zeros (`copy_pad`) and the result cut back out of the padded C. At sizes the
-//! pads divide (4096, 1024, 8192 x 8192 x 256, ...), A and C are used in place and only B's
-//! transpose is extra work. Split-K's scratch (`work`, `counts`: zero before and after every
+//! The f32 kernel (`kernels/library/gemm.cl`, CLBlast's Xgemm scheme) reads B as its
+//! transpose and has no bounds checks, like CLBlast's; the f16 one
+//! (`kernels/library/gemm_f16_tc.cu`, tensor cores) reads B as it is and checks bounds per 8
+//! elements. So the routine, like CLBlast's, prepares the operands: for f32, B is transposed
+//! (with the library's tuned transpose); and a size that is not a multiple of the precision's
+//! pad ([`defs::GEMM_PAD`], [`defs::GEMM_F16_PAD`]) is padded with zeros (`copy_pad`) and the
+//! result cut back out of the padded C. At sizes the pads divide (4096, 1024, 8192 x 8192 x
+//! 256, ...), A and C are used in place (and f16's B): only f32's transpose of B is extra
+//! work. Split-K's scratch (`work`, `counts`: zero before and after every
 //! launch) is kept for the next call of the same padded size.
 
 use super::{defs, expect_len, int, Library};
@@ -20,29 +22,33 @@ use std::sync::PoisonError;
 /// Split-K's zeroed scratch for a padded (M, N): the kernel's `work` and `counts`.
 pub(super) type GemmScratch = ([usize; 2], DeviceBuffer<f32>, DeviceBuffer<i32>);
 
-/// What differs between the precisions: the kernels' names, and how B^T is made.
+/// What differs between the precisions: the kernels' names, B's layout and the padding.
 struct Precision {
     routine: &'static str,
     copy_pad: &'static str,
     /// Whether the kernel's space has split-K (its scratch sized for it).
     split_k: bool,
-    /// B^T by the library's tuned transpose, then padded (else by one transposing
-    /// `copy_pad`).
-    tuned_transpose: bool,
+    /// The kernel reads B^T (made by the library's tuned transpose, then padded), else B as
+    /// it is (padded where needed).
+    b_transposed: bool,
+    /// The multiples M, N and K are padded to when they are not already.
+    pad: [usize; 3],
 }
 
 const F32: Precision = Precision {
     routine: "gemm",
     copy_pad: "copy_pad",
     split_k: true,
-    tuned_transpose: true,
+    b_transposed: true,
+    pad: defs::GEMM_PAD,
 };
 
 const F16: Precision = Precision {
     routine: "gemm_f16",
     copy_pad: "copy_pad_f16",
     split_k: false,
-    tuned_transpose: false,
+    b_transposed: false,
+    pad: defs::GEMM_F16_PAD,
 };
 
 /// `v` rounded up to a multiple of `to` (at least `to`: a K of 0 becomes one zero tile).
@@ -118,7 +124,7 @@ impl Library {
         if m == 0 || n == 0 {
             return Ok(());
         }
-        let [pm, pn, pk] = defs::GEMM_PAD;
+        let [pm, pn, pk] = p.pad;
         let (mp, np, kp) = (
             round_up(r, m, pm)?,
             round_up(r, n, pn)?,
@@ -140,21 +146,19 @@ impl Library {
             )?;
             Ok::<_, Error>(Some(out))
         };
-        // B (k x n column-major: n rows of k as row-major) transposed: k rows of n, padded to
-        // kp rows of np.
-        let b_t = if p.tuned_transpose {
+        // B (k x n column-major: n rows of k as row-major), for the f32 kernel transposed: k
+        // rows of n, padded to kp rows of np; else padded to np rows of kp.
+        let b_t = if p.b_transposed {
             let bt = DeviceBuffer::<T>::new(device, elements(k, n, "b")?)?;
             if k > 0 {
                 self.transpose_of(n, k, b, &bt)?;
             }
-            match pad(&bt, k, n, kp, np)? {
+            Some(match pad(&bt, k, n, kp, np)? {
                 Some(padded) => padded,
                 None => bt,
-            }
+            })
         } else {
-            let out = DeviceBuffer::<T>::new(device, elements(kp, np, "padded b")?)?;
-            self.copy_pad(p.copy_pad, &out, [kp, np], b, [n, k], true)?;
-            out
+            pad(b, n, k, np, kp)?
         };
         // Column-major A (m x k) is k rows of m; C is n rows of m.
         let a_p = pad(a, k, m, kp, mp)?;
@@ -190,7 +194,7 @@ impl Library {
         let launched = self.kernel(r)?.launch(&[
             c_use.arg(),
             a_p.as_ref().unwrap_or(a).arg(),
-            b_t.arg(),
+            b_t.as_ref().unwrap_or(b).arg(),
             cm.into(),
             cn.into(),
             ck.into(),

@@ -168,8 +168,8 @@ pub fn stencil2d_every_configuration(
     times
 }
 
-/// The library `gemm` kernel's ten arguments (`gemm` and `gemm_f16`): C, A and B^T, the
-/// sizes, alpha and beta, and split-K's scratch (`work`, `counts`).
+/// The library `gemm` kernel's ten arguments (`gemm` and `gemm_f16`): C, A and B (B^T for
+/// `gemm`), the sizes, alpha and beta, and split-K's scratch (`work`, `counts`).
 pub fn gemm_args<'a, T: kw_core::scalar::Scalar>(
     [c, a, bt]: [&'a kernel_wisdom::DeviceBuffer<T>; 3],
     [m, n, k]: [usize; 3],

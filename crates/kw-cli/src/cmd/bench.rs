@@ -114,6 +114,7 @@ fn sizes(kernel: &str, small: bool) -> Vec<Vec<usize>> {
         ("gemm_f16", false) => vec![
             vec![4096, 4096, 4096],
             vec![1024, 1024, 1024],
+            vec![8192, 8192, 256],
             vec![256, 256, 8192],
         ],
         ("gemm_f16", true) => Vec::new(),

@@ -5,9 +5,11 @@
 //
 // Layouts (BLAS's; the routine `Library::gemm_f16` passes its operands as they are): A is
 // M x K column-major (`a[k*M + m]`), B is K x N column-major (`b[n*K + k]`), C is M x N
-// column-major (`c[n*M + m]`). Elements are the halves' bits (unsigned short). Loads are bounds-checked per 8 elements (16 bytes) and stores per element,
-// so the tiles need not divide the sizes, but M and N must be multiples of 8 and K of 16 (the
-// definition's restrictions; the routine pads to them).
+// column-major (`c[n*M + m]`). Elements are the halves' bits (unsigned short). Loads are
+// bounds-checked per 8 elements (16 bytes: A's along M, B's along K) and stores per element,
+// so the tiles need not divide the sizes, but M must be a multiple of 8 and K of 16 (the
+// definition's restrictions; the routine pads to them). A and B must start at 16-byte
+// aligned addresses (cp.async; the routine copies them where they do not).
 //
 // Arguments: gemm.cl's ten (c, a, b, M, N, K, alpha, beta, work, counts); `work` and `counts`
 // are not used. There is no split-K: every configuration adds the products of each element
@@ -25,10 +27,11 @@
 //   SKEW              halves of padding after each shared-memory row: 8 puts the 8 rows one
 //                     ldmatrix reads in different banks; 0 none
 //   BLOCKS_PER_SM     the blocks per multiprocessor the compiler keeps registers for
-//                     (`__launch_bounds__`): 2 caps a thread's registers at half of 1
+//                     (`__launch_bounds__`'s second argument): with 2, a thread gets at most
+//                     65536 / (2 x the block's threads) registers
 //   GROUP_M           block order: blocks walk C in groups of GROUP_M tile rows (along M),
 //                     column by column, so a wave of blocks shares tiles of A and B in the L2;
-//                     1: plain grid order
+//                     1: along N first (one tile row of C after another)
 #include "dialect.h"
 
 #ifndef BLOCK_M

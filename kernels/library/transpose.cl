@@ -36,8 +36,23 @@ KW_KERNEL transpose(KW_GLOBAL float* KW_RESTRICT out, KW_GLOBAL const float* KW_
                     const int rows, const int cols) {
     const int tx = KW_LID(0);
     const int ty = KW_LID(1);
-    const int c0 = KW_GROUP(0) * tile_dim;
-    const int r0 = KW_GROUP(1) * tile_dim;
+    // This block's tile: column tile x, row tile y. A CUDA grid has at most 65535 blocks
+    // along y, so the definition folds the row tiles beyond into x (x = fold * col_tiles
+    // blocks): block (x, y) takes column tile x % col_tiles and row tile
+    // (x / col_tiles) * 65535 + y; a block past the last row tile finds every row out of
+    // bounds and moves nothing (no early return: PoCL mishandles one before a barrier). Below
+    // 4.2 million rows nothing is folded. ((cols - 1) / tile_dim + 1: no overflow near
+    // INT_MAX.)
+    int tile_c = KW_GROUP(0), tile_r = KW_GROUP(1);
+    const int col_tiles = cols > 0 ? (cols - 1) / tile_dim + 1 : 0;
+    if (col_tiles > 0 && KW_NGROUPS(0) > col_tiles) {
+        const int row_tiles = (rows - 1) / tile_dim + 1;
+        tile_r += (tile_c / col_tiles) * KW_NGROUPS(1);
+        tile_c %= col_tiles;
+        tile_r = min(tile_r, row_tiles);  // past the last: every row out of bounds
+    }
+    const int c0 = tile_c * tile_dim;
+    const int r0 = tile_r * tile_dim;
 #if use_shared
     KW_SHARED float tile[tile_dim][tile_dim + tile_pad];
     for (int j = ty; j < tile_dim; j += block_rows) {

@@ -90,8 +90,9 @@ fn cuda_gemm_split_k_configurations() {
 }
 
 /// `gemm_f16`'s kernel (tensor cores through NVRTC, halves as bits, f32 sums): 64
-/// configurations spread over its whole CUDA space and the default at 264 x 136 x 96 (no
-/// block tile divides M or N, and BLOCK_K 64 leaves a partial K tile: the bounds checks),
+/// configurations spread over its whole CUDA space and the default at 264 x 132 x 336 (no
+/// block tile divides M or N; N not a multiple of 8; K of 5 tiles of 64 and a partial one, so
+/// every pipeline depth refills its stages: the bounds checks and the pipeline),
 /// against the CPU reference, all giving the same bits (the definition compares C exactly).
 #[test]
 fn cuda_gemm_f16_configurations_across_the_space() {
@@ -101,7 +102,7 @@ fn cuda_gemm_f16_configurations_across_the_space() {
     let def = defs::gemm_f16(BackendKind::Cuda).build().unwrap();
     let kernel = WisdomKernel::new(def, dev).unwrap();
     let d = kernel.device().as_ref();
-    let [m, n, k] = [264usize, 136, 96];
+    let [m, n, k] = [264usize, 132, 336];
     let mut rng = Rng::new(32);
     // All three column-major (the kernel reads B as it is, not transposed as gemm's).
     let (a, b, c0) = (
@@ -139,8 +140,9 @@ fn cuda_gemm_f16_configurations_across_the_space() {
     }
 }
 
-/// `Library::gemm_f16` at sizes no tile divides (padding, B's transposing copy, beta 0 with
-/// NaN in C, beta 1, k = 0), a long K, and wrong lengths refused.
+/// `Library::gemm_f16` at sizes no tile divides (padding, beta 0 with NaN in C, beta 1,
+/// k = 0, only K padded), a long K, operands in an application's memory not 16-byte aligned
+/// (copied), and wrong lengths refused.
 #[test]
 fn cuda_gemm_f16_routine() {
     let Some(dev) = cuda_device("cuda_gemm_f16_routine") else {
@@ -155,7 +157,8 @@ fn cuda_gemm_f16_routine() {
         ([130, 7, 200], 1.0, 0.0),
         ([128, 128, 32], 0.5, 1.0), // no padding
         ([300, 200, 3001], 1.0, 0.0),
-        ([5, 9, 0], 1.0, 2.0), // k = 0: C = beta C
+        ([5, 9, 0], 1.0, 2.0),    // k = 0: C = beta C
+        ([64, 50, 40], 1.0, 0.5), // only K padded (N needs none): C used in place
     ] {
         let [m, n, k] = shape;
         let (a, b, c0) = (
@@ -174,6 +177,30 @@ fn cuda_gemm_f16_routine() {
         // A beta of 2 doubles C's values (up to 1): the bound's value term covers it.
         assert_half_close(&dc.to_vec().unwrap(), &want, k, &format!("{shape:?}"));
     }
+    // A and B one half (2 bytes) into an allocation, as a CUDA pointer into an array may be:
+    // the kernel's 16-byte copies need aligned starts, so the routine copies them first.
+    let shape = [64usize, 48, 32];
+    let [m, n, k] = shape;
+    let (a, b, c0) = (
+        halves(&mut rng, m * k),
+        halves(&mut rng, k * n),
+        halves(&mut rng, m * n),
+    );
+    let want = reference::gemm_f16(shape, 1.0, &a, &b, 1.0, &c0);
+    let shifted = |v: &[u16]| {
+        let mut padded = vec![0u16];
+        padded.extend_from_slice(v);
+        let whole = DeviceBuffer::from_slice(d, &padded).unwrap();
+        let at = whole.memory().device_address().unwrap() + 2;
+        // SAFETY: `whole` holds v.len() + 1 halves from `at - 2` and outlives the view.
+        let raw = unsafe { kernel_wisdom::RawMem::cuda(at, v.len() * 2) };
+        (DeviceBuffer::<u16>::view(d, raw).unwrap(), whole)
+    };
+    let ((da, _wa), (db, _wb)) = (shifted(&a), shifted(&b));
+    let dc = DeviceBuffer::from_slice(d, &c0).unwrap();
+    lib.gemm_f16(shape, 1.0, &da, &db, 1.0, &dc).unwrap();
+    assert_half_close(&dc.to_vec().unwrap(), &want, k, "unaligned A and B");
+
     let a = DeviceBuffer::from_slice(d, &[0x3c00u16; 12]).unwrap();
     let c = DeviceBuffer::from_slice(d, &[7u16; 12]).unwrap();
     for shape in [[3, 4, 5], [4, 3, 3], [usize::MAX, 2, 2]] {

@@ -68,6 +68,50 @@ fn transpose_every_configuration_of_a_reduced_space() {
     assert!(n >= 12, "{n} configurations");
 }
 
+/// A matrix taller than 65535 tiles (CUDA's most blocks along y): the definition caps the
+/// grid's y at 65535 and folds the row tiles beyond into x, where the kernel finds them (and
+/// the blocks past the last tile move nothing), with and without shared memory.
+#[test]
+fn transpose_taller_than_the_grid() {
+    let Some(dev) = device() else { return };
+    let def = reduced(
+        defs::transpose(BackendKind::Opencl).build().unwrap(),
+        &[("tile_dim", &[8]), ("block_rows", &[2, 8])],
+    );
+    let (rows, cols) = (65535 * 8 + 13, 3);
+    let info = dev.info().clone();
+    let mut config8 = def.default_config();
+    config8.set("tile_dim", Value::Int(8));
+    config8.set("block_rows", Value::Int(8));
+    let g = def
+        .geometry(&config8, &[cols as i64, rows as i64, 1], None, Some(&info))
+        .unwrap();
+    assert_eq!(
+        g.grid,
+        [2, 65535, 1],
+        "65537 row tiles: a second column of blocks"
+    );
+    let kernel = WisdomKernel::new(def, dev.clone()).unwrap();
+    let input = random(&mut Rng::new(11), rows * cols);
+    let want = reference::transpose(&input, rows, cols);
+    let din = DeviceBuffer::from_slice(dev.as_ref(), &input).unwrap();
+    let dout = DeviceBuffer::<f32>::new(dev.as_ref(), rows * cols).unwrap();
+    let args = [
+        dout.arg(),
+        din.arg(),
+        (rows as i32).into(),
+        (cols as i32).into(),
+    ];
+    let n = every_config(&kernel, |config| {
+        dout.fill(f32::NAN).unwrap();
+        kernel
+            .launch_with(&args, LaunchOptions::new().config(config))
+            .unwrap();
+        assert!(dout.to_vec().unwrap() == want, "{{{config}}}");
+    });
+    assert_eq!(n, 6, "tile_pad and use_shared over two block_rows");
+}
+
 #[test]
 fn reduce_sum_every_configuration_of_a_reduced_space() {
     let Some(dev) = device() else { return };
@@ -390,7 +434,7 @@ fn gemm_f16_is_cuda_only() {
     ));
 }
 
-/// `copy_pad` with `transposed` 1 (how `gemm_f16` makes B^T, padded, in one pass; the f32
+/// `copy_pad` with `transposed` 1 (a transpose and its padding in one pass; the f32
 /// kernel here, the same source): out(r, c) = in(c, r) inside the corner, zero outside.
 #[test]
 fn copy_pad_transposed_pads_the_transpose() {
@@ -500,7 +544,8 @@ fn each_t1_file_matches_the_library_definition() {
         let mut json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         let size = &mut json["KernelSpecification"]["ProblemSize"];
-        *size = serde_json::json!(vec![8; size.as_array().unwrap().len()]);
+        let axes = size.as_array().unwrap().len();
+        *size = serde_json::json!(vec![8; axes]);
         std::fs::write(&file, json.to_string()).unwrap();
         let t1 = kw_core::kernel_tuner::T1Benchmark::load(&file).unwrap();
         // gemm_f16 is CUDA-only (its T1 file's `Language` is CUDA).
@@ -527,7 +572,9 @@ fn each_t1_file_matches_the_library_definition() {
         let space = def.space(Some(&info)).unwrap();
         for p in space.iter().take(400) {
             let config = space.config(&p);
-            for ps in [[8, 8, 8], [1003, 37, 5]] {
+            for mut ps in [[8, 8, 8], [1003, 37, 5]] {
+                ps[axes..].fill(1); // the axes a problem has not are 1
+
                 let geometry = |d: &KernelDef| {
                     let g = d.geometry(&config, &ps, None, Some(&info)).unwrap();
                     (g.grid, g.block, g.shared_memory_bytes)

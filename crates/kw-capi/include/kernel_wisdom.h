@@ -345,8 +345,10 @@ int kw_library_stencil3d(const kw_library* library, size_t nx, size_t ny, size_t
 int kw_library_gemm(const kw_library* library, size_t m, size_t n, size_t k, float alpha,
                     kw_arg a, kw_arg b, float beta, kw_arg c);
 /* The GEMM above on IEEE half matrices: a, b and c hold the halves' bits (uint16_t,
- * KW_U16 buffers); the products are summed in float and c rounded to half once; alpha and
- * beta are floats. CUDA only: KW_ERROR_DEVICE on an OpenCL device. */
+ * KW_U16 buffers); the products are summed in float (tensor cores) and c rounded to half
+ * once; alpha and beta are floats. CUDA only, sm_80 and later: KW_ERROR_DEVICE on an OpenCL
+ * device, no valid configuration on an older GPU. Operands need no alignment (one not
+ * 16-byte aligned is copied first). */
 int kw_library_gemm_f16(const kw_library* library, size_t m, size_t n, size_t k, float alpha,
                         kw_arg a, kw_arg b, float beta, kw_arg c);
 /* output (width x height, row-major) = the 2D convolution of input with the filter:

@@ -212,6 +212,10 @@ impl DeviceMemory for CudaMemory {
         Ok(())
     }
 
+    fn device_address(&self) -> Option<u64> {
+        Some(self.ptr)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -164,13 +164,21 @@ pub fn transpose(backend: BackendKind) -> KernelBuilder {
         // Evict-first output stores (`__stcs`); OpenCL has no such store.
         b.tune("stream_store", [0, 1], 0);
     }
+    let row_tiles = div_ceil(problem_size(1), tile.clone());
     b.restriction_text("block_rows <= tile_dim")
         .restriction_text("tile_dim % block_rows == 0")
         .restriction_text("use_shared == 1 or tile_pad == 0")
         .restriction((tile.clone() * rows.clone()).le(device(DeviceAttr::MaxThreadsPerBlock)))
         .problem_size([arg("cols"), arg("rows")])
         .block_size(tile.clone(), rows, 1)
-        .grid_divisors(tile.clone(), tile, 1)
+        // At most 65535 blocks along y (CUDA's limit): the row tiles beyond are folded into x
+        // (see the kernel), so every configuration is valid at every size.
+        .grid_size(
+            div_ceil(problem_size(0), tile.clone())
+                * div_ceil(row_tiles.clone(), TRANSPOSE_MAX_GRID_Y),
+            min(row_tiles, TRANSPOSE_MAX_GRID_Y),
+            1,
+        )
         .output::<f32>("out")
         .buffer_len("out", arg("rows") * arg("cols"))
         .input::<f32>("in")
@@ -179,6 +187,10 @@ pub fn transpose(backend: BackendKind) -> KernelBuilder {
         .scalar::<i32>("cols");
     b
 }
+
+/// The most blocks along y of a [`transpose`] launch (CUDA's grid limit); the row tiles
+/// beyond are folded into x.
+pub const TRANSPOSE_MAX_GRID_Y: i64 = 65535;
 
 /// `reduce_sum(out, in, n)`: `out[0] += sum(in[0..n])` (the caller zeroes `out[0]`).
 /// Problem size n. Float sums in another order differ in their last bits: `out` is compared
@@ -268,7 +280,7 @@ pub fn gemm(backend: BackendKind) -> KernelBuilder {
 /// (one element each). C is compared exactly (kw compares `u16` buffers as integers): every
 /// configuration adds each element's products in the same order (k ascending, 16 at a time),
 /// so the bits agree. Loads and stores are bounds-checked: the tiles need not divide the
-/// sizes, but M and N must be multiples of 8 and K of 16 ([`GEMM_F16_PAD`]; the routine pads).
+/// sizes, but M must be a multiple of 8 and K of 16 ([`GEMM_F16_PAD`]; the routine pads).
 /// CUDA only ([`definition`] refuses OpenCL). Tuning key `kw_gemm_f16`.
 pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
     let mut b = KernelBuilder::new("gemm_f16_tc", Source::text("gemm_f16_tc.cu", GEMM_F16_TC));
@@ -290,15 +302,21 @@ pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
         // At most 128 f32 accumulators per thread (a 64 x 64 warp tile).
         "(BLOCK_M // WARPS_M) * (BLOCK_N // WARPS_N) <= 4096",
         "32 * WARPS_M * WARPS_N <= device.max_threads_per_block",
-        // Two blocks of more than 8 warps would leave a thread under 64 registers.
+        // Two blocks per SM: at most 8 warps each (at least 64 registers a thread), and room
+        // for both in shared memory.
         "BLOCKS_PER_SM == 1 or WARPS_M * WARPS_N <= 8",
+        "BLOCKS_PER_SM == 1 or 4 * STAGES * (BLOCK_K * (BLOCK_M + SKEW) + BLOCK_N * (BLOCK_K + SKEW)) \
+         <= device.max_shared_memory_per_block",
+        // The accumulators of the blocks on one SM in at most half of its 65536 registers
+        // (a 256 x 256 tile of 16 warps would spill).
+        "BLOCK_M * BLOCK_N * BLOCKS_PER_SM <= 32768",
         "2 * STAGES * (BLOCK_K * (BLOCK_M + SKEW) + BLOCK_N * (BLOCK_K + SKEW)) \
          <= device.max_shared_memory_per_block",
         // cp.async, ldmatrix and mma.sync.m16n8k16 (f32 accumulators) need sm_80.
         "device.compute_capability >= 80",
-        // Bounds are checked per 16 bytes of A and B and per 16 products of K.
+        // Bounds are checked per 16 bytes of A (along M) and of B (along K), per MMA step
+        // (16 products) of K, and per element of C.
         "problem_size.x % 8 == 0",
-        "problem_size.y % 8 == 0",
         "problem_size.z % 16 == 0",
     ] {
         b.restriction_text(r);
@@ -315,8 +333,9 @@ pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
 }
 
 /// The multiples `Library::gemm_f16` pads M, N and K to when the sizes are not already: what
-/// [`gemm_f16`]'s bounds checks need (16 bytes of halves along M and N, one MMA step of K).
-pub const GEMM_F16_PAD: [usize; 3] = [8, 8, 16];
+/// [`gemm_f16`]'s bounds checks need (16 bytes of A's halves along M, one MMA step of K; any
+/// N).
+pub const GEMM_F16_PAD: [usize; 3] = [8, 1, 16];
 
 /// The most K splits of [`gemm`]'s `KSPLIT` (its largest value).
 pub const GEMM_KSPLIT_MAX: i64 = 32;

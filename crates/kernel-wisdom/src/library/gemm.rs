@@ -131,8 +131,16 @@ impl Library {
             round_up(r, k, pk)?,
         );
         let device = self.device.as_ref();
+        // The kernels load A (and the f16 one B) 16 bytes at a time (f32: `float4` for VWM 4;
+        // f16: `cp.async` of 16 bytes), which needs a 16-byte aligned start: an application's
+        // memory (a CUDA pointer into an array) may start anywhere, and is then copied.
+        let aligned = |x: &DeviceBuffer<T>| {
+            x.memory()
+                .device_address()
+                .is_none_or(|address| address % 16 == 0)
+        };
         let pad = |input: &DeviceBuffer<T>, rows: usize, cols: usize, rows_p, cols_p| {
-            if (rows, cols) == (rows_p, cols_p) {
+            if (rows, cols) == (rows_p, cols_p) && aligned(input) {
                 return Ok(None);
             }
             let out = DeviceBuffer::<T>::new(device, elements(rows_p, cols_p, "padded")?)?;
@@ -176,19 +184,26 @@ impl Library {
         let c_use = c_p.as_ref().unwrap_or(c);
         // Split-K's scratch: zeroed once, left zeroed by every launch, kept for the next
         // call of the same (padded) size; held while the launch is queued.
+        // Without split-K any scratch will do, and it keeps the size it was made for.
         let mut scratch = self
             .gemm_scratch
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let (work, counts) = match scratch.take() {
-            Some(s) if s.0 == [mp, np] || !p.split_k => (s.1, s.2),
+        let (made_for, work, counts) = match scratch.take() {
+            Some(s) if s.0 == [mp, np] || !p.split_k => s,
             _ => {
-                let (wl, cl) = defs::gemm_scratch_lens(mp, np);
+                let (wl, cl) = if p.split_k {
+                    defs::gemm_scratch_lens(mp, np)
+                } else {
+                    (1, 1)
+                };
                 let work = DeviceBuffer::<f32>::new(device, wl)?;
                 work.fill(0.0)?;
                 let counts = DeviceBuffer::<i32>::new(device, cl)?;
                 counts.fill(0)?;
-                (work, counts)
+                // (A one-element pair is made for no size: [0, 0], which no f32 call pads to.)
+                let made_for = if p.split_k { [mp, np] } else { [0, 0] };
+                (made_for, work, counts)
             }
         };
         let launched = self.kernel(r)?.launch(&[
@@ -205,7 +220,7 @@ impl Library {
         ]);
         // A failed launch may leave them dirty: allocated afresh next time.
         if launched.is_ok() {
-            *scratch = Some(([mp, np], work, counts));
+            *scratch = Some((made_for, work, counts));
         }
         drop(scratch);
         launched?;

@@ -72,6 +72,12 @@ pub trait DeviceMemory: Send + Sync {
         }
         Ok(())
     }
+    /// The address the device sees for its first byte, where the backend has one (a CUDA
+    /// device pointer; an application's memory may start anywhere). `None` where it has not
+    /// (an OpenCL buffer starts at the device's base-address alignment).
+    fn device_address(&self) -> Option<u64> {
+        None
+    }
     /// The concrete type, for the backend that made it.
     fn as_any(&self) -> &dyn Any;
 }

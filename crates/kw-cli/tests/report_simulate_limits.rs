@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{kw_in, unique_dir};
+use common::{kw_in, unique_dir, write_cache};
 use std::path::Path;
 use std::process::Output;
 
@@ -59,21 +59,6 @@ fn report_of_a_log_with_huge_objectives_finishes() {
         "no note of the wall time"
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A Kernel Tuner cache file of one parameter `a` (1, 2, 3) with these `time` values (JSON
-/// text: numbers or failure strings), written as `name` in `dir`.
-fn write_cache(dir: &Path, name: &str, times: [&str; 3]) {
-    let cache: Vec<String> = times
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!(r#""{n}":{{"a":{n},"time":{t}}}"#, n = i + 1))
-        .collect();
-    let text = format!(
-        r#"{{"tune_params_keys":["a"],"tune_params":{{"a":[1,2,3]}},"cache":{{{}}}}}"#,
-        cache.join(",")
-    );
-    std::fs::write(dir.join(name), text).unwrap();
 }
 
 #[test]

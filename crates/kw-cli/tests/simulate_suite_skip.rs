@@ -5,24 +5,9 @@
 
 mod common;
 
-use common::{kw_in, unique_dir};
+use common::{kw_in, unique_dir, write_cache};
 use std::path::Path;
 use std::process::Output;
-
-/// A Kernel Tuner cache file of one parameter `a` (1, 2, 3) with these `time` values (JSON
-/// text), written as `name` in `dir`.
-fn write_cache(dir: &Path, name: &str, times: [&str; 3]) {
-    let cache: Vec<String> = times
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!(r#""{n}":{{"a":{n},"time":{t}}}"#, n = i + 1))
-        .collect();
-    let text = format!(
-        r#"{{"tune_params_keys":["a"],"tune_params":{{"a":[1,2,3]}},"cache":{{{}}}}}"#,
-        cache.join(",")
-    );
-    std::fs::write(dir.join(name), text).unwrap();
-}
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

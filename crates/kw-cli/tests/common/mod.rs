@@ -98,3 +98,18 @@ pub fn quick(idx: &str) -> [&str; 10] {
         "run.jsonl",
     ]
 }
+
+/// A Kernel Tuner cache file of one parameter `a` (1, 2, 3) with these `time` values (JSON
+/// text: numbers or failure strings), written as `name` in `dir`.
+pub fn write_cache(dir: &std::path::Path, name: &str, times: [&str; 3]) {
+    let cache: Vec<String> = times
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!(r#""{n}":{{"a":{n},"time":{t}}}"#, n = i + 1))
+        .collect();
+    let text = format!(
+        r#"{{"tune_params_keys":["a"],"tune_params":{{"a":[1,2,3]}},"cache":{{{}}}}}"#,
+        cache.join(",")
+    );
+    std::fs::write(dir.join(name), text).unwrap();
+}

@@ -194,6 +194,21 @@ fn given_sizes_and_a_given_configuration() {
             vec!["bench", "gemm", "--size", "64x64x16", "--config", "MWG=7"],
             "no value 7",
         ),
+        (
+            vec![
+                "bench",
+                "gemm",
+                "transpose",
+                "--small",
+                "--config",
+                "MWG=32",
+            ],
+            "--config needs exactly one kernel",
+        ),
+        (
+            vec!["bench", "transpose", "--small", "--runs", "0"],
+            "--runs",
+        ),
     ] {
         let out = kw(&args);
         assert!(!out.status.success());

@@ -135,3 +135,230 @@ fn a_bad_space_is_reported_and_skipped_and_the_run_fails_at_the_end() {
     assert!(out.status.success(), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The lines of `err` that say space `space` is skipped.
+fn skip_lines<'a>(err: &'a str, space: &str) -> Vec<&'a str> {
+    err.lines()
+        .filter(|l| l.contains(&format!("skipping space `{space}`")))
+        .collect()
+}
+
+/// A fresh test directory holding an empty `suite/`: the directory and the suite.
+fn suite_dir(test: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = unique_dir(test);
+    let suite = dir.join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    (dir, suite)
+}
+
+#[cfg(unix)]
+#[test]
+fn an_entry_named_like_a_space_that_is_not_a_regular_file_is_skipped() {
+    let (dir, suite) = suite_dir("simulate-suite-not-file");
+    write_cache(&suite, "toy_good.json", ["1", "2", "4"]);
+    std::fs::create_dir(suite.join("fa_dir.json")).unwrap();
+    std::os::unix::fs::symlink("nowhere.json", suite.join("fb_dangling.json")).unwrap();
+    std::os::unix::fs::symlink("fc_loop.json", suite.join("fc_loop.json")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(suite.join("fd_fifo.json"))
+        .status();
+    let has_fifo = fifo.is_ok_and(|s| s.success());
+
+    let out = simulate(&dir, &["--json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let mut bad = vec!["fa_dir", "fb_dangling", "fc_loop"];
+    if has_fifo {
+        bad.push("fd_fifo");
+    }
+    for space in &bad {
+        let lines = skip_lines(&err, space);
+        assert_eq!(lines.len(), 1, "{space}: {err}");
+        let file = Path::new("suite").join(format!("{space}.json"));
+        assert!(lines[0].contains(&file.display().to_string()), "{err}");
+    }
+    assert!(
+        skip_lines(&err, "fa_dir")[0].contains("not a regular file"),
+        "{err}"
+    );
+    if has_fifo {
+        assert!(
+            skip_lines(&err, "fd_fifo")[0].contains("not a regular file"),
+            "{err}"
+        );
+    }
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&format!("{} space(s) could not be loaded", bad.len()))
+            && last.contains("fa_dir, fb_dangling, fc_loop"),
+        "{err}"
+    );
+    assert!(err.contains("toy_good: 3 valid configurations"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_family_t1_file_that_cannot_be_read_skips_the_family() {
+    let (dir, suite) = suite_dir("simulate-suite-bad-t1");
+    write_cache(&suite, "toy_good.json", ["1", "2", "4"]);
+    write_cache(&suite, "fa_X.json", ["1", "2", "4"]);
+    write_cache(&suite, "fa_Y.json", ["1", "2", "4"]);
+    std::fs::create_dir(suite.join("fa_T1.json")).unwrap();
+    write_cache(&suite, "fb_X.json", ["1", "2", "4"]);
+    std::os::unix::fs::symlink("fb_T1.json", suite.join("fb_T1.json")).unwrap();
+
+    let out = simulate(&dir, &["--json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let t1 = Path::new("suite").join("fa_T1.json");
+    for space in ["fa_X", "fa_Y"] {
+        let lines = skip_lines(&err, space);
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(
+            lines[0].contains(&format!("{}: not a regular file", t1.display())),
+            "{err}"
+        );
+    }
+    let lines = skip_lines(&err, "fb_X");
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains(&Path::new("suite").join("fb_T1.json").display().to_string()),
+        "{err}"
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON results");
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["family"] != "fa" && r["family"] != "fb"),
+        "{rows}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spaces_that_match_nothing_are_an_error_naming_them() {
+    let (dir, suite) = suite_dir("simulate-suite-unmatched");
+    write_cache(&suite, "toy_good.json", ["1", "2", "4"]);
+    write_cache(&suite, "toy_other.json", ["1", "2", "4"]);
+    let out = simulate(&dir, &["--spaces", "toy,nope,toy_good,toy_gone"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("no space matches `nope`, `toy_gone` of --spaces"),
+        "{err}"
+    );
+    // Matches by family and by exact name still work.
+    let out = simulate(&dir, &["--spaces", "toy_good", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = simulate(&dir, &["--spaces", "toy", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON results");
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["space"] == "toy_other"),
+        "{rows}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_family_is_the_longest_prefix_with_a_t1_file() {
+    let (dir, suite) = suite_dir("simulate-suite-family");
+    write_cache(&suite, "my_fam_X.json", ["1", "2", "4"]);
+    std::fs::write(suite.join("my_fam_T1.json"), r#"["a != 2"]"#).unwrap();
+    // A shorter prefix's T1 file is not the family's.
+    std::fs::write(suite.join("my_T1.json"), r#"["a == 1"]"#).unwrap();
+    // No T1 file of any prefix: the name up to its first `_`.
+    write_cache(&suite, "other_fam_Y.json", ["1", "2", "4"]);
+
+    let out = simulate(&dir, &["--json"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("my_fam_X: 2 valid configurations"), "{err}");
+    assert!(err.contains("other_fam_Y: 3 valid configurations"), "{err}");
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON results");
+    let family = |space: &str| -> String {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["space"] == space)
+            .map(|r| r["family"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(family("my_fam_X"), "my_fam", "{rows}");
+    assert_eq!(family("other_fam_Y"), "other", "{rows}");
+    let out = simulate(&dir, &["--spaces", "my_fam"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_space_in_both_json_and_json_gz_is_an_error_naming_both() {
+    let (dir, suite) = suite_dir("simulate-suite-twice");
+    write_cache(&suite, "toy_good.json", ["1", "2", "4"]);
+    write_cache(&suite, "fa_X.json", ["1", "2", "4"]);
+    write_cache(&suite, "fa_X.json.gz", ["1", "2", "4"]);
+    let out = simulate(&dir, &["--json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    let json = Path::new("suite").join("fa_X.json");
+    let gz = Path::new("suite").join("fa_X.json.gz");
+    assert!(
+        err.contains(&format!("`fa_X` ({} and {})", json.display(), gz.display())),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn configurations_missing_from_a_cache_are_warned_about() {
+    let (dir, suite) = suite_dir("simulate-suite-missing");
+    std::fs::write(
+        suite.join("toy_part.json"),
+        r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2,3]},"cache":{"1":{"a":1,"time":2}}}"#,
+    )
+    .unwrap();
+    write_cache(&suite, "toy_full.json", ["1", "2", "4"]);
+    let out = simulate(&dir, &["--json"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let file = Path::new("suite").join("toy_part.json");
+    assert!(
+        err.contains(&format!(
+            "kw simulate: warning: {}: 2 of the 3 valid configurations",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("toy_full.json"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn errors_of_a_family_restrictions_name_the_t1_file() {
+    let (dir, suite) = suite_dir("simulate-suite-t1-errors");
+    write_cache(&suite, "toy_good.json", ["1", "2", "4"]);
+    write_cache(&suite, "fa_X.json", ["1", "2", "4"]);
+    std::fs::write(suite.join("fa_T1.json"), r#"["nosuch > 1"]"#).unwrap();
+    write_cache(&suite, "fb_X.json", ["1", "2", "4"]);
+    std::fs::write(suite.join("fb_T1.json"), r#"["a > 5"]"#).unwrap();
+    let out = simulate(&dir, &["--json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for fam in ["fa", "fb"] {
+        let lines = skip_lines(&err, &format!("{fam}_X"));
+        assert_eq!(lines.len(), 1, "{err}");
+        let t1 = Path::new("suite").join(format!("{fam}_T1.json"));
+        assert!(
+            lines[0].contains(&format!("with the restrictions of {}", t1.display())),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -7,6 +7,8 @@ use kw_core::{config::Config, device::BackendKind, value::Value};
 use std::path::Path;
 use std::process::Output;
 
+mod common;
+
 fn kw(dir: &Path, args: &[&str]) -> Output {
     kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
         .current_dir(dir)
@@ -271,5 +273,219 @@ fn explain_device_is_an_index_or_a_substring_and_wants_a_size() {
     // No problem size: an error, not a distance.
     let (ok, text) = explain("alpha", None);
     assert!(!ok && text.contains("--problem-size"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw wisdom show/explain` output (stdout and stderr) and whether it succeeded.
+fn kw_text(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = kw(dir, args);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// A vector_add wisdom file (space of a null OpenCL device) of these records, at `path`.
+fn null_device_wisdom(path: &Path, key: &str, records: &[(i64, f64)]) {
+    use kw_core::backend::Device as _;
+    let null = kw_core::null_device::NullDevice::new(BackendKind::Opencl);
+    let space = demo_kernels::opencl::vector_add()
+        .unwrap()
+        .space(Some(null.info()))
+        .unwrap();
+    let mut file = WisdomFile::new(key);
+    for &(bx, ms) in records {
+        file.records.push(record(&space, bx, ms));
+    }
+    file.save(path).unwrap();
+}
+
+/// A `KEY` that looks like a path (a separator, or `.json` at the end) and is not a regular
+/// file is said to be so, not looked up as a tuning key.
+#[test]
+fn show_and_explain_say_when_a_path_is_not_a_wisdom_file() {
+    let dir = common::unique_dir("wisdom-not-a-file");
+    std::fs::create_dir_all(dir.join("d.json")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("loop.json", dir.join("loop.json")).unwrap();
+    let missing = dir.join("nonexistent.json");
+    let missing = missing.to_str().unwrap();
+    for sub in [
+        vec!["wisdom", "show"],
+        vec![
+            "wisdom",
+            "explain",
+            "--device",
+            "Dev",
+            "--problem-size",
+            "1024",
+        ],
+    ] {
+        let with = |key: &str| {
+            let mut args = sub.clone();
+            args.insert(2, key);
+            kw_text(&dir, &args)
+        };
+        let (ok, text) = with(missing);
+        assert!(
+            !ok && text.contains(&format!("`{missing}`: no such file")),
+            "{text}"
+        );
+        assert!(!text.contains("tuning key"), "{text}");
+        let (ok, text) = with("sub/none");
+        assert!(!ok && text.contains("`sub/none`: no such file"), "{text}");
+        let (ok, text) = with("d.json");
+        assert!(
+            !ok && text.contains("`d.json`: is a directory, not a wisdom file"),
+            "{text}"
+        );
+        #[cfg(unix)]
+        {
+            let (ok, text) = with("loop.json");
+            assert!(!ok && text.contains("`loop.json`: "), "{text}");
+            assert!(!text.contains("tuning key"), "{text}");
+        }
+        // A plain key is still a tuning key.
+        let (ok, text) = with("no_such_kernel");
+        assert!(
+            !ok && text.contains("for tuning key `no_such_kernel`"),
+            "{text}"
+        );
+    }
+    // A file that exists is read.
+    null_device_wisdom(&dir.join("va.json"), "vector_add", &[(64, 1.0)]);
+    let (ok, text) = kw_text(&dir, &["wisdom", "show", "va.json"]);
+    assert!(ok && text.contains("block_size_x=64"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--capture` of another kernel than the wisdom file's is an error naming both tuning keys.
+#[test]
+fn explain_refuses_a_capture_of_another_tuning_key() {
+    let Some((dir, capture, _, _)) = common::vector_add_capture("wisdom-other-key", 1024) else {
+        return;
+    };
+    let captured = demo_kernels::opencl::vector_add().unwrap().tuning_key;
+    null_device_wisdom(&dir.join("other.json"), "other_kernel", &[(64, 1.0)]);
+    let (ok, text) = kw_text(
+        &dir,
+        &[
+            "wisdom",
+            "explain",
+            "other.json",
+            "--device",
+            "Dev",
+            "--backend",
+            "opencl",
+            "--problem-size",
+            "1024",
+            "--capture",
+            capture.to_str().unwrap(),
+        ],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!("tuning key `{captured}`"))
+            && text.contains("tuning key `other_kernel`"),
+        "{text}"
+    );
+    assert!(!text.contains("skipped"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A problem size with an axis of 0, a backend other than cuda or opencl and an empty device
+/// name are refused.
+#[test]
+fn explain_refuses_zero_axes_unknown_backends_and_empty_devices() {
+    let dir = common::unique_dir("wisdom-explain-args");
+    null_device_wisdom(&dir.join("vector_add.json"), "vector_add", &[(64, 1.0)]);
+    let explain = |extra: &[&str]| {
+        let mut args = vec!["wisdom", "explain", "vector_add.json"];
+        args.extend(extra);
+        kw_text(&dir, &args)
+    };
+    let (ok, text) = explain(&["--device", "Dev", "--problem-size", "0,1024,1024"]);
+    assert!(
+        !ok && text.contains("every axis must be at least 1"),
+        "{text}"
+    );
+    let (ok, text) = explain(&["--device", "Dev", "--problem-size", "1024,0"]);
+    assert!(!ok && text.contains("--problem-size 1024,0"), "{text}");
+    let (ok, text) = explain(&[
+        "--device",
+        "Dev",
+        "--backend",
+        "foo",
+        "--problem-size",
+        "1024",
+    ]);
+    assert!(
+        !ok && text.contains("cuda") && text.contains("opencl"),
+        "{text}"
+    );
+    for empty in ["", "  "] {
+        let (ok, text) = explain(&["--device", empty, "--problem-size", "1024"]);
+        assert!(
+            !ok && text.contains("--device: the device name is empty"),
+            "{text}"
+        );
+    }
+    // What is valid still works.
+    let (ok, text) = explain(&[
+        "--device",
+        "Dev",
+        "--backend",
+        "opencl",
+        "--problem-size",
+        "1024",
+    ]);
+    assert!(ok && text.contains("block_size_x=64"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A record lacking a parameter its own space declares: `show` notes the default the runtime
+/// gives it, `explain` notes it too and shows the configuration with that default.
+#[test]
+fn show_and_explain_note_a_parameter_a_record_lacks() {
+    let dir = common::unique_dir("wisdom-missing-param");
+    let path = dir.join("vector_add.json");
+    null_device_wisdom(&path, "vector_add", &[(64, 1.0)]);
+    let mut file = WisdomFile::load(&path).unwrap();
+    let r = &mut file.records[0];
+    let default = r
+        .space
+        .parameters
+        .iter()
+        .find(|p| p.name == "unroll")
+        .expect("vector_add declares unroll")
+        .default
+        .clone();
+    let mut config = Config::default();
+    for (name, value) in r.config.iter().filter(|(n, _)| *n != "unroll") {
+        config.set(name, value.clone());
+    }
+    r.config = config;
+    file.save(&path).unwrap();
+    let note = format!("`unroll` missing: the runtime uses its default {default}");
+    let (ok, text) = kw_text(&dir, &["wisdom", "show", "vector_add.json"]);
+    assert!(ok && text.contains(&note), "{text}");
+    let (ok, text) = kw_text(
+        &dir,
+        &[
+            "wisdom",
+            "explain",
+            "vector_add.json",
+            "--device",
+            "Dev",
+            "--backend",
+            "opencl",
+            "--problem-size",
+            "1024",
+        ],
+    );
+    assert!(ok && text.contains(&format!("record #1: {note}")), "{text}");
+    assert!(text.contains(&format!("unroll={default}")), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

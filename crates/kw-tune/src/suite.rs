@@ -23,25 +23,60 @@ use std::path::{Path, PathBuf};
 pub struct SuiteEntry {
     /// The space's name, e.g. `convolution_A100`.
     pub name: String,
-    /// The family: the name up to its first `_`, e.g. `convolution`.
+    /// The family: the longest prefix of the name (ending before one of its `_`) for which
+    /// `<prefix>_T1.json` exists in the directory, else the name up to its first `_`, e.g.
+    /// `convolution`.
     pub family: String,
     /// The cache file.
     pub cache: PathBuf,
-    /// The family's restrictions (`<family>_T1.json`), when present.
+    /// The family's restrictions (`<family>_T1.json`), when present (whatever it is: a file
+    /// that cannot be read is named in [`SuiteEntry::problem`]).
     pub t1: Option<PathBuf>,
+    /// Why the space cannot be loaded, found without opening its files (naming the file):
+    /// its cache file or its family's T1 file is not a regular file, or cannot be reached
+    /// (a dangling symbolic link, a loop of links). `None`: no problem found.
+    pub problem: Option<String>,
 }
 
-/// The spaces of a suite directory, sorted by name: every `*.json.gz` / `*.json` file that is
-/// not a `*_T1.json` file (subdirectories are not searched).
+/// Whether `path` names a regular file (following symbolic links) without opening it (a FIFO
+/// is not opened): `Err` says why not, naming the file.
+fn regular_file(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(format!("{}: not a regular file", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The family of space `name` in `dir`: the longest prefix ending before one of its `_` for
+/// which `<prefix>_T1.json` exists (in any form: a directory or a broken link is found too,
+/// and reported when the space is loaded), else the name up to its first `_`.
+fn family_of(dir: &Path, name: &str) -> (String, Option<PathBuf>) {
+    let mut cuts: Vec<usize> = name.match_indices('_').map(|(i, _)| i).collect();
+    cuts.reverse();
+    for &i in &cuts {
+        let prefix = &name[..i];
+        if prefix.is_empty() {
+            continue;
+        }
+        let t1 = dir.join(format!("{prefix}_T1.json"));
+        if std::fs::symlink_metadata(&t1).is_ok() {
+            return (prefix.to_string(), Some(t1));
+        }
+    }
+    (name.split('_').next().unwrap_or(name).to_string(), None)
+}
+
+/// The spaces of a suite directory, sorted by name: every `*.json.gz` / `*.json` entry that is
+/// not a `*_T1.json` file (subdirectories are not searched). An entry named like a space that
+/// is not a regular file (a directory, a FIFO, a dangling link) is a space with a
+/// [`SuiteEntry::problem`], as is a space whose family's T1 file is not a regular file.
 pub fn discover(dir: &Path) -> Result<Vec<SuiteEntry>, TuneError> {
     let read = std::fs::read_dir(dir).map_err(|e| TuneError::io(dir, e))?;
     let mut out = Vec::new();
     for entry in read {
         let entry = entry.map_err(|e| TuneError::io(dir, e))?;
         let path = entry.path();
-        if !path.is_file() {
-            continue;
-        }
         let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
             continue;
         };
@@ -54,16 +89,19 @@ pub fn discover(dir: &Path) -> Result<Vec<SuiteEntry>, TuneError> {
         if name.ends_with("_T1") {
             continue;
         }
-        let family = name.split('_').next().unwrap_or(name).to_string();
-        let t1 = dir.join(format!("{family}_T1.json"));
+        let (family, t1) = family_of(dir, name);
+        let problem = regular_file(&path)
+            .err()
+            .or_else(|| t1.as_deref().and_then(|t| regular_file(t).err()));
         out.push(SuiteEntry {
             name: name.to_string(),
             family,
             cache: path.clone(),
-            t1: t1.is_file().then_some(t1),
+            t1,
+            problem,
         });
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.cache.cmp(&b.cache)));
     if out.is_empty() {
         return Err(TuneError::EmptySuite {
             dir: dir.to_path_buf(),

@@ -39,9 +39,9 @@ pub struct BenchArgs {
     /// The device: an index or a name substring (default: KW_DEVICE, else device 0).
     #[arg(long)]
     device: Option<String>,
-    /// Timed runs per kernel and size (the median is reported).
-    #[arg(long, default_value_t = 10)]
-    runs: usize,
+    /// Timed runs per kernel and size (the median is reported; at least 1).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
     /// Sizes to run instead of the benchmark sizes (repeatable; one kernel only): `ROWSxCOLS`
     /// (transpose), `N` (reduce_sum, nbody), `NXxNYxNZ` (stencil3d), `MxNxK` (gemm),
     /// `WIDTHxHEIGHTxFWxFH` (convolution: output and filter sizes), `NXxNYxITERATIONS` (hotspot).
@@ -394,6 +394,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
     // The routines as an application calls them: the library's kernels, with its embedded
     // wisdom (`wisdom/kw_*.json`) after the wisdom search path.
     let given = given_sizes(&args.sizes, &kernels, device.info().global_memory_bytes)?;
+    if args.config.is_some() && kernels.len() != 1 {
+        bail!(
+            "--config needs exactly one kernel (`kw bench transpose --config tile_dim=64`): its \
+             parameters are that kernel's"
+        );
+    }
     let lib = Library::new(device.clone());
     let copy_bytes = if args.small { 16 << 20 } else { 1 << 30 };
     let bound = copy_bandwidth(device.as_ref(), copy_bytes).context("timing a device copy")?;
@@ -409,7 +415,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         );
     }
     let opts = Opts {
-        runs: args.runs,
+        runs: args.runs as usize,
         config: args.config.clone(),
         small: args.small,
     };

@@ -2,8 +2,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
+use kw_core::space::TuningSpace;
 use kw_core::wisdom::{
     explain_numbered, find_wisdom_file, merge_into, select, wisdom_file_name, Query, WisdomFile,
+    WisdomRecord,
 };
 use std::path::{Path, PathBuf};
 
@@ -44,7 +46,7 @@ pub enum WisdomCmd {
         #[arg(long, default_value = "")]
         arch: String,
         /// Backend (cuda or opencl); default: cuda for sm_* architectures, else any.
-        #[arg(long)]
+        #[arg(long, value_parser = ["cuda", "opencl"])]
         backend: Option<String>,
         /// Problem size, e.g. 4096,4096 (the selection depends on it).
         #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
@@ -99,6 +101,8 @@ fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
     }
     match found {
         Some(f) => Ok(f),
+        // A path that is not a readable regular file (and no wisdom of such a key either).
+        None if looks_like_path(key) => bail!("{}", not_a_wisdom_file(key)),
         None => bail!(
             "no wisdom file `{}` for tuning key `{key}` in {}",
             wisdom_file_name(key),
@@ -108,6 +112,54 @@ fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
                 .join(", ")
         ),
     }
+}
+
+/// Whether a `KEY` argument is meant as a path: it has a path separator or ends in `.json`.
+fn looks_like_path(key: &str) -> bool {
+    key.contains('/') || key.contains(std::path::MAIN_SEPARATOR) || key.ends_with(".json")
+}
+
+/// Why `key`, a path, is not a wisdom file that can be read: it does not exist, is a
+/// directory or another kind of file, or the OS error (a symbolic link loop, ...).
+fn not_a_wisdom_file(key: &str) -> String {
+    let shown = printable(key);
+    match std::fs::metadata(key) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("`{shown}`: no such file"),
+        Err(e) => format!("`{shown}`: {e}"),
+        Ok(m) if m.is_dir() => format!("`{shown}`: is a directory, not a wisdom file"),
+        Ok(_) => format!("`{shown}`: not a regular file, not a wisdom file"),
+    }
+}
+
+/// The parameters a record's configuration lacks that the runtime gives their default: those
+/// of its own recorded space, or with `space` (the kernel's current space) those of `space`
+/// (as [`WisdomRecord::add_new_parameters`] does at run time). Each with that default.
+fn missing_parameters(
+    r: &WisdomRecord,
+    space: Option<&TuningSpace>,
+) -> Vec<(String, kw_core::value::Value)> {
+    let params = match space {
+        Some(s) => s.params(),
+        None => r.space.parameters.as_slice(),
+    };
+    params
+        .iter()
+        .filter(|p| r.config.get(&p.name).is_none())
+        .map(|p| (p.name.clone(), p.default.clone()))
+        .collect()
+}
+
+/// "`P` missing: the runtime uses its default V", for each of [`missing_parameters`].
+fn missing_note(missing: &[(String, kw_core::value::Value)]) -> String {
+    missing
+        .iter()
+        .map(|(name, default)| {
+            printable(&format!(
+                "`{name}` missing: the runtime uses its default {default}"
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 pub(crate) fn wisdom_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -249,6 +301,10 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                         ""
                     }
                 );
+                let missing = missing_parameters(r, None);
+                if !missing.is_empty() {
+                    println!("     note: {}", missing_note(&missing));
+                }
             }
             Ok(())
         }
@@ -261,12 +317,35 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             dirs,
             capture,
         } => {
+            if device.trim().is_empty() {
+                bail!("--device: the device name is empty (give an index or a name)");
+            }
+            if let Some(a) = problem_size.iter().find(|&&a| a < 1) {
+                bail!(
+                    "--problem-size {}: every axis must be at least 1, not {a}",
+                    problem_size
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+            }
             let (path, mut file) = load(&key, dirs)?;
             warn_skipped("explain", &path, &file);
             let space = match &capture {
                 Some(c) => {
                     let cap = kw_capture::Capture::open(c)?;
                     let meta: kw_core::capture_meta::CaptureMetadata = cap.metadata_as()?;
+                    if meta.kernel.tuning_key != file.tuning_key {
+                        bail!(
+                            "{} is a capture of tuning key `{}`, the wisdom file {} is of \
+                             tuning key `{}`: pass a capture of the same kernel",
+                            c.display(),
+                            printable(&meta.kernel.tuning_key),
+                            path.display(),
+                            printable(&file.tuning_key)
+                        );
+                    }
                     // The space on the capture's device (restrictions may use its limits).
                     let space = meta
                         .kernel
@@ -276,10 +355,28 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 }
                 None => None,
             };
-            // As the runtime reads them: a parameter the records predate takes its default.
-            if let Some((space, _)) = &space {
-                for r in &mut file.records {
-                    r.add_new_parameters(space);
+            // Said before they are filled in: the records that lack a parameter the runtime
+            // gives its default (a different configuration from the one measured).
+            let numbers = file.record_numbers();
+            let missing: Vec<(usize, String)> = file
+                .records
+                .iter()
+                .zip(&numbers)
+                .filter_map(|(r, n)| {
+                    let m = missing_parameters(r, space.as_ref().map(|(s, _)| s));
+                    (!m.is_empty()).then(|| (*n, missing_note(&m)))
+                })
+                .collect();
+            // As the runtime reads them: a parameter the records predate takes its default
+            // (without a capture, the default of the record's own space).
+            for r in &mut file.records {
+                match &space {
+                    Some((space, _)) => r.add_new_parameters(space),
+                    None => {
+                        for (name, default) in missing_parameters(r, None) {
+                            r.config.set(&name, default);
+                        }
+                    }
                 }
             }
             let mut ps = [1i64; 3];
@@ -324,9 +421,12 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 file.records.len(),
                 skipped_note(&file)
             );
+            for (n, note) in &missing {
+                println!("note: record #{n}: {note} (filled in below)");
+            }
             print!(
                 "{}",
-                explain_numbered(&file.records, &file.record_numbers(), &query, &selection)
+                explain_numbered(&file.records, &numbers, &query, &selection)
             );
             match &space {
                 Some((_, meta)) if selection.record.is_none() => {

@@ -428,14 +428,16 @@ impl T1Benchmark {
                         budget.fraction = Some(v)
                     }
                     (t, v) => {
+                        let t = t.map_or_else(|| "(no `Type`)".to_string(), |t| format!("`{t}`"));
+                        let v = v.map_or_else(|| "(no number)".to_string(), |v| v.to_string());
                         return Err(fmt(
                             path,
                             format!(
-                                "`Budget` entry {t:?} = {v:?} is not understood (Types: \
+                                "`Budget` entry {t} = {v} is not understood (Types: \
                                      ConfigurationCount >= 1, TuningDuration > 0 seconds, \
                                      ConfigurationFraction in (0, 1])"
                             ),
-                        ))
+                        ));
                     }
                 }
             }

@@ -2,8 +2,9 @@
 //! per family and overall mean, the final fraction and the area under the best-so-far curve
 //! at each budget.
 //!
-//! A space that cannot be loaded (its cache file unreadable or invalid, its family's T1 file
-//! invalid, no valid configuration) is reported on standard error, naming the file and the
+//! A space that cannot be loaded (its cache file not a regular file, unreadable or invalid,
+//! its family's T1 file not a regular file, unreadable or invalid, no valid configuration) is
+//! reported on standard error, naming the file and the
 //! problem, and skipped: the others are scored, and the means are over them. The command then
 //! fails (exit status 1, after the results) saying how many spaces were skipped, so that
 //! scripts notice; when no space can be loaded it fails without results.
@@ -33,16 +34,29 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
     let threads = args.threads();
     let mut entries =
         suite::discover(dir).with_context(|| format!("reading the suite {}", dir.display()))?;
+    check_unique(dir, &entries)?;
     let all = entries.clone();
     if !args.spaces.is_empty() {
-        entries.retain(|e: &SuiteEntry| args.spaces.iter().any(|s| *s == e.family || *s == e.name));
-        if entries.is_empty() {
+        let matches = |s: &String, e: &SuiteEntry| *s == e.family || *s == e.name;
+        let unmatched: Vec<&str> = args
+            .spaces
+            .iter()
+            .filter(|s| !entries.iter().any(|e| matches(s, e)))
+            .map(String::as_str)
+            .collect();
+        if !unmatched.is_empty() {
             bail!(
-                "{}: no space matches --spaces {}",
+                "{}: no space matches {} of --spaces {} (a family or a space name)",
                 dir.display(),
+                unmatched
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 args.spaces.join(",")
             );
         }
+        entries.retain(|e: &SuiteEntry| args.spaces.iter().any(|s| matches(s, e)));
     }
     let seed_range = args.seed_range()?;
     let last_seed = seed_range.end - 1;
@@ -60,13 +74,18 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
             continue;
         }
         let started = Instant::now();
+        if let Some(problem) = &entry.problem {
+            skipped.add(entry, &anyhow::anyhow!("{problem}"));
+            continue;
+        }
         let sim = match Simulation::load(&entry.cache, entry.t1.as_deref()) {
             Ok(sim) => sim,
             Err(e) => {
-                skipped.add(entry, &e.into());
+                skipped.add(entry, &restrictions_context(entry, e));
                 continue;
             }
         };
+        warn_missing(entry, &sim);
         for note in &sim.notes {
             if said.insert(note.clone()) {
                 eprintln!("kw simulate: note: {note}");
@@ -265,6 +284,13 @@ fn family_priors(
         if skipped.contains(other) {
             continue;
         }
+        if let Some(problem) = &other.problem {
+            skipped.add(
+                other,
+                &anyhow::anyhow!("{problem}").context("reading it as a prior"),
+            );
+            continue;
+        }
         let loaded = CacheFile::load(&other.cache)
             .map_err(kw_tune::TuneError::from)
             .and_then(|cache| check_measured(&other.cache, &cache).map(|()| cache));
@@ -277,6 +303,62 @@ fn family_priors(
         }
     }
     sources
+}
+
+/// Two spaces of the same name (`fa_X.json` and `fa_X.json.gz`) are ambiguous: an error
+/// naming both files.
+fn check_unique(dir: &Path, entries: &[SuiteEntry]) -> Result<()> {
+    let clashes: Vec<String> = entries
+        .windows(2)
+        .filter(|w| w[0].name == w[1].name)
+        .map(|w| {
+            format!(
+                "`{}` ({} and {})",
+                w[0].name,
+                w[0].cache.display(),
+                w[1].cache.display()
+            )
+        })
+        .collect();
+    if !clashes.is_empty() {
+        bail!(
+            "{}: two cache files give the same space: {}; keep one of each",
+            dir.display(),
+            clashes.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// A failure to load `entry` that comes of its family's restrictions (a condition over an
+/// unknown parameter, a division by zero, no valid configuration left) names the T1 file too.
+fn restrictions_context(entry: &SuiteEntry, e: kw_tune::TuneError) -> anyhow::Error {
+    use kw_tune::TuneError::{EmptySpace, NoSuccess, Space};
+    match (&entry.t1, &e) {
+        (Some(t1), Space(_) | EmptySpace | NoSuccess) => {
+            anyhow::Error::new(e).context(format!("with the restrictions of {}", t1.display()))
+        }
+        _ => e.into(),
+    }
+}
+
+/// Warns (on standard error) when the cache file of `entry` holds no entry for some valid
+/// configurations of its space: they are scored as failures.
+fn warn_missing(entry: &SuiteEntry, sim: &Simulation) {
+    let total = sim.space.len();
+    let missing = sim
+        .space
+        .iter()
+        .filter(|p| sim.evaluator.result(p).is_none())
+        .count();
+    if missing > 0 {
+        eprintln!(
+            "kw simulate: warning: {}: {missing} of the {total} valid configurations of `{}` \
+             have no entry in the cache file (scored as failures)",
+            entry.cache.display(),
+            entry.name
+        );
+    }
 }
 
 /// The mean over the spaces (of `family`, or all) of `name`'s cells: per seed, the mean of

@@ -142,3 +142,77 @@ fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_
     let kept = select_filling(&records, &query, |_| Ok(()), Some(&partial));
     assert_eq!(kept.record, Some(0));
 }
+
+#[test]
+fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_record_that_fills() {
+    let probe = WisdomKernel::new(
+        demo_kernels::cuda::vector_add().unwrap(),
+        Arc::new(NullDevice::new(BackendKind::Cuda)),
+    )
+    .unwrap();
+    let space = probe.space().clone();
+    let fill = |r: &WisdomRecord, size: &[i64]| {
+        let per_block =
+            r.config.get("block_size_x")?.as_int()? * r.config.get("elems_per_thread")?.as_int()?;
+        Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
+    };
+    let query = |size: Vec<i64>| Query {
+        device_name: "null device".into(),
+        architecture: "sm_90".into(),
+        backend: "cuda".into(),
+        problem_size: size,
+    };
+    let with_size = |n: i64, bx: i64, ept: i64, size: Vec<i64>| {
+        let mut r = record(&space, n, bx, ept);
+        r.problem_size = size;
+        r
+    };
+    // 2^9 x 2^11 lies 2 ln 2 from each of four records: volumes 2^22 and 2^18 are as near its
+    // 2^20 as each other, 2^24 and 2^16 farther. The nearer volumes go first, the larger of them
+    // first: 2^11 x 2^11.
+    let records = vec![
+        with_size(1 << 20, 256, 8, vec![1 << 8, 1 << 8]),
+        with_size(1 << 20, 256, 8, vec![1 << 10, 1 << 12]),
+        with_size(1 << 20, 256, 8, vec![1 << 8, 1 << 10]),
+        with_size(1 << 20, 256, 8, vec![1 << 10, 1 << 10]),
+    ];
+    let q = query(vec![1 << 9, 1 << 11]);
+    let plain = select(&records, &q, |_| Ok(()));
+    assert_eq!(plain.record, Some(3));
+    // In another order in the file, the same record.
+    let reversed: Vec<_> = records.iter().rev().cloned().collect();
+    assert_eq!(select(&reversed, &q, |_| Ok(())).record, Some(0));
+
+    // The fill rule walks the records as near. On one axis: 2^18 lies as far from 2^20 as
+    // from 2^16 (volumes as near too), and the larger goes first; its configuration (8192
+    // elements a block: 32 blocks here, 128 at its own size) would idle most of the device.
+    // The next as near, 2^16's (128 a block), keeps it busy.
+    let records = vec![
+        record(&space, 1 << 20, 1024, 8),
+        record(&space, 1 << 16, 128, 1),
+        record(&space, 1 << 22, 1024, 8),
+    ];
+    let q = query(vec![1 << 18]);
+    assert_eq!(select(&records, &q, |_| Ok(())).record, Some(0));
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&fill));
+    assert_eq!(filled.record, Some(1));
+    assert!(filled.fill_note.is_some());
+    // Farther on: the nearest (2^20) and the second nearest (2^21, 8192 a block too) would both
+    // idle most of the device; the third (2^14, 128 a block) keeps it busy.
+    let records = vec![
+        record(&space, 1 << 21, 1024, 8),
+        record(&space, 1 << 14, 128, 1),
+        record(&space, 1 << 20, 1024, 8),
+    ];
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&fill));
+    assert_eq!(filled.record, Some(1));
+    // Where the larger one keeps its fill (2048 elements a block: 128 blocks here, 97% of the
+    // units, as at its own size), it decides.
+    let records = vec![
+        record(&space, 1 << 20, 256, 8),
+        record(&space, 1 << 16, 128, 1),
+    ];
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&fill));
+    assert_eq!(filled.record, Some(0));
+    assert!(filled.fill_note.is_none());
+}

@@ -49,6 +49,13 @@ impl NullDevice {
         }
     }
 
+    /// The same device with `edit` applied to what it reports of itself (e.g. an H100's
+    /// shared memory and name, for selection tests).
+    pub fn with_info(mut self, edit: impl FnOnce(&mut DeviceInfo)) -> NullDevice {
+        edit(&mut self.info);
+        self
+    }
+
     /// Calls `hook` with the geometry of every launch (which fails when it returns `Err`).
     pub fn on_launch(
         mut self,

@@ -1,4 +1,5 @@
 use super::record::{trim_ones, WisdomRecord};
+use std::cmp::Ordering;
 use std::fmt;
 
 /// What the runtime selects for.
@@ -84,14 +85,44 @@ pub fn log_distance(a: &[i64], b: &[i64]) -> f64 {
         .sum()
 }
 
+/// Whether `a`'s problem size goes before `b`'s for a query of problem size `q`: the smaller
+/// log distance; at equal distance (to rounding: 2^24 and 2^26 are equally far from 2^25, but
+/// their logarithms' differences need not round alike; and a size in the middle of a grid of
+/// records is as far from several), the problem whose volume (the product of its axes: a
+/// GEMM's work, a grid's cells) is nearer the query's on a log scale, then the larger problem
+/// (its configuration was tuned where the device is full; the fill rule of
+/// [`select_filling`] catches the case where it would not be here).
+fn nearer(a: &WisdomRecord, b: &WisdomRecord, q: &[i64]) -> Ordering {
+    let (da, db) = (
+        log_distance(&a.problem_size, q),
+        log_distance(&b.problem_size, q),
+    );
+    if !same(da, db) {
+        return da.total_cmp(&db);
+    }
+    // ln of a volume: the log distance from the empty size (all 1s).
+    let volume = |size: &[i64]| log_distance(size, &[]);
+    let (va, vb, vq) = (volume(&a.problem_size), volume(&b.problem_size), volume(q));
+    let (ga, gb) = ((va - vq).abs(), (vb - vq).abs());
+    if !same(ga, gb) {
+        return ga.total_cmp(&gb);
+    }
+    vb.total_cmp(&va)
+}
+
+/// Equal log distances, to rounding.
+fn same(x: f64, y: f64) -> bool {
+    (x - y).abs() <= 1e-9 * x.max(y).max(1.0)
+}
+
 /// Says whether a record matches one selection step.
 type Matcher<'a> = dyn Fn(&WisdomRecord) -> bool + 'a;
 
 /// Selects the record for `query` among `records`. `usable` says whether a record may be used
 /// (for the runtime: its configuration is valid in the current space); records it refuses, and
 /// records with a defect ([`WisdomRecord::defect`], e.g. a negative time), are skipped with the
-/// reason. Equal log distances go to the larger problem size, then to the faster record, then to
-/// the earlier one in the file.
+/// reason. Equal log distances go to the problem whose volume is nearer the query's, then to the
+/// larger problem, then to the faster record, then to the earlier one in the file.
 pub fn select(
     records: &[WisdomRecord],
     query: &Query,
@@ -103,8 +134,8 @@ pub fn select(
 /// [`select`], and when the launch geometry is known (`fill`), one more rule at the
 /// nearest-size steps 2-4: if the nearest record's configuration would not keep its fill at
 /// the query's size (it keeps less than [`KEEP_FILL`] of the fill it had at its own size, e.g.
-/// 79 blocks for 132 multiprocessors where it had 128), and the second nearest record's
-/// configuration keeps its own fill and fills more of the device, the second nearest is chosen.
+/// 79 blocks for 132 multiprocessors where it had 128), the next record in order of distance
+/// whose configuration keeps its own fill and fills more of the device is chosen.
 /// A configuration tuned where it filled the device is then not carried to a size where most
 /// of the device would idle, while the nearest record still decides whenever it fits.
 pub fn select_filling(
@@ -172,23 +203,11 @@ pub fn select_filling(
             continue;
         }
         matching.sort_by(|&a, &b| {
-            let da = log_distance(&records[a].problem_size, &query.problem_size);
-            let db = log_distance(&records[b].problem_size, &query.problem_size);
-            // At equal distance (to rounding: 2^24 and 2^26 are equally far from 2^25, but
-            // their logarithms' differences need not round alike), the record of the larger
-            // problem (its configuration was tuned where the device is full; the fill rule
-            // catches the case where it would not be here), then the better record by its
-            // objective (the time unless both were tuned for the same other objective).
-            let (sa, sb) = records[a].objective.scores(&records[b].objective);
-            let equal = (da - db).abs() <= 1e-9 * da.max(db).max(1.0);
-            let by_distance = if equal {
-                // ln of the problem's volume: the log distance from the empty size (all 1s).
-                let size = |r: &WisdomRecord| log_distance(&r.problem_size, &[]);
-                size(&records[b]).total_cmp(&size(&records[a]))
-            } else {
-                da.total_cmp(&db)
-            };
-            by_distance.then(sa.total_cmp(&sb)).then(a.cmp(&b))
+            let (ra, rb) = (&records[a], &records[b]);
+            let (sa, sb) = ra.objective.scores(&rb.objective);
+            nearer(ra, rb, &query.problem_size)
+                .then(sa.total_cmp(&sb))
+                .then(a.cmp(&b))
         });
         if let Some(&nearest) = matching.first() {
             let mut pick = nearest;
@@ -222,15 +241,15 @@ pub fn select_filling(
     }
 }
 
-/// The fill rule of [`select_filling`] on the records of one step, nearest first: the second
-/// nearest record and what happened, when the rule passes over the nearest.
+/// The fill rule of [`select_filling`] on the records of one step, nearest first: the record
+/// it takes instead and what happened, when the rule passes over the nearest.
 fn fill_rule(
     records: &[WisdomRecord],
     query: &Query,
     by_distance: &[usize],
     fill: &Fill<'_>,
 ) -> Option<(usize, String)> {
-    let (&first, &second) = (by_distance.first()?, by_distance.get(1)?);
+    let &first = by_distance.first()?;
     // (fill at the query's size, fill at the record's own size)
     let fills = |i: usize| -> Option<(f64, f64)> {
         let r = &records[i];
@@ -240,10 +259,12 @@ fn fill_rule(
     if near_here >= KEEP_FILL * near_own {
         return None;
     }
-    let (second_here, second_own) = fills(second)?;
-    if second_here < KEEP_FILL * second_own || second_here <= near_here {
-        return None;
-    }
+    // The next records in order of distance: the first that keeps its own fill and fills
+    // more of the device than the nearest would.
+    let second = by_distance[1..].iter().copied().find(|&i| {
+        fills(i).is_some_and(|(here, own)| here >= KEEP_FILL * own && here > near_here)
+    })?;
+    let (second_here, _) = fills(second)?;
     Some((
         second,
         format!(

@@ -1,0 +1,73 @@
+//! The library's kernels select their shipped H100 records as the runtime does (validity at
+//! the size, CUDA's grid limits, the fill rule), on a null CUDA device that reports an H100's
+//! name, 132 multiprocessors and 227 KiB of shared memory: at each record's own problem size
+//! the record itself (step 1), and between records a record of the same device (step 2).
+
+use kernel_wisdom::library::{defs, Library};
+use kw_core::device::BackendKind;
+use kw_core::null_device::NullDevice;
+use kw_core::wisdom::Step;
+use std::sync::Arc;
+
+const H100: &str = "NVIDIA H100 80GB HBM3";
+
+#[test]
+fn each_shipped_h100_record_is_selected_at_its_own_size_and_a_neighbour_between() {
+    let device = NullDevice::new(BackendKind::Cuda).with_info(|info| {
+        info.name = H100.into();
+        info.max_shared_memory_per_block = 232448;
+    });
+    let lib = Library::new(Arc::new(device));
+    for name in defs::KERNELS {
+        let json: serde_json::Value =
+            serde_json::from_str(defs::shipped_wisdom(name).unwrap()).unwrap();
+        let records: Vec<&serde_json::Value> = json["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["device"]["name"] == H100)
+            .collect();
+        assert!(records.len() >= 4, "{name}");
+        for r in records {
+            let size: Vec<i64> = r["problem_size"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_i64().unwrap())
+                .collect();
+            // convolution's third axis is the filter's area (square filters here).
+            let kernel = if *name == "convolution" {
+                let side = (size[2] as f64).sqrt().round() as usize;
+                assert_eq!((side * side) as i64, size[2], "{name} {size:?}");
+                lib.convolution_kernel([side, side]).unwrap()
+            } else {
+                lib.kernel(name).unwrap()
+            };
+            let choice = kernel.choice(&size);
+            assert_eq!(choice.step, Step::ExactDeviceExactSize, "{name} {size:?}");
+            for (k, v) in r["config"].as_object().unwrap() {
+                assert_eq!(
+                    choice.config.get(k).map(|x| x.to_string()),
+                    Some(v.to_string().trim_matches('"').to_string()),
+                    "{name} {size:?}: {k}"
+                );
+            }
+            // A third more on each axis (no record there), padded as the gemm routines pad
+            // before they launch.
+            let pad = match *name {
+                "gemm" => defs::GEMM_PAD.to_vec(),
+                "gemm_f16" => defs::GEMM_F16_PAD.to_vec(),
+                _ => vec![1; size.len()],
+            };
+            let between: Vec<i64> = size
+                .iter()
+                .zip(&pad)
+                .map(|(&v, &p)| ((v + v / 3 + 1) as usize).div_ceil(p) as i64 * p as i64)
+                .collect();
+            let choice = kernel.choice(&between);
+            assert_eq!(choice.step, Step::DeviceNearestSize, "{name} {between:?}");
+            let record = choice.record.expect("a record");
+            assert_eq!(record.device.name, H100, "{name} {between:?}");
+        }
+    }
+}

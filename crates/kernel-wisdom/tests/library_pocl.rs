@@ -273,34 +273,43 @@ fn gemm_routine_at_sizes_no_tile_divides() {
     let Some(dev) = device() else { return };
     let lib = Library::new(dev.clone());
     let mut rng = Rng::new(11);
-    for (shape, alpha, beta) in [
+    let shapes = [
         ([37usize, 53, 29], 1.5f32, 0.5f32),
         ([1, 1, 1], 2.0, 0.0),
         ([130, 7, 200], 1.0, 0.0),
         ([128, 128, 32], 0.5, 1.0), // no padding
         ([5, 9, 0], 1.0, 2.0),      // k = 0: C = beta C
-    ] {
-        let [m, n, k] = shape;
-        let (a, b, c0) = (
-            random(&mut rng, m * k),
-            random(&mut rng, k * n),
-            random(&mut rng, m * n),
-        );
-        let want = reference::gemm(shape, alpha, &a, &b, beta, &c0);
-        let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
-        let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
-        let start: Vec<f32> = if beta == 0.0 {
-            vec![f32::NAN; m * n]
-        } else {
-            c0
-        };
-        let dc = DeviceBuffer::from_slice(dev.as_ref(), &start).unwrap();
-        lib.gemm(shape, alpha, &da, &db, beta, &dc).unwrap();
-        for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
-            assert!(
-                (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
-                "{shape:?} element {i}: {g} vs {w}"
+        ([37, 53, 29], 1.0, 0.0),   // the first size's kept copies again, other contents
+    ];
+    // Three times over, on new data: the second pass reuses the padded copies the first kept (their
+    // old contents must not show), then after they were freed.
+    for pass in 0..3 {
+        if pass == 2 {
+            lib.free_workspace();
+        }
+        for (shape, alpha, beta) in shapes {
+            let [m, n, k] = shape;
+            let (a, b, c0) = (
+                random(&mut rng, m * k),
+                random(&mut rng, k * n),
+                random(&mut rng, m * n),
             );
+            let want = reference::gemm(shape, alpha, &a, &b, beta, &c0);
+            let da = DeviceBuffer::from_slice(dev.as_ref(), &a).unwrap();
+            let db = DeviceBuffer::from_slice(dev.as_ref(), &b).unwrap();
+            let start: Vec<f32> = if beta == 0.0 {
+                vec![f32::NAN; m * n]
+            } else {
+                c0
+            };
+            let dc = DeviceBuffer::from_slice(dev.as_ref(), &start).unwrap();
+            lib.gemm(shape, alpha, &da, &db, beta, &dc).unwrap();
+            for (i, (g, w)) in dc.to_vec().unwrap().iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                    "{shape:?} element {i}: {g} vs {w}"
+                );
+            }
         }
     }
     // Lengths that do not fit the shape are typed errors; nothing is written.

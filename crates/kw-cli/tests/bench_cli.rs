@@ -247,3 +247,75 @@ fn a_size_beyond_the_device_memory_is_refused() {
         );
     }
 }
+
+/// gemm at sizes the routine pads (no tile divides them): the whole routine is timed and
+/// verified; `--config` times the kernel alone at the size given, refused where the
+/// configuration's restrictions do not allow that size: that size still gets its JSON line
+/// (`verified: false` and the error), and the summary names it.
+#[test]
+fn gemm_at_sizes_the_routine_pads() {
+    if !kernel_wisdom::list_devices()
+        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
+    {
+        eprintln!("SKIPPED: no PoCL device");
+        return;
+    }
+    let out = kw(&[
+        "bench", "gemm", "--size", "37x5x3", "--size", "130x7x40", "--json", "--runs", "2",
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = said
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{said}");
+    for (r, padded) in rows.iter().zip(["128x128x32", "256x128x64"]) {
+        assert_eq!(r["verified"], true, "{r}");
+        let step = r["selection_step"].as_str().unwrap();
+        assert!(
+            step.contains(&format!(
+                "the whole routine timed on the host clock, padded to {padded}"
+            )),
+            "{r}"
+        );
+        assert!(r["ms"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let out = kw(&[
+        "bench",
+        "gemm",
+        "--size",
+        "37x5x3",
+        "--size",
+        "128x64x32",
+        "--json",
+        "--runs",
+        "1",
+        "--config",
+        "MWG=32,NWG=16",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<serde_json::Value> = said
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{said}");
+    assert_eq!(rows[0]["size"], serde_json::json!([37, 5, 3]));
+    assert_eq!(rows[0]["verified"], false);
+    let error = rows[0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("is not a valid configuration") && error.contains("[37, 5, 3]"),
+        "{error}"
+    );
+    assert_eq!(rows[1]["verified"], true, "{}", rows[1]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 of 2 benchmark(s) did not pass: gemm 37x5x3 failed"),
+        "{err}"
+    );
+}

@@ -362,3 +362,51 @@ fn errors_of_a_family_restrictions_name_the_t1_file() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Options that mean nothing with (or without) the suite are refused before anything is read,
+/// naming the options: `--t1` and `--restrictions-json` (the suite reads each family's T1
+/// file), `--lookahead 0` (nothing would be proposed), `--lookahead` without the suite.
+#[test]
+fn options_that_make_no_sense_here_are_refused() {
+    let dir = unique_dir("simulate-options");
+    for (extra, needles) in [
+        (
+            vec!["--t1", "x_T1.json"],
+            vec!["--t1", "--suite", "cannot be used with"],
+        ),
+        (
+            vec!["--restrictions-json", "r.json"],
+            vec!["--restrictions-json", "--suite"],
+        ),
+        (
+            vec!["--lookahead", "0"],
+            vec!["--lookahead", "give 1 (ask, evaluate, tell) to 1024"],
+        ),
+        (vec!["--lookahead", "5000"], vec!["--lookahead", "5000"]),
+    ] {
+        let out = simulate(&dir, &extra);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{extra:?}: {err}");
+        }
+    }
+    for extra in [
+        ["--lookahead", "4"],
+        ["--spaces", "pnpoly"],
+        ["--prior-family", "--json"],
+    ] {
+        let out = kw_in(&dir)
+            .args(["simulate", "c.json", "--budget", "2"])
+            .args(extra)
+            .output()
+            .expect("run kw");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("{} needs --suite DIR", extra[0])),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

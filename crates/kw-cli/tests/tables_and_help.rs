@@ -140,3 +140,17 @@ fn ls_and_show_print_tables() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw bench --help` names every library kernel (it once left gemm_f16 out).
+#[test]
+fn bench_help_names_every_library_kernel() {
+    let dir = common::unique_dir("bench-help");
+    let text = kw(&dir, &["bench", "--help"]);
+    for k in kernel_wisdom::library::defs::KERNELS {
+        assert!(
+            text.contains(k),
+            "{k} missing from kw bench --help:\n{text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -155,6 +155,33 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
         let e = T1Benchmark::load(&p).unwrap_err().to_string();
         assert!(e.contains("k_T1.json") && e.contains(needle), "{e}");
     }
+    // `SharedMemory` must be a whole number of bytes, 0 or more (it was read as 0 when it
+    // was not a whole number, and a negative one reached the launch).
+    for (value, needle) in [
+        (
+            serde_json::json!(-5),
+            "`SharedMemory` -5: give a whole number of bytes, 0 or more",
+        ),
+        (
+            serde_json::json!(1.5),
+            "`SharedMemory` 1.5: give a whole number of bytes, 0 or more",
+        ),
+        (
+            serde_json::json!(true),
+            "`SharedMemory` must be a number of bytes or an expression",
+        ),
+    ] {
+        let mut s = spec(scalar.clone(), "OpenCL");
+        s["KernelSpecification"]["SharedMemory"] = value;
+        let e = T1Benchmark::load(&write(&d, &s)).unwrap_err().to_string();
+        assert!(e.contains("k_T1.json") && e.contains(needle), "{e}");
+    }
+    for value in [serde_json::json!(4096), serde_json::json!(4096.0)] {
+        let mut s = spec(scalar.clone(), "OpenCL");
+        s["KernelSpecification"]["SharedMemory"] = value;
+        let b = T1Benchmark::load(&write(&d, &s)).unwrap();
+        assert_eq!(b.def.shared_memory.to_string(), "4096");
+    }
     // BinaryRaw with the right size loads, relative to the JSON file.
     std::fs::write(d.join("x.bin"), [0u8; 16]).unwrap();
     let args = serde_json::json!([{"Name": "x", "Type": "float", "MemoryType": "Vector",

@@ -106,7 +106,7 @@ impl Library {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn gemm_of<T: Scalar>(
+    fn gemm_of<T: Scalar + 'static>(
         &self,
         p: &Precision,
         [m, n, k]: [usize; 3],
@@ -143,7 +143,7 @@ impl Library {
             if (rows, cols) == (rows_p, cols_p) && aligned(input) {
                 return Ok(None);
             }
-            let out = DeviceBuffer::<T>::new(device, elements(rows_p, cols_p, "padded")?)?;
+            let out = self.workspace::<T>(elements(rows_p, cols_p, "padded")?)?;
             self.copy_pad(
                 p.copy_pad,
                 &out,
@@ -157,12 +157,15 @@ impl Library {
         // B (k x n column-major: n rows of k as row-major), for the f32 kernel transposed: k
         // rows of n, padded to kp rows of np; else padded to np rows of kp.
         let b_t = if p.b_transposed {
-            let bt = DeviceBuffer::<T>::new(device, elements(k, n, "b")?)?;
+            let bt = self.workspace::<T>(elements(k, n, "b")?)?;
             if k > 0 {
                 self.transpose_of(n, k, b, &bt)?;
             }
             Some(match pad(&bt, k, n, kp, np)? {
-                Some(padded) => padded,
+                Some(padded) => {
+                    self.keep([bt]);
+                    padded
+                }
                 None => bt,
             })
         } else {
@@ -173,10 +176,7 @@ impl Library {
         let c_p = if (m, n) == (mp, np) {
             None
         } else if beta == 0.0 {
-            Some(DeviceBuffer::<T>::new(
-                device,
-                elements(np, mp, "padded c")?,
-            )?)
+            Some(self.workspace::<T>(elements(np, mp, "padded c")?)?)
         } else {
             pad(c, n, m, np, mp)?
         };
@@ -227,6 +227,8 @@ impl Library {
         if let Some(padded) = &c_p {
             self.copy_pad(p.copy_pad, c, [n, m], padded, [np, mp], false)?;
         }
+        // For the next call: one of the same size then allocates nothing.
+        self.keep([b_t, a_p, c_p].into_iter().flatten());
         Ok(())
     }
 

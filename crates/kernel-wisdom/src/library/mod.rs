@@ -47,6 +47,8 @@ use crate::error::Error;
 use crate::kernel::WisdomKernel;
 use kw_core::backend::Device;
 use kw_core::buffer::DeviceBuffer;
+use kw_core::scalar::Scalar;
+use std::any::Any;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,7 +67,14 @@ pub struct Library {
     scratch: Mutex<Option<DeviceBuffer<f32>>>,
     /// `gemm`'s split-K scratch (`work`, `counts`) for a padded (M, N), zeroed.
     gemm_scratch: Mutex<Option<gemm::GemmScratch>>,
+    /// Buffers the routines made for their own use (`gemm`'s transposed and padded operands),
+    /// kept for later calls: `DeviceBuffer<T>`s of any `T`, the most recent last.
+    workspace: Mutex<Vec<Box<dyn Any + Send>>>,
 }
+
+/// The most buffers [`Library`] keeps between calls for the routines' own use (a `gemm` at a
+/// size it pads uses up to three); `Library::free_workspace` frees them.
+const WORKSPACE_KEEP: usize = 6;
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
 fn int(routine: &'static str, what: &str, v: usize) -> Result<i32, Error> {
@@ -106,7 +115,55 @@ impl Library {
             convolutions: Mutex::new(HashMap::new()),
             scratch: Mutex::new(None),
             gemm_scratch: Mutex::new(None),
+            workspace: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Frees the device memory the routines keep between calls for their own use: `gemm`'s
+    /// transposed and padded copies of the operands (kept so that calls of the same size do
+    /// not allocate again; at most six buffers, the most recent).
+    pub fn free_workspace(&self) {
+        self.workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// A buffer of `len` elements for a routine's own use: one an earlier call gave back
+    /// ([`Library::keep`]) of the same type and length, else a new one; contents unspecified.
+    /// Launches on it are ordered after the earlier call's: the routines launch on one queue.
+    fn workspace<T: Scalar + 'static>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
+        let mut pool = self
+            .workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let fits = |b: &Box<dyn Any + Send>| {
+            b.downcast_ref::<DeviceBuffer<T>>()
+                .is_some_and(|b| b.len() == len)
+        };
+        if let Some(i) = pool.iter().rposition(fits) {
+            if let Ok(buffer) = pool.remove(i).downcast::<DeviceBuffer<T>>() {
+                return Ok(*buffer);
+            }
+        }
+        drop(pool);
+        Ok(DeviceBuffer::<T>::new(self.device.as_ref(), len)?)
+    }
+
+    /// Gives buffers of [`Library::workspace`] back for later calls (the most recent
+    /// [`WORKSPACE_KEEP`] are kept).
+    fn keep<T: Scalar + 'static>(&self, buffers: impl IntoIterator<Item = DeviceBuffer<T>>) {
+        let mut pool = self
+            .workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        pool.extend(
+            buffers
+                .into_iter()
+                .map(|b| Box::new(b) as Box<dyn Any + Send>),
+        );
+        let excess = pool.len().saturating_sub(WORKSPACE_KEEP);
+        pool.drain(..excess);
     }
 
     /// Uses `dir` as the application's wisdom directory (searched after `KW_WISDOM_PATH`).

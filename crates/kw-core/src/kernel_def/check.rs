@@ -390,7 +390,15 @@ impl KernelDef {
             });
         }
         if let Ok(bytes) = self.shared_memory.eval_int(&scope) {
-            if bytes < 0 || bytes as u64 > device.max_shared_memory_per_block {
+            if bytes < 0 {
+                out.push(DefProblem {
+                    location: loc(),
+                    message: format!(
+                        "shared memory of {bytes} bytes: it must be 0 or more (`{}`)",
+                        self.shared_memory
+                    ),
+                });
+            } else if bytes as u64 > device.max_shared_memory_per_block {
                 out.push(DefProblem {
                     location: loc(),
                     message: format!(
@@ -454,7 +462,20 @@ mod tests {
         def.shared_memory = lit(1 << 20);
         let text = format_problems(&def.check(Some(&test_device())));
         assert!(text.contains("8192 threads per block"), "{text}");
-        assert!(text.contains("shared memory"), "{text}");
+        assert!(
+            text.contains("1048576 bytes of shared memory exceed the device's"),
+            "{text}"
+        );
+
+        // A negative amount says so (it said it exceeded the device's).
+        let mut def = sample_def();
+        def.shared_memory = lit(-64);
+        let text = format_problems(&def.check(Some(&test_device())));
+        assert!(
+            text.contains("shared memory of -64 bytes: it must be 0 or more"),
+            "{text}"
+        );
+        assert!(!text.contains("exceed"), "{text}");
     }
 
     /// Problem sizes known when the definition is built: no axis, or a negative constant,

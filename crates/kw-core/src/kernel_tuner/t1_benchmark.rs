@@ -359,11 +359,29 @@ impl T1Benchmark {
         };
         let shared_memory = match field("SharedMemory") {
             None | Some(Json::Null) => lit(0),
-            Some(Json::Number(n)) => lit(n.as_i64().unwrap_or(0)),
+            // A whole number of bytes, 0 or more (4096.0 too, as the other fields take it).
+            Some(Json::Number(n)) => match n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && (0.0..9.0e15).contains(f))
+                    .map(|f| f as u64)
+            }) {
+                Some(bytes) if i64::try_from(bytes).is_ok() => lit(bytes as i64),
+                _ => {
+                    return Err(fmt(
+                        path,
+                        format!("`SharedMemory` {n}: give a whole number of bytes, 0 or more"),
+                    ))
+                }
+            },
             Some(Json::String(s)) => {
                 t1_expr(s, &spec).map_err(|e| fmt(path, format!("`SharedMemory` `{s}`: {e}")))?
             }
-            Some(_) => return Err(fmt(path, "`SharedMemory` must be a number".into())),
+            Some(_) => {
+                return Err(fmt(
+                    path,
+                    "`SharedMemory` must be a number of bytes or an expression".into(),
+                ))
+            }
         };
         let probs = problem.clone().unwrap_or_default();
         let arguments = match field("Arguments") {

@@ -1,13 +1,18 @@
 //! `kw bench gemm` and `kw bench gemm_f16`: the routine once (as an application calls it,
 //! what `KW_CAPTURE` captures), then its kernels timed at the configuration the wisdom
-//! selects (or `--config`), verified against the CPU, against cuBLAS at the same shape.
+//! selects (or `--config`), verified against the CPU, against cuBLAS at the same shape. At a
+//! size the routine pads (not a multiple of [`defs::GEMM_PAD`] or [`defs::GEMM_F16_PAD`]) the
+//! routine launches its kernel on padded copies, so the whole routine is timed there (its
+//! copies included, on the host clock), unless `--config` asks for the kernel alone at the
+//! size given (where that configuration's restrictions allow it).
 
-use super::{random, time, Opts, Row};
+use super::{median, random, time, Opts, Row};
 use anyhow::Result;
 use kernel_wisdom::library::half::{f16_bits_to_f32, f32_to_f16_bits};
 use kernel_wisdom::library::{defs, Library};
 use kernel_wisdom::{DeviceBuffer, KernelArg, WisdomKernel};
 use kw_core::rng::Rng;
+use std::time::Instant;
 
 /// A cuBLAS GEMM's GFLOP/s at `[m, n, k]` on the same device (`half`: on half matrices), or
 /// why there is none.
@@ -94,6 +99,39 @@ fn scratch(
     Ok((work, counts))
 }
 
+/// The size the routine pads `size` to, when it pads: the kernel alone cannot run on the
+/// caller's matrices there.
+fn padded(size: [usize; 3], pad: [usize; 3]) -> Option<[usize; 3]> {
+    let p = [0, 1, 2].map(|i| size[i].div_ceil(pad[i]) * pad[i]);
+    (p != size).then_some(p)
+}
+
+/// Times the whole routine (`call`, then a synchronize; the host clock, median of the runs)
+/// at a size it pads to `padded`, where the wisdom selects the kernel's configuration.
+fn time_routine(
+    lib: &Library,
+    kernel: &WisdomKernel,
+    padded: [usize; 3],
+    opts: &Opts,
+    mut call: impl FnMut() -> Result<(), kernel_wisdom::Error>,
+) -> Result<(f64, kernel_wisdom::Config, String)> {
+    let d = lib.device().as_ref();
+    let mut times = Vec::with_capacity(opts.runs);
+    for _ in 0..opts.runs.max(1) {
+        let t = Instant::now();
+        call()?;
+        d.synchronize()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let choice = kernel.choice(&padded.map(|v| v as i64));
+    let [pm, pn, pk] = padded;
+    let step = format!(
+        "{}; the whole routine timed on the host clock, padded to {pm}x{pn}x{pk}",
+        choice.step
+    );
+    Ok((median(times), choice.config, step))
+}
+
 /// A GEMM's row: `ms` for 2 m n k flops, against `bound` (GFLOP/s, or why none).
 fn row(
     kernel: &'static str,
@@ -138,6 +176,16 @@ pub(super) fn bench(
     let dc = DeviceBuffer::<f32>::new(d, m * n)?;
     // The routine as an application calls it (what `KW_CAPTURE=kw_gemm` captures).
     lib.gemm([m, n, k], 1.0, &da, &db, 0.0, &dc)?;
+    if let (Some(p), None) = (padded([m, n, k], defs::GEMM_PAD), &opts.config) {
+        dc.fill(f32::NAN)?;
+        let call = || lib.gemm([m, n, k], 1.0, &da, &db, 0.0, &dc);
+        let (ms, config, sel) = time_routine(lib, kernel, p, opts, call)?;
+        let got = dc.to_vec()?;
+        let verified = verified([m, n, k], &a, &b, &got, |_, scale| 1e-5 * scale + 1e-6);
+        let bound = cublas_gflops(d.info(), [m, n, k], opts.runs, false);
+        let kind = (bound, "cuBLAS SGEMM");
+        return Ok(row("gemm", [m, n, k], verified, ms, kind, config, sel));
+    }
     // Then its two kernels timed: B's transpose (at the selected configuration), and the
     // gemm kernel on it (selected, or `--config`); the sizes need no padding.
     let bt = DeviceBuffer::<f32>::new(d, k * n)?;
@@ -195,9 +243,17 @@ pub(super) fn bench_f16(
     // The kernel reads A, B and C as they are (column-major): the routine adds nothing at
     // sizes its pads divide.
     dc.fill(0x7e00)?; // NaN: the timed launch must write every element
-    let scratch = scratch(d, [m, n], false)?;
-    let args = args([&dc, &da, &db], [m, n, k], &scratch);
-    let (ms, config, sel) = time(kernel, &[m as i64, n as i64, k as i64], &args, opts)?;
+    let (ms, config, sel) = match (padded([m, n, k], defs::GEMM_F16_PAD), &opts.config) {
+        (Some(p), None) => {
+            let call = || lib.gemm_f16([m, n, k], 1.0, &da, &db, 0.0, &dc);
+            time_routine(lib, kernel, p, opts, call)?
+        }
+        _ => {
+            let scratch = scratch(d, [m, n], false)?;
+            let args = args([&dc, &da, &db], [m, n, k], &scratch);
+            time(kernel, &[m as i64, n as i64, k as i64], &args, opts)?
+        }
+    };
     let values = |v: &[u16]| -> Vec<f32> { v.iter().map(|&h| f16_bits_to_f32(h)).collect() };
     let got = values(&dc.to_vec()?);
     // Half an ulp of half (2^-11 of the value) from C's rounding, plus the f32 sums' error.

@@ -28,11 +28,13 @@ pub struct SimulateArgs {
     /// With --suite: only these spaces (comma-separated families or space names).
     #[arg(long, value_delimiter = ',', requires = "suite")]
     pub spaces: Vec<String>,
-    /// Restrictions: a JSON array of strings, or a T1 file (its Conditions).
-    #[arg(long, conflicts_with = "t1")]
+    /// Restrictions: a JSON array of strings, or a T1 file (its Conditions). Not with
+    /// --suite, which reads each family's T1 file.
+    #[arg(long, conflicts_with_all = ["t1", "suite"])]
     pub(super) restrictions_json: Option<PathBuf>,
-    /// A T1 file whose Conditions restrict the space.
-    #[arg(long)]
+    /// A T1 file whose Conditions restrict the space. Not with --suite, which reads each
+    /// family's `<family>_T1.json`.
+    #[arg(long, conflicts_with = "suite")]
     pub(super) t1: Option<PathBuf>,
     /// Strategy name(s), comma-separated, or `all` (default: the default strategy).
     #[arg(long)]
@@ -76,9 +78,25 @@ pub struct SimulateArgs {
     pub prior_only: bool,
     /// With --suite: proposals queued ahead of the results, as `kw tune` compiling ahead
     /// keeps up to its compile threads + 1 (1: ask, evaluate, tell, as Kernel Tuner's
-    /// simulation mode does).
-    #[arg(long, default_value_t = 1, requires = "suite")]
-    pub lookahead: usize,
+    /// simulation mode does; 1 to 1024).
+    /// Default 1.
+    #[arg(long, requires = "suite", value_parser = parse_lookahead)]
+    pub lookahead: Option<usize>,
+}
+
+/// The most proposals queued ahead (`--lookahead`); `kw tune` queues at most its compile
+/// threads + 1.
+pub const MAX_LOOKAHEAD: usize = 1024;
+
+/// Parses `--lookahead`: 1 to [`MAX_LOOKAHEAD`].
+fn parse_lookahead(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_LOOKAHEAD).contains(&n) => Ok(n),
+        Ok(n) => Err(format!(
+            "{n} proposals ahead: give 1 (ask, evaluate, tell) to {MAX_LOOKAHEAD}"
+        )),
+        Err(e) => Err(format!("{text:?}: {e}")),
+    }
 }
 
 /// One way to run a strategy: its name, and the prior settings (`None`: no prior).

@@ -12,6 +12,21 @@ pub use args::SimulateArgs;
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     match args.suite.clone() {
         Some(dir) => suite::run(&dir, &args),
-        None => one::run(args),
+        None => {
+            // (clap's `requires` does not hold these back beside the cache file argument.)
+            for (given, option) in [
+                (!args.spaces.is_empty(), "--spaces"),
+                (args.prior_family, "--prior-family"),
+                (args.lookahead.is_some(), "--lookahead"),
+            ] {
+                if given {
+                    anyhow::bail!(
+                        "{option} needs --suite DIR (it applies to a directory of spaces); \
+                         without it, give one cache file"
+                    );
+                }
+            }
+            one::run(args)
+        }
     }
 }

@@ -114,7 +114,7 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
                     budgets: &budgets,
                     seeds: &seeds,
                     threads,
-                    lookahead: args.lookahead.max(1),
+                    lookahead: args.lookahead.unwrap_or(1),
                 },
             )
             .with_context(|| format!("simulating `{}` on {}", run.label, entry.name))?;

@@ -32,6 +32,24 @@ fn record(space: &TuningSpace, n: i64, bx: i64, ept: i64) -> WisdomRecord {
     common::vector_add_record(device, space, n, bx, ept)
 }
 
+/// vector_add's tuning space (on a null CUDA device).
+fn vector_add_space() -> TuningSpace {
+    let probe = WisdomKernel::new(
+        demo_kernels::cuda::vector_add().unwrap(),
+        Arc::new(NullDevice::new(BackendKind::Cuda)),
+    )
+    .unwrap();
+    probe.space().clone()
+}
+
+/// The fill of a vector_add record's configuration at `size` on 132 units, computed as the
+/// runtime does.
+fn vector_add_fill(r: &WisdomRecord, size: &[i64]) -> Option<f64> {
+    let per_block =
+        r.config.get("block_size_x")?.as_int()? * r.config.get("elems_per_thread")?.as_int()?;
+    Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
+}
+
 fn buf(ptr: u64, len: usize) -> KernelArg<'static> {
     // SAFETY: the null device never touches memory.
     unsafe { KernelArg::raw_buffer(RawMem::cuda(ptr, len * 4), ScalarType::F32) }
@@ -103,12 +121,7 @@ fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest()
 
 #[test]
 fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_does_not() {
-    let probe = WisdomKernel::new(
-        demo_kernels::cuda::vector_add().unwrap(),
-        Arc::new(NullDevice::new(BackendKind::Cuda)),
-    )
-    .unwrap();
-    let space = probe.space().clone();
+    let space = vector_add_space();
     let records = vec![
         record(&space, 1 << 20, 1024, 8),
         record(&space, 1 << 17, 128, 4),
@@ -123,20 +136,14 @@ fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_
     let plain = select(&records, &query, |_| Ok(()));
     assert_eq!(plain.record, Some(0));
     assert!(plain.fill_note.is_none());
-    // The fill of vector_add on 132 units, computed here as the runtime does.
-    let fill = |r: &WisdomRecord, size: &[i64]| {
-        let per_block =
-            r.config.get("block_size_x")?.as_int()? * r.config.get("elems_per_thread")?.as_int()?;
-        Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
-    };
-    let filled = select_filling(&records, &query, |_| Ok(()), Some(&fill));
+    let filled = select_filling(&records, &query, |_| Ok(()), Some(&vector_add_fill));
     assert_eq!(filled.record, Some(1));
     let text = explain(&records, &query, &filled);
     assert!(text.contains("fill rule: the nearest record #1"), "{text}");
     // An unknown fill for either record keeps the nearest.
     let partial = |r: &WisdomRecord, size: &[i64]| {
         (r.problem_size[0] == 1 << 20)
-            .then(|| fill(r, size))
+            .then(|| vector_add_fill(r, size))
             .flatten()
     };
     let kept = select_filling(&records, &query, |_| Ok(()), Some(&partial));
@@ -145,17 +152,7 @@ fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_
 
 #[test]
 fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_record_that_fills() {
-    let probe = WisdomKernel::new(
-        demo_kernels::cuda::vector_add().unwrap(),
-        Arc::new(NullDevice::new(BackendKind::Cuda)),
-    )
-    .unwrap();
-    let space = probe.space().clone();
-    let fill = |r: &WisdomRecord, size: &[i64]| {
-        let per_block =
-            r.config.get("block_size_x")?.as_int()? * r.config.get("elems_per_thread")?.as_int()?;
-        Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
-    };
+    let space = vector_add_space();
     let query = |size: Vec<i64>| Query {
         device_name: "null device".into(),
         architecture: "sm_90".into(),
@@ -183,7 +180,7 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
     let reversed: Vec<_> = records.iter().rev().cloned().collect();
     assert_eq!(select(&reversed, &q, |_| Ok(())).record, Some(0));
 
-    // The fill rule walks the records as near. On one axis: 2^18 lies as far from 2^20 as
+    // The fill rule walks on through the records. On one axis: 2^18 lies as far from 2^20 as
     // from 2^16 (volumes as near too), and the larger goes first; its configuration (8192
     // elements a block: 32 blocks here, 128 at its own size) would idle most of the device.
     // The next as near, 2^16's (128 a block), keeps it busy.
@@ -194,7 +191,7 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
     ];
     let q = query(vec![1 << 18]);
     assert_eq!(select(&records, &q, |_| Ok(())).record, Some(0));
-    let filled = select_filling(&records, &q, |_| Ok(()), Some(&fill));
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&vector_add_fill));
     assert_eq!(filled.record, Some(1));
     assert!(filled.fill_note.is_some());
     // Farther on: the nearest (2^20) and the second nearest (2^21, 8192 a block too) would both
@@ -204,7 +201,7 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
         record(&space, 1 << 14, 128, 1),
         record(&space, 1 << 20, 1024, 8),
     ];
-    let filled = select_filling(&records, &q, |_| Ok(()), Some(&fill));
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&vector_add_fill));
     assert_eq!(filled.record, Some(1));
     // Where the larger one keeps its fill (2048 elements a block: 128 blocks here, 97% of the
     // units, as at its own size), it decides.
@@ -212,7 +209,7 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
         record(&space, 1 << 20, 256, 8),
         record(&space, 1 << 16, 128, 1),
     ];
-    let filled = select_filling(&records, &q, |_| Ok(()), Some(&fill));
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&vector_add_fill));
     assert_eq!(filled.record, Some(0));
     assert!(filled.fill_note.is_none());
 }

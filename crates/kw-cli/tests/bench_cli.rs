@@ -12,12 +12,19 @@ fn kw(args: &[&str]) -> std::process::Output {
         .expect("running kw")
 }
 
+/// Whether PoCL's CPU device is here (else says the test is skipped).
+fn pocl() -> bool {
+    let here = kernel_wisdom::list_devices()
+        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")));
+    if !here {
+        eprintln!("SKIPPED: no PoCL device");
+    }
+    here
+}
+
 #[test]
 fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
-    if !kernel_wisdom::list_devices()
-        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
-    {
-        eprintln!("SKIPPED: no PoCL device");
+    if !pocl() {
         return;
     }
     let out = kw(&["bench", "--small", "--json", "--runs", "3"]);
@@ -99,10 +106,7 @@ fn every_library_kernel_is_verified_and_set_against_the_copy_bound() {
 /// (verified like the selected one); bad values are refused with their reason.
 #[test]
 fn given_sizes_and_a_given_configuration() {
-    if !kernel_wisdom::list_devices()
-        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
-    {
-        eprintln!("SKIPPED: no PoCL device");
+    if !pocl() {
         return;
     }
     let out = kw(&[
@@ -222,10 +226,7 @@ fn given_sizes_and_a_given_configuration() {
 /// an overflowing count).
 #[test]
 fn a_size_beyond_the_device_memory_is_refused() {
-    if !kernel_wisdom::list_devices()
-        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
-    {
-        eprintln!("SKIPPED: no PoCL device");
+    if !pocl() {
         return;
     }
     for (kernel, size) in [
@@ -254,10 +255,7 @@ fn a_size_beyond_the_device_memory_is_refused() {
 /// (`verified: false` and the error), and the summary names it.
 #[test]
 fn gemm_at_sizes_the_routine_pads() {
-    if !kernel_wisdom::list_devices()
-        .is_ok_and(|d| d.iter().any(|d| d.info.name.contains("pthread")))
-    {
-        eprintln!("SKIPPED: no PoCL device");
+    if !pocl() {
         return;
     }
     let out = kw(&[

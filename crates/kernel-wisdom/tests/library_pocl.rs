@@ -279,7 +279,7 @@ fn gemm_routine_at_sizes_no_tile_divides() {
         ([130, 7, 200], 1.0, 0.0),
         ([128, 128, 32], 0.5, 1.0), // no padding
         ([5, 9, 0], 1.0, 2.0),      // k = 0: C = beta C
-        ([37, 53, 29], 1.0, 0.0),   // the first size's kept copies again, other contents
+        ([37, 53, 29], 1.0, 0.0),   // kept copies of these lengths again, other contents
     ];
     // Three times over, on new data: the second pass reuses the padded copies the first kept (their
     // old contents must not show), then after they were freed.

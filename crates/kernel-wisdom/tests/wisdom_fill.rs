@@ -1,6 +1,7 @@
 //! The wisdom's fill rule (`kw_core::wisdom::select_filling`): at a size nobody tuned, the
 //! nearest record's configuration is passed over when it would leave most of the device idle
-//! there, in favour of the second nearest that keeps the device busy. A null CUDA device (132
+//! there, in favour of one as near or at the next distance that keeps the device busy; and
+//! equal distances go to the nearer volume, then the larger problem. A null CUDA device (132
 //! compute units, like an H100) records the geometry of every launch, so no GPU is needed.
 
 mod common;
@@ -151,7 +152,7 @@ fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_
 }
 
 #[test]
-fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_record_that_fills() {
+fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_to_the_next_distance() {
     let space = vector_add_space();
     let query = |size: Vec<i64>| Query {
         device_name: "null device".into(),
@@ -164,9 +165,8 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
         r.problem_size = size;
         r
     };
-    // 2^9 x 2^11 lies 2 ln 2 from each of four records: volumes 2^22 and 2^18 are as near its
-    // 2^20 as each other, 2^24 and 2^16 farther. The nearer volumes go first, the larger of them
-    // first: 2^11 x 2^11.
+    // 2^9 x 2^11 lies 2 ln 2 from three records (2^8 x 2^8 is 4 ln 2 away): of volumes 2^22,
+    // 2^18 and 2^20, the one of the query's volume, 2^10 x 2^10, goes first.
     let records = vec![
         with_size(1 << 20, 256, 8, vec![1 << 8, 1 << 8]),
         with_size(1 << 20, 256, 8, vec![1 << 10, 1 << 12]),
@@ -179,8 +179,11 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
     // In another order in the file, the same record.
     let reversed: Vec<_> = records.iter().rev().cloned().collect();
     assert_eq!(select(&reversed, &q, |_| Ok(())).record, Some(0));
+    // Without it, volumes 2^18 and 2^22 are as near 2^20: the larger problem goes first.
+    let two = vec![records[2].clone(), records[1].clone()];
+    assert_eq!(select(&two, &q, |_| Ok(())).record, Some(1));
 
-    // The fill rule walks on through the records. On one axis: 2^18 lies as far from 2^20 as
+    // The fill rule walks through the records as near. On one axis: 2^18 lies as far from 2^20 as
     // from 2^16 (volumes as near too), and the larger goes first; its configuration (8192
     // elements a block: 32 blocks here, 128 at its own size) would idle most of the device.
     // The next as near, 2^16's (128 a block), keeps it busy.
@@ -194,15 +197,27 @@ fn equal_distances_go_to_the_nearer_volume_and_the_fill_rule_walks_on_to_a_recor
     let filled = select_filling(&records, &q, |_| Ok(()), Some(&vector_add_fill));
     assert_eq!(filled.record, Some(1));
     assert!(filled.fill_note.is_some());
-    // Farther on: the nearest (2^20) and the second nearest (2^21, 8192 a block too) would both
-    // idle most of the device; the third (2^14, 128 a block) keeps it busy.
+    // On to the next distance: the nearest (2^20) would idle most of the device; 2^16, as near,
+    // with 8192 elements a block too, would fill no more of it; 2^21 (3 ln 2 away, 128 a block)
+    // keeps it busy, before 2^14 (4 ln 2).
     let records = vec![
-        record(&space, 1 << 21, 1024, 8),
         record(&space, 1 << 14, 128, 1),
+        record(&space, 1 << 21, 128, 1),
+        record(&space, 1 << 16, 1024, 8),
         record(&space, 1 << 20, 1024, 8),
     ];
     let filled = select_filling(&records, &q, |_| Ok(()), Some(&vector_add_fill));
     assert_eq!(filled.record, Some(1));
+    // Not farther: with 2^21 idling the device too, 2^14's configuration (which keeps its own
+    // small fill anywhere) is not taken; the nearest stays.
+    let records = vec![
+        record(&space, 1 << 20, 1024, 8),
+        record(&space, 1 << 21, 1024, 8),
+        record(&space, 1 << 14, 128, 1),
+    ];
+    let filled = select_filling(&records, &q, |_| Ok(()), Some(&vector_add_fill));
+    assert_eq!(filled.record, Some(0));
+    assert!(filled.fill_note.is_none());
     // Where the larger one keeps its fill (2048 elements a block: 128 blocks here, 97% of the
     // units, as at its own size), it decides.
     let records = vec![

@@ -213,11 +213,37 @@ fn given_sizes_and_a_given_configuration() {
             vec!["bench", "transpose", "--small", "--runs", "0"],
             "--runs",
         ),
+        // Refused before the bound is measured: a parameter given twice, no NAME=VALUE at
+        // all, gemm_f16 named on an OpenCL device, an empty --device.
+        (
+            vec![
+                "bench",
+                "gemm",
+                "--size",
+                "64x64x16",
+                "--config",
+                "MWG=64,MWG=32",
+            ],
+            "`MWG` is given twice",
+        ),
+        (
+            vec!["bench", "gemm", "--size", "64x64x16", "--config", ","],
+            "gives no NAME=VALUE",
+        ),
+        (vec!["bench", "gemm_f16", "--size", "64x64x16"], "CUDA-only"),
+        (
+            vec!["bench", "transpose", "--small", "--device", ""],
+            "--device is empty",
+        ),
     ] {
         let out = kw(&args);
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want), "{args:?}: {err}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("bound:"),
+            "{args:?}: refused only after measuring the bound"
+        );
     }
 }
 

@@ -160,11 +160,11 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
     for (value, needle) in [
         (
             serde_json::json!(-5),
-            "`SharedMemory` -5: give a whole number of bytes, 0 or more",
+            "`SharedMemory` -5: give a whole number of bytes, 0 to 2^63 - 1",
         ),
         (
             serde_json::json!(1.5),
-            "`SharedMemory` 1.5: give a whole number of bytes, 0 or more",
+            "`SharedMemory` 1.5: give a whole number of bytes, 0 to 2^63 - 1",
         ),
         (
             serde_json::json!(true),

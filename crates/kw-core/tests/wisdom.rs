@@ -124,12 +124,23 @@ fn ties_go_to_the_larger_problem_then_the_faster_then_the_earlier_record() {
         let s = select(&rs, &query("G", "a", "cuda", &[1 << 25]), |_| Ok(()));
         assert_eq!(s.record, Some(1));
     }
-    // Two dimensions: [2048, 16384] is ln 8 from both [2048, 2048] and [8192, 8192].
+    // Two dimensions: [2048, 16384] is ln 8 from both [2048, 2048] and [8192, 8192]; the
+    // volume of [8192, 8192] is nearer its own (ln 2 against ln 8).
     let rs = vec![
         record("G", "a", "cuda", &[2048, 2048], 32, 1.0),
         record("G", "a", "cuda", &[8192, 8192], 64, 5.0),
     ];
     let s = select(&rs, &query("G", "a", "cuda", &[2048, 16384]), |_| Ok(()));
+    assert_eq!(s.record, Some(1));
+    // [512, 2048] is ln 4 from [256, 1024], [1024, 4096] and [512, 512] (volumes 2^18, 2^22
+    // and 2^18 against its 2^20): the two nearest volumes tie, and the larger problem goes
+    // first, wherever it is in the file.
+    let rs = vec![
+        record("G", "a", "cuda", &[256, 1024], 32, 1.0),
+        record("G", "a", "cuda", &[1024, 4096], 64, 5.0),
+        record("G", "a", "cuda", &[512, 512], 32, 1.0),
+    ];
+    let s = select(&rs, &query("G", "a", "cuda", &[512, 2048]), |_| Ok(()));
     assert_eq!(s.record, Some(1));
 }
 

@@ -65,7 +65,9 @@ fn round_up(routine: &'static str, v: usize, to: usize) -> Result<usize, Error> 
 impl Library {
     /// `c` = `alpha` `a` `b` + `beta` `c`, with `a` m x k, `b` k x n and `c` m x n, all
     /// column-major (element (i, j) of an r-row matrix at `j * r + i`). Any sizes; `beta` 0
-    /// ignores `c`'s contents (NaN included). Wrong lengths are [`Error::Shape`].
+    /// ignores `c`'s contents (NaN included). Wrong lengths are [`Error::Shape`]. At sizes
+    /// the kernel's tiles do not divide, the operands are copied into padded buffers, which
+    /// the `Library` keeps for later calls ([`Library::free_workspace`] frees them).
     #[allow(clippy::too_many_arguments)] // BLAS's signature: sizes, scalars and operands
     pub fn gemm(
         &self,

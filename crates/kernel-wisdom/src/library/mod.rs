@@ -72,9 +72,10 @@ pub struct Library {
     workspace: Mutex<Vec<Box<dyn Any + Send>>>,
 }
 
-/// The most buffers [`Library`] keeps between calls for the routines' own use (a `gemm` at a
-/// size it pads uses up to three); `Library::free_workspace` frees them.
-const WORKSPACE_KEEP: usize = 6;
+/// The most buffers [`Library`] keeps between calls for the routines' own use (an f32 `gemm`
+/// at a size it pads uses up to four: B transposed, then padded, A and C padded);
+/// `Library::free_workspace` frees them.
+const WORKSPACE_KEEP: usize = 8;
 
 /// An `i32` of a size, or [`Error::Shape`] naming the routine.
 fn int(routine: &'static str, what: &str, v: usize) -> Result<i32, Error> {
@@ -121,12 +122,16 @@ impl Library {
 
     /// Frees the device memory the routines keep between calls for their own use: `gemm`'s
     /// transposed and padded copies of the operands (kept so that calls of the same size do
-    /// not allocate again; at most six buffers, the most recent).
+    /// not allocate again; at most eight buffers, the most recent).
     pub fn free_workspace(&self) {
-        self.workspace
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        let kept = std::mem::take(
+            &mut *self
+                .workspace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        // Freed outside the lock: a CUDA buffer's drop waits for the queue.
+        drop(kept);
     }
 
     /// A buffer of `len` elements for a routine's own use: one an earlier call gave back
@@ -163,7 +168,10 @@ impl Library {
                 .map(|b| Box::new(b) as Box<dyn Any + Send>),
         );
         let excess = pool.len().saturating_sub(WORKSPACE_KEEP);
-        pool.drain(..excess);
+        let evicted: Vec<_> = pool.drain(..excess).collect();
+        // Freed outside the lock: a CUDA buffer's drop waits for the queue.
+        drop(pool);
+        drop(evicted);
     }
 
     /// Uses `dir` as the application's wisdom directory (searched after `KW_WISDOM_PATH`).

@@ -371,6 +371,11 @@ fn given_sizes(
 
 /// Runs `kw bench`.
 pub fn run(args: BenchArgs) -> Result<()> {
+    if args.device.as_deref().is_some_and(|d| d.trim().is_empty()) {
+        bail!(
+            "--device is empty: give a device index or a name substring (`kw devices` lists them)"
+        );
+    }
     let selector = args
         .device
         .clone()
@@ -402,6 +407,25 @@ pub fn run(args: BenchArgs) -> Result<()> {
         );
     }
     let lib = Library::new(device.clone());
+    // What can be refused is refused before the bound is measured: a kernel the backend does
+    // not offer when named (gemm_f16 is CUDA-only), and a --config that does not parse.
+    for name in &kernels {
+        match lib.kernel(name) {
+            Err(e @ kernel_wisdom::Error::Unsupported { .. }) if !args.kernels.is_empty() => {
+                bail!("{e}")
+            }
+            Ok(kernel) => {
+                if let Some(text) = &args.config {
+                    if text.split(',').all(|p| p.trim().is_empty()) {
+                        bail!("--config `{text}` gives no NAME=VALUE");
+                    }
+                    super::capture::parse_config(kernel.def(), text)
+                        .with_context(|| format!("--config `{text}` for {name}"))?;
+                }
+            }
+            Err(_) => {}
+        }
+    }
     let copy_bytes = if args.small { 16 << 20 } else { 1 << 30 };
     let bound = copy_bandwidth(device.as_ref(), copy_bytes).context("timing a device copy")?;
     if !args.json {

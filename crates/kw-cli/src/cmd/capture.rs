@@ -96,11 +96,16 @@ pub fn run(cmd: CaptureCmd) -> Result<()> {
 /// an unknown name or a value the parameter does not have is an error naming both.
 pub fn parse_config(def: &kw_core::kernel_def::KernelDef, text: &str) -> Result<Config> {
     let mut config = def.default_config();
+    let mut given: Vec<&str> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((name, value)) = part.split_once('=') else {
             bail!("`{part}` is not NAME=VALUE");
         };
         let (name, value) = (name.trim(), value.trim());
+        if given.contains(&name) {
+            bail!("`{name}` is given twice");
+        }
+        given.push(name);
         let Some(p) = def.parameters.iter().find(|p| p.name == name) else {
             let names: Vec<&str> = def.parameters.iter().map(|p| p.name.as_str()).collect();
             bail!("no parameter `{name}` (parameters: {})", names.join(", "));

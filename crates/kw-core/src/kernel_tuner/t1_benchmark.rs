@@ -369,7 +369,7 @@ impl T1Benchmark {
                 _ => {
                     return Err(fmt(
                         path,
-                        format!("`SharedMemory` {n}: give a whole number of bytes, 0 or more"),
+                        format!("`SharedMemory` {n}: give a whole number of bytes, 0 to 2^63 - 1"),
                     ))
                 }
             },

@@ -12,7 +12,7 @@
 //!
 //! "Nearest" sums the per-dimension distances of the problem sizes on a log scale, so shape
 //! matters, not only the product. When the caller knows the kernel's launch geometry, a fill
-//! rule may prefer the next record that keeps the device busy ([`select_filling`]). Records whose configuration is not valid in the current
+//! rule may prefer a record as near, or at the next distance, that keeps the device busy ([`select_filling`]). Records whose configuration is not valid in the current
 //! tuning space are skipped (the kernel changed), and a record can only select values that the
 //! application declared: wisdom is data, never code.
 

@@ -1,5 +1,4 @@
 use super::record::{trim_ones, WisdomRecord};
-use std::cmp::Ordering;
 use std::fmt;
 
 /// What the runtime selects for.
@@ -85,34 +84,28 @@ pub fn log_distance(a: &[i64], b: &[i64]) -> f64 {
         .sum()
 }
 
-/// Whether `a`'s problem size goes before `b`'s for a query of problem size `q`: the smaller
-/// log distance; at equal distance (to rounding: 2^24 and 2^26 are equally far from 2^25, but
-/// their logarithms' differences need not round alike; and a size in the middle of a grid of
-/// records is as far from several), the problem whose volume (the product of its axes: a
-/// GEMM's work, a grid's cells) is nearer the query's on a log scale, then the larger problem
-/// (its configuration was tuned where the device is full; the fill rule of
-/// [`select_filling`] catches the case where it would not be here).
-fn nearer(a: &WisdomRecord, b: &WisdomRecord, q: &[i64]) -> Ordering {
-    let (da, db) = (
-        log_distance(&a.problem_size, q),
-        log_distance(&b.problem_size, q),
-    );
-    if !same(da, db) {
-        return da.total_cmp(&db);
-    }
+/// The order of records for a query of problem size `q`, as a key to sort by (smaller
+/// first): the log distance; at equal distance (to rounding: 2^24 and 2^26 are equally far
+/// from 2^25, but their logarithms' differences need not round alike; and a size in the middle
+/// of a grid of records is as far from several), the problem whose volume (the product of its
+/// axes: a GEMM's work, a grid's cells) is nearer the query's on a log scale, then the larger
+/// problem (its configuration was tuned where the device is full; the fill rule of
+/// [`select_filling`] catches the case where it would not be here). Each term is rounded to
+/// a millionth, so that equal is transitive (a sort needs a total order).
+fn nearness(r: &WisdomRecord, q: &[i64]) -> (i64, i64, i64) {
     // ln of a volume: the log distance from the empty size (all 1s).
     let volume = |size: &[i64]| log_distance(size, &[]);
-    let (va, vb, vq) = (volume(&a.problem_size), volume(&b.problem_size), volume(q));
-    let (ga, gb) = ((va - vq).abs(), (vb - vq).abs());
-    if !same(ga, gb) {
-        return ga.total_cmp(&gb);
-    }
-    vb.total_cmp(&va)
+    let (v, vq) = (volume(&r.problem_size), volume(q));
+    (
+        rounded(log_distance(&r.problem_size, q)),
+        rounded((v - vq).abs()),
+        -rounded(v),
+    )
 }
 
-/// Equal log distances, to rounding.
-fn same(x: f64, y: f64) -> bool {
-    (x - y).abs() <= 1e-9 * x.max(y).max(1.0)
+/// `x` in millionths (log distances of sizes below 2^63 stay far below `i64::MAX`).
+fn rounded(x: f64) -> i64 {
+    (x * 1e6).round() as i64
 }
 
 /// Says whether a record matches one selection step.
@@ -134,8 +127,9 @@ pub fn select(
 /// [`select`], and when the launch geometry is known (`fill`), one more rule at the
 /// nearest-size steps 2-4: if the nearest record's configuration would not keep its fill at
 /// the query's size (it keeps less than [`KEEP_FILL`] of the fill it had at its own size, e.g.
-/// 79 blocks for 132 multiprocessors where it had 128), the next record in order of distance
-/// whose configuration keeps its own fill and fills more of the device is chosen.
+/// 79 blocks for 132 multiprocessors where it had 128), the first of the records as near, then
+/// of those at the next distance, whose configuration keeps its own fill and fills more of the
+/// device is chosen.
 /// A configuration tuned where it filled the device is then not carried to a size where most
 /// of the device would idle, while the nearest record still decides whenever it fits.
 pub fn select_filling(
@@ -202,12 +196,10 @@ pub fn select_filling(
         if chosen.is_some() {
             continue;
         }
+        let key = |i: usize| nearness(&records[i], &query.problem_size);
         matching.sort_by(|&a, &b| {
-            let (ra, rb) = (&records[a], &records[b]);
-            let (sa, sb) = ra.objective.scores(&rb.objective);
-            nearer(ra, rb, &query.problem_size)
-                .then(sa.total_cmp(&sb))
-                .then(a.cmp(&b))
+            let (sa, sb) = records[a].objective.scores(&records[b].objective);
+            key(a).cmp(&key(b)).then(sa.total_cmp(&sb)).then(a.cmp(&b))
         });
         if let Some(&nearest) = matching.first() {
             let mut pick = nearest;
@@ -259,11 +251,21 @@ fn fill_rule(
     if near_here >= KEEP_FILL * near_own {
         return None;
     }
-    // The next records in order of distance: the first that keeps its own fill and fills
-    // more of the device than the nearest would.
-    let second = by_distance[1..].iter().copied().find(|&i| {
-        fills(i).is_some_and(|(here, own)| here >= KEEP_FILL * own && here > near_here)
-    })?;
+    // The records as near as the nearest, then those at the next distance (in their order):
+    // the first that keeps its own fill and fills more of the device than the nearest would.
+    // (Not farther: a record of a much smaller problem keeps its small fill anywhere.)
+    let d = |i: usize| rounded(log_distance(&records[i].problem_size, &query.problem_size));
+    let next = by_distance[1..]
+        .iter()
+        .map(|&i| d(i))
+        .find(|&x| x > d(first));
+    let second = by_distance[1..]
+        .iter()
+        .copied()
+        .take_while(|&i| next.is_none_or(|n| d(i) <= n))
+        .find(|&i| {
+            fills(i).is_some_and(|(here, own)| here >= KEEP_FILL * own && here > near_here)
+        })?;
     let (second_here, _) = fills(second)?;
     Some((
         second,

@@ -292,8 +292,15 @@ impl PriorParams {
         let mut stop = None;
         let mut local = None;
         let mut gate = None;
+        let mut seen: Vec<&str> = Vec::new();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            // (`local` and `localmix` set one thing.)
+            let setting = if k == "localmix" { "local" } else { k };
+            if seen.contains(&setting) {
+                return Err(format!("`{k}` is given twice"));
+            }
+            seen.push(setting);
             let whole = || -> Result<usize, String> {
                 v.parse().map_err(|_| format!("`{kv}`: not a whole number"))
             };

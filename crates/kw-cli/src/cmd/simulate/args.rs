@@ -28,8 +28,8 @@ pub struct SimulateArgs {
     /// With --suite: only these spaces (comma-separated families or space names).
     #[arg(long, value_delimiter = ',', requires = "suite")]
     pub spaces: Vec<String>,
-    /// Restrictions: a JSON array of strings, or a T1 file (its Conditions). Not with
-    /// --suite, which reads each family's T1 file.
+    /// A file of restrictions: a JSON array of strings, or a T1 file (its Conditions). Not
+    /// with --suite, which reads each family's T1 file.
     #[arg(long, conflicts_with_all = ["t1", "suite"])]
     pub(super) restrictions_json: Option<PathBuf>,
     /// A T1 file whose Conditions restrict the space. Not with --suite, which reads each
@@ -52,8 +52,8 @@ pub struct SimulateArgs {
     /// The first seed (seeds FIRST..FIRST+K), e.g. to tune on seeds other than those reported.
     #[arg(long, default_value_t = 0)]
     pub first_seed: u64,
-    /// Seeds simulated at once (threads); default: the number of CPUs.
-    #[arg(long)]
+    /// Seeds simulated at once (threads, 1 or more); default: the number of CPUs.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub threads: Option<usize>,
     /// Print one JSON array, one object per strategy (and budget, and space with --suite).
     #[arg(long)]
@@ -144,6 +144,9 @@ impl SimulateArgs {
         if !self.has_prior() && !self.prior_settings.is_empty() {
             bail!("--prior-settings needs --prior or --prior-family");
         }
+        if !self.has_prior() && self.prior_only {
+            bail!("--prior-only needs --prior or --prior-family (it skips the runs without them)");
+        }
         let mut runs = Vec::new();
         for name in self.names()? {
             if !self.has_prior() || !self.prior_only {
@@ -201,7 +204,7 @@ impl SimulateArgs {
         Ok(self.first_seed..end)
     }
 
-    /// Seeds simulated at once.
+    /// Seeds simulated at once (at least 1).
     pub fn threads(&self) -> usize {
         self.threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

@@ -410,3 +410,52 @@ fn options_that_make_no_sense_here_are_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cache file that lacks entries for some valid configurations (a run cut short) is scored,
+/// with a warning that counts them, on one space as in the suite.
+#[test]
+fn a_cache_missing_configurations_is_scored_with_a_warning() {
+    let dir = unique_dir("simulate-missing");
+    std::fs::write(
+        dir.join("part.json"),
+        r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2,3]},"cache":{"1":{"a":1,"time":2.0},"2":{"a":2,"time":1.0}}}"#,
+    )
+    .unwrap();
+    let out = kw_in(&dir)
+        .args([
+            "simulate",
+            "part.json",
+            "--budget",
+            "2",
+            "--seeds",
+            "1",
+            "--threads",
+            "1",
+        ])
+        .output()
+        .expect("run kw");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("part.json: 1 of the 3 valid configurations of `part.json` have no entry"),
+        "{err}"
+    );
+    // A whole cache says nothing of the kind.
+    write_cache(&dir, "whole.json", ["2.0", "1.0", "3.0"]);
+    let out = kw_in(&dir)
+        .args([
+            "simulate",
+            "whole.json",
+            "--budget",
+            "2",
+            "--seeds",
+            "1",
+            "--threads",
+            "1",
+        ])
+        .output()
+        .expect("run kw");
+    assert!(out.status.success());
+    assert!(!stderr(&out).contains("have no entry"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

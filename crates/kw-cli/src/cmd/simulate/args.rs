@@ -253,3 +253,22 @@ pub fn prior_points(
     }
     mapped.seeding()
 }
+
+/// Warns (on standard error) when the cache file `cache` of space `name` holds no entry for
+/// some valid configurations of its space: they are scored as failures, and the fractions
+/// are of the best the file holds.
+pub fn warn_missing(cache: &std::path::Path, name: &str, sim: &kw_tune::simulate::Simulation) {
+    let total = sim.space.len();
+    let missing = sim
+        .space
+        .iter()
+        .filter(|p| sim.evaluator.result(p).is_none())
+        .count();
+    if missing > 0 {
+        eprintln!(
+            "kw simulate: warning: {}: {missing} of the {total} valid configurations of `{name}` \
+             have no entry in the cache file (scored as failures)",
+            cache.display(),
+        );
+    }
+}

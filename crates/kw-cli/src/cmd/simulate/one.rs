@@ -14,13 +14,18 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     // The arguments first: a mistake there is told before a large file is read.
     let budgets = args.budgets()?;
     let seeds = args.seed_range()?;
+    let runs = args.runs()?;
     let restrictions = args.restrictions_json.as_deref().or(args.t1.as_deref());
     let sim = Simulation::load(&cache, restrictions)
         .with_context(|| format!("loading the simulation of {}", cache.display()))?;
     for note in &sim.notes {
         eprintln!("kw simulate: note: {note}");
     }
-    let runs = args.runs()?;
+    let name = cache.file_name().map_or_else(
+        || cache.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    super::args::warn_missing(&cache, &name, &sim);
     let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let threads = args.threads();
     let sources = load_priors(&args.prior)?;

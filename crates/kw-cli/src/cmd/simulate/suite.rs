@@ -85,7 +85,7 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
                 continue;
             }
         };
-        warn_missing(entry, &sim);
+        super::args::warn_missing(&entry.cache, &entry.name, &sim);
         for note in &sim.notes {
             if said.insert(note.clone()) {
                 eprintln!("kw simulate: note: {note}");
@@ -339,25 +339,6 @@ fn restrictions_context(entry: &SuiteEntry, e: kw_tune::TuneError) -> anyhow::Er
             anyhow::Error::new(e).context(format!("with the restrictions of {}", t1.display()))
         }
         _ => e.into(),
-    }
-}
-
-/// Warns (on standard error) when the cache file of `entry` holds no entry for some valid
-/// configurations of its space: they are scored as failures.
-fn warn_missing(entry: &SuiteEntry, sim: &Simulation) {
-    let total = sim.space.len();
-    let missing = sim
-        .space
-        .iter()
-        .filter(|p| sim.evaluator.result(p).is_none())
-        .count();
-    if missing > 0 {
-        eprintln!(
-            "kw simulate: warning: {}: {missing} of the {total} valid configurations of `{}` \
-             have no entry in the cache file (scored as failures)",
-            entry.cache.display(),
-            entry.name
-        );
     }
 }
 

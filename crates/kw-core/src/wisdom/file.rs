@@ -183,7 +183,8 @@ impl WisdomFile {
         for (i, r) in raw.records.iter().enumerate() {
             let record = crate::json_keys::check_unique_keys(r.get())
                 .and_then(|()| {
-                    serde_json::from_str::<WisdomRecord>(r.get()).map_err(|e| e.to_string())
+                    serde_json::from_str::<WisdomRecord>(r.get())
+                        .map_err(|e| at_file_position(&e, text, r.get()))
                 })
                 .and_then(|rec| rec.validate().map(|()| rec));
             match record {
@@ -251,6 +252,26 @@ impl WisdomFile {
 }
 
 /// How each of [`WisdomFile::rejected`] starts: `record #N: why`.
+/// `e`, an error of parsing `part` (a slice of the file's `text`) on its own, with its line
+/// and column counted in the file, not in the part.
+fn at_file_position(e: &serde_json::Error, text: &str, part: &str) -> String {
+    let message = e.to_string();
+    let start = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    let Some(before) = text.get(..start).filter(|_| e.line() > 0) else {
+        return message;
+    };
+    let base_line = before.matches('\n').count() + 1;
+    let base_column = start - before.rfind('\n').map_or(0, |p| p + 1);
+    let (line, column) = if e.line() == 1 {
+        (base_line, base_column + e.column())
+    } else {
+        (base_line + e.line() - 1, e.column())
+    };
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let what = message.strip_suffix(&suffix).unwrap_or(&message);
+    format!("{what} at line {line} column {column} of the file")
+}
+
 const REJECTED_PREFIX: &str = "record #";
 
 /// The record number (position in the file) a [`WisdomFile::rejected`] entry names.
@@ -596,6 +617,13 @@ mod tests {
         assert_eq!(f.rejected.len(), 2, "{:?}", f.rejected);
         assert!(f.rejected[0].starts_with("record #1: objective -1 ms"));
         assert!(f.rejected[1].starts_with("record #3: "));
+        // Its position is the file's: record 3 starts on line 7, its objective on line 9
+        // (the record's own text would say line 3).
+        assert!(
+            f.rejected[1].contains("at line 9 column 40") && f.rejected[1].ends_with("of the file"),
+            "{}",
+            f.rejected[1]
+        );
         assert_eq!(f.record_numbers(), vec![2, 4]);
         let clean = WisdomFile::parse(Path::new("k.json"), &file_of(&["1", "2"])).unwrap();
         assert_eq!(clean.record_numbers(), vec![1, 2]);

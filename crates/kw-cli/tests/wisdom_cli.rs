@@ -489,3 +489,33 @@ fn show_and_explain_note_a_parameter_a_record_lacks() {
     assert!(text.contains(&format!("unroll={default}")), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw wisdom explain` on a file whose every record is unusable says so, instead of blaming
+/// `--device` for matching "no device of the records (none)".
+#[test]
+fn explain_on_a_file_of_unusable_records_says_the_file_has_none() {
+    let dir = common::unique_dir("wisdom-all-unusable");
+    let path = dir.join("k.json");
+    null_device_wisdom(&path, "k", &[(64, 1.0)]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["records"][0].as_object_mut().unwrap().remove("space");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let (ok, said) = kw_text(
+        &dir,
+        &[
+            "wisdom",
+            "explain",
+            path.to_str().unwrap(),
+            "--device",
+            "NoSuchGpu",
+            "--problem-size",
+            "64",
+        ],
+    );
+    assert!(!ok, "{said}");
+    assert!(said.contains("skipped record #1"), "{said}");
+    assert!(said.contains("the wisdom holds no usable record"), "{said}");
+    assert!(!said.contains("(none)"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -75,15 +75,17 @@ pub fn resolve(text: &str, records: &[WisdomRecord]) -> Result<Target> {
                         .find(|r| r.device.name == *one)
                         .expect("a record's name"),
                 )),
+                [] if names.is_empty() => bail!(
+                    "--device {n:?} matches no device here (devices: {}), and the wisdom holds \
+                     no usable record to take a device name from (records skipped as unusable \
+                     are said above)",
+                    listed_here()
+                ),
                 [] => bail!(
                     "--device {n:?} matches no device here (devices: {}) and no device of the \
                      records ({})",
                     listed_here(),
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
+                    names.join(", ")
                 ),
                 many => bail!(
                     "--device {n:?} matches several devices of the records ({}): give more of \

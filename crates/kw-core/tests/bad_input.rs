@@ -60,6 +60,18 @@ fn not_json_and_wrong_shape() {
         e.to_string().contains("shape.json") && e.to_string().contains("tune_params_keys"),
         "{e}"
     );
+    // No tuned parameters: every entry would be one configuration, and the best of an
+    // arbitrary one its optimum.
+    let e = CacheFile::load(&temp(
+        "nokeys.json",
+        br#"{"tune_params_keys": [], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1, "time": 1.0}}}"#,
+    ))
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("nokeys.json")
+            && e.to_string().contains("`tune_params_keys` is empty"),
+        "{e}"
+    );
     let e = load_space_spec(&temp("other.json", b"[1, 2]")).unwrap_err();
     assert!(e.to_string().contains("neither"), "{e}");
     let e = CacheFile::load(std::path::Path::new("/nonexistent/x.json")).unwrap_err();

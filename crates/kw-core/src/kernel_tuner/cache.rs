@@ -70,6 +70,13 @@ impl CacheFile {
             .map(|k| k.as_str().map(String::from))
             .collect::<Option<_>>()
             .ok_or_else(|| fmt("`tune_params_keys` must hold strings".into()))?;
+        if keys.is_empty() {
+            return Err(fmt(
+                "`tune_params_keys` is empty: it must name the tuned parameters (every entry \
+                 would be the same configuration)"
+                    .into(),
+            ));
+        }
         let tune_params = obj
             .get("tune_params")
             .and_then(|v| v.as_object())

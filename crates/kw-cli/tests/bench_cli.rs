@@ -260,6 +260,11 @@ fn a_size_beyond_the_device_memory_is_refused() {
         ("reduce_sum", "99999999999999"),
         ("stencil3d", "100000x100000x100000"),
         ("nbody", "18446744073709551615"),
+        // Counts beyond u128 saturate (they wrapped to a smaller figure).
+        (
+            "stencil3d",
+            "18446744073709551615x18446744073709551615x18446744073709551615",
+        ),
     ] {
         let out = kw(&["bench", kernel, "--size", size]);
         let err = String::from_utf8_lossy(&out.stderr);

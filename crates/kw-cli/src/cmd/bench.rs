@@ -292,26 +292,42 @@ fn axes(kernel: &str) -> usize {
 }
 
 /// The bytes of device memory `kernel` at `size` needs for its buffers (each also lives on
-/// the host, once or twice), counted in `u128` so that no size overflows.
+/// the host, once or twice), in `u128`, saturating: a count beyond it is `u128::MAX`.
 fn footprint(kernel: &str, size: &[usize]) -> u128 {
     let v = |i: usize| size.get(i).copied().unwrap_or(1) as u128;
+    let mul = |xs: &[u128]| xs.iter().fold(1u128, |a, &x| a.saturating_mul(x));
+    let add = |xs: &[u128]| xs.iter().fold(0u128, |a, &x| a.saturating_add(x));
     let f32s = match kernel {
-        "transpose" => 2 * v(0) * v(1),
+        "transpose" => mul(&[2, v(0), v(1)]),
         "reduce_sum" => v(0),
-        "stencil3d" => 2 * v(0) * v(1) * v(2),
+        "stencil3d" => mul(&[2, v(0), v(1), v(2)]),
         // A, B, its transpose and C (padded copies and split-K scratch are smaller), and as
         // much again for cuBLAS's operands of the bound. Halves take 2 bytes: half a float.
-        "gemm" => 2 * (v(0) * v(2) + 2 * v(2) * v(1) + v(0) * v(1)),
-        "gemm_f16" => v(0) * v(2) + 2 * v(2) * v(1) + v(0) * v(1),
+        "gemm" => mul(&[
+            2,
+            add(&[
+                mul(&[v(0), v(2)]),
+                mul(&[2, v(2), v(1)]),
+                mul(&[v(0), v(1)]),
+            ]),
+        ]),
+        "gemm_f16" => add(&[
+            mul(&[v(0), v(2)]),
+            mul(&[2, v(2), v(1)]),
+            mul(&[v(0), v(1)]),
+        ]),
         // The padded input and the output.
-        "convolution" => (v(0) + v(2)) * (v(1) + v(3)) + v(0) * v(1),
+        "convolution" => add(&[
+            mul(&[add(&[v(0), v(2)]), add(&[v(1), v(3)])]),
+            mul(&[v(0), v(1)]),
+        ]),
         // Temperature in and out, power, the scratch grid (the third axis is iterations).
-        "hotspot" => 4 * v(0) * v(1),
+        "hotspot" => mul(&[4, v(0), v(1)]),
         // Positions and velocities in and out, four floats each.
-        "nbody" => 16 * v(0),
-        _ => size.iter().map(|&x| x as u128).product(),
+        "nbody" => mul(&[16, v(0)]),
+        _ => mul(&size.iter().map(|&x| x as u128).collect::<Vec<_>>()),
     };
-    4 * f32s
+    f32s.saturating_mul(4)
 }
 
 /// `bytes` for a message: `12.5 GiB`, `300.0 MiB`, `512 bytes`.
@@ -319,7 +335,9 @@ fn human_bytes(bytes: u128) -> String {
     const GIB: f64 = (1u64 << 30) as f64;
     const MIB: f64 = (1u64 << 20) as f64;
     let b = bytes as f64;
-    if b >= GIB {
+    if bytes == u128::MAX {
+        "more than 2^128 bytes".to_string()
+    } else if b >= GIB {
         format!("{:.1} GiB", b / GIB)
     } else if b >= MIB {
         format!("{:.1} MiB", b / MIB)

@@ -421,19 +421,20 @@ fn a_cache_missing_configurations_is_scored_with_a_warning() {
         r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2,3]},"cache":{"1":{"a":1,"time":2.0},"2":{"a":2,"time":1.0}}}"#,
     )
     .unwrap();
-    let out = kw_in(&dir)
-        .args([
+    let one = |cache: &str| {
+        let args = [
             "simulate",
-            "part.json",
+            cache,
             "--budget",
             "2",
             "--seeds",
             "1",
             "--threads",
             "1",
-        ])
-        .output()
-        .expect("run kw");
+        ];
+        kw_in(&dir).args(args).output().expect("run kw")
+    };
+    let out = one("part.json");
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -442,19 +443,7 @@ fn a_cache_missing_configurations_is_scored_with_a_warning() {
     );
     // A whole cache says nothing of the kind.
     write_cache(&dir, "whole.json", ["2.0", "1.0", "3.0"]);
-    let out = kw_in(&dir)
-        .args([
-            "simulate",
-            "whole.json",
-            "--budget",
-            "2",
-            "--seeds",
-            "1",
-            "--threads",
-            "1",
-        ])
-        .output()
-        .expect("run kw");
+    let out = one("whole.json");
     assert!(out.status.success());
     assert!(!stderr(&out).contains("have no entry"), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);

@@ -438,7 +438,8 @@ fn a_cache_missing_configurations_is_scored_with_a_warning() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains("part.json: 1 of the 3 valid configurations of `part.json` have no entry"),
+        err.contains("part.json: 1 of the 3 valid configurations of `part.json` have no entry")
+            && err.contains("give them with --t1 or --restrictions-json"),
         "{err}"
     );
     // A whole cache says nothing of the kind.

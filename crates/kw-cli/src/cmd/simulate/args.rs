@@ -256,8 +256,13 @@ pub fn prior_points(
 
 /// Warns (on standard error) when the cache file `cache` of space `name` holds no entry for
 /// some valid configurations of its space: they are scored as failures, and the fractions
-/// are of the best the file holds.
-pub fn warn_missing(cache: &std::path::Path, name: &str, sim: &kw_tune::simulate::Simulation) {
+/// are of the best the file holds. `hint`: what to add when no restrictions were given.
+pub fn warn_missing(
+    cache: &std::path::Path,
+    name: &str,
+    sim: &kw_tune::simulate::Simulation,
+    hint: &str,
+) {
     let total = sim.space.len();
     let missing = sim
         .space
@@ -267,7 +272,7 @@ pub fn warn_missing(cache: &std::path::Path, name: &str, sim: &kw_tune::simulate
     if missing > 0 {
         eprintln!(
             "kw simulate: warning: {}: {missing} of the {total} valid configurations of `{name}` \
-             have no entry in the cache file (scored as failures)",
+             have no entry in the cache file (scored as failures){hint}",
             cache.display(),
         );
     }

@@ -25,7 +25,12 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         || cache.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    super::args::warn_missing(&cache, &name, &sim);
+    let hint = if restrictions.is_none() {
+        "; if the kernel's restrictions rule them out, give them with --t1 or --restrictions-json"
+    } else {
+        ""
+    };
+    super::args::warn_missing(&cache, &name, &sim, hint);
     let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let threads = args.threads();
     let sources = load_priors(&args.prior)?;

@@ -85,7 +85,7 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
                 continue;
             }
         };
-        super::args::warn_missing(&entry.cache, &entry.name, &sim);
+        super::args::warn_missing(&entry.cache, &entry.name, &sim, "");
         for note in &sim.notes {
             if said.insert(note.clone()) {
                 eprintln!("kw simulate: note: {note}");

@@ -280,6 +280,43 @@ fn a_size_beyond_the_device_memory_is_refused() {
     }
 }
 
+/// A `--size` that fits the device's memory but whose largest buffer is more than the device
+/// allocates at once (PoCL: `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, a fraction of its memory) is
+/// refused by name before anything is allocated (it failed with a bare
+/// `CL_INVALID_BUFFER_SIZE`).
+#[test]
+fn a_buffer_beyond_the_largest_allocation_is_refused() {
+    if !pocl() {
+        return;
+    }
+    let info = kernel_wisdom::list_devices()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.info.name.contains("pthread"))
+        .unwrap()
+        .info;
+    // One float more than the largest allocation: a single buffer of reduce_sum.
+    let n = info.max_alloc_bytes / 4 + 1;
+    assert!(
+        info.max_alloc_bytes > 0,
+        "PoCL reports its largest allocation"
+    );
+    if n * 4 > info.global_memory_bytes {
+        eprintln!("SKIPPED: this PoCL device allocates all its memory at once");
+        return;
+    }
+    let size = n.to_string();
+    let out = kw(&["bench", "reduce_sum", "--size", &size]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("--size `{size}`"))
+            && err.contains("allocates at once")
+            && err.contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"),
+        "{err}"
+    );
+}
+
 /// gemm at sizes the routine pads (no tile divides them): the whole routine is timed and
 /// verified; `--config` times the kernel alone at the size given, refused where the
 /// configuration's restrictions do not allow that size: that size still gets its JSON line

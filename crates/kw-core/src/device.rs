@@ -61,6 +61,11 @@ pub struct DeviceInfo {
     pub compute_units: u32,
     /// Global memory in bytes.
     pub global_memory_bytes: u64,
+    /// The largest single buffer the device can allocate, in bytes (OpenCL's
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, often a quarter of global memory); 0 where the backend
+    /// has no such limit below global memory (CUDA) or it is unknown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_alloc_bytes: u64,
     /// Maximum threads (work-items) in one block (work-group).
     pub max_threads_per_block: u32,
     /// Maximum block (work-group) size per axis.
@@ -72,6 +77,10 @@ pub struct DeviceInfo {
     /// Compute capability as (major, minor), where the device has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_capability: Option<(u32, u32)>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl DeviceInfo {
@@ -120,6 +129,7 @@ pub(crate) fn test_device() -> DeviceInfo {
         uuid: None,
         compute_units: 4,
         global_memory_bytes: 1 << 30,
+        max_alloc_bytes: 0,
         max_threads_per_block: 1024,
         max_block_dims: [1024, 1024, 64],
         max_shared_memory_per_block: 48 * 1024,

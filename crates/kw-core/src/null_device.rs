@@ -39,6 +39,7 @@ impl NullDevice {
                 uuid: None,
                 compute_units: 132,
                 global_memory_bytes: 80 << 30,
+                max_alloc_bytes: 0,
                 max_threads_per_block: 1024,
                 max_block_dims: [1024, 1024, 64],
                 max_shared_memory_per_block: 48 << 10,

@@ -62,6 +62,7 @@ pub(crate) fn describe(
         uuid: Some(format_uuid(&uuid_bytes)),
         compute_units: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         global_memory_bytes: memory as u64,
+        max_alloc_bytes: 0,
         max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_block_dims: [
             attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,

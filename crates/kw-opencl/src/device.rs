@@ -409,6 +409,15 @@ impl Device for ClDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, BackendError> {
+        let limit = self.info.max_alloc_bytes;
+        if limit > 0 && bytes as u64 > limit {
+            return Err(BackendError::AllocTooLarge {
+                backend: BackendKind::Opencl,
+                bytes: bytes as u64,
+                limit,
+                limit_name: "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+            });
+        }
         Ok(Box::new(ClMemory::new(Arc::clone(&self.shared), bytes)?))
     }
 

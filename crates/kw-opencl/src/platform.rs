@@ -133,6 +133,7 @@ pub(crate) fn device_info(d: &Device) -> Result<DeviceInfo, BackendError> {
         global_memory_bytes: d
             .global_mem_size()
             .map_err(q("CL_DEVICE_GLOBAL_MEM_SIZE"))?,
+        max_alloc_bytes: d.max_mem_alloc_size().unwrap_or(0),
         max_threads_per_block: u32::try_from(
             d.max_work_group_size()
                 .map_err(q("CL_DEVICE_MAX_WORK_GROUP_SIZE"))?,

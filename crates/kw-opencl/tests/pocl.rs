@@ -92,6 +92,24 @@ fn buffers_round_trip_and_check_ranges() {
 }
 
 #[test]
+fn a_buffer_beyond_the_largest_allocation_is_refused_by_name() {
+    let Some(d) = device() else { return };
+    let limit = d.info().max_alloc_bytes;
+    assert!(limit > 0, "OpenCL reports CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    assert!(limit <= d.info().global_memory_bytes);
+    let err = d.alloc(limit as usize + 1).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(err, BackendError::AllocTooLarge { bytes, limit: l, .. } if bytes == limit + 1 && l == limit),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE") && text.contains(&limit.to_string()),
+        "{text}"
+    );
+}
+
+#[test]
 fn compiles_with_defines_and_headers_and_launches() {
     let Some(d) = device() else { return };
     let mut src = source(SCALE);

@@ -330,6 +330,31 @@ fn footprint(kernel: &str, size: &[usize]) -> u128 {
     f32s.saturating_mul(4)
 }
 
+/// The largest single device buffer of `kernel` at `size`, in bytes (the same buffers as
+/// [`footprint`]), to set against the device's largest allocation.
+fn largest_buffer(kernel: &str, size: &[usize]) -> u128 {
+    let v = |i: usize| size.get(i).copied().unwrap_or(1) as u128;
+    let mul = |xs: &[u128]| xs.iter().fold(1u128, |a, &x| a.saturating_mul(x));
+    let floats = match kernel {
+        "transpose" => mul(&[v(0), v(1)]),
+        "reduce_sum" => v(0),
+        "stencil3d" => mul(&[v(0), v(1), v(2)]),
+        "gemm" => mul(&[v(0), v(2)])
+            .max(mul(&[v(2), v(1)]))
+            .max(mul(&[v(0), v(1)])),
+        // Halves: half a float each.
+        "gemm_f16" => mul(&[v(0), v(2)])
+            .max(mul(&[v(2), v(1)]))
+            .max(mul(&[v(0), v(1)]))
+            .div_ceil(2),
+        "convolution" => mul(&[v(0).saturating_add(v(2)), v(1).saturating_add(v(3))]),
+        "hotspot" => mul(&[v(0), v(1)]),
+        "nbody" => mul(&[4, v(0)]),
+        _ => mul(&size.iter().map(|&x| x as u128).collect::<Vec<_>>()),
+    };
+    floats.saturating_mul(4)
+}
+
 /// `bytes` for a message: `12.5 GiB`, `300.0 MiB`, `512 bytes`.
 fn human_bytes(bytes: u128) -> String {
     const GIB: f64 = (1u64 << 30) as f64;
@@ -353,6 +378,7 @@ fn given_sizes(
     texts: &[String],
     kernels: &[&str],
     device_memory: u64,
+    max_alloc: u64,
 ) -> Result<Option<Vec<Vec<usize>>>> {
     if texts.is_empty() {
         return Ok(None);
@@ -380,6 +406,15 @@ fn given_sizes(
                  device's {}",
                 human_bytes(bytes),
                 human_bytes(u128::from(device_memory))
+            );
+        }
+        let largest = largest_buffer(kernel, &size);
+        if max_alloc > 0 && largest > u128::from(max_alloc) {
+            bail!(
+                "--size `{text}`: {kernel}'s largest buffer needs {}, more than the device \
+                 allocates at once ({}, CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                human_bytes(largest),
+                human_bytes(u128::from(max_alloc))
             );
         }
         out.push(size);
@@ -417,7 +452,13 @@ pub fn run(args: BenchArgs) -> Result<()> {
     };
     // The routines as an application calls them: the library's kernels, with its embedded
     // wisdom (`wisdom/kw_*.json`) after the wisdom search path.
-    let given = given_sizes(&args.sizes, &kernels, device.info().global_memory_bytes)?;
+    let info = device.info();
+    let given = given_sizes(
+        &args.sizes,
+        &kernels,
+        info.global_memory_bytes,
+        info.max_alloc_bytes,
+    )?;
     if args.config.is_some() && kernels.len() != 1 {
         bail!(
             "--config needs exactly one kernel (`kw bench transpose --config tile_dim=64`): its \

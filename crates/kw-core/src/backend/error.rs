@@ -79,6 +79,22 @@ pub enum BackendError {
         /// The driver's error.
         message: String,
     },
+    /// A buffer larger than the device can allocate at once
+    /// ([`DeviceInfo::max_alloc_bytes`](crate::device::DeviceInfo::max_alloc_bytes)).
+    #[error(
+        "a buffer of {bytes} bytes is larger than the {backend} device's largest allocation, \
+         {limit} bytes ({limit_name}): use a smaller problem or a device with more memory"
+    )]
+    AllocTooLarge {
+        /// The backend.
+        backend: BackendKind,
+        /// Bytes asked for.
+        bytes: u64,
+        /// The device's limit.
+        limit: u64,
+        /// Where the limit comes from (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
+        limit_name: &'static str,
+    },
     /// A host <-> device transfer would leave the buffer.
     #[error("{op} of {bytes} bytes at offset {offset} is outside a buffer of {len} bytes")]
     OutOfRange {

@@ -10,7 +10,8 @@ use crate::stop::Stop;
 use crate::strategies;
 use crate::tuner::Tuner;
 use kw_core::kernel_tuner::{load_restrictions, CacheFile, KtError, Outcome, Restrictions};
-use kw_core::{config::Config, expr::Expr, space::Point, space::TuningSpace};
+use kw_core::space::{Parameter, Point, TuningSpace};
+use kw_core::{config::Config, expr::Expr, value::Value};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -110,13 +111,29 @@ impl Simulation {
             None => Restrictions::default(),
         };
         let mut notes = extra.notes;
+        let mismatch = match (&extra.params, restrictions) {
+            (Some(t1), Some(file)) => parameter_notes(file, t1, &cache),
+            _ => Vec::new(),
+        };
         if size.is_none() && !cache.problem_size.is_empty() && restrictions.is_some() {
             notes.push(format!(
                 "the cache file's problem_size {:?} has an axis below 1: conditions over the problem size are taken at the restrictions file's own",
                 cache.problem_size
             ));
         }
-        let mut sim = Simulation::from_cache(cache, extra.exprs)?;
+        let mut sim = match Simulation::from_cache(cache, extra.exprs) {
+            // The restrictions do not fit this space: say where the files disagree.
+            Err(e @ (TuneError::Space(_) | TuneError::EmptySpace)) if !mismatch.is_empty() => {
+                let file = restrictions.unwrap_or(path);
+                return Err(TuneError::KernelTuner(KtError::Format {
+                    path: file.to_path_buf(),
+                    message: format!("{e}; {}", mismatch.join("; ")),
+                }));
+            }
+            other => other?,
+        };
+        notes.extend(mismatch);
+        notes.append(&mut sim.notes);
         sim.notes = notes;
         Ok(sim)
     }
@@ -136,14 +153,158 @@ impl Simulation {
         }
         let evaluator = SimulationEvaluator::new(&space, &cache);
         let optimum = evaluator.optimum(&space).ok_or(TuneError::NoSuccess)?;
+        let notes = entry_notes(&cache);
         Ok(Simulation {
             space,
             cache,
             evaluator,
             optimum,
-            notes: Vec::new(),
+            notes,
         })
     }
+}
+
+/// Where a T1 file's `TuningParameters` and the cache file's `tune_params` disagree, in words:
+/// the space is the cache's (what was measured) and only the T1 file's `Conditions` apply, so a
+/// parameter or value that only one of them has is said (a T1 file of another kernel, or of
+/// another version of it, restricts a space it was not written for).
+fn parameter_notes(t1_path: &Path, t1: &[Parameter], cache: &CacheFile) -> Vec<String> {
+    let file = t1_path.display();
+    let mut notes = Vec::new();
+    let names = |ps: &[Parameter]| ps.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+    let only_t1: Vec<String> = names(t1)
+        .into_iter()
+        .filter(|n| !cache.params.iter().any(|p| &p.name == n))
+        .collect();
+    let only_cache: Vec<String> = names(&cache.params)
+        .into_iter()
+        .filter(|n| !t1.iter().any(|p| &p.name == n))
+        .collect();
+    if !only_t1.is_empty() {
+        notes.push(format!(
+            "{file}: TuningParameters {} are not parameters of the cache file (the space is the cache file's; a condition over them is refused)",
+            few(&only_t1)
+        ));
+    }
+    if !only_cache.is_empty() {
+        notes.push(format!(
+            "{file}: the cache file's parameters {} are not among the TuningParameters (is the T1 file the same kernel's?)",
+            few(&only_cache)
+        ));
+    }
+    for p in &cache.params {
+        let Some(q) = t1.iter().find(|q| q.name == p.name) else {
+            continue;
+        };
+        let missing: Vec<String> = p
+            .values
+            .iter()
+            .filter(|v| !q.values.contains(v))
+            .map(|v| v.to_string())
+            .collect();
+        let extra: Vec<String> = q
+            .values
+            .iter()
+            .filter(|v| !p.values.contains(v))
+            .map(|v| v.to_string())
+            .collect();
+        if !missing.is_empty() || !extra.is_empty() {
+            let mut what = Vec::new();
+            if !missing.is_empty() {
+                what.push(format!("the cache's {} not in the T1 file", few(&missing)));
+            }
+            if !extra.is_empty() {
+                what.push(format!("the T1 file's {} not in the cache", few(&extra)));
+            }
+            notes.push(format!(
+                "{file}: the values of `{}` differ: {} (the space takes the cache file's)",
+                p.name,
+                what.join("; ")
+            ));
+        }
+    }
+    notes
+}
+
+/// The first items of a list, for a message: `a, b, c` or `a, b, ... (12 in all)`.
+fn few(items: &[String]) -> String {
+    const SHOWN: usize = 6;
+    if items.len() <= SHOWN {
+        items.join(", ")
+    } else {
+        format!(
+            "{}, ... ({} in all)",
+            items[..SHOWN].join(", "),
+            items.len()
+        )
+    }
+}
+
+/// What the simulation makes of entries that do not read as Kernel Tuner writes them, in
+/// words, one note per kind with a count and the first example: values that are not among
+/// `tune_params`' (ignored), configurations recorded twice (the entry whose key sorts last is
+/// used), and keys
+/// that do not spell their entry's values (the values are used).
+fn entry_notes(cache: &CacheFile) -> Vec<String> {
+    let mut outside: Vec<String> = Vec::new();
+    let mut twice: Vec<String> = Vec::new();
+    let mut misspelt: Vec<String> = Vec::new();
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    for entry in &cache.entries {
+        let undeclared = cache
+            .params
+            .iter()
+            .zip(&entry.values)
+            .find(|(p, v)| !p.values.contains(v));
+        if let Some((p, v)) = undeclared {
+            outside.push(format!("`{}` ({}={v})", entry.key, p.name));
+            continue;
+        }
+        if let Some(first) = seen.insert(format!("{:?}", entry.values), &entry.key) {
+            twice.push(format!("`{first}` and `{}`", entry.key));
+        }
+        if !key_spells(&entry.key, &entry.values) {
+            let values: Vec<String> = entry.values.iter().map(Value::to_string).collect();
+            misspelt.push(format!("`{}` (values {})", entry.key, values.join(",")));
+        }
+    }
+    let mut notes = Vec::new();
+    let mut note = |list: &[String], what: &str| {
+        if let Some(first) = list.first() {
+            let n = list.len();
+            let entries = if n == 1 { "entry" } else { "entries" };
+            notes.push(format!("{n} cache {entries} {what} (e.g. {first})"));
+        }
+    };
+    note(
+        &outside,
+        "with a value not among its parameter's `tune_params` values: ignored",
+    );
+    note(
+        &twice,
+        "with a configuration recorded under another key too: the one whose key sorts last is used",
+    );
+    note(
+        &misspelt,
+        "with a key that does not spell its parameter values: the values are used",
+    );
+    notes
+}
+
+/// Whether a cache key (`"16,1,1.5,True,float"`: Kernel Tuner joins the values with commas, as
+/// Python prints them) spells `values`.
+fn key_spells(key: &str, values: &[Value]) -> bool {
+    let parts: Vec<&str> = key.split(',').collect();
+    parts.len() == values.len()
+        && parts.iter().zip(values).all(|(part, v)| {
+            let part = part.trim();
+            match v {
+                Value::Bool(b) => part.eq_ignore_ascii_case(if *b { "true" } else { "false" }),
+                Value::Int(i) => part.parse::<f64>().is_ok_and(|x| x == *i as f64),
+                Value::Float(f) => part.parse::<f64>().is_ok_and(|x| x == *f),
+                Value::Str(s) => part == s,
+            }
+        })
 }
 
 /// Checks every measured value of `cache` (read from `path`) with
@@ -317,6 +478,95 @@ mod tests {
         let path = dir.join("cache.json");
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    /// Entries that do not read as Kernel Tuner writes them are noted, with a count and an
+    /// example each (they were dropped or overwritten silently); a well-formed cache has none.
+    #[test]
+    fn odd_entries_are_noted() {
+        let dir = std::env::temp_dir().join(format!("kw-tune-sim-odd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cache.json");
+        let cache = |entries: &str| {
+            format!(
+                r#"{{"tune_params_keys":["a","b"],"tune_params":{{"a":[1,2,4],"b":[1.5,2.0,true]}},"cache":{{{entries}}}}}"#
+            )
+        };
+        let good = r#""1,1.5":{"a":1,"b":1.5,"time":1.0},"2,2.0":{"a":2,"b":2.0,"time":2.0},"4,True":{"a":4,"b":true,"time":3.0}"#;
+        std::fs::write(&path, cache(good)).unwrap();
+        assert_eq!(
+            Simulation::load(&path, None).unwrap().notes,
+            Vec::<String>::new()
+        );
+        let odd = format!(
+            r#"{good},"4,2.0":{{"a":8,"b":2.0,"time":0.5}},"9,1.5":{{"a":2,"b":1.5,"time":3.0}},"2,1.5":{{"a":2,"b":1.5,"time":0.9}}"#
+        );
+        std::fs::write(&path, cache(&odd)).unwrap();
+        let sim = Simulation::load(&path, None).unwrap();
+        let notes = sim.notes.join("\n");
+        assert_eq!(sim.notes.len(), 3, "{notes}");
+        assert!(notes.contains("1 cache entry with a value not among its parameter's `tune_params` values: ignored (e.g. `4,2.0` (a=8))"), "{notes}");
+        assert!(notes.contains("1 cache entry with a configuration recorded under another key too: the one whose key sorts last is used (e.g. `2,1.5` and `9,1.5`)"), "{notes}");
+        assert!(notes.contains("1 cache entry with a key that does not spell its parameter values: the values are used (e.g. `9,1.5` (values 2,1.5))"), "{notes}");
+        // The undeclared value is not a configuration; the repeated one is `9,1.5`'s 3.0.
+        assert_eq!(sim.optimum, 1.0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A T1 file whose `TuningParameters` differ from the cache's `tune_params` is said, with
+    /// the parameters and values only one of them has (only its `Conditions` were read); when
+    /// its conditions cannot apply to the cache's space, the error says where they disagree.
+    #[test]
+    fn a_t1_file_of_other_parameters_is_said() {
+        let cache = write_cache("t1", "time", ["1", "2", "3"]);
+        let dir = cache.parent().unwrap();
+        let t1 = |params: &str, condition: &str| {
+            let path = dir.join("k_T1.json");
+            std::fs::write(
+                &path,
+                format!(
+                    r#"{{"General":{{"FormatVersion":1}},"ConfigurationSpace":{{"TuningParameters":[{params}],"Conditions":[{{"Expression":"{condition}","Parameters":[]}}]}}}}"#
+                ),
+            )
+            .unwrap();
+            path
+        };
+        let a = |values: &str| {
+            format!(r#"{{"Name":"a","Type":"int","Values":"{values}","Default":1}}"#)
+        };
+        let same = t1(&a("[1, 2, 3]"), "a != 2");
+        let sim = Simulation::load(&cache, Some(&same)).unwrap();
+        assert!(sim.notes.is_empty(), "{:?}", sim.notes);
+        assert_eq!(sim.space.len(), 2);
+        let other = t1(
+            &format!(
+                r#"{},{{"Name":"b","Type":"int","Values":"[1]","Default":1}}"#,
+                a("[1, 2, 7]")
+            ),
+            "a != 2",
+        );
+        let notes = Simulation::load(&cache, Some(&other))
+            .unwrap()
+            .notes
+            .join("\n");
+        assert!(
+            notes.contains("TuningParameters b are not parameters of the cache file"),
+            "{notes}"
+        );
+        assert!(notes.contains("the values of `a` differ: the cache's 3 not in the T1 file; the T1 file's 7 not in the cache"), "{notes}");
+        let foreign = t1(
+            r#"{"Name":"c","Type":"int","Values":"[1]","Default":1}"#,
+            "c == 1",
+        );
+        let err = Simulation::load(&cache, Some(&foreign))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mentions unknown parameter `c`"), "{err}");
+        assert!(
+            err.contains("the cache file's parameters a are not among the TuningParameters"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub struct Restrictions {
     pub exprs: Vec<crate::expr::Expr>,
     /// What was left out, in words (a T1 condition over a problem size not known).
     pub notes: Vec<String>,
+    /// A T1 file's `TuningParameters` (none for an array of restriction strings), for the
+    /// caller to set against the space the restrictions are applied to.
+    pub params: Option<Vec<crate::space::Parameter>>,
 }
 
 /// Restrictions from a JSON file: an array of expression strings, or a T1 file (its
@@ -181,6 +184,7 @@ pub fn load_restrictions(path: &Path, size: Option<&[i64]>) -> Result<Restrictio
         return Ok(Restrictions {
             exprs: spec.restrictions,
             notes: spec.notes,
+            params: Some(spec.params),
         });
     }
     let items = json.as_array().ok_or_else(|| {
@@ -203,5 +207,6 @@ pub fn load_restrictions(path: &Path, size: Option<&[i64]>) -> Result<Restrictio
     Ok(Restrictions {
         exprs,
         notes: Vec::new(),
+        params: None,
     })
 }

@@ -141,6 +141,13 @@ fn without_the_geometry_the_nearest_record_decides_and_explain_says_why_when_it_
     assert_eq!(filled.record, Some(1));
     let text = explain(&records, &query, &filled);
     assert!(text.contains("fill rule: the nearest record #1"), "{text}");
+    // Numbered by position in the file, where rejected records keep their places.
+    let text = explain_numbered(&records, &[3, 7], &query, &filled);
+    assert!(
+        text.contains("fill rule: the nearest record #3 (problem size 1048576)")
+            && text.contains("; record #7 (problem size"),
+        "{text}"
+    );
     // An unknown fill for either record keeps the nearest.
     let partial = |r: &WisdomRecord, size: &[i64]| {
         (r.problem_size[0] == 1 << 20)

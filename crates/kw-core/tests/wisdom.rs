@@ -475,3 +475,22 @@ fn a_parameter_added_after_a_record_takes_its_default() {
     extra.add_new_parameters(&newer);
     assert!(extra.check_against(&newer).is_err());
 }
+
+/// A record of fewer axes than the query is used (its missing axes count as 1), and explain
+/// says so.
+#[test]
+fn a_record_of_fewer_axes_is_used_with_a_note() {
+    let rs = vec![record("G", "a", "cuda", &[4096], 32, 1.0)];
+    let q = query("G", "a", "cuda", &[4096, 64]);
+    let s = select(&rs, &q, |_| Ok(()));
+    assert_eq!((s.step, s.record), (Step::DeviceNearestSize, Some(0)));
+    let text = explain(&rs, &q, &s);
+    assert!(
+        text.contains(
+            "its problem size has 1 axis where the query's has 2 axes: the missing axes count as 1"
+        ),
+        "{text}"
+    );
+    let same = explain(&rs, &query("G", "a", "cuda", &[4096, 1]), &s);
+    assert!(!same.contains("missing axes"), "{same}");
+}

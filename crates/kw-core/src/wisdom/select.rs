@@ -56,8 +56,39 @@ pub struct Selection {
     /// Per step 1-4: how many usable records matched it.
     pub candidates: [usize; 4],
     /// Set when the nearest record was passed over because its configuration would leave
-    /// much of the device idle at this size ([`select_filling`]): what happened, in words.
-    pub fill_note: Option<String>,
+    /// much of the device idle at this size ([`select_filling`]).
+    pub fill_note: Option<FillNote>,
+}
+
+/// Why the fill rule of [`select_filling`] passed over the nearest record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FillNote {
+    /// Index of the nearest record.
+    pub nearest: usize,
+    /// The share of the compute units its configuration keeps busy at the query's size.
+    pub nearest_here: f64,
+    /// ... and at its own size.
+    pub nearest_own: f64,
+    /// Index of the record taken instead.
+    pub taken: usize,
+    /// The share its configuration keeps busy at the query's size.
+    pub taken_here: f64,
+}
+
+impl FillNote {
+    /// What happened, in words, numbering record `i` `#number(i)` (its position in its file).
+    pub fn describe(&self, records: &[WisdomRecord], number: impl Fn(usize) -> usize) -> String {
+        format!(
+            "the nearest record #{} (problem size {}) would keep {:.0}% of the compute units busy here against {:.0}% at its own size; record #{} (problem size {}) keeps {:.0}%",
+            number(self.nearest),
+            size_text(&records[self.nearest].problem_size),
+            100.0 * self.nearest_here,
+            100.0 * self.nearest_own,
+            number(self.taken),
+            size_text(&records[self.taken].problem_size),
+            100.0 * self.taken_here
+        )
+    }
 }
 
 /// How much of the device a record's configuration keeps busy at a problem size: the fraction
@@ -234,13 +265,13 @@ pub fn select_filling(
 }
 
 /// The fill rule of [`select_filling`] on the records of one step, nearest first: the record
-/// it takes instead and what happened, when the rule passes over the nearest.
+/// it takes instead and why, when the rule passes over the nearest.
 fn fill_rule(
     records: &[WisdomRecord],
     query: &Query,
     by_distance: &[usize],
     fill: &Fill<'_>,
-) -> Option<(usize, String)> {
+) -> Option<(usize, FillNote)> {
     let &first = by_distance.first()?;
     // (fill at the query's size, fill at the record's own size)
     let fills = |i: usize| -> Option<(f64, f64)> {
@@ -269,16 +300,13 @@ fn fill_rule(
     let (second_here, _) = fills(second)?;
     Some((
         second,
-        format!(
-            "the nearest record #{} (problem size {}) would keep {:.0}% of the compute units busy here against {:.0}% at its own size; record #{} (problem size {}) keeps {:.0}%",
-            first + 1,
-            size_text(&records[first].problem_size),
-            100.0 * near_here,
-            100.0 * near_own,
-            second + 1,
-            size_text(&records[second].problem_size),
-            100.0 * second_here
-        ),
+        FillNote {
+            nearest: first,
+            nearest_here: near_here,
+            nearest_own: near_own,
+            taken: second,
+            taken_here: second_here,
+        },
     ))
 }
 
@@ -355,7 +383,7 @@ pub fn explain_numbered(
         );
     }
     if let Some(note) = &selection.fill_note {
-        let _ = writeln!(s, "fill rule: {note}");
+        let _ = writeln!(s, "fill rule: {}", note.describe(records, number));
     }
     match selection.record {
         Some(i) => {
@@ -372,6 +400,19 @@ pub fn explain_numbered(
                 selection.distance
             );
             let _ = writeln!(s, "  configuration: {}", r.config.key());
+            let (given, asked) = (
+                trim_ones(&r.problem_size).len(),
+                trim_ones(&query.problem_size).len(),
+            );
+            if given < asked {
+                let axes = |n: usize| format!("{n} ax{}", if n == 1 { "is" } else { "es" });
+                let _ = writeln!(
+                    s,
+                    "  note: its problem size has {} where the query's has {}: the missing axes count as 1",
+                    axes(given),
+                    axes(asked)
+                );
+            }
             let _ = writeln!(
                 s,
                 "  measured: {:.4} ms (median of {} samples); tuned {} by strategy {} in {} evaluations",

@@ -397,3 +397,88 @@ fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
     assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw log export` overwrote whatever its outputs named, the results log itself included, and
+/// wrote the Kernel Tuner cache in place (an interrupted export left part of a file). Now the
+/// log and an existing file are refused before anything is written (`--force` replaces an
+/// existing output, never the log), both outputs in one file too, and the count is of
+/// distinct configurations.
+#[test]
+fn log_export_never_overwrites_the_log_or_an_existing_file_unasked() {
+    let dir = std::env::temp_dir().join(format!("kw-fuzz-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = r#"{"format":"kw-tune-log","version":1,"fingerprint":"f","params":[{"name":"bs","values":[32,64]}],"strategy":"random","seed":0,"kernel_name":"k","device_name":"GPU","problem_size":[4096],"capture_checksum":"blake3:00","default_key":"32","objective":"time"}"#;
+    let eval = |n: u32, ms: f64| {
+        format!(
+            r#"{{"eval":{n},"key":"32","point":[0],"config":{{"bs":32}},"objective":{ms},"elapsed_s":1.0,"eval_s":1.0,"samples":[{ms}]}}"#
+        )
+    };
+    let log_text = format!("{header}\n{}\n{}\n", eval(1, 0.5), eval(2, 0.6));
+    std::fs::write(dir.join("run.tune.jsonl"), &log_text).unwrap();
+    let log = "run.tune.jsonl";
+    for args in [
+        vec!["log", "export", log, "--kt-cache", log],
+        vec![
+            "log",
+            "export",
+            log,
+            "--kt-cache",
+            "./run.tune.jsonl",
+            "--force",
+        ],
+        vec!["log", "export", log, "--t4", log, "--force"],
+    ] {
+        let o = kw(&dir, &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", both(&o));
+        assert!(
+            stderr(&o).contains("is the results log being exported"),
+            "{}",
+            both(&o)
+        );
+    }
+    let o = kw(
+        &dir,
+        &[
+            "log",
+            "export",
+            log,
+            "--kt-cache",
+            "x.json",
+            "--t4",
+            "x.json",
+        ],
+    );
+    assert!(
+        stderr(&o).contains("given as both --kt-cache and --t4"),
+        "{}",
+        both(&o)
+    );
+    assert!(!dir.join("x.json").exists());
+    std::fs::write(dir.join("kt.json"), "keep me").unwrap();
+    let o = kw(&dir, &["log", "export", log, "--kt-cache", "kt.json"]);
+    assert!(
+        stderr(&o).contains("kt.json: exists; not overwriting it"),
+        "{}",
+        both(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kt.json")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join(log)).unwrap(), log_text);
+    let o = kw(
+        &dir,
+        &["log", "export", log, "--kt-cache", "kt.json", "--force"],
+    );
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("1 configurations written to kt.json"),
+        "{}",
+        both(&o)
+    );
+    let cache: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("kt.json")).unwrap()).unwrap();
+    assert_eq!(cache["cache"].as_object().unwrap().len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -88,12 +88,32 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
             "expected a Slurm time",
         ),
         (&["--tasks", "2", "--strategy", "nope"][..], "nope"),
+        // Values kw tune refuses, found before anything is written.
+        (&["--tasks", "2", "--", "--time", "xyz"][..], "xyz"),
+        (&["--tasks", "2", "--", "--rtol", "-1"][..], "rtol"),
+        (
+            &["--tasks", "2", "--cpus-per-task", "0"][..],
+            "--cpus-per-task",
+        ),
     ] {
         let o = base(extra).output().unwrap();
         assert!(!o.status.success(), "{extra:?} was accepted");
         assert!(text(&o).contains(says), "{extra:?}: {}", text(&o));
     }
     assert!(!shared.join("kw-slurm.json").exists());
+    // A folder that holds a `wisdom/` (or `shards/`) no kw slurm run made: refused, kept (a
+    // later --force removed it as "the earlier run's").
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join("wisdom")).unwrap();
+    std::fs::write(project.join("wisdom/kw_gemm.json"), "{}").unwrap();
+    let mut c = common::kw_in(&dir);
+    c.args(["slurm", caps.to_str().unwrap(), "--tasks", "1", "--out"])
+        .arg(&project);
+    let o = c.output().unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("no kw slurm run made it"), "{}", text(&o));
+    assert!(project.join("wisdom/kw_gemm.json").exists());
+    assert!(!project.join("kw-slurm.json").exists());
 
     // The run: 3 captures in 2 shards, submitted (array, then the merge after any end).
     let o = base(&[
@@ -268,6 +288,26 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
         "{}",
         text(&o)
     );
+    // A damaged wisdom file in one shard: that shard is named (and not merged), the merge
+    // fails; it stopped the whole merge before, the other shards unmerged.
+    let shard1 = shared.join("shards/1/wisdom/vector_add.json");
+    let good = std::fs::read(&shard1).unwrap();
+    std::fs::write(&shard1, "{broken").unwrap();
+    std::fs::remove_dir_all(shared.join("wisdom")).unwrap();
+    let o = merge_run();
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("shard 1 (array task 1) is incomplete: its wisdom is damaged")
+            && t.contains("1 of 2 shard(s) complete and merged"),
+        "{t}"
+    );
+    assert!(
+        shared.join("wisdom/vector_add.json").exists(),
+        "shard 0 is merged"
+    );
+    std::fs::write(&shard1, good).unwrap();
+    assert!(merge_run().status.success());
     // --force starts over: the earlier shards and merged wisdom go, and the merge finds none.
     let o = base(&["--tasks", "3", "--force"]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));

@@ -73,18 +73,20 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
     })
 }
 
-/// Writes the results log at `log` as a Kernel Tuner cache file at `out`; returns how many
-/// configurations it holds.
+/// Writes the results log at `log` as a Kernel Tuner cache file at `out` (atomically); returns
+/// how many configurations it holds (one per distinct configuration: a log may hold one twice).
 pub fn export_log(log: &Path, out: &Path) -> Result<usize, TuneError> {
     let contents = read_log(log)?;
     let json = kt_cache_json(&contents.header, &contents.records);
+    let configurations = json["cache"].as_object().map_or(0, |c| c.len());
     let text = serde_json::to_string_pretty(&json).map_err(|e| TuneError::LogFormat {
         path: out.to_path_buf(),
         line: 0,
         message: e.to_string(),
     })?;
-    std::fs::write(out, text).map_err(|e| TuneError::io(out, e))?;
-    Ok(contents.records.len())
+    kw_core::files::write_atomic(out, text.as_bytes(), kw_core::files::FileModes::get())
+        .map_err(|e| TuneError::io(out, e))?;
+    Ok(configurations)
 }
 
 /// The T4 version written (`schema_version` of `results-schema.json`).

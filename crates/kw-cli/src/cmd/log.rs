@@ -1,8 +1,8 @@
 //! `kw log ...`: results logs of tuning runs.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Subcommand;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum LogCmd {
@@ -19,12 +19,21 @@ pub enum LogCmd {
         /// Write it as a T4 results file (the auto-tuning community's results schema) here.
         #[arg(long)]
         t4: Option<PathBuf>,
+        /// Replace output files that exist (never the results log itself).
+        #[arg(long)]
+        force: bool,
     },
 }
 
 pub fn run(cmd: LogCmd) -> Result<()> {
     match cmd {
-        LogCmd::Export { log, kt_cache, t4 } => {
+        LogCmd::Export {
+            log,
+            kt_cache,
+            t4,
+            force,
+        } => {
+            check_outputs(&log, &[kt_cache.as_deref(), t4.as_deref()], force)?;
             if let Some(out) = kt_cache {
                 let n =
                     kw_tune::export::export_log(&log, &out).context("exporting a results log")?;
@@ -38,4 +47,35 @@ pub fn run(cmd: LogCmd) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Refuses outputs that would overwrite the results log, each other, or (without `--force`) a
+/// file that exists, before anything is written.
+fn check_outputs(log: &Path, outputs: &[Option<&Path>], force: bool) -> Result<()> {
+    let same = |a: &Path, b: &Path| {
+        a == b
+            || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    };
+    let outputs: Vec<&Path> = outputs.iter().flatten().copied().collect();
+    for (i, out) in outputs.iter().enumerate() {
+        if same(out, log) {
+            bail!(
+                "{}: is the results log being exported; not overwriting it (choose another output)",
+                out.display()
+            );
+        }
+        if outputs[..i].iter().any(|o| same(o, out)) {
+            bail!(
+                "{}: given as both --kt-cache and --t4; give each its own file",
+                out.display()
+            );
+        }
+        if !force && out.exists() {
+            bail!(
+                "{}: exists; not overwriting it (remove it, choose another name, or give --force)",
+                out.display()
+            );
+        }
+    }
+    Ok(())
 }

@@ -61,6 +61,18 @@ pub enum WisdomError {
         /// What is wrong with it.
         message: String,
     },
+    /// Two tuning keys share a file name ([`wisdom_file_name`] replaces the characters a file
+    /// name cannot hold with `_`: `conv/fwd` and `conv_fwd`): the file holds the other key's
+    /// records, which are neither mixed with this key's nor replaced.
+    #[error("{path}: holds the wisdom of tuning key `{in_file}`, not of `{key}`, whose file name is the same: not mixing or replacing another key's records (give one of the kernels another tuning key)")]
+    KeyCollision {
+        /// The file.
+        path: PathBuf,
+        /// The tuning key the file holds (or the other key written to it).
+        in_file: String,
+        /// The tuning key being read or written.
+        key: String,
+    },
     /// Some records of the file are invalid, so it is not rewritten (that would drop them).
     #[error("{path}: not rewriting a wisdom file with invalid records ({}); fix or remove them", rejected.join("; "))]
     HasInvalidRecords {
@@ -347,7 +359,7 @@ pub fn find_wisdom_files(
         if !seen.insert(identity) {
             continue;
         }
-        match WisdomFile::load(&path) {
+        match WisdomFile::load(&path).and_then(|f| same_key(&path, f, tuning_key)) {
             Ok(f) => {
                 errors.extend(f.rejected_errors(&path));
                 found.push((path, f));
@@ -356,6 +368,20 @@ pub fn find_wisdom_files(
         }
     }
     (found, errors)
+}
+
+/// `file` (read from `path`) when it holds `tuning_key`'s wisdom, else
+/// [`WisdomError::KeyCollision`].
+fn same_key(path: &Path, file: WisdomFile, tuning_key: &str) -> Result<WisdomFile, WisdomError> {
+    if file.tuning_key == tuning_key {
+        Ok(file)
+    } else {
+        Err(WisdomError::KeyCollision {
+            path: path.to_path_buf(),
+            in_file: file.tuning_key,
+            key: tuning_key.to_string(),
+        })
+    }
 }
 
 /// Creates a wisdom directory (and its parents) with the modes of `KW_FILE_MODE`.
@@ -443,7 +469,7 @@ pub fn add_record(
     create_dir(dir)?;
     let lock = lock_key(dir, tuning_key)?;
     let mut file = if path.exists() {
-        WisdomFile::load_for_rewrite(&path)?
+        same_key(&path, WisdomFile::load_for_rewrite(&path)?, tuning_key)?
     } else {
         WisdomFile::new(tuning_key)
     };
@@ -570,6 +596,17 @@ pub fn merge_into(
         });
         by_key[i].1.push(f);
     }
+    // Two keys of one file name: refused before anything is written.
+    let mut names: HashMap<String, &str> = HashMap::new();
+    for (key, _) in &by_key {
+        if let Some(other) = names.insert(wisdom_file_name(key), key) {
+            return Err(WisdomError::KeyCollision {
+                path: dir.join(wisdom_file_name(key)),
+                in_file: other.to_string(),
+                key: key.clone(),
+            });
+        }
+    }
     let mut written = Vec::new();
     let mut total = MergeReport::default();
     for (key, files) in by_key {
@@ -577,7 +614,7 @@ pub fn merge_into(
         let lock = lock_key(dir, &key)?;
         let mut all = Vec::with_capacity(files.len() + 1);
         if path.exists() {
-            all.push(WisdomFile::load_for_rewrite(&path)?);
+            all.push(same_key(&path, WisdomFile::load_for_rewrite(&path)?, &key)?);
         }
         all.extend(files);
         let (mut merged, report) = merge_files(all);
@@ -665,6 +702,49 @@ mod tests {
             WisdomFile::load(&dir.join("k.json")).unwrap().records.len(),
             1
         );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// Two tuning keys of one file name (`conv/fwd` and `conv_fwd`): neither `add_record`,
+    /// `merge_into` nor the search path mixes their records or replaces the other key's file
+    /// (a merge of both lost one key whole and said it kept two records).
+    #[test]
+    fn keys_of_one_file_name_are_never_mixed() {
+        let dir = std::env::temp_dir().join(format!("kw-wisdom-collide-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let record: WisdomRecord = serde_json::from_str(&RECORD.replace("MS", "1.5")).unwrap();
+        assert_eq!(wisdom_file_name("conv/fwd"), wisdom_file_name("conv_fwd"));
+        add_record(&dir, "conv/fwd", record.clone(), ReplacePolicy::Always).unwrap();
+        let before = fs::read(dir.join("conv_fwd.json")).unwrap();
+        let e = add_record(&dir, "conv_fwd", record.clone(), ReplacePolicy::Always).unwrap_err();
+        assert!(matches!(e, WisdomError::KeyCollision { .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains(
+                "conv_fwd.json: holds the wisdom of tuning key `conv/fwd`, not of `conv_fwd`"
+            ),
+            "{text}"
+        );
+        assert_eq!(fs::read(dir.join("conv_fwd.json")).unwrap(), before);
+        // The search path does not take the other key's file for this key's.
+        let (found, errors) = find_wisdom_files("conv_fwd", std::slice::from_ref(&dir));
+        assert!(found.is_empty());
+        assert!(matches!(errors[..], [WisdomError::KeyCollision { .. }]));
+        assert_eq!(
+            find_wisdom_files("conv/fwd", std::slice::from_ref(&dir))
+                .0
+                .len(),
+            1
+        );
+        // A merge of both keys is refused before anything is written.
+        let out = dir.join("merged");
+        let mut a = WisdomFile::new("conv/fwd");
+        a.records.push(record.clone());
+        let mut b = WisdomFile::new("conv_fwd");
+        b.records.push(record);
+        let e = merge_into(&out, vec![a, b]).unwrap_err();
+        assert!(matches!(e, WisdomError::KeyCollision { .. }), "{e}");
+        assert!(!out.join("conv_fwd.json").exists());
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -40,11 +40,30 @@ pub fn describe_unfinished(manifest: &Manifest, states: &[(usize, ShardState)]) 
         .collect()
 }
 
+/// A complete shard whose wisdom does not load (a damaged file) is incomplete: it is not
+/// merged, and is named with the others (one damaged file stopped the whole merge).
+fn readable(shared: &Path, task: usize, state: ShardState) -> ShardState {
+    if !state.is_complete() {
+        return state;
+    }
+    let dir = ShardDir::new(shared, task).wisdom();
+    let files = match super::super::wisdom::wisdom_files_in(&dir) {
+        Ok(files) => files,
+        Err(e) => return ShardState::Incomplete(format!("its wisdom cannot be listed: {e:#}")),
+    };
+    for f in files {
+        if let Err(e) = kw_core::wisdom::WisdomFile::load(&f) {
+            return ShardState::Incomplete(format!("its wisdom is damaged: {e}"));
+        }
+    }
+    state
+}
+
 /// Runs the merge; an error when any shard is missing or incomplete.
 pub fn run(shared: &Path) -> Result<()> {
     let manifest = Manifest::load(shared)?;
     let states: Vec<(usize, ShardState)> = (0..manifest.tasks)
-        .map(|t| (t, shard_state(shared, &manifest, t)))
+        .map(|t| (t, readable(shared, t, shard_state(shared, &manifest, t))))
         .collect();
     let complete: Vec<PathBuf> = states
         .iter()

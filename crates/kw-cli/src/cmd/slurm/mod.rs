@@ -50,7 +50,7 @@ pub struct SlurmArgs {
     #[arg(long, default_value_t = 1)]
     gpus_per_task: u32,
     /// CPUs of each array task (`#SBATCH --cpus-per-task`); kw tune compiles on all but one.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     cpus_per_task: Option<u32>,
     /// Another `#SBATCH` line of the array script, e.g. `--qos=high` or `--constraint=a100`
     /// (repeatable; written last, so it wins over the lines kw writes).
@@ -138,13 +138,16 @@ fn check_tune_args(args: &[String]) -> Result<()> {
     }
     let mut words = vec!["placeholder.kwcap".to_string()];
     words.extend(args.iter().cloned());
-    Tune::try_parse_from(&words).map_err(|e| {
+    let tune = Tune::try_parse_from(&words).map_err(|e| {
         anyhow::anyhow!(
             "the kw tune options after `--` ({}): {}",
             args.join(" "),
             e.render().to_string().trim()
         )
     })?;
+    // Their values too (a duration, a tolerance): every task would fail on them.
+    super::tune::check_options(&tune.args)
+        .with_context(|| format!("the kw tune options after `--` ({})", args.join(" ")))?;
     Ok(())
 }
 
@@ -297,6 +300,22 @@ fn new_run(a: SlurmArgs) -> Result<()> {
             }
         }
         eprintln!("kw slurm: --force: replacing {}", manifest_path.display());
+    } else {
+        // No run of kw slurm was here: folders of these names are someone else's, and a merge
+        // (or a later --force) would write into or remove them.
+        for theirs in [shared.join("shards"), merge::merged_dir(&shared)] {
+            if theirs.exists() {
+                bail!(
+                    "{} exists and no kw slurm run made it ({} has no {}): the run's shards and \
+                     merged wisdom go there; choose another --out (an empty or new folder)",
+                    theirs.display(),
+                    shared.display(),
+                    manifest_path
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                );
+            }
+        }
     }
     let manifest = Manifest {
         format: MANIFEST_FORMAT.into(),

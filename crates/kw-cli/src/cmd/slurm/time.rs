@@ -32,6 +32,9 @@ pub fn time_warning(
     slurm_time: Option<&str>,
 ) -> Option<String> {
     let limit = slurm_seconds(slurm_time?)?;
+    if limit == 0 {
+        return None; // Slurm's --time=0: no limit
+    }
     let value = |name: &str| {
         tune_args.iter().enumerate().find_map(|(i, w)| {
             w.strip_prefix(&format!("{name}="))
@@ -47,9 +50,15 @@ pub fn time_warning(
     let need = per_capture * per_shard as u64;
     (need > limit).then(|| {
         format!(
-            "a task tunes up to {per_shard} capture(s) for up to {} min each (kw tune's              --time{}), {} min in all, more than the tasks' --time of {} min: Slurm may end              tasks at their limit (the merge then names them; --resubmit-missing resumes them)",
+            "a task tunes up to {per_shard} capture(s) for up to {} min each (kw tune's \
+             --time{}), {} min in all, more than the tasks' --time of {} min: Slurm may end \
+             tasks at their limit (the merge then names them; --resubmit-missing resumes them)",
             per_capture / 60,
-            if value("--time").is_some() { "" } else { " default" },
+            if value("--time").is_some() {
+                ""
+            } else {
+                " default"
+            },
             need / 60,
             limit / 60
         )
@@ -84,5 +93,8 @@ mod tests {
         // A budget alone: the time is not known, nothing is said.
         assert!(time_warning(&args(&["--budget", "50"]), 9, Some("1")).is_none());
         assert!(time_warning(&[], 9, None).is_none());
+        // Slurm's 0: no limit, nothing to warn of; the message has no runs of spaces.
+        assert!(time_warning(&[], 9, Some("0")).is_none());
+        assert!(!w.contains("  "), "{w}");
     }
 }

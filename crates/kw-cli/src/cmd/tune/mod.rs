@@ -96,8 +96,11 @@ fn resume_command(captures: &[PathBuf]) -> String {
         .join(" ")
 }
 
-pub fn run(args: TuneArgs) -> Result<()> {
-    let stop = stop_condition(&args)?;
+/// The checks of option values that need no file or device (stop conditions, tolerances, the
+/// strategy, timeouts): `kw tune` makes them before anything runs, `kw slurm` on the options it
+/// passes on to every task before it writes anything.
+pub fn check_options(args: &TuneArgs) -> Result<Stop> {
+    let stop = stop_condition(args)?;
     // A NaN, infinite or negative --rtol/--atol is refused before anything runs (it would
     // be written into the wisdom record as `null`, which no kw can read).
     args.tolerance()?;
@@ -107,6 +110,11 @@ pub fn run(args: TuneArgs) -> Result<()> {
             bail!("--eval-timeout must be more than 0");
         }
     }
+    Ok(stop)
+}
+
+pub fn run(args: TuneArgs) -> Result<()> {
+    let stop = check_options(&args)?;
     // Found now, not after an hour of tuning.
     check_writable(&args.wisdom_dir()?).context("the wisdom directory (--wisdom-dir)")?;
     if args.log.is_none() {

@@ -260,6 +260,26 @@ fn skip_limit_and_patterns_select_launches() {
     let m = metadata(&c);
     let a = floats(&c.read_buffer(m.args[1].input.as_ref().unwrap()).unwrap());
     assert_eq!(a[0], 1.0);
+    // The kernel definition inside is checked with the metadata: a newer format version, or
+    // a tolerance that is not a finite number of 0 or more, is refused before any tuning
+    // (they were found after the whole search, or never).
+    let mut newer = m.clone();
+    newer.kernel.format_version = 9;
+    let e = newer.check_version().unwrap_err();
+    assert!(e.contains("format version 9 is newer"), "{e}");
+    let mut bad = m.clone();
+    let out = bad
+        .kernel
+        .args
+        .iter()
+        .position(|a| a.tolerance.is_some() || a.name == "out");
+    let i = out.unwrap_or(0);
+    bad.kernel.args[i].tolerance = Some(kw_core::tolerance::Tolerance {
+        rtol: -1.0,
+        ..Default::default()
+    });
+    let e = bad.check_version().unwrap_err();
+    assert!(e.contains("rtol -1 is not a valid tolerance"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

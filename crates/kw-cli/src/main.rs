@@ -173,7 +173,7 @@ fn main() {
 
 /// The error and its causes, `: `-separated, without repeats: a cause whose text its
 /// parent's message already ends with (typed errors that print their source) is left out.
-fn error_text(e: &anyhow::Error) -> String {
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
     let mut out = String::new();
     let mut last = String::new();
     for cause in e.chain() {

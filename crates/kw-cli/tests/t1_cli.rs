@@ -418,7 +418,7 @@ fn space_stats_reads_every_library_t1_file() {
 }
 
 /// `kw capture from-t1 -o` with a name the capture writer changes (`gemm.v2` is written as
-/// `gemm_v2`): the command succeeds and prints the file it wrote.
+/// `gemm_v2`): the command says so, succeeds and prints the file it wrote.
 #[test]
 fn from_t1_prints_the_file_it_wrote() {
     if kernel_wisdom::list_devices().is_err() {
@@ -446,6 +446,12 @@ fn from_t1_prints_the_file_it_wrote() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(stdout.trim(), "caps/blur_v2.kwcap");
+    // ... and says so before it writes.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: writing caps/blur_v2.kwcap for caps/blur.v2.kwcap"),
+        "{stderr}"
+    );
     assert!(dir.join("caps/blur_v2.kwcap").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -119,6 +119,13 @@ fn a_bad_capture_does_not_stop_the_batch_and_compile_failures_stop_early() {
         "{all}"
     );
     assert!(all.contains("2 of 3 capture(s) failed"), "{all}");
+    // Each failure names its capture once (the path and the capture error's text were
+    // repeated: `garbage.kwcap: garbage.kwcap: ...`).
+    assert!(!all.contains("garbage.kwcap: garbage.kwcap"), "{all}");
+    assert!(
+        all.contains("\n  garbage.kwcap: not a kernel-wisdom capture file"),
+        "{all}"
+    );
     // The good capture after them was tuned.
     assert!(dir.join("wisdom/vector_add.json").exists(), "{all}");
     assert!(!dir.join("wisdom/empty_source.json").exists());

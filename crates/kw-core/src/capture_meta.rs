@@ -99,7 +99,8 @@ pub struct CaptureMetadata {
 }
 
 impl CaptureMetadata {
-    /// Checks the format marker and version (a newer version is refused, naming both).
+    /// Checks the format marker and version (a newer version is refused, naming both), the
+    /// version of the kernel definition inside, and its tolerances (finite, 0 or more).
     pub fn check_version(&self) -> Result<(), String> {
         if self.format != "kernel-wisdom/capture" {
             return Err(format!(
@@ -112,6 +113,21 @@ impl CaptureMetadata {
                 "capture metadata version {} is not supported (this version reads up to {CAPTURE_METADATA_VERSION})",
                 self.version
             ));
+        }
+        // The kernel definition inside is read as it is (not through `KernelDef::from_json`):
+        // its version and its tolerances are checked here, before anything runs.
+        let def_version = self.kernel.format_version;
+        if def_version > crate::kernel_def::KERNEL_DEF_FORMAT_VERSION {
+            return Err(format!(
+                "the kernel definition's format version {def_version} is newer than this version reads ({})",
+                crate::kernel_def::KERNEL_DEF_FORMAT_VERSION
+            ));
+        }
+        for arg in &self.kernel.args {
+            if let Some(t) = &arg.tolerance {
+                t.validate()
+                    .map_err(|e| format!("the tolerance of argument `{}`: {e}", arg.name))?;
+            }
         }
         Ok(())
     }

@@ -9,8 +9,9 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ReplayError {
-    /// The capture file could not be opened, read or checked.
-    #[error("{path}: {source}")]
+    /// The capture file could not be opened, read or checked (the capture error names the
+    /// file already).
+    #[error("{source}")]
     Capture {
         /// The capture file.
         path: PathBuf,

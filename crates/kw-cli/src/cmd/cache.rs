@@ -42,6 +42,13 @@ fn resolve(w: &Where) -> Result<(PathBuf, u64)> {
         eprintln!("kw: warning: {p}");
     }
     if let Some(d) = &w.dir {
+        if !d.exists() {
+            // A mistyped --dir would read as an empty cache.
+            eprintln!(
+                "kw cache: note: {}: no such directory (no compile cache there yet)",
+                d.display()
+            );
+        }
         return Ok((d.clone(), settings.max_bytes));
     }
     match settings.dir {

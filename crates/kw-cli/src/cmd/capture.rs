@@ -170,12 +170,22 @@ pub fn capture_t1(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !child {
-        // The capture writer names the file by the sanitized stem (`gemm.v2` -> `gemm_v2`).
-        let written = dir.join(format!("{}.{EXTENSION}", kw_capture::sanitize_stem(&stem)));
+        // The capture writer names the file by the sanitized stem (`gemm.v2` -> `gemm_v2`):
+        // said before it writes (only the path printed at the end told of it).
+        let sane = kw_capture::sanitize_stem(&stem);
+        let written = dir.join(format!("{sane}.{EXTENSION}"));
         if written.exists() {
             bail!(
                 "{}: exists (`{}` is written under this name); not overwriting it (remove it \
                  or choose another name)",
+                written.display(),
+                out.display()
+            );
+        }
+        if sane != stem {
+            eprintln!(
+                "kw capture from-t1: note: writing {} for {} (a capture's name holds only \
+                 ASCII letters, digits, `_`, `-`, `+` and `=` before .{EXTENSION})",
                 written.display(),
                 out.display()
             );

@@ -379,7 +379,7 @@ pub fn run(args: WorkerArgs) -> Result<()> {
     let (device, device_id, meta, space) = match opened {
         Ok(o) => o,
         Err(e) => {
-            let reason = format!("{e:#}");
+            let reason = crate::error_text(&e);
             reply(&mut out, &Reply::StartFailed { reason })?;
             return Ok(());
         }
@@ -423,7 +423,7 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                     }
                 }
                 Err(e) => {
-                    let reason = format!("{:#}", anyhow::Error::from(e));
+                    let reason = crate::error_text(&anyhow::Error::from(e));
                     reply(&mut out, &Reply::StartFailed { reason })?;
                     return Ok(());
                 }

@@ -46,7 +46,7 @@ pub enum FileError {
         source: std::io::Error,
     },
     /// The path is not a regular file.
-    #[error("{}: is {kind}, not a regular file; kw reads {what}s from regular files only", path.display())]
+    #[error("{}: is {kind}, not a regular file; kw reads a {what} from a regular file only", path.display())]
     NotRegular {
         /// The file.
         path: PathBuf,

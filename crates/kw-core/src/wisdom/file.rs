@@ -556,7 +556,8 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
         }
         for r in input.records {
             report.read += 1;
-            if let Some(why) = r.defect() {
+            // What add_record refuses to write is not merged either (a tolerance of -1).
+            if let Some(why) = r.defect().or_else(|| check_new_record(&r).err()) {
                 report.dropped.push((input.tuning_key.clone(), why));
                 continue;
             }
@@ -742,9 +743,27 @@ mod tests {
         a.records.push(record.clone());
         let mut b = WisdomFile::new("conv_fwd");
         b.records.push(record);
-        let e = merge_into(&out, vec![a, b]).unwrap_err();
+        let e = merge_into(&out, vec![a.clone(), b]).unwrap_err();
         assert!(matches!(e, WisdomError::KeyCollision { .. }), "{e}");
         assert!(!out.join("conv_fwd.json").exists());
+        // A record add_record would refuse (a tolerance of -1) is left out of a merge, saying why.
+        let mut bad = a.records[0].clone();
+        bad.problem_size = vec![128];
+        bad.provenance.tolerances.insert(
+            "out".into(),
+            crate::tolerance::Tolerance {
+                rtol: -1.0,
+                ..Default::default()
+            },
+        );
+        a.records.push(bad);
+        let (written, report) = merge_into(&out, vec![a]).unwrap();
+        assert_eq!(written[0].1, 1);
+        assert!(
+            report.dropped[0].1.contains("rtol -1"),
+            "{:?}",
+            report.dropped
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -128,8 +128,12 @@ fn classify(path: &Path, out: &mut Vec<Input>) -> Result<()> {
 
 pub fn run(args: ReportArgs) -> Result<()> {
     let mut inputs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in &args.inputs {
-        classify(p, &mut inputs)?;
+        // A path named twice makes its sections once.
+        if seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
+            classify(p, &mut inputs)?;
+        }
     }
     let mut page = html::Page::new();
     let mut scores = Vec::new();

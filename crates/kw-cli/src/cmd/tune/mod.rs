@@ -113,6 +113,18 @@ pub fn check_options(args: &TuneArgs) -> Result<Stop> {
     Ok(stop)
 }
 
+/// One line of the failed captures' summary: `CAPTURE[ on DEVICE]: ERROR`, the capture named
+/// once where the error begins with it.
+fn failure_line(capture: &std::path::Path, on: &str, e: &anyhow::Error) -> String {
+    let text = crate::error_text(e);
+    let name = capture.display().to_string();
+    if on.is_empty() && text.starts_with(&format!("{name}: ")) {
+        text
+    } else {
+        format!("{name}{on}: {text}")
+    }
+}
+
 pub fn run(args: TuneArgs) -> Result<()> {
     let stop = check_options(&args)?;
     // Found now, not after an hour of tuning.
@@ -142,6 +154,19 @@ pub fn run(args: TuneArgs) -> Result<()> {
         }
         captures.push(capture);
     }
+    // A capture named twice is tuned once (each run would add its record to the same slot).
+    let mut seen = std::collections::HashSet::new();
+    captures.retain(|c| {
+        let id = std::fs::canonicalize(c).unwrap_or_else(|_| c.clone());
+        let first = seen.insert(id);
+        if !first {
+            eprintln!(
+                "kw tune: note: {} is named twice; tuning it once",
+                c.display()
+            );
+        }
+        first
+    });
     let cancel = cancel_flag();
     if args.stop_on_stdin_eof {
         // The parent (an application tuning online) ended or let go: stop as Ctrl-C does,
@@ -179,12 +204,9 @@ pub fn run(args: TuneArgs) -> Result<()> {
         multi::plan(set, &captures, &task, &mut refused)
     });
     for (capture, e) in refused {
-        eprintln!(
-            "kw tune: error: tuning {}: {}",
-            capture.display(),
-            crate::error_text(&e)
-        );
-        failed.push(format!("{}: {}", capture.display(), crate::error_text(&e)));
+        let line = failure_line(&capture, "", &e);
+        eprintln!("kw tune: error: tuning {line}");
+        failed.push(line);
     }
     let mut cancelled = None;
     let mut finish = |task: &multi::Task, devices: &[kernel_wisdom::ListedDevice], outcome| {
@@ -266,16 +288,9 @@ fn finish_capture(
         Ok(o) => o,
         Err(e) => {
             // One bad capture does not stop the batch; the exit status says it failed.
-            eprintln!(
-                "kw tune: error: tuning {}{on}: {}",
-                capture.display(),
-                crate::error_text(&e)
-            );
-            failed.push(format!(
-                "{}{on}: {}",
-                capture.display(),
-                crate::error_text(&e)
-            ));
+            let line = failure_line(capture, on, &e);
+            eprintln!("kw tune: error: tuning {line}");
+            failed.push(line);
             return false;
         }
     };

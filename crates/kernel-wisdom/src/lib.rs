@@ -142,7 +142,8 @@ pub use online::{
     TUNE_RANKS_ENV, TUNE_SHARE_ENV,
 };
 pub use wisdom::{
-    search_path, Choice, WisdomSource, DEFAULT_WISDOM_DIR, DEVICE_NAME_ENV, WISDOM_PATH_ENV,
+    search_path, Choice, LaunchShape, WisdomSource, ALTERNATE_GAIN, DEFAULT_WISDOM_DIR,
+    DEVICE_NAME_ENV, WISDOM_PATH_ENV,
 };
 
 pub use kw_core::backend::{BackendError, DeviceEvent, KernelArg, Queue, RawMem};

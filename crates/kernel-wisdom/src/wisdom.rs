@@ -22,9 +22,29 @@ pub const WISDOM_PATH_ENV: &str = "KW_WISDOM_PATH";
 /// Overrides the device name used for selection.
 pub const DEVICE_NAME_ENV: &str = "KW_DEVICE_NAME";
 
-/// The share of a device's compute units a configuration keeps busy at a problem size
-/// ([`kw_core::wisdom::Fill`], for a configuration).
-pub type ConfigFill<'a> = dyn Fn(&Config, &[i64]) -> Option<f64> + 'a;
+/// The launch of a configuration at a problem size, as the selection sees it: its blocks
+/// (work-groups) and the device's compute units; `None` when unknown (the geometry needs the
+/// launch's arguments, or the device does not say how many units it has).
+pub type LaunchShape<'a> = dyn Fn(&Config, &[i64]) -> Option<(f64, f64)> + 'a;
+
+/// The share of the compute units that get at least one block: `min(1, blocks / units)`
+/// (the fill rule's measure, [`kw_core::wisdom::Fill`]).
+fn fill_of((blocks, units): (f64, f64)) -> f64 {
+    (blocks / units).min(1.0)
+}
+
+/// How evenly the blocks spread over the compute units, a block per unit at a time:
+/// `blocks / (units x ceil(blocks / units))`, 1 when every wave of blocks is full. 157 blocks
+/// on 132 units: a second wave of 25 blocks, 0.59.
+fn balance_of((blocks, units): (f64, f64)) -> f64 {
+    blocks / (units * (blocks / units).ceil().max(1.0))
+}
+
+/// An alternate configuration of the chosen record ([`WisdomRecord::alternates`]) is taken
+/// instead of the record's own when its predicted speed at the query's size is at least this
+/// many times the record's (the prediction is crude: the time measured at the record's size,
+/// scaled by the change in [`balance_of`]).
+pub const ALTERNATE_GAIN: f64 = 1.1;
 
 /// The default application wisdom directory.
 pub const DEFAULT_WISDOM_DIR: &str = "wisdom";
@@ -138,6 +158,10 @@ impl WisdomSource {
             .map(|(path, mut f)| {
                 for r in &mut f.records {
                     r.add_new_parameters(space);
+                    // Alternates the current space does not hold are dropped (as records are
+                    // passed over).
+                    r.alternates
+                        .retain(|a| space.check_config(&a.config).is_ok());
                 }
                 // Numbered by their place in the file, as `kw wisdom show` numbers them (and as
                 // the rejected records are).
@@ -229,16 +253,22 @@ impl WisdomSource {
         self.choose_filling(problem_size, valid, None)
     }
 
-    /// [`WisdomSource::choose_where`] with the fill rule of [`kw_core::wisdom::select_filling`]:
-    /// `fill` says what fraction of the device's compute units a configuration keeps busy at a
-    /// problem size (`None`: unknown). The runtime passes its kernel's launch geometry.
+    /// [`WisdomSource::choose_where`] knowing each configuration's launch (`launch`: its
+    /// blocks and the device's compute units at a problem size; `None`: unknown; the runtime
+    /// passes its kernel's launch geometry): the fill rule of
+    /// [`kw_core::wisdom::select_filling`], and at a size between records, the record's
+    /// alternates ([`WisdomRecord::alternates`]): one whose time at the record's size, scaled
+    /// by how evenly its blocks spread over the compute units here against there
+    /// ([`balance_of`]), predicts it [`ALTERNATE_GAIN`] times as fast as the record's own
+    /// configuration is taken instead.
     pub fn choose_filling(
         &self,
         problem_size: &[i64],
         valid: &dyn Fn(&Config) -> Result<(), String>,
-        fill: Option<&ConfigFill<'_>>,
+        launch: Option<&LaunchShape<'_>>,
     ) -> Choice {
-        let record_fill = fill.map(|f| move |r: &WisdomRecord, size: &[i64]| f(&r.config, size));
+        let record_fill =
+            launch.map(|f| move |r: &WisdomRecord, size: &[i64]| f(&r.config, size).map(fill_of));
         let mut query = self.query.clone();
         query.problem_size = problem_size.to_vec();
         // The file whose best match comes at the earliest step; the earlier file on ties.
@@ -283,15 +313,22 @@ impl WisdomSource {
                 },
             )) => {
                 let file = &self.files[fi];
+                let record = &file.records[i];
                 kw_core::diag::debug(&format!(
                     "using record #{} of {} ({step})",
                     file.numbers[i],
                     file.path.display()
                 ));
+                let config = match launch {
+                    Some(shape) if step != Step::ExactDeviceExactSize => {
+                        alternate(record, problem_size, valid, shape)
+                    }
+                    _ => None,
+                };
                 Choice {
-                    config: file.records[i].config.clone(),
+                    config: config.unwrap_or_else(|| record.config.clone()),
                     step,
-                    record: Some(file.records[i].clone()),
+                    record: Some(record.clone()),
                     file: Some(file.path.clone()),
                 }
             }
@@ -309,6 +346,49 @@ impl WisdomSource {
             }
         }
     }
+}
+
+/// The alternate of `record` to take at `size` instead of its own configuration, if any
+/// ([`WisdomSource::choose_filling`]): of those whose blocks here keep their last wave at
+/// least [`kw_core::wisdom::KEEP_FILL`] full, the one of highest predicted speed, relative to
+/// the record's own, `(record ms / alternate ms) x (balance here / balance at the record's
+/// size)`, when that is at least [`ALTERNATE_GAIN`] times the record's own prediction.
+fn alternate(
+    record: &WisdomRecord,
+    size: &[i64],
+    valid: &dyn Fn(&Config) -> Result<(), String>,
+    shape: &LaunchShape<'_>,
+) -> Option<Config> {
+    if record.alternates.is_empty() {
+        return None;
+    }
+    let predicted = |config: &Config, ms: f64| -> Option<(f64, f64)> {
+        let here = balance_of(shape(config, size)?);
+        let there = balance_of(shape(config, &record.problem_size)?);
+        (there > 0.0).then(|| (record.objective.median_ms / ms * here / there, here))
+    };
+    let (own, _) = predicted(&record.config, record.objective.median_ms)?;
+    // An alternate that would itself leave a quarter of the device idle in its last wave is
+    // not taken: where few blocks fill few units, time does not follow the balance (measured:
+    // gemm_f16 at 384 x 384 x 1536 took 64 x 64 tiles, 36 blocks, 0.81 of the record's own).
+    let (best, score) = record
+        .alternates
+        .iter()
+        .filter(|a| valid(&a.config).is_ok())
+        .filter_map(|a| Some((a, predicted(&a.config, a.median_ms)?)))
+        .filter(|(_, (_, here))| *here >= kw_core::wisdom::KEEP_FILL)
+        .map(|(a, (score, _))| (a, score))
+        .max_by(|x, y| x.1.total_cmp(&y.1))?;
+    if score < ALTERNATE_GAIN * own {
+        return None;
+    }
+    kw_core::diag::debug(&format!(
+        "taking the record's alternate {} (predicted {:.2} of the record's speed there, against {:.2} for its own configuration: its blocks spread more evenly over the compute units here)",
+        best.config.key(),
+        score,
+        own
+    ));
+    Some(best.config.clone())
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ fn a_capture_not_made_because_of_exact_wisdom_is_said_once() {
         },
         space: SpaceFingerprint::of(&space),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     };
     add_record(
         &root.join("wisdom"),

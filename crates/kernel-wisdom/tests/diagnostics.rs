@@ -62,6 +62,7 @@ fn write_stale(
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     };
     add_record(dir, "vector_add", record, ReplacePolicy::Always).unwrap();
 }

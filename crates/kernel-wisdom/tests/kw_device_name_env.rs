@@ -43,6 +43,7 @@ fn device_name_override_selects_the_other_devices_records() {
         },
         space: SpaceFingerprint::of(probe.space()),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     };
     add_record(&dir, "vector_add", record, ReplacePolicy::IfBetter).unwrap();
     let plain = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device.clone())

@@ -369,6 +369,7 @@ fn gemm_routine_with_split_k_selected_by_wisdom() {
         },
         space: SpaceFingerprint::of(probe.space()),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     };
     add_record(&dir, "kw_gemm", record, ReplacePolicy::IfBetter).unwrap();
     let lib = Library::new(dev.clone()).with_wisdom_dir(&dir);

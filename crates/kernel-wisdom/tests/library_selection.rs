@@ -71,3 +71,34 @@ fn each_shipped_h100_record_is_selected_at_its_own_size_and_a_neighbour_between(
         }
     }
 }
+
+/// The shipped records' alternates at sizes nobody tuned (measured on the H100,
+/// `docs/measurements/h100-alternates.txt`): n-body at 40,000 bodies selects the 32,768
+/// record, whose 256-thread blocks would make a second wave of 25 of 157 blocks there, and
+/// takes its 128-thread alternate (313 blocks, the last wave 0.79 full; 1.26x faster there);
+/// gemm_f16 at 384 x 384 x 1536 keeps the record's 32 x 32 tiles (the 64 x 64 alternate's 36
+/// blocks would leave most of the device idle).
+#[test]
+fn shipped_alternates_are_taken_where_their_blocks_spread_more_evenly() {
+    let device = NullDevice::new(BackendKind::Cuda).with_info(|info| {
+        info.name = H100.into();
+        info.max_shared_memory_per_block = 232448;
+    });
+    let lib = Library::new(Arc::new(device));
+    let nbody = lib.kernel("nbody").unwrap();
+    let c = nbody.choice(&[40000]);
+    assert_eq!(c.record.as_ref().unwrap().problem_size, vec![32768]);
+    assert_eq!(c.config.get("block_size_x"), Some(&128.into()));
+    assert_eq!(
+        c.record.unwrap().config.get("block_size_x"),
+        Some(&256.into())
+    );
+    // At its own size, the record's own configuration.
+    assert_eq!(
+        nbody.choice(&[32768]).config.get("block_size_x"),
+        Some(&256.into())
+    );
+    let gemm_f16 = lib.kernel("gemm_f16").unwrap();
+    let c = gemm_f16.choice(&[384, 384, 1536]);
+    assert_eq!(c.config, c.record.unwrap().config);
+}

@@ -134,6 +134,93 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
     }
 }
 
+/// The record keeps alternates: the fastest configuration of each launch grid other than the
+/// best's, at most 1.5 times its time (from the results log), at most 8, on the record's clock.
+#[test]
+fn the_record_keeps_the_fastest_configuration_of_each_other_grid_as_alternates() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kw-tune-alternates-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            "--bundled",
+            "vector_add:4096",
+            "--budget",
+            "16",
+            "--samples",
+            "3",
+            "--strategy",
+            "random",
+            "--confirm-rounds",
+            "0",
+            "--no-prior",
+            "--log",
+            "run.jsonl",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wisdom: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("wisdom/vector_add.json")).unwrap())
+            .unwrap();
+    let rec = &wisdom["records"][0];
+    // vector_add's grid: 4096 elements in blocks of block_size_x x elems_per_thread.
+    let blocks = |c: &serde_json::Value| {
+        4096u64
+            .div_ceil(c["block_size_x"].as_u64().unwrap() * c["elems_per_thread"].as_u64().unwrap())
+    };
+    let log = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
+    let mut results: Vec<(serde_json::Value, f64)> = log
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|r| Some((r["config"].clone(), r["objective"].as_f64()?)))
+        .collect();
+    results.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let best = results
+        .iter()
+        .find(|(c, _)| c == &rec["config"])
+        .unwrap()
+        .clone();
+    let mut grids = vec![blocks(&best.0)];
+    let mut expected = Vec::new();
+    for (c, t) in &results {
+        if expected.len() == 8 || *t > 1.5 * best.1 {
+            break;
+        }
+        if !grids.contains(&blocks(c)) {
+            grids.push(blocks(c));
+            expected.push((
+                c.clone(),
+                rec["objective"]["median_ms"].as_f64().unwrap() * t / best.1,
+            ));
+        }
+    }
+    let got: Vec<(serde_json::Value, f64)> = rec["alternates"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| (x["config"].clone(), x["median_ms"].as_f64().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(got.len(), expected.len(), "{got:?} against {expected:?}");
+    for ((gc, gt), (ec, et)) in got.iter().zip(&expected) {
+        assert_eq!(gc, ec);
+        assert!((gt - et).abs() <= 1e-9 * et, "{gt} against {et}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A library kernel's capture is tuned from the records shipped with the library (embedded
 /// in `kw`) even with no wisdom file on disk; the same records given again as a file count
 /// once.

@@ -40,6 +40,7 @@ fn record(space: &kw_core::space::TuningSpace, bx: i64, ms: f64) -> WisdomRecord
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     }
 }
 

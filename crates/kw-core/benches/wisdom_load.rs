@@ -102,6 +102,7 @@ fn main() {
                     tolerances: Default::default(),
                     ..Default::default()
                 },
+                alternates: Vec::new(),
             }
         })
         .collect();

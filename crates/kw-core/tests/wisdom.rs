@@ -38,6 +38,7 @@ fn record(device: &str, arch: &str, backend: &str, size: &[i64], bx: i64, ms: f6
         },
         space: SpaceFingerprint::of(&space()),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     }
 }
 

@@ -81,5 +81,6 @@ pub fn tuned_record(
                 .unwrap_or_default(),
             ..Provenance::default()
         },
+        alternates: Vec::new(),
     }
 }

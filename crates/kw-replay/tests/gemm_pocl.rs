@@ -159,6 +159,7 @@ fn record(
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     }
 }
 

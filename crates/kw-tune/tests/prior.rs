@@ -108,6 +108,7 @@ fn wisdom_record(space: &TuningSpace, bx: i64, by: i64, ms: f64, device: &str) -
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     }
 }
 

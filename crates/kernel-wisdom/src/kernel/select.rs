@@ -21,16 +21,16 @@ impl WisdomKernel {
         self.wisdom().choose_filling(
             problem_size,
             &|c| self.valid_at(c, &ps, None).map_err(|e| e.to_string()),
-            Some(&|c, size| self.fill(c, size)),
+            Some(&|c, size| self.launch_shape(c, size)),
         )
     }
 
-    /// The fraction of the device's compute units that a launch of `config` at `size` gives at
-    /// least one block (`min(1, blocks / compute units)`), from the definition's launch
-    /// geometry; `None` when the geometry needs the launch's arguments or the device does not
-    /// say how many compute units it has. The wisdom's fill rule uses it
-    /// ([`kw_core::wisdom::select_filling`]).
-    pub(super) fn fill(&self, config: &Config, size: &[i64]) -> Option<f64> {
+    /// The blocks of a launch of `config` at `size` and the device's compute units, from the
+    /// definition's launch geometry; `None` when the geometry needs the launch's arguments or
+    /// the device does not say how many compute units it has. The wisdom's fill rule
+    /// ([`kw_core::wisdom::select_filling`]) and its alternates use it
+    /// ([`crate::wisdom::WisdomSource::choose_filling`]).
+    pub(super) fn launch_shape(&self, config: &Config, size: &[i64]) -> Option<(f64, f64)> {
         let units = self.device.info().compute_units;
         if units == 0 {
             return None;
@@ -40,7 +40,7 @@ impl WisdomKernel {
             .evaluate(|def| def.geometry(config, &ps, None, Some(self.device.info())))
             .ok()?;
         let blocks: f64 = g.grid.iter().map(|&b| f64::from(b)).product();
-        Some((blocks / f64::from(units)).min(1.0))
+        (blocks >= 1.0).then_some((blocks, f64::from(units)))
     }
 
     /// The configuration for a problem size: an installed selector's answer if it gives one
@@ -80,7 +80,7 @@ impl WisdomKernel {
                 self.valid_at(c, problem_size, args)
                     .map_err(|e| e.to_string())
             },
-            Some(&|c, size| self.fill(c, size)),
+            Some(&|c, size| self.launch_shape(c, size)),
         );
         if choice.record.is_some() {
             match self.validate(&choice.config) {

@@ -219,6 +219,7 @@ pub fn vector_add_record(
         },
         space: SpaceFingerprint::of(space),
         provenance: Provenance::default(),
+        alternates: Vec::new(),
     }
 }
 

@@ -26,7 +26,7 @@ pub use file::{
     WISDOM_FORMAT_VERSION,
 };
 pub use record::{
-    Confirmation, Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord,
+    Alternate, Confirmation, Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord,
     ORIGIN_ONLINE,
 };
 pub use select::{

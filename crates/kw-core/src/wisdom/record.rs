@@ -173,6 +173,19 @@ impl Provenance {
     }
 }
 
+/// Another configuration measured at a record's problem size on its device, with its time
+/// there (the record's configuration was the fastest). The runtime may take one at a size
+/// nobody tuned, where the record's configuration would leave more of the device idle in its
+/// last wave of blocks ([`WisdomRecord::alternates`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Alternate {
+    /// The configuration.
+    pub config: Config,
+    /// Its median time at the record's problem size, in milliseconds, on the same clock as
+    /// the record's [`Objective::median_ms`].
+    pub median_ms: f64,
+}
+
 /// One tuned configuration for (device, problem size).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WisdomRecord {
@@ -189,6 +202,11 @@ pub struct WisdomRecord {
     /// Where it came from.
     #[serde(default)]
     pub provenance: Provenance,
+    /// Other configurations measured at this size (none in records written before this
+    /// field, or by a tuning that kept none): the selection's candidates at sizes between
+    /// records ([`Alternate`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternates: Vec<Alternate>,
 }
 
 impl WisdomRecord {
@@ -215,6 +233,16 @@ impl WisdomRecord {
                 "problem size {:?} has an axis of {a} (every axis must be at least 1)",
                 self.problem_size
             ));
+        }
+        for (i, a) in self.alternates.iter().enumerate() {
+            if !crate::objective::valid_time(a.median_ms) {
+                return Err(format!(
+                    "alternate #{} ({}): {} ms is not a positive finite time",
+                    i + 1,
+                    a.config.key(),
+                    a.median_ms
+                ));
+            }
         }
         Ok(())
     }
@@ -254,6 +282,13 @@ impl WisdomRecord {
     /// it was, in effect). Parameters the record has that the space lacks are left, and make it
     /// unusable ([`WisdomRecord::check_against`]).
     pub fn add_new_parameters(&mut self, space: &TuningSpace) {
+        for a in &mut self.alternates {
+            for p in space.params() {
+                if a.config.get(&p.name).is_none() {
+                    a.config.set(&p.name, p.default.clone());
+                }
+            }
+        }
         for p in space.params() {
             if self.config.get(&p.name).is_some() {
                 continue;

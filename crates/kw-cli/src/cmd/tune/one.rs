@@ -529,6 +529,23 @@ pub(super) fn tune_one(
             tolerance: verify.then(|| args.tolerance()).transpose()?,
         },
     );
+    // Other configurations measured here, for the selection at sizes between records (only
+    // where the log's values are times: another objective's scores are not).
+    if objective.is_none() && logged.header.objective == kw_tune::log::LOG_TIME {
+        let best_key = space.kt_key(best);
+        let best_search = (logged.records.iter())
+            .filter(|r| r.key == best_key)
+            .filter_map(|r| r.objective)
+            .fold(f64::INFINITY, f64::min);
+        record.alternates = alternates(&def, &info, &meta.problem_size, &logged.records, &best_key)
+            .into_iter()
+            .filter(|_| best_search.is_finite())
+            .map(|(config, t)| kw_core::wisdom::Alternate {
+                config,
+                median_ms: ms * t / best_search,
+            })
+            .collect();
+    }
     record.objective.confirmation = confirmed.map(|c| c.confirmation);
     if let Some(o) = &objective {
         record.objective.name = Some(o.name.clone());
@@ -547,6 +564,57 @@ pub(super) fn tune_one(
         wrote_wisdom: true,
         dropped,
     })
+}
+
+/// How many alternates a record keeps, and how much slower than the best they may be.
+const ALTERNATES: usize = 8;
+const ALTERNATE_SLOWDOWN: f64 = 1.5;
+
+/// A record's alternates ([`kw_core::wisdom::WisdomRecord::alternates`]) from a run's results:
+/// the fastest configuration of each launch grid other than the best's (the selection takes
+/// an alternate where its blocks spread more evenly than the record's; configurations of one
+/// grid spread alike), at most [`ALTERNATES`], each at most [`ALTERNATE_SLOWDOWN`] times the
+/// best's time here, with their search times.
+fn alternates(
+    def: &kw_core::kernel_def::KernelDef,
+    info: &kw_core::device::DeviceInfo,
+    problem_size: &[i64],
+    results: &[kw_tune::log::LogRecord],
+    best_key: &str,
+) -> Vec<(kw_core::config::Config, f64)> {
+    let ps = [
+        problem_size.first().copied().unwrap_or(1),
+        problem_size.get(1).copied().unwrap_or(1),
+        problem_size.get(2).copied().unwrap_or(1),
+    ];
+    let grid = |c: &kw_core::config::Config| {
+        def.geometry(c, &ps, None, Some(info))
+            .ok()
+            .map(|g| g.grid.iter().map(|&b| u64::from(b)).product::<u64>())
+    };
+    let mut fastest: Vec<(&kw_tune::log::LogRecord, f64)> = results
+        .iter()
+        .filter_map(|r| Some((r, r.objective?)))
+        .collect();
+    fastest.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let Some(best) = fastest.iter().find(|(r, _)| r.key == best_key) else {
+        return Vec::new();
+    };
+    let (best_grid, best_t) = (grid(&best.0.config), best.1);
+    let mut grids = vec![best_grid];
+    let mut out = Vec::new();
+    for (r, t) in fastest {
+        if out.len() == ALTERNATES || t > ALTERNATE_SLOWDOWN * best_t {
+            break;
+        }
+        let g = grid(&r.config);
+        if r.key == best_key || g.is_none() || grids.contains(&g) {
+            continue;
+        }
+        grids.push(g);
+        out.push((r.config.clone(), t));
+    }
+    out
 }
 
 /// An evaluator borrowed no longer than it lives (so that the wrappers of the chain above

@@ -1,0 +1,128 @@
+//! A record's alternates (`WisdomRecord::alternates`: other configurations measured at its
+//! size): at a size nobody tuned, one is taken instead of the record's configuration when its
+//! time there, scaled by how evenly its blocks spread over the compute units here against
+//! there, predicts it `ALTERNATE_GAIN` times as fast, and its own last wave of blocks is at
+//! least `KEEP_FILL` full. A null CUDA device (132 compute units, like an H100) records the
+//! geometry of every launch, so no GPU is needed.
+
+mod common;
+
+use kernel_wisdom::{demo_kernels, WisdomKernel, ALTERNATE_GAIN};
+use kw_core::backend::{KernelArg, RawMem};
+use kw_core::device::BackendKind;
+use kw_core::null_device::NullDevice;
+use kw_core::scalar::ScalarType;
+use kw_core::wisdom::*;
+use std::sync::{Arc, Mutex};
+
+fn buf(ptr: u64, len: usize) -> KernelArg<'static> {
+    // SAFETY: the null device never touches memory.
+    unsafe { KernelArg::raw_buffer(RawMem::cuda(ptr, len * 4), ScalarType::F32) }
+}
+
+#[test]
+fn an_alternate_whose_blocks_fill_the_last_wave_is_taken_between_records() {
+    let blocks = Arc::new(Mutex::new(Vec::new()));
+    let log = blocks.clone();
+    let device = NullDevice::new(BackendKind::Cuda).on_launch(move |g| {
+        log.lock().unwrap().push((g.block[0], g.grid[0]));
+        Ok(())
+    });
+    let dir = common::temp_dir("alternates");
+    let kernel =
+        WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), Arc::new(device)).unwrap();
+    let space = kernel.space().clone();
+    let wisdom_device = WisdomDevice {
+        name: "null device".into(),
+        vendor: "none".into(),
+        backend: "cuda".into(),
+        architecture: "sm_90".into(),
+        driver: "0".into(),
+    };
+    // 2^20 elements in blocks of 1024 x 8: 128 blocks, one wave of 132 units (0.97), 1 ms.
+    let mut record = common::vector_add_record(wisdom_device, &space, 1 << 20, 1024, 8);
+    record.objective.median_ms = 1.0;
+    let alt = |bx: i64, ept: i64, ms: f64| {
+        let mut config = record.config.clone();
+        config.set("block_size_x", bx);
+        config.set("elems_per_thread", ept);
+        Alternate {
+            config,
+            median_ms: ms,
+        }
+    };
+    record.alternates = vec![
+        // 512 blocks there (0.97), a little slower there.
+        alt(256, 8, 1.05),
+        // Faster there, but 64 blocks (0.48): its last wave is never full enough to be taken.
+        alt(1024, 16, 0.5),
+        // Evenly spread everywhere, but three times as slow.
+        alt(32, 1, 3.0),
+    ];
+    add_record(&dir, "vector_add", record, ReplacePolicy::Always).unwrap();
+    let kernel = kernel.with_wisdom_dir(&dir);
+    let launch = |n: usize| {
+        let args = [
+            buf(0x1000, n),
+            buf(0x2000, n),
+            buf(0x3000, n),
+            (n as i32).into(),
+        ];
+        kernel.launch(&args).unwrap();
+        blocks.lock().unwrap().pop().unwrap()
+    };
+    let bx = |n: i64| {
+        kernel
+            .choice(&[n])
+            .config
+            .get("block_size_x")
+            .unwrap()
+            .clone()
+    };
+
+    // At the record's own size: its configuration.
+    assert_eq!(kernel.choice(&[1 << 20]).step, Step::ExactDeviceExactSize);
+    assert_eq!(launch(1 << 20), (1024, 128));
+    // 1.25 x 2^20: the record's 160 blocks make a second wave of 28 (0.61 against 0.97: it
+    // predicts 0.63 of its speed there); 256 x 8 makes 640 blocks (0.97), predicted 0.95.
+    let n = 1_310_720;
+    const { assert!(0.95 >= ALTERNATE_GAIN * 0.63) };
+    assert_eq!(kernel.choice(&[n as i64]).step, Step::DeviceNearestSize);
+    assert_eq!(launch(n), (256, 640));
+    // Just above 2^20: 131 blocks, as even as there; the record's own configuration.
+    assert_eq!(bx(1_069_547), 1024.into());
+    // Below: 2^19 gives the record 64 blocks (0.48, predicted 0.5) and 256 x 8 256 blocks
+    // (0.97, predicted 0.95): the alternate.
+    assert_eq!(bx(1 << 19), 256.into());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A record whose alternate has a time that is not a positive finite number is refused, as
+/// the record's own time is (the selection would divide by it).
+#[test]
+fn an_alternate_of_an_invalid_time_makes_the_record_invalid() {
+    let space = WisdomKernel::new(
+        demo_kernels::cuda::vector_add().unwrap(),
+        Arc::new(NullDevice::new(BackendKind::Cuda)),
+    )
+    .unwrap()
+    .space()
+    .clone();
+    let device = WisdomDevice {
+        name: "null device".into(),
+        vendor: "none".into(),
+        backend: "cuda".into(),
+        architecture: "sm_90".into(),
+        driver: "0".into(),
+    };
+    let mut record = common::vector_add_record(device, &space, 1 << 20, 1024, 8);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        record.alternates = vec![Alternate {
+            config: record.config.clone(),
+            median_ms: bad,
+        }];
+        let why = record.validate().unwrap_err();
+        assert!(why.starts_with("alternate #1 ("), "{why}");
+        assert!(record.defect().is_some());
+    }
+}

@@ -43,7 +43,7 @@ fn balance_of((blocks, units): (f64, f64)) -> f64 {
 /// An alternate configuration of the chosen record ([`WisdomRecord::alternates`]) is taken
 /// instead of the record's own when its predicted speed at the query's size is at least this
 /// many times the record's (the prediction is crude: the time measured at the record's size,
-/// scaled by the change in [`balance_of`]).
+/// scaled by the change in the balance, blocks / (units x waves)).
 pub const ALTERNATE_GAIN: f64 = 1.1;
 
 /// The default application wisdom directory.
@@ -259,7 +259,7 @@ impl WisdomSource {
     /// [`kw_core::wisdom::select_filling`], and at a size between records, the record's
     /// alternates ([`WisdomRecord::alternates`]): one whose time at the record's size, scaled
     /// by how evenly its blocks spread over the compute units here against there
-    /// ([`balance_of`]), predicts it [`ALTERNATE_GAIN`] times as fast as the record's own
+    /// (blocks / (units x waves)), predicts it [`ALTERNATE_GAIN`] times as fast as the record's own
     /// configuration is taken instead.
     pub fn choose_filling(
         &self,

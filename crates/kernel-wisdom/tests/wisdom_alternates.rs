@@ -8,17 +8,12 @@
 mod common;
 
 use kernel_wisdom::{demo_kernels, WisdomKernel, ALTERNATE_GAIN};
-use kw_core::backend::{KernelArg, RawMem};
 use kw_core::device::BackendKind;
 use kw_core::null_device::NullDevice;
-use kw_core::scalar::ScalarType;
 use kw_core::wisdom::*;
 use std::sync::{Arc, Mutex};
 
-fn buf(ptr: u64, len: usize) -> KernelArg<'static> {
-    // SAFETY: the null device never touches memory.
-    unsafe { KernelArg::raw_buffer(RawMem::cuda(ptr, len * 4), ScalarType::F32) }
-}
+use common::null_cuda_buffer as buf;
 
 #[test]
 fn an_alternate_whose_blocks_fill_the_last_wave_is_taken_between_records() {
@@ -32,13 +27,7 @@ fn an_alternate_whose_blocks_fill_the_last_wave_is_taken_between_records() {
     let kernel =
         WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), Arc::new(device)).unwrap();
     let space = kernel.space().clone();
-    let wisdom_device = WisdomDevice {
-        name: "null device".into(),
-        vendor: "none".into(),
-        backend: "cuda".into(),
-        architecture: "sm_90".into(),
-        driver: "0".into(),
-    };
+    let wisdom_device = common::null_cuda_wisdom_device();
     // 2^20 elements in blocks of 1024 x 8: 128 blocks, one wave of 132 units (0.97), 1 ms.
     let mut record = common::vector_add_record(wisdom_device, &space, 1 << 20, 1024, 8);
     record.objective.median_ms = 1.0;
@@ -108,14 +97,8 @@ fn an_alternate_of_an_invalid_time_makes_the_record_invalid() {
     .unwrap()
     .space()
     .clone();
-    let device = WisdomDevice {
-        name: "null device".into(),
-        vendor: "none".into(),
-        backend: "cuda".into(),
-        architecture: "sm_90".into(),
-        driver: "0".into(),
-    };
-    let mut record = common::vector_add_record(device, &space, 1 << 20, 1024, 8);
+    let mut record =
+        common::vector_add_record(common::null_cuda_wisdom_device(), &space, 1 << 20, 1024, 8);
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         record.alternates = vec![Alternate {
             config: record.config.clone(),

@@ -7,10 +7,8 @@
 mod common;
 
 use kernel_wisdom::{demo_kernels, WisdomKernel};
-use kw_core::backend::{KernelArg, RawMem};
 use kw_core::device::BackendKind;
 use kw_core::null_device::NullDevice;
-use kw_core::scalar::ScalarType;
 use kw_core::space::TuningSpace;
 use kw_core::wisdom::*;
 use std::path::PathBuf;
@@ -23,14 +21,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// A record of the null device for vector_add: `n` elements, blocks of `bx` threads each
 /// doing `ept` elements (so `n / (bx * ept)` blocks).
 fn record(space: &TuningSpace, n: i64, bx: i64, ept: i64) -> WisdomRecord {
-    let device = WisdomDevice {
-        name: "null device".into(),
-        vendor: "none".into(),
-        backend: "cuda".into(),
-        architecture: "sm_90".into(),
-        driver: "0".into(),
-    };
-    common::vector_add_record(device, space, n, bx, ept)
+    common::vector_add_record(common::null_cuda_wisdom_device(), space, n, bx, ept)
 }
 
 /// vector_add's tuning space (on a null CUDA device).
@@ -51,10 +42,7 @@ fn vector_add_fill(r: &WisdomRecord, size: &[i64]) -> Option<f64> {
     Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
 }
 
-fn buf(ptr: u64, len: usize) -> KernelArg<'static> {
-    // SAFETY: the null device never touches memory.
-    unsafe { KernelArg::raw_buffer(RawMem::cuda(ptr, len * 4), ScalarType::F32) }
-}
+use common::null_cuda_buffer as buf;
 
 #[test]
 fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest() {

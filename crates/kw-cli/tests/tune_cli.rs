@@ -13,15 +13,21 @@ fn kw(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .expect("running kw")
 }
 
-#[test]
-fn kw_tune_writes_a_wisdom_file_and_resumes() {
+/// A fresh directory for a test that tunes on OpenCL; `None` (after saying so) without it.
+fn fresh_dir(name: &str) -> Option<std::path::PathBuf> {
     if kernel_wisdom::list_devices().is_err() {
         eprintln!("SKIPPED: no OpenCL platform");
-        return;
+        return None;
     }
-    let dir = std::env::temp_dir().join(format!("kw-tune-cli-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("kw-tune-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    Some(dir)
+}
+
+#[test]
+fn kw_tune_writes_a_wisdom_file_and_resumes() {
+    let Some(dir) = fresh_dir("cli") else { return };
     let out = kw(
         &dir,
         &[
@@ -138,13 +144,9 @@ fn kw_tune_writes_a_wisdom_file_and_resumes() {
 /// best's, at most 1.5 times its time (from the results log), at most 8, on the record's clock.
 #[test]
 fn the_record_keeps_the_fastest_configuration_of_each_other_grid_as_alternates() {
-    if kernel_wisdom::list_devices().is_err() {
-        eprintln!("SKIPPED: no OpenCL platform");
+    let Some(dir) = fresh_dir("alternates") else {
         return;
-    }
-    let dir = std::env::temp_dir().join(format!("kw-tune-alternates-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    };
     let out = kw(
         &dir,
         &[

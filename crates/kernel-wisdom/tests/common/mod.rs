@@ -193,6 +193,28 @@ pub fn gemm_args<'a, T: kw_core::scalar::Scalar>(
     ]
 }
 
+/// The wisdom identity of `NullDevice::new(BackendKind::Cuda)`.
+pub fn null_cuda_wisdom_device() -> kw_core::wisdom::WisdomDevice {
+    kw_core::wisdom::WisdomDevice {
+        name: "null device".into(),
+        vendor: "none".into(),
+        backend: "cuda".into(),
+        architecture: "sm_90".into(),
+        driver: "0".into(),
+    }
+}
+
+/// A CUDA buffer argument of `len` floats at the made-up address `ptr`, for a null device.
+pub fn null_cuda_buffer(ptr: u64, len: usize) -> kw_core::backend::KernelArg<'static> {
+    // SAFETY: the null device never touches memory.
+    unsafe {
+        kw_core::backend::KernelArg::raw_buffer(
+            kw_core::backend::RawMem::cuda(ptr, len * 4),
+            kw_core::scalar::ScalarType::F32,
+        )
+    }
+}
+
 /// A wisdom record of `vector_add` on `device`: `n` elements, blocks of `bx` threads each
 /// doing `ept` elements, not strided, unrolled, measured at 1 ms.
 pub fn vector_add_record(

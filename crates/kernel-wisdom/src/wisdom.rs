@@ -256,8 +256,8 @@ impl WisdomSource {
     /// [`WisdomSource::choose_where`] knowing each configuration's launch (`launch`: its
     /// blocks and the device's compute units at a problem size; `None`: unknown; the runtime
     /// passes its kernel's launch geometry): the fill rule of
-    /// [`kw_core::wisdom::select_filling`], and at a size between records, the record's
-    /// alternates ([`WisdomRecord::alternates`]): one whose time at the record's size, scaled
+    /// [`kw_core::wisdom::select_filling`], and at a size between records of this device, the
+    /// record's alternates ([`WisdomRecord::alternates`]): one whose time at the record's size, scaled
     /// by how evenly its blocks spread over the compute units here against there
     /// (blocks / (units x waves)), predicts it [`ALTERNATE_GAIN`] times as fast as the record's own
     /// configuration is taken instead.
@@ -319,8 +319,10 @@ impl WisdomSource {
                     file.numbers[i],
                     file.path.display()
                 ));
+                // Only a record of this device: its alternates' times and blocks were measured
+                // with this device's compute units.
                 let config = match launch {
-                    Some(shape) if step != Step::ExactDeviceExactSize => {
+                    Some(shape) if step == Step::DeviceNearestSize => {
                         alternate(record, problem_size, valid, shape)
                     }
                     _ => None,
@@ -349,8 +351,8 @@ impl WisdomSource {
 }
 
 /// The alternate of `record` to take at `size` instead of its own configuration, if any
-/// ([`WisdomSource::choose_filling`]): of those whose blocks here keep their last wave at
-/// least [`kw_core::wisdom::KEEP_FILL`] full, the one of highest predicted speed, relative to
+/// ([`WisdomSource::choose_filling`]): of those whose balance here (blocks / (units x
+/// waves)) is at least [`kw_core::wisdom::KEEP_FILL`], the one of highest predicted speed, relative to
 /// the record's own, `(record ms / alternate ms) x (balance here / balance at the record's
 /// size)`, when that is at least [`ALTERNATE_GAIN`] times the record's own prediction.
 fn alternate(
@@ -368,9 +370,10 @@ fn alternate(
         (there > 0.0).then(|| (record.objective.median_ms / ms * here / there, here))
     };
     let (own, _) = predicted(&record.config, record.objective.median_ms)?;
-    // An alternate that would itself leave a quarter of the device idle in its last wave is
-    // not taken: where few blocks fill few units, time does not follow the balance (measured:
-    // gemm_f16 at 384 x 384 x 1536 took 64 x 64 tiles, 36 blocks, 0.81 of the record's own).
+    // An alternate whose own balance here is below KEEP_FILL (on average over its waves a
+    // quarter of the device idle) is not taken: where few blocks fill few units, time does not
+    // follow the balance (measured: gemm_f16 at 384 x 384 x 1536 took 64 x 64 tiles, 36
+    // blocks, 0.81 of the record's own speed).
     let (best, score) = record
         .alternates
         .iter()
@@ -492,6 +495,23 @@ mod tests {
                         cuda_records += 1;
                     }
                 }
+                // Every shipped alternate fits the space too (loading drops one that does
+                // not, without a word: a space change would lose them silently).
+                let raw =
+                    kw_core::wisdom::WisdomFile::parse(Path::new(name), json.as_bytes()).unwrap();
+                let shipped: usize = raw
+                    .records
+                    .iter()
+                    .filter(|r| r.device.backend == backend.as_str())
+                    .map(|r| r.alternates.len())
+                    .sum();
+                let kept: usize = file
+                    .records
+                    .iter()
+                    .filter(|r| r.device.backend == backend.as_str())
+                    .map(|r| r.alternates.len())
+                    .sum();
+                assert_eq!(kept, shipped, "{name} ({backend:?}): alternates dropped");
             }
             assert!(cuda_records >= 4, "{name}: {cuda_records} CUDA records");
         }

@@ -75,7 +75,7 @@ fn each_shipped_h100_record_is_selected_at_its_own_size_and_a_neighbour_between(
 /// The shipped records' alternates at sizes nobody tuned (measured on the H100,
 /// `docs/measurements/h100-alternates.txt`): n-body at 40,000 bodies selects the 32,768
 /// record, whose 256-thread blocks would make a second wave of 25 of 157 blocks there, and
-/// takes its 128-thread alternate (313 blocks, the last wave 0.79 full; 1.26x faster there);
+/// takes its 128-thread alternate (313 blocks, balance 313 / (132 x 3) = 0.79; 1.26x faster there);
 /// gemm_f16 at 384 x 384 x 1536 keeps the record's 32 x 32 tiles (the 64 x 64 alternate's 36
 /// blocks would leave most of the device idle).
 #[test]

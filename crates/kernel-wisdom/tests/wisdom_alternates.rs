@@ -1,8 +1,8 @@
 //! A record's alternates (`WisdomRecord::alternates`: other configurations measured at its
 //! size): at a size nobody tuned, one is taken instead of the record's configuration when its
 //! time there, scaled by how evenly its blocks spread over the compute units here against
-//! there, predicts it `ALTERNATE_GAIN` times as fast, and its own last wave of blocks is at
-//! least `KEEP_FILL` full. A null CUDA device (132 compute units, like an H100) records the
+//! there, predicts it `ALTERNATE_GAIN` times as fast, and its own balance here (blocks / (units x
+//! waves)) is at least `KEEP_FILL`. A null CUDA device (132 compute units, like an H100) records the
 //! geometry of every launch, so no GPU is needed.
 
 mod common;
@@ -43,7 +43,7 @@ fn an_alternate_whose_blocks_fill_the_last_wave_is_taken_between_records() {
     record.alternates = vec![
         // 512 blocks there (0.97), a little slower there.
         alt(256, 8, 1.05),
-        // Faster there, but 64 blocks (0.48): its last wave is never full enough to be taken.
+        // Faster there, but 64 blocks (0.48): its balance is too low to be taken.
         alt(1024, 16, 0.5),
         // Evenly spread everywhere, but three times as slow.
         alt(32, 1, 3.0),

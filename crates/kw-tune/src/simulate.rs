@@ -294,6 +294,12 @@ fn entry_notes(cache: &CacheFile) -> Vec<String> {
 /// Whether a cache key (`"16,1,1.5,True,float"`: Kernel Tuner joins the values with commas, as
 /// Python prints them) spells `values`.
 fn key_spells(key: &str, values: &[Value]) -> bool {
+    if values
+        .iter()
+        .any(|v| matches!(v, Value::Str(s) if s.contains(',')))
+    {
+        return true; // a value with a comma of its own: the key cannot be split back
+    }
     let parts: Vec<&str> = key.split(',').collect();
     parts.len() == values.len()
         && parts.iter().zip(values).all(|(part, v)| {

@@ -370,6 +370,17 @@ pub fn find_wisdom_files(
     (found, errors)
 }
 
+/// Checks that the wisdom file of `tuning_key` in `dir`, if there is one that loads, holds
+/// that key's records ([`WisdomError::KeyCollision`] if another key of the same file name
+/// wrote it): for a writer to find out before it works, not after.
+pub fn check_key(dir: &Path, tuning_key: &str) -> Result<(), WisdomError> {
+    let path = dir.join(wisdom_file_name(tuning_key));
+    match WisdomFile::load(&path) {
+        Ok(f) => same_key(&path, f, tuning_key).map(drop),
+        Err(_) => Ok(()), // missing, or damaged: the write says so
+    }
+}
+
 /// `file` (read from `path`) when it holds `tuning_key`'s wisdom, else
 /// [`WisdomError::KeyCollision`].
 fn same_key(path: &Path, file: WisdomFile, tuning_key: &str) -> Result<WisdomFile, WisdomError> {
@@ -597,7 +608,8 @@ pub fn merge_into(
         });
         by_key[i].1.push(f);
     }
-    // Two keys of one file name: refused before anything is written.
+    // Two keys of one file name, among the inputs or with a file of `dir`: refused before
+    // anything is written.
     let mut names: HashMap<String, &str> = HashMap::new();
     for (key, _) in &by_key {
         if let Some(other) = names.insert(wisdom_file_name(key), key) {
@@ -607,6 +619,7 @@ pub fn merge_into(
                 key: key.clone(),
             });
         }
+        check_key(dir, key)?;
     }
     let mut written = Vec::new();
     let mut total = MergeReport::default();
@@ -727,6 +740,13 @@ mod tests {
             "{text}"
         );
         assert_eq!(fs::read(dir.join("conv_fwd.json")).unwrap(), before);
+        // ... and a writer can find out before it works.
+        assert!(matches!(
+            check_key(&dir, "conv_fwd"),
+            Err(WisdomError::KeyCollision { .. })
+        ));
+        check_key(&dir, "conv/fwd").unwrap();
+        check_key(&dir, "other").unwrap();
         // The search path does not take the other key's file for this key's.
         let (found, errors) = find_wisdom_files("conv_fwd", std::slice::from_ref(&dir));
         assert!(found.is_empty());
@@ -737,7 +757,15 @@ mod tests {
                 .len(),
             1
         );
-        // A merge of both keys is refused before anything is written.
+        // A merge into a directory whose file holds the other key is refused before anything
+        // is written, as is a merge of both keys.
+        let mut other = WisdomFile::new("conv_fwd");
+        other.records.push(record.clone());
+        let mut unrelated = WisdomFile::new("a_key_written_first");
+        unrelated.records.push(record.clone());
+        let e = merge_into(&dir, vec![unrelated, other]).unwrap_err();
+        assert!(matches!(e, WisdomError::KeyCollision { .. }), "{e}");
+        assert!(!dir.join("a_key_written_first.json").exists());
         let out = dir.join("merged");
         let mut a = WisdomFile::new("conv/fwd");
         a.records.push(record.clone());

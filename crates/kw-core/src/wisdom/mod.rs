@@ -21,8 +21,8 @@ mod record;
 mod select;
 
 pub use file::{
-    add_record, check_writable, find_wisdom_file, find_wisdom_files, merge_files, merge_into,
-    wisdom_file_name, AddOutcome, MergeReport, ReplacePolicy, WisdomError, WisdomFile,
+    add_record, check_key, check_writable, find_wisdom_file, find_wisdom_files, merge_files,
+    merge_into, wisdom_file_name, AddOutcome, MergeReport, ReplacePolicy, WisdomError, WisdomFile,
     WISDOM_FORMAT_VERSION,
 };
 pub use record::{

@@ -53,7 +53,11 @@ fn readable(shared: &Path, task: usize, state: ShardState) -> ShardState {
     };
     for f in files {
         if let Err(e) = kw_core::wisdom::WisdomFile::load(&f) {
-            return ShardState::Incomplete(format!("its wisdom is damaged: {e}"));
+            return ShardState::Incomplete(format!(
+                "its wisdom is damaged: {e}; repair or remove {} and run `kw slurm merge` \
+                 again (--resubmit-missing counts the shard as done)",
+                f.display()
+            ));
         }
     }
     state

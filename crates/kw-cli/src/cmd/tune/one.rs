@@ -79,6 +79,9 @@ pub(super) fn tune_one(
     };
     let space = &space;
     let def = meta.kernel.clone();
+    // A wisdom file of another tuning key under this key's file name is found now, not when
+    // the record is written after the whole run.
+    kw_core::wisdom::check_key(&args.wisdom_dir()?, &def.tuning_key)?;
     let has_reference = meta.args.iter().any(|a| a.output.is_some());
     let size: Vec<String> = meta.problem_size.iter().map(i64::to_string).collect();
     // `(N configurations)` stays as it is: scripts read it (the side-by-side bench).
@@ -573,8 +576,8 @@ const ALTERNATE_SLOWDOWN: f64 = 1.5;
 /// A record's alternates ([`kw_core::wisdom::WisdomRecord::alternates`]) from a run's results:
 /// the fastest configuration of each launch grid other than the best's (the selection takes
 /// an alternate where its blocks spread more evenly than the record's; configurations of one
-/// grid spread alike), at most [`ALTERNATES`], each at most [`ALTERNATE_SLOWDOWN`] times the
-/// best's time here, with their search times.
+/// grid spread alike), at most [`ALTERNATES`], each between the best's search time and
+/// [`ALTERNATE_SLOWDOWN`] times it, with their search times.
 fn alternates(
     def: &kw_core::kernel_def::KernelDef,
     info: &kw_core::device::DeviceInfo,
@@ -606,6 +609,12 @@ fn alternates(
     for (r, t) in fastest {
         if out.len() == ALTERNATES || t > ALTERNATE_SLOWDOWN * best_t {
             break;
+        }
+        // Only configurations the search found slower than the record's: one it found faster
+        // was passed over by the confirmation (or is not the configuration in use), and as an
+        // alternate it would be taken back at every size but this one.
+        if t < best_t {
+            continue;
         }
         let g = grid(&r.config);
         if r.key == best_key || g.is_none() || grids.contains(&g) {

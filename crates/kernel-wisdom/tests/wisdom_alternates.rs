@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use common::null_cuda_buffer as buf;
 
 #[test]
-fn an_alternate_whose_blocks_fill_the_last_wave_is_taken_between_records() {
+fn an_alternate_whose_blocks_spread_more_evenly_is_taken_between_records() {
     let blocks = Arc::new(Mutex::new(Vec::new()));
     let log = blocks.clone();
     let device = NullDevice::new(BackendKind::Cuda).on_launch(move |g| {
@@ -108,4 +108,59 @@ fn an_alternate_of_an_invalid_time_makes_the_record_invalid() {
         assert!(why.starts_with("alternate #1 ("), "{why}");
         assert!(record.defect().is_some());
     }
+}
+
+/// An alternate that does not compile gives way to the record's own configuration (not the
+/// default): the record's configuration is known to work at its size.
+#[test]
+fn an_alternate_that_does_not_compile_gives_way_to_the_records_own() {
+    let blocks = Arc::new(Mutex::new(Vec::new()));
+    let log = blocks.clone();
+    let device = NullDevice::new(BackendKind::Cuda)
+        .on_launch(move |g| {
+            log.lock().unwrap().push(g.block[0]);
+            Ok(())
+        })
+        .on_compile(|defines| {
+            let bx = defines.iter().find(|(n, _)| n == "block_size_x");
+            match bx {
+                Some((_, v)) if v == "256" => Err("no 256-thread blocks here".into()),
+                _ => Ok(()),
+            }
+        });
+    let dir = common::temp_dir("alternates-compile");
+    let kernel =
+        WisdomKernel::new(demo_kernels::cuda::vector_add().unwrap(), Arc::new(device)).unwrap();
+    let space = kernel.space().clone();
+    let mut record =
+        common::vector_add_record(common::null_cuda_wisdom_device(), &space, 1 << 20, 1024, 8);
+    record.objective.median_ms = 1.0;
+    let mut config = record.config.clone();
+    config.set("block_size_x", 256);
+    record.alternates = vec![Alternate {
+        config,
+        median_ms: 1.05,
+    }];
+    assert_ne!(
+        kernel.default_config().get("block_size_x"),
+        Some(&1024.into()),
+        "the default differs from the record's own"
+    );
+    add_record(&dir, "vector_add", record, ReplacePolicy::Always).unwrap();
+    let kernel = kernel.with_wisdom_dir(&dir);
+    let n = 1_310_720usize;
+    assert_eq!(
+        kernel.choice(&[n as i64]).config.get("block_size_x"),
+        Some(&256.into())
+    );
+    let args = [
+        buf(0x1000, n),
+        buf(0x2000, n),
+        buf(0x3000, n),
+        (n as i32).into(),
+    ];
+    kernel.launch(&args).unwrap();
+    assert_eq!(blocks.lock().unwrap().pop(), Some(1024));
+    assert_eq!(kernel.failures().len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,10 +15,14 @@ use std::sync::Arc;
 /// Called with every launch's geometry; an `Err` fails the launch with that message.
 pub type LaunchHook = Box<dyn Fn(&Geometry) -> Result<(), String> + Send + Sync>;
 
+/// Called with every compile's `-D` defines; an `Err` fails the compile with that message.
+pub type CompileHook = Box<dyn Fn(&[(String, String)]) -> Result<(), String> + Send + Sync>;
+
 /// A device that launches nothing. See the [module documentation](self).
 pub struct NullDevice {
     info: DeviceInfo,
     on_launch: Option<LaunchHook>,
+    on_compile: Option<CompileHook>,
 }
 
 impl NullDevice {
@@ -47,6 +51,7 @@ impl NullDevice {
                 compute_capability: (backend == BackendKind::Cuda).then_some((9, 0)),
             },
             on_launch: None,
+            on_compile: None,
         }
     }
 
@@ -63,6 +68,16 @@ impl NullDevice {
         hook: impl Fn(&Geometry) -> Result<(), String> + Send + Sync + 'static,
     ) -> NullDevice {
         self.on_launch = Some(Box::new(hook));
+        self
+    }
+
+    /// Calls `hook` with the defines of every compile (which fails when it returns `Err`),
+    /// e.g. to test what happens when one configuration does not compile.
+    pub fn on_compile(
+        mut self,
+        hook: impl Fn(&[(String, String)]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> NullDevice {
+        self.on_compile = Some(Box::new(hook));
         self
     }
 }
@@ -95,6 +110,15 @@ impl Device for NullDevice {
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Arc<dyn CompiledKernel>, BackendError> {
+        if let Some(hook) = &self.on_compile {
+            hook(req.defines).map_err(|reason| BackendError::Compile {
+                kernel: req.kernel_name.to_string(),
+                file: req.source.file_name.clone(),
+                options: String::new(),
+                reason,
+                log: String::new(),
+            })?;
+        }
         Ok(Arc::new(NullKernel(req.kernel_name.to_string())))
     }
 

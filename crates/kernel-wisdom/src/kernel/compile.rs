@@ -122,8 +122,9 @@ impl WisdomKernel {
 
     pub(super) fn record_failure(&self, config: &Config, ps: &[i64; 3], e: &Error) {
         kw_core::diag::warn(&format!(
-            "kernel `{}`: configuration {{{config}}} failed for problem size {ps:?}; using the \
-             default configuration instead. {e}",
+            "kernel `{}`: configuration {{{config}}} failed for problem size {ps:?}; using \
+             another instead (the wisdom record's own where this was its alternate, else the \
+             default configuration). {e}",
             self.def.kernel_name
         ));
         self.failures

@@ -50,7 +50,7 @@ impl WisdomKernel {
     /// at the problem size are chosen; when none is (not even the default), the answer is
     /// an [`Error::NoValidConfig`].
     pub fn select_config(&self, problem_size: &[i64; 3]) -> Result<Config, Error> {
-        self.select(problem_size, None).map(|(c, _)| c)
+        self.select(problem_size, None).map(|(c, _, _)| c)
     }
 
     /// [`WisdomKernel::select_config`] for a launch with these arguments, and whether an
@@ -60,14 +60,14 @@ impl WisdomKernel {
         &self,
         problem_size: &[i64; 3],
         args: Option<&[KernelArg<'_>]>,
-    ) -> Result<(Config, bool), Error> {
+    ) -> Result<(Config, bool, Option<Config>), Error> {
         if let Some(selector) = &self.selector {
             if let Some(config) = selector(problem_size) {
                 let valid = self
                     .validate(&config)
                     .and_then(|()| self.valid_at(&config, problem_size, args));
                 match valid {
-                    Ok(()) => return Ok((config, false)),
+                    Ok(()) => return Ok((config, false, None)),
                     Err(e) => {
                         kw_core::diag::warn(&format!("ignoring the selected configuration: {e}"))
                     }
@@ -82,27 +82,41 @@ impl WisdomKernel {
             },
             Some(&|c, size| self.launch_shape(c, size)),
         );
-        if choice.record.is_some() {
+        if let Some(record) = &choice.record {
+            // Where the record's alternate was chosen, the record's own configuration is the
+            // one to fall back on if the alternate does not compile.
+            let own = (record.config != choice.config && self.validate(&record.config).is_ok())
+                .then(|| record.config.clone());
             match self.validate(&choice.config) {
-                Ok(()) => return Ok((choice.config, choice.step == Step::ExactDeviceExactSize)),
+                Ok(()) => {
+                    let exact = choice.step == Step::ExactDeviceExactSize;
+                    return Ok((choice.config, exact, own));
+                }
                 Err(e) => kw_core::diag::warn(&format!("ignoring the wisdom's configuration: {e}")),
             }
         }
-        Ok((self.default_at(problem_size, args)?, false))
+        Ok((self.default_at(problem_size, args)?, false, None))
     }
 
     /// Selects a configuration valid at this launch and compiles it; falls back to the
-    /// default (when valid here) if the selected one does not compile.
+    /// record's own configuration where its alternate was selected, then to the default (when
+    /// valid here), if the selected one does not compile.
     pub(super) fn select_and_compile(
         &self,
         ps: &[i64; 3],
         args: &[KernelArg<'_>],
     ) -> Result<Selected, Error> {
-        let (config, exact_wisdom) = self.select(ps, Some(args))?;
+        let (config, exact_wisdom, own) = self.select(ps, Some(args))?;
         match self.make_selected(config.clone(), ps) {
             Ok(s) => Ok(Selected { exact_wisdom, ..s }),
             Err(e) if config != self.default_config => {
                 self.record_failure(&config, ps, &e);
+                if let Some(own) = own {
+                    match self.make_selected(own.clone(), ps) {
+                        Ok(s) => return Ok(s),
+                        Err(e) => self.record_failure(&own, ps, &e),
+                    }
+                }
                 let default = self.default_at(ps, Some(args))?;
                 self.make_selected(default, ps)
             }

@@ -13,8 +13,6 @@ use kw_core::null_device::NullDevice;
 use kw_core::wisdom::*;
 use std::sync::{Arc, Mutex};
 
-use common::null_cuda_buffer as buf;
-
 #[test]
 fn an_alternate_whose_blocks_spread_more_evenly_is_taken_between_records() {
     let blocks = Arc::new(Mutex::new(Vec::new()));
@@ -51,13 +49,7 @@ fn an_alternate_whose_blocks_spread_more_evenly_is_taken_between_records() {
     add_record(&dir, "vector_add", record, ReplacePolicy::Always).unwrap();
     let kernel = kernel.with_wisdom_dir(&dir);
     let launch = |n: usize| {
-        let args = [
-            buf(0x1000, n),
-            buf(0x2000, n),
-            buf(0x3000, n),
-            (n as i32).into(),
-        ];
-        kernel.launch(&args).unwrap();
+        kernel.launch(&common::null_vector_add_args(n)).unwrap();
         blocks.lock().unwrap().pop().unwrap()
     };
     let bx = |n: i64| {
@@ -153,13 +145,7 @@ fn an_alternate_that_does_not_compile_gives_way_to_the_records_own() {
         kernel.choice(&[n as i64]).config.get("block_size_x"),
         Some(&256.into())
     );
-    let args = [
-        buf(0x1000, n),
-        buf(0x2000, n),
-        buf(0x3000, n),
-        (n as i32).into(),
-    ];
-    kernel.launch(&args).unwrap();
+    kernel.launch(&common::null_vector_add_args(n)).unwrap();
     assert_eq!(blocks.lock().unwrap().pop(), Some(1024));
     assert_eq!(kernel.failures().len(), 1);
     let _ = std::fs::remove_dir_all(&dir);

@@ -42,8 +42,6 @@ fn vector_add_fill(r: &WisdomRecord, size: &[i64]) -> Option<f64> {
     Some(((size[0] as f64 / per_block as f64).ceil() / 132.0).min(1.0))
 }
 
-use common::null_cuda_buffer as buf;
-
 #[test]
 fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest() {
     let blocks = Arc::new(Mutex::new(Vec::new()));
@@ -76,13 +74,7 @@ fn a_record_that_would_idle_most_of_the_device_gives_way_to_the_second_nearest()
     let kernel = kernel.with_wisdom_dir(&dir);
     // Launches vector_add over n elements; the (block, grid) the device saw.
     let launch = |n: usize| {
-        let args = [
-            buf(0x1000, n),
-            buf(0x2000, n),
-            buf(0x3000, n),
-            (n as i32).into(),
-        ];
-        kernel.launch(&args).unwrap();
+        kernel.launch(&common::null_vector_add_args(n)).unwrap();
         blocks.lock().unwrap().pop().unwrap()
     };
 

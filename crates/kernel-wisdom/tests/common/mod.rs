@@ -215,6 +215,16 @@ pub fn null_cuda_buffer(ptr: u64, len: usize) -> kw_core::backend::KernelArg<'st
     }
 }
 
+/// vector_add's arguments over `n` elements on a null CUDA device (made-up buffers).
+pub fn null_vector_add_args(n: usize) -> [kw_core::backend::KernelArg<'static>; 4] {
+    [
+        null_cuda_buffer(0x1000, n),
+        null_cuda_buffer(0x2000, n),
+        null_cuda_buffer(0x3000, n),
+        (n as i32).into(),
+    ]
+}
+
 /// A wisdom record of `vector_add` on `device`: `n` elements, blocks of `bx` threads each
 /// doing `ept` elements, not strided, unrolled, measured at 1 ms.
 pub fn vector_add_record(

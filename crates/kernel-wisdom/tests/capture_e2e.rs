@@ -280,6 +280,12 @@ fn skip_limit_and_patterns_select_launches() {
     });
     let e = bad.check_version().unwrap_err();
     assert!(e.contains("rtol -1 is not a valid tolerance"), "{e}");
+    // The tuning key shown by `kw capture ls/show` is the one `kw tune` writes: an edit of
+    // either is refused.
+    let mut edited = m.clone();
+    edited.tuning_key = format!("{}_edited", m.tuning_key);
+    let e = edited.check_version().unwrap_err();
+    assert!(e.contains("differs from its kernel definition's"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

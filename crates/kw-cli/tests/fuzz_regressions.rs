@@ -482,3 +482,44 @@ fn log_export_never_overwrites_the_log_or_an_existing_file_unasked() {
     assert_eq!(cache["cache"].as_object().unwrap().len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw capture ls` and `kw wisdom ls` exited 0 when an entry could not be read, and
+/// `kw cache clear --dir` left a `.lock` in a folder that was no cache. Now the listings print
+/// every entry and then fail, naming the count; the folder is left as it was.
+#[test]
+fn listings_fail_on_unreadable_entries_and_clear_leaves_no_lock_behind() {
+    let dir = common::unique_dir("fuzz-listings");
+    std::fs::create_dir_all(dir.join("caps")).unwrap();
+    std::fs::write(dir.join("caps/broken.kwcap"), b"not a capture").unwrap();
+    let o = kw(&dir, &["capture", "ls", "caps"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stdout(&o).contains("broken.kwcap"), "{}", both(&o));
+    assert!(stdout(&o).contains("UNREADABLE"), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("1 of 1 capture files in caps cannot be read"),
+        "{}",
+        both(&o)
+    );
+
+    std::fs::create_dir_all(dir.join("w")).unwrap();
+    std::fs::write(dir.join("w/broken.json"), b"{").unwrap();
+    let o = kw(&dir, &["wisdom", "ls", "w"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stdout(&o).contains("INVALID"), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("1 of 1 wisdom files cannot be read"),
+        "{}",
+        both(&o)
+    );
+
+    std::fs::create_dir_all(dir.join("photos")).unwrap();
+    std::fs::write(dir.join("photos/a.jpg"), b"x").unwrap();
+    let o = kw(&dir, &["cache", "clear", "--dir", "photos"]);
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(stdout(&o).contains("removed 0 entries"), "{}", both(&o));
+    let left: Vec<_> = std::fs::read_dir(dir.join("photos"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("a.jpg")]);
+}

@@ -99,8 +99,9 @@ pub struct CaptureMetadata {
 }
 
 impl CaptureMetadata {
-    /// Checks the format marker and version (a newer version is refused, naming both), the
-    /// version of the kernel definition inside, and its tolerances (finite, 0 or more).
+    /// Checks the format marker and version (a newer version is refused, naming both), that
+    /// `tuning_key` is the kernel definition's, the version of the kernel definition inside,
+    /// and its tolerances (finite, 0 or more).
     pub fn check_version(&self) -> Result<(), String> {
         if self.format != "kernel-wisdom/capture" {
             return Err(format!(
@@ -112,6 +113,13 @@ impl CaptureMetadata {
             return Err(format!(
                 "capture metadata version {} is not supported (this version reads up to {CAPTURE_METADATA_VERSION})",
                 self.version
+            ));
+        }
+        if self.tuning_key != self.kernel.tuning_key {
+            return Err(format!(
+                "the metadata's tuning_key `{}` differs from its kernel definition's `{}` (the file \
+                 was edited: kw tune would write the definition's)",
+                self.tuning_key, self.kernel.tuning_key
             ));
         }
         // The kernel definition inside is read as it is (not through `KernelDef::from_json`):

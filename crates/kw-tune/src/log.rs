@@ -310,7 +310,7 @@ impl ResultsLog {
         if !exists {
             return Ok((ResultsLog::create_locked(lock, header)?, Vec::new()));
         }
-        let contents = read_log(path)?;
+        let mut contents = read_log(path)?;
         if contents.header.fingerprint != space.fingerprint() {
             return Err(TuneError::SpaceMismatch {
                 path: path.to_path_buf(),
@@ -326,6 +326,7 @@ impl ResultsLog {
                 current,
             });
         }
+        drop_inconsistent(path, space, &mut contents.records);
         let file = OpenOptions::new()
             .write(true)
             .open(path)
@@ -507,21 +508,67 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
     })
 }
 
+/// Drops (with one warning) the records of a resumed log whose point, configuration and key
+/// disagree (an edited line): the search would otherwise be told one configuration's result for
+/// another. Points that are no longer valid in the space stay: the run skips them.
+fn drop_inconsistent(path: &Path, space: &TuningSpace, records: &mut Vec<LogRecord>) {
+    let mut dropped = Vec::new();
+    records.retain(|r| {
+        if space.index_of(&r.point).is_none() {
+            return true;
+        }
+        let why = match space.point(&r.config) {
+            Err(e) => Some(format!("its configuration: {e}")),
+            Ok(p) if p != r.point => Some(format!(
+                "its configuration `{}` is not its point {:?}",
+                r.config.key(),
+                r.point
+            )),
+            Ok(_) if r.key != space.kt_key(&r.point) => Some(format!(
+                "its key `{}` is not its point's `{}`",
+                r.key,
+                space.kt_key(&r.point)
+            )),
+            Ok(_) => None,
+        };
+        match why {
+            Some(why) => {
+                dropped.push((r.eval as usize, why));
+                false
+            }
+            None => true,
+        }
+    });
+    if dropped.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = dropped
+        .iter()
+        .take(DROPPED_LISTED)
+        .map(|(eval, why)| format!("evaluation {eval}: {}", printable(why)))
+        .collect();
+    let more = dropped.len().saturating_sub(DROPPED_LISTED);
+    let more = if more > 0 {
+        format!("; and {more} more")
+    } else {
+        String::new()
+    };
+    kw_core::diag::warn(&format!(
+        "{}: dropped {} record(s) whose point, configuration and key disagree (an edited log?); \
+         they are evaluated again if proposed: {}{more}",
+        path.display(),
+        dropped.len(),
+        listed.join("; ")
+    ));
+}
+
 /// One warning (once per process and file) for a log's dropped lines (an invalid objective
 /// value counts among the malformed ones).
 fn warn_dropped(path: &Path, dropped: &[(usize, String)]) {
     let listed: Vec<String> = dropped
         .iter()
         .take(DROPPED_LISTED)
-        .map(|(line, why)| {
-            // Parts of the reason may quote the file: no control characters reach a terminal.
-            let why: String = why
-                .chars()
-                .take(200)
-                .map(|c| if c.is_control() { '?' } else { c })
-                .collect();
-            format!("line {line}: {why}")
-        })
+        .map(|(line, why)| format!("line {line}: {}", printable(why)))
         .collect();
     let more = dropped.len().saturating_sub(DROPPED_LISTED);
     let more = if more > 0 {
@@ -539,6 +586,15 @@ fn warn_dropped(path: &Path, dropped: &[(usize, String)]) {
             listed.join("; ")
         ));
     }
+}
+
+/// Parts of a reason may quote the file: at most 200 characters, no control characters reach a
+/// terminal.
+fn printable(why: &str) -> String {
+    why.chars()
+        .take(200)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// Reads one line (with its `\n`) into `buf`, at most `max` bytes of it: returns the bytes
@@ -651,6 +707,43 @@ mod tests {
         );
         // Every line is kept for a resume (only a torn last line is cut).
         assert_eq!(log.valid_bytes, std::fs::metadata(&path).unwrap().len());
+    }
+
+    #[test]
+    fn a_resume_drops_records_whose_point_config_and_key_disagree() {
+        use kw_core::space::Parameter;
+        let space = TuningSpace::new(vec![Parameter::new("x", [1, 2, 3])], Vec::new()).unwrap();
+        let fingerprint = space.fingerprint();
+        let head = header("time").replace(
+            r#""fingerprint":"f""#,
+            &format!(r#""fingerprint":"{fingerprint}""#),
+        );
+        let path = write(
+            "inconsistent.jsonl",
+            &[
+                head,
+                line(1, "0.5"),
+                // Point [1] is x=2, but the line says x=3 (an edit): dropped.
+                r#"{"eval":2,"key":"3","point":[1],"config":{"x":3},"objective":0.1,"elapsed_s":0.1,"eval_s":0.1}"#.to_string(),
+                // Point and configuration agree, the key does not: dropped.
+                r#"{"eval":3,"key":"1","point":[2],"config":{"x":3},"objective":0.2,"elapsed_s":0.1,"eval_s":0.1}"#.to_string(),
+                // A parameter this space lacks: dropped.
+                r#"{"eval":4,"key":"2","point":[1],"config":{"x":2,"y":1},"objective":0.2,"elapsed_s":0.1,"eval_s":0.1}"#.to_string(),
+                line(2, "0.25"),
+            ],
+        );
+        let header: LogHeader = serde_json::from_str(
+            &std::fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string(),
+        )
+        .unwrap();
+        let (_log, records) = ResultsLog::resume(&path, &space, &header).unwrap();
+        let kept: Vec<(u64, Option<f64>)> = records.iter().map(|r| (r.eval, r.objective)).collect();
+        assert_eq!(kept, vec![(1, Some(0.5)), (2, Some(0.25))]);
     }
 
     #[test]

@@ -305,8 +305,8 @@ pub(crate) fn tuning_key(meta: &Value) -> String {
     text(lookup(
         meta,
         &[
-            "tuning_key",
             "kernel.tuning_key",
+            "tuning_key",
             "kernel_name",
             "kernel.name",
         ],
@@ -377,6 +377,7 @@ fn ls(dir: &Path) -> Result<()> {
         println!("no capture files (*.{EXTENSION}) in {}", dir.display());
         return Ok(());
     }
+    let mut unreadable = 0usize;
     let rows: Vec<Vec<String>> = files
         .iter()
         .map(|f| {
@@ -393,7 +394,10 @@ fn ls(dir: &Path) -> Result<()> {
                     human(c.file_len()),
                     human(c.raw_len()),
                 ],
-                Err(e) => vec![name, format!("UNREADABLE: {e}")],
+                Err(e) => {
+                    unreadable += 1;
+                    vec![name, format!("UNREADABLE: {e}")]
+                }
             }
         })
         .collect();
@@ -408,6 +412,13 @@ fn ls(dir: &Path) -> Result<()> {
         ],
         &rows,
     );
+    if unreadable > 0 {
+        bail!(
+            "{unreadable} of {} capture files in {} cannot be read (UNREADABLE above)",
+            rows.len(),
+            dir.display()
+        );
+    }
     Ok(())
 }
 

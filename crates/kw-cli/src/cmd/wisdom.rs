@@ -226,6 +226,7 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 println!("no wisdom directory exists on the search path");
             }
             let mut rows = Vec::new();
+            let mut invalid = 0usize;
             for dir in &dirs {
                 let files = wisdom_files_in(dir)?;
                 if files.is_empty() {
@@ -250,12 +251,21 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                                 devices.join("; "),
                             ]
                         }
-                        Err(e) => vec![path.display().to_string(), format!("INVALID: {e}")],
+                        Err(e) => {
+                            invalid += 1;
+                            vec![path.display().to_string(), format!("INVALID: {e}")]
+                        }
                     });
                 }
             }
             if !rows.is_empty() {
                 super::table::print(&["file", "tuning key", "records", "devices"], &rows);
+            }
+            if invalid > 0 {
+                bail!(
+                    "{invalid} of {} wisdom files cannot be read (INVALID above)",
+                    rows.len()
+                );
             }
             Ok(())
         }

@@ -258,6 +258,11 @@ pub fn clear(dir: &Path) -> std::io::Result<(usize, u64)> {
             "not a directory (a compile cache is a directory)",
         ));
     }
+    // A folder that holds no entry and no lock is no cache (or an empty one): nothing to
+    // remove, and no lock file is left behind in it.
+    if !dir.join(LOCK_FILE).exists() && scan(dir)?.is_empty() {
+        return Ok((0, 0));
+    }
     let lock = lock_file(dir)?;
     lock.lock()?;
     let mut n = 0;

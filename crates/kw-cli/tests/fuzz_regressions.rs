@@ -523,3 +523,53 @@ fn listings_fail_on_unreadable_entries_and_clear_leaves_no_lock_behind() {
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("a.jpg")]);
 }
+
+/// `kw tune --t4 OUT` wrote over whatever OUT named (the capture, the results log, the wisdom
+/// file, an earlier file), and `--log` naming the wisdom file moved the wisdom aside and then
+/// waited forever on its own lock. Now a log or T4 file that would take the place of a
+/// capture, of each other or of a wisdom file is refused before anything runs, and an earlier
+/// T4 file is kept aside as an earlier log is.
+#[test]
+fn tune_outputs_never_take_the_place_of_a_capture_a_log_or_wisdom() {
+    let Some((dir, capture, idx)) = setup("tune-outputs") else {
+        return;
+    };
+    let before = std::fs::read(dir.join(&capture)).unwrap();
+    let refused = |extra: &[&str], says: &str| {
+        let mut args = short(&capture, &idx, "1");
+        args.extend(["--wisdom-dir", "w"]);
+        args.extend(extra);
+        let o = kw(&dir, &args);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", both(&o));
+        assert!(stderr(&o).contains(says), "{extra:?}: {}", both(&o));
+    };
+    refused(&["--t4", &capture], "is a capture being tuned");
+    refused(&["--log", &capture], "is a capture being tuned");
+    refused(&["--log", "w/vector_add.json"], "is in the wisdom directory");
+    refused(&["--t4", "./w/vector_add.json"], "is in the wisdom directory");
+    refused(
+        &["--log", "run.jsonl", "--t4", "run.jsonl"],
+        "is the results log of",
+    );
+    assert_eq!(std::fs::read(dir.join(&capture)).unwrap(), before);
+    assert!(!dir.join("w").exists() || std::fs::read_dir(dir.join("w")).unwrap().count() == 0);
+
+    std::fs::write(dir.join("t4.json"), "earlier results").unwrap();
+    let mut args = short(&capture, &idx, "1");
+    args.extend(["--wisdom-dir", "w", "--log", "run.jsonl", "--t4", "t4.json"]);
+    let o = kw(&dir, &args);
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("t4.json existed; kept it as t4.prev1.json"),
+        "{}",
+        both(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("t4.prev1.json")).unwrap(),
+        "earlier results"
+    );
+    let t4: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("t4.json")).unwrap()).unwrap();
+    assert!(t4.is_object(), "{t4}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -268,18 +268,7 @@ impl ResultsLog {
         header: &LogHeader,
     ) -> Result<(ResultsLog, Option<PathBuf>), TuneError> {
         let path = lock.log_path();
-        let mut kept = None;
-        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-            let ext = path
-                .extension()
-                .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
-            let aside = (1u32..)
-                .map(|n| path.with_extension(format!("prev{n}{ext}")))
-                .find(|p| !p.exists())
-                .expect("a free name");
-            std::fs::rename(path, &aside).map_err(|e| TuneError::io(path, e))?;
-            kept = Some(aside);
-        }
+        let kept = kw_core::files::keep_aside(path).map_err(|e| TuneError::io(path, e))?;
         Ok((ResultsLog::create_locked(lock, header)?, kept))
     }
 

@@ -52,10 +52,7 @@ pub fn run(cmd: LogCmd) -> Result<()> {
 /// Refuses outputs that would overwrite the results log, each other, or (without `--force`) a
 /// file that exists, before anything is written.
 fn check_outputs(log: &Path, outputs: &[Option<&Path>], force: bool) -> Result<()> {
-    let same = |a: &Path, b: &Path| {
-        a == b
-            || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
-    };
+    let same = kw_core::files::same_file;
     let outputs: Vec<&Path> = outputs.iter().flatten().copied().collect();
     for (i, out) in outputs.iter().enumerate() {
         if same(out, log) {

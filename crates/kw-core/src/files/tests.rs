@@ -121,3 +121,37 @@ fn created_files_and_dirs_are_private() {
     assert!(FileModes::parse("world-writable").is_none());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// An atomic write renamed over whatever the path named: as root, `kw log export --kt-cache
+/// /dev/null --force` turned /dev/null into a regular file. A path that is not a regular file
+/// (a FIFO, a directory, a link to one) is refused and left as it was.
+#[cfg(unix)]
+#[test]
+fn atomic_writes_never_replace_what_is_not_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = scratch("not-regular");
+    let fifo = d.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = write_atomic(&fifo, b"x", FileModes::PRIVATE).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    let sub = d.join("dir");
+    std::fs::create_dir(&sub).unwrap();
+    assert!(write_atomic(&sub, b"x", FileModes::PRIVATE).is_err());
+    assert!(sub.is_dir());
+    let link = d.join("null-link");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let e = write_atomic(&link, b"x", FileModes::PRIVATE).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    // No temporary file is left beside them.
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

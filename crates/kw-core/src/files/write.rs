@@ -193,11 +193,21 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// Writes `bytes` to `path` atomically with `modes`: a new temporary file beside it, with a
 /// name unique to this process and call (never an existing file or a symbolic link), synced,
-/// then renamed over `path`. A crash or a full disk leaves the previous file (or none).
+/// then renamed over `path`. A crash or a full disk leaves the previous file (or none). A
+/// `path` that is something else than a regular file (a device such as `/dev/null`, a FIFO, a
+/// directory; a symbolic link to one) is refused, never replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a device, FIFO or directory is never replaced)",
+            ));
+        }
+    }
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -222,4 +232,37 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Renames a non-empty file at `path` to `NAME.prevN.EXT` (the first free N) and returns that
+/// name, so that a new file can take `path` without losing the old one; `None` when there is
+/// no such file (missing or empty).
+pub fn keep_aside(path: &Path) -> std::io::Result<Option<PathBuf>> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        return Ok(None);
+    }
+    let ext = path
+        .extension()
+        .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+    let aside = (1u32..)
+        .map(|n| path.with_extension(format!("prev{n}{ext}")))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("a free name");
+    std::fs::rename(path, &aside)?;
+    Ok(Some(aside))
+}
+
+/// Whether two paths name the same file: equal, or the same file once resolved (links,
+/// `./`, `..`). Paths that do not exist are compared as given, their directories resolved.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let resolve = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+        })
+    };
+    matches!((resolve(a), resolve(b)), (Some(x), Some(y)) if x == y)
 }

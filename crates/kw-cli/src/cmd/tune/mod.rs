@@ -74,6 +74,70 @@ fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
     }
 }
 
+/// The T4 results file of `capture` (`--t4`), if asked for.
+fn t4_path_for(args: &TuneArgs, capture: &Path, several: bool) -> Option<PathBuf> {
+    args.t4.as_ref().map(|t4| {
+        if several {
+            t4.join(format!("{}.t4.json", file_stem(capture)))
+        } else {
+            t4.clone()
+        }
+    })
+}
+
+/// Refuses, before anything runs, a results log or T4 file that would take the place of a
+/// capture being tuned, of each other, or of a wisdom file (a `.json` file in the wisdom
+/// directory, which the runtime reads as wisdom; the run's own wisdom file shares its lock
+/// with a log there, so the run would wait on itself).
+fn check_outputs(args: &TuneArgs, captures: &[PathBuf], several: bool) -> Result<()> {
+    use kw_core::files::same_file;
+    let wisdom_dir = args.wisdom_dir()?;
+    let in_wisdom_dir = |p: &Path| {
+        p.extension().is_some_and(|e| e == "json")
+            && same_file(
+                p.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+                &wisdom_dir,
+            )
+    };
+    for capture in captures {
+        let log = log_path_for(args, capture, several);
+        let t4 = t4_path_for(args, capture, several);
+        let outputs = [
+            ("--log", args.log.is_some().then_some(&log)),
+            ("--t4", t4.as_ref()),
+        ];
+        for (option, out) in outputs {
+            let Some(out) = out else { continue };
+            if captures.iter().any(|c| same_file(out, c)) {
+                bail!(
+                    "{option} {}: is a capture being tuned; not writing over it (choose another file)",
+                    out.display()
+                );
+            }
+            if in_wisdom_dir(out) {
+                bail!(
+                    "{option} {}: is in the wisdom directory {}, where a .json file is read as \
+                     wisdom; choose another place",
+                    out.display(),
+                    wisdom_dir.display()
+                );
+            }
+        }
+        if let Some(t4) = &t4 {
+            if same_file(t4, &log) {
+                bail!(
+                    "--t4 {}: is the results log of {}; give each its own file",
+                    t4.display(),
+                    capture.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn resume_command(captures: &[PathBuf]) -> String {
     let mut words: Vec<String> = std::env::args().collect();
     if let Some(i) = words.iter().position(|w| w == "--bundled") {
@@ -167,6 +231,8 @@ pub fn run(args: TuneArgs) -> Result<()> {
         }
         first
     });
+    let several = captures.len() > 1;
+    check_outputs(&args, &captures, several)?;
     let cancel = cancel_flag();
     if args.stop_on_stdin_eof {
         // The parent (an application tuning online) ended or let go: stop as Ctrl-C does,
@@ -177,7 +243,6 @@ pub fn run(args: TuneArgs) -> Result<()> {
             flag.store(true, Ordering::SeqCst);
         });
     }
-    let several = captures.len() > 1;
     if several {
         for dir in [&args.log, &args.t4].into_iter().flatten() {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -294,13 +359,22 @@ fn finish_capture(
             return false;
         }
     };
-    if let Some(t4) = &args.t4 {
-        let out = if several {
-            t4.join(format!("{}.t4.json", file_stem(capture)))
-        } else {
-            t4.clone()
-        };
+    if let Some(out) = t4_path_for(args, capture, several) {
         let out = multi::for_model(&out, task.model.as_deref());
+        // An earlier run's results are kept, as an earlier log is.
+        match kw_core::files::keep_aside(&out) {
+            Ok(Some(old)) => eprintln!(
+                "kw tune: {} existed; kept it as {}",
+                out.display(),
+                old.display()
+            ),
+            Ok(None) => {}
+            Err(e) => failed.push(format!(
+                "{}: keeping the existing {} aside: {e}",
+                capture.display(),
+                out.display()
+            )),
+        }
         match kw_tune::export::export_log_t4(&task.log, &out) {
             Ok(n) => eprintln!("kw tune: {n} results written to {} (T4)", out.display()),
             Err(e) => failed.push(format!("{}: writing T4 results: {e}", capture.display())),

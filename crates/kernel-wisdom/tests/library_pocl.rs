@@ -518,6 +518,34 @@ fn the_routines_at_random_shapes_and_wrong_shapes_refused() {
     }
     assert_eq!(t.to_vec().unwrap(), vec![7.0; 12], "nothing launched");
     assert!(matches!(lib.kernel("gemv"), Err(Error::Shape { .. })));
+    // An output that is an input (the same buffer, or another view of its memory) is refused:
+    // in place, the kernels read cells they have already written.
+    let sq = DeviceBuffer::from_slice(dev.as_ref(), &[7.0f32; 16]).unwrap();
+    let e = lib.transpose(4, 4, &sq, &sq).unwrap_err();
+    assert!(
+        e.to_string().contains("output and input share memory"),
+        "{e}"
+    );
+    assert!(sq.overlaps(&sq));
+    assert!(!sq.overlaps(&t));
+    let e = lib.gemm([4, 3, 4], 1.0, &sq, &t, 0.0, &t).unwrap_err();
+    assert!(e.to_string().contains("c and b share memory"), "{e}");
+    assert_eq!(sq.to_vec().unwrap(), vec![7.0; 16], "nothing launched");
+    // alpha 0 (BLAS): C = beta C, A and B not read (their NaNs stay out), padded or not.
+    for [m, n, k] in [[5usize, 3, 7], [128, 128, 32]] {
+        let a = DeviceBuffer::from_slice(dev.as_ref(), &vec![f32::NAN; m * k]).unwrap();
+        let b = DeviceBuffer::from_slice(dev.as_ref(), &vec![f32::NAN; k * n]).unwrap();
+        let start: Vec<f32> = (0..m * n).map(|i| i as f32).collect();
+        let c = DeviceBuffer::from_slice(dev.as_ref(), &start).unwrap();
+        lib.gemm([m, n, k], 0.0, &a, &b, 0.5, &c).unwrap();
+        let want: Vec<f32> = start.iter().map(|v| v * 0.5).collect();
+        assert_eq!(c.to_vec().unwrap(), want, "alpha 0 at {m} x {n} x {k}");
+    }
+    // k 0: C = beta C too (the launch over an empty K used to leave C as it was).
+    let none = DeviceBuffer::<f32>::new(dev.as_ref(), 0).unwrap();
+    let c = DeviceBuffer::from_slice(dev.as_ref(), &[2.0f32; 6]).unwrap();
+    lib.gemm([2, 3, 0], 1.0, &none, &none, 0.25, &c).unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![0.5; 6], "k 0");
     let _ = Arc::clone(lib.device());
 }
 

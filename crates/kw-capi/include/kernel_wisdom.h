@@ -317,8 +317,10 @@ int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, c
  * configuration per problem size from wisdom (the H100 wisdom shipped with kernel-wisdom is
  * embedded; files on the wisdom path win). Buffers are the application's, as launches take
  * them: kw_arg_buffer(ptr, KW_F32, count) with a cl_mem or CUDA device pointer of the
- * library's device and its element count (or KW_COUNT_AUTO: the driver's size, which must
- * then be the routine's length exactly). Every routine works at every size; the work is
+ * library's device and the routine's length for it (or KW_COUNT_AUTO: the driver's size,
+ * which must then be that length exactly); a count larger than the driver says the memory
+ * holds is KW_ERROR_INVALID. An output must not share memory with another buffer of the call
+ * (KW_ERROR_INVALID: "... output and input share memory"). Every routine works at every size; the work is
  * enqueued on the device's own queue or stream (the queue given to kw_device_attach_opencl;
  * kw_device_synchronize waits for it). A length that does not fit the shape is
  * KW_ERROR_INVALID naming the routine, the buffer and both lengths ("library routine
@@ -341,7 +343,8 @@ int kw_library_sum(const kw_library* library, kw_arg input, float* out);
 int kw_library_stencil3d(const kw_library* library, size_t nx, size_t ny, size_t nz, float c0,
                          float c1, kw_arg input, kw_arg output);
 /* c = alpha a b + beta c in single precision: a m x k, b k x n, c m x n, all column-major
- * (element (i, j) of an r-row matrix at j * r + i). beta 0 ignores c's contents. */
+ * (element (i, j) of an r-row matrix at j * r + i). beta 0 ignores c's contents, alpha 0
+ * those of a and b (c = beta c, as BLAS). c must not share memory with a or b. */
 int kw_library_gemm(const kw_library* library, size_t m, size_t n, size_t k, float alpha,
                     kw_arg a, kw_arg b, float beta, kw_arg c);
 /* The GEMM above on IEEE half matrices: a, b and c hold the halves' bits (uint16_t,

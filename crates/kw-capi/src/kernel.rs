@@ -157,6 +157,25 @@ pub(crate) unsafe fn raw_buffer(
     Ok((raw, count))
 }
 
+/// The whole elements of `ty` the driver says the memory at `ptr` holds (to its allocation's
+/// end): what a count given by the caller is checked against where the check is cheap next to
+/// the call (the library routines).
+///
+/// # Safety
+/// `ptr` is a live device pointer / `cl_mem` of a `backend` device.
+pub(crate) unsafe fn available_elements(
+    backend: BackendKind,
+    ptr: *mut c_void,
+    ty: ScalarType,
+) -> Result<usize, (Status, String)> {
+    // SAFETY: as the caller promised.
+    match unsafe { auto_sized(backend, ptr, ty) } {
+        Ok(KernelArg::Buffer { len, .. }) => Ok(len),
+        Ok(_) => Err((Status::Internal, "a sized buffer is not raw memory".into())),
+        Err(e) => Err((Status::Backend, e.to_string())),
+    }
+}
+
 /// A buffer passed with `KW_COUNT_AUTO`: its size asked of the driver.
 ///
 /// # Safety

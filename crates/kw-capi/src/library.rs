@@ -16,9 +16,9 @@
 use crate::device::DEVICES;
 use crate::ffi::{need_out, opt_text, put, slice};
 use crate::handles::{Kind, Registry};
-use crate::kernel::raw_buffer;
+use crate::kernel::{available_elements, raw_buffer};
 use crate::status::{guard, CError, Status};
-use crate::types::{KwArg, ARG_BUFFER, TYPES};
+use crate::types::{KwArg, ARG_BUFFER, COUNT_AUTO, TYPES};
 use kernel_wisdom::library::{HotspotCoefficients, Library, NbodyStep};
 use kernel_wisdom::DeviceBuffer;
 use std::ffi::{c_char, c_int, c_void};
@@ -115,8 +115,25 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
             ));
         }
         // SAFETY: as the caller promised.
-        let (raw, _) = unsafe { raw_buffer(backend, a.ptr, T::TYPE, a.count) }
+        let (raw, count) = unsafe { raw_buffer(backend, a.ptr, T::TYPE, a.count) }
             .map_err(|(status, what)| bad(status, what))?;
+        if a.count != COUNT_AUTO {
+            // A count larger than the memory is refused here: the kernels would read and write
+            // past the allocation (a crash, or another buffer's contents).
+            // SAFETY: as the caller promised (a live buffer of this device).
+            let held = unsafe { available_elements(backend, a.ptr, T::TYPE) }
+                .map_err(|(status, what)| bad(status, what))?;
+            if count > held {
+                return Err(bad(
+                    Status::Invalid,
+                    format!(
+                        "the count says {count} elements, the buffer holds {held} ({} bytes of {})",
+                        held * T::TYPE.size(),
+                        T::TYPE
+                    ),
+                ));
+            }
+        }
         out.push(DeviceBuffer::view(device.as_ref(), raw)?);
     }
     out.try_into()

@@ -545,8 +545,14 @@ fn tune_outputs_never_take_the_place_of_a_capture_a_log_or_wisdom() {
     };
     refused(&["--t4", &capture], "is a capture being tuned");
     refused(&["--log", &capture], "is a capture being tuned");
-    refused(&["--log", "w/vector_add.json"], "is in the wisdom directory");
-    refused(&["--t4", "./w/vector_add.json"], "is in the wisdom directory");
+    refused(
+        &["--log", "w/vector_add.json"],
+        "is in the wisdom directory",
+    );
+    refused(
+        &["--t4", "./w/vector_add.json"],
+        "is in the wisdom directory",
+    );
     refused(
         &["--log", "run.jsonl", "--t4", "run.jsonl"],
         "is the results log of",

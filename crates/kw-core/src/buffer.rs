@@ -48,6 +48,12 @@ impl<T: Scalar> DeviceBuffer<T> {
         })
     }
 
+    /// Whether this buffer and `other` share device memory (the same allocation viewed twice,
+    /// or overlapping ranges of one): [`DeviceMemory::overlaps`].
+    pub fn overlaps<U: Scalar>(&self, other: &DeviceBuffer<U>) -> bool {
+        self.mem.overlaps(other.mem.as_ref())
+    }
+
     /// A buffer holding a copy of `data`.
     pub fn from_slice(device: &dyn Device, data: &[T]) -> Result<Self, BackendError> {
         let buf = DeviceBuffer::new(device, data.len())?;

@@ -164,6 +164,14 @@ impl DeviceMemory for ClMemory {
         }
     }
 
+    fn overlaps(&self, other: &dyn DeviceMemory) -> bool {
+        // One `cl_mem`, however many views of it (the C API makes one per call).
+        other
+            .as_any()
+            .downcast_ref::<ClMemory>()
+            .is_some_and(|o| o.raw() == self.raw())
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

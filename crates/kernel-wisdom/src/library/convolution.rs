@@ -94,6 +94,11 @@ impl Library {
             output.len(),
             elements(width, height, "output")?,
         )?;
+        super::separate(
+            R,
+            &[("output", output.memory())],
+            &[("input", input.memory())],
+        )?;
         int(R, "the input's length", padded)?;
         if width == 0 || height == 0 {
             return Ok(());

@@ -65,7 +65,9 @@ fn round_up(routine: &'static str, v: usize, to: usize) -> Result<usize, Error> 
 impl Library {
     /// `c` = `alpha` `a` `b` + `beta` `c`, with `a` m x k, `b` k x n and `c` m x n, all
     /// column-major (element (i, j) of an r-row matrix at `j * r + i`). Any sizes; `beta` 0
-    /// ignores `c`'s contents (NaN included). Wrong lengths are [`Error::Shape`]. At sizes
+    /// ignores `c`'s contents (NaN included), and `alpha` 0 those of `a` and `b` (as BLAS: `c`
+    /// = `beta` `c`). Wrong lengths are [`Error::Shape`]; `c` sharing memory with `a` or `b`
+    /// too. At sizes
     /// the kernel's tiles do not divide, the operands are copied into padded buffers, which
     /// the `Library` keeps for later calls ([`Library::free_workspace`] frees them).
     #[allow(clippy::too_many_arguments)] // BLAS's signature: sizes, scalars and operands
@@ -123,8 +125,27 @@ impl Library {
         expect_len(r, "a (m x k)", a.len(), elements(m, k, "a")?)?;
         expect_len(r, "b (k x n)", b.len(), elements(k, n, "b")?)?;
         expect_len(r, "c (m x n)", c.len(), elements(m, n, "c")?)?;
+        super::separate(
+            r,
+            &[("c", c.memory())],
+            &[("a", a.memory()), ("b", b.memory())],
+        )?;
         if m == 0 || n == 0 {
             return Ok(());
+        }
+        if alpha == 0.0 || k == 0 {
+            // As BLAS: C = beta C, and A and B are not read (a NaN there stays out of C). The
+            // kernel runs over one K tile of zeros (a launch with K = 0 would be empty).
+            let kz = p.pad[2];
+            let zeros = |len| {
+                let z = self.workspace::<T>(len)?;
+                z.memory().fill_zero()?;
+                Ok::<_, Error>(z)
+            };
+            let (za, zb) = (zeros(elements(m, kz, "a")?)?, zeros(elements(kz, n, "b")?)?);
+            let done = self.gemm_of(p, [m, n, kz], 1.0, &za, &zb, beta, c);
+            self.keep([za, zb]);
+            return done;
         }
         let [pm, pn, pk] = p.pad;
         let (mp, np, kp) = (

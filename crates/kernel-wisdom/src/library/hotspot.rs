@@ -227,13 +227,14 @@ impl Library {
         expect_len(R, "temp_in (nx x ny)", temp_in.len(), cells)?;
         expect_len(R, "power (nx x ny)", power.len(), cells)?;
         expect_len(R, "temp_out (nx x ny)", temp_out.len(), cells)?;
-        if std::ptr::eq(temp_out, temp_in) || std::ptr::eq(temp_out, power) {
-            return Err(Error::Shape {
-                routine: R,
-                message: "temp_out must be a buffer of its own (not temp_in or power)".into(),
-            });
-        }
+        super::separate(
+            R,
+            &[("temp_out", temp_out.memory())],
+            &[("temp_in", temp_in.memory()), ("power", power.memory())],
+        )?;
         let (x, y) = (int(R, "nx", nx)?, int(R, "ny", ny)?);
+        // A count from C that wrapped (a negative int) is refused, not run for ever.
+        int(R, "iterations", iterations)?;
         let kernel = self.kernel(R)?;
         if cells == 0 {
             let config = given.unwrap_or(kernel.default_config()).clone();
@@ -277,6 +278,11 @@ impl Library {
             ms += kernel.launch_with(&args, options)?.device_ms.unwrap_or(0.0);
             left -= steps;
             src = dst;
+            // Launches are queued without waiting: a long run waits now and then, so the
+            // queue (and the driver's memory for it) stays bounded.
+            if launch % QUEUED_LAUNCHES == QUEUED_LAUNCHES - 1 {
+                self.device.synchronize()?;
+            }
         }
         if let Some(b) = scratch {
             *self.scratch.lock().unwrap_or_else(PoisonError::into_inner) = Some(b);
@@ -284,6 +290,9 @@ impl Library {
         Ok((ms, config))
     }
 }
+
+/// The most hotspot launches queued before the routine waits for them.
+const QUEUED_LAUNCHES: usize = 1024;
 
 #[cfg(test)]
 mod tests {

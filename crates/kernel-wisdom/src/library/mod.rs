@@ -45,7 +45,7 @@ pub use nbody::{NbodyStep, FLOPS_PER_INTERACTION, FMA_PEAK_CHAINS};
 
 use crate::error::Error;
 use crate::kernel::WisdomKernel;
-use kw_core::backend::Device;
+use kw_core::backend::{Device, DeviceMemory};
 use kw_core::buffer::DeviceBuffer;
 use kw_core::scalar::Scalar;
 use std::any::Any;
@@ -102,6 +102,35 @@ fn expect_len(routine: &'static str, what: &str, len: usize, want: usize) -> Res
         routine,
         message: format!("{what} holds {len} elements, the shape needs {want}"),
     })
+}
+
+/// Refuses a call whose output shares device memory with another of its buffers (the same
+/// buffer passed twice, or two views of one allocation): the kernels read their inputs while
+/// they write their outputs, and declare their pointers `restrict`.
+fn separate(
+    routine: &'static str,
+    outputs: &[(&str, &dyn DeviceMemory)],
+    inputs: &[(&str, &dyn DeviceMemory)],
+) -> Result<(), Error> {
+    for (i, (name, out)) in outputs.iter().enumerate() {
+        let others = outputs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, o)| o)
+            .chain(inputs);
+        for (other, mem) in others {
+            if out.overlaps(*mem) {
+                return Err(Error::Shape {
+                    routine,
+                    message: format!(
+                        "{name} and {other} share memory: an output must be a buffer of its own"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Library {
@@ -254,6 +283,11 @@ impl Library {
         })?;
         expect_len(R, "input (rows x cols)", input.len(), n)?;
         expect_len(R, "output (cols x rows)", output.len(), n)?;
+        separate(
+            R,
+            &[("output", output.memory())],
+            &[("input", input.memory())],
+        )?;
         let (r, c) = (int(R, "rows", rows)?, int(R, "cols", cols)?);
         self.kernel(R)?
             .launch(&[output.arg(), input.arg(), r.into(), c.into()])
@@ -297,6 +331,11 @@ impl Library {
             })?;
         expect_len(R, "input (nx x ny x nz)", input.len(), n)?;
         expect_len(R, "output (nx x ny x nz)", output.len(), n)?;
+        separate(
+            R,
+            &[("output", output.memory())],
+            &[("input", input.memory())],
+        )?;
         let (x, y, z) = (int(R, "nx", nx)?, int(R, "ny", ny)?, int(R, "nz", nz)?);
         self.kernel(R)?.launch(&[
             output.arg(),

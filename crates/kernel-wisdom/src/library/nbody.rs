@@ -147,17 +147,11 @@ impl Library {
                 ),
             });
         }
-        let outs = [pos_out, vel_out];
-        if [pos, vel]
-            .iter()
-            .any(|i| outs.iter().any(|o| std::ptr::eq(*i, *o)))
-            || std::ptr::eq(pos_out, vel_out)
-        {
-            return Err(Error::Shape {
-                routine: R,
-                message: "pos_out and vel_out must be buffers of their own".into(),
-            });
-        }
+        super::separate(
+            R,
+            &[("pos_out", pos_out.memory()), ("vel_out", vel_out.memory())],
+            &[("pos", pos.memory()), ("vel", vel.memory())],
+        )?;
         let bodies = int(R, "n", n)?;
         self.kernel(R)?
             .launch(&step.args(bodies, [pos, vel], [pos_out, vel_out]))

@@ -182,6 +182,8 @@ pub fn hotspot_routine(dev: &Arc<dyn Device>) {
         lib.hotspot([usize::MAX, 2], 1, &k, &other, &other, &twelve),
         lib.hotspot([3, 4], 1, &k, &twelve, &other, &twelve),
         lib.hotspot([3, 4], 1, &k, &other, &twelve, &twelve),
+        // A count from C that wrapped ((size_t)-1) ran for ever, its queue growing.
+        lib.hotspot([3, 4], usize::MAX, &k, &other, &other, &twelve),
     ] {
         assert_shape_error(e.unwrap_err(), "hotspot");
     }

@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
         s = kw_library_hotspot(lib, HX, HY, STEPS, 0.5f, 0.3f, 0.2f, 0.1f, 80.0f,
                                f32(dtemp, HX * HY), f32(dpow, HX * HY), f32(dhot, HX * HY));
         expect("kw_library_hotspot", s, KW_OK, NULL);
+        s = kw_library_hotspot(lib, HX, HY, STEPS, 0.5f, 0.3f, 0.2f, 0.1f, 80.0f,
+                               f32(dtemp, HX * HY), f32(dpow, HX * HY), f32(dpow, HX * HY));
+        expect("hotspot, temp_out is power", s, KW_ERROR_INVALID,
+               "temp_out and power share memory");
         got = download(&app, dhot, HX * HY);
         compare("hotspot 19x7, 5 steps, uniform", got, want_h, HX * HY, 1e-3f);
         free(got);
@@ -243,6 +247,9 @@ int main(int argc, char** argv) {
         s = kw_library_nbody(lib, NB, dt, soft, 1.0f, f32(dpos, 4 * NB), f32(dvel, 4 * NB),
                              f32(dpo, 4 * NB - 1), f32(dvo, 4 * NB));
         expect("nbody, pos_out too short", s, KW_ERROR_INVALID, "library routine `nbody`");
+        s = kw_library_nbody(lib, NB, dt, soft, 1.0f, f32(dpos, 4 * NB), f32(dvel, 4 * NB),
+                             f32(dpos, 4 * NB), f32(dvo, 4 * NB));
+        expect("nbody, pos_out is pos", s, KW_ERROR_INVALID, "pos_out and pos share memory");
     }
 
     /* Wrong lengths, types and handles: an error with its message, nothing launched. */
@@ -287,6 +294,23 @@ int main(int argc, char** argv) {
            "library routine `convolution`: a 19 x 1 filter");
     s = kw_library_convolution(lib, W, H, FW, FH, NULL, f32(dimg, IW * IH), f32(dconv, W * H));
     expect("convolution, a null filter", s, KW_ERROR_NULL, "filter");
+    /* A count larger than the buffer (the caller's mistake): refused, never read past. */
+    s = kw_library_transpose(lib, R, C + 1, f32(da, R * (C + 1)), f32(dt, R * (C + 1)));
+    expect("transpose, counts larger than the buffers", s, KW_ERROR_INVALID,
+           "library routine `transpose`: input: the count says 1998 elements, the buffer "
+           "holds 1961");
+    /* An output that is one of the inputs: refused (the kernels read while they write). */
+    s = kw_library_transpose(lib, R, C, f32(da, R * C), f32(da, R * C));
+    expect("transpose in place", s, KW_ERROR_INVALID,
+           "library routine `transpose`: output and input share memory");
+    s = kw_library_stencil3d(lib, NX, NY, NZ, 0.5f, 0.25f, f32(dg, NX * NY * NZ),
+                             f32(dg, NX * NY * NZ));
+    expect("stencil3d in place", s, KW_ERROR_INVALID, "output and input share memory");
+    s = kw_library_gemm(lib, M, NN, NN, 1.0f, f32(dgc, M * NN), f32(dgb, NN * NN), 0.0f,
+                        f32(dgc, M * NN));
+    expect("gemm, c is a", s, KW_ERROR_INVALID, "c and a share memory");
+    s = kw_library_convolution(lib, W, H, FW, FH, filt, f32(dimg, IW * IH), f32(dimg, W * H));
+    expect("convolution in place", s, KW_ERROR_INVALID, "output and input share memory");
     s = kw_library_sum(lib, f32(dv, N), NULL);
     expect("sum, a null result pointer", s, KW_ERROR_NULL, "kw_library_sum");
     s = kw_library_sum(NULL, f32(dv, N), &total);

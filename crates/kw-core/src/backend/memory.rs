@@ -78,6 +78,19 @@ pub trait DeviceMemory: Send + Sync {
     fn device_address(&self) -> Option<u64> {
         None
     }
+    /// Whether this memory and `other` share bytes: where both have device addresses
+    /// ([`DeviceMemory::device_address`]), whether their ranges meet; otherwise whether they
+    /// are the same object (a backend without addresses compares its handles instead: an
+    /// OpenCL buffer viewed twice is one memory).
+    fn overlaps(&self, other: &dyn DeviceMemory) -> bool {
+        match (self.device_address(), other.device_address()) {
+            (Some(a), Some(b)) => {
+                let (la, lb) = (self.len_bytes() as u64, other.len_bytes() as u64);
+                la > 0 && lb > 0 && a < b.saturating_add(lb) && b < a.saturating_add(la)
+            }
+            _ => std::ptr::addr_eq(self as *const Self, other as *const dyn DeviceMemory),
+        }
+    }
     /// The concrete type, for the backend that made it.
     fn as_any(&self) -> &dyn Any;
 }

@@ -135,7 +135,10 @@ fn atomic_writes_never_replace_what_is_not_a_regular_file() {
     if made.is_ok_and(|s| s.success()) {
         let e = write_atomic(&fifo, b"x", FileModes::PRIVATE).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
-        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
     }
     let sub = d.join("dir");
     std::fs::create_dir(&sub).unwrap();
@@ -145,7 +148,10 @@ fn atomic_writes_never_replace_what_is_not_a_regular_file() {
     std::os::unix::fs::symlink("/dev/null", &link).unwrap();
     let e = write_atomic(&link, b"x", FileModes::PRIVATE).unwrap_err();
     assert!(e.to_string().contains("not a regular file"), "{e}");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     // No temporary file is left beside them.
     let mut names: Vec<String> = std::fs::read_dir(&d)
         .unwrap()

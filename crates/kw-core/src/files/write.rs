@@ -260,7 +260,10 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
     let resolve = |p: &Path| {
         std::fs::canonicalize(p).ok().or_else(|| {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
         })
     };

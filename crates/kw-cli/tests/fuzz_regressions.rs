@@ -579,3 +579,56 @@ fn tune_outputs_never_take_the_place_of_a_capture_a_log_or_wisdom() {
     assert!(t4.is_object(), "{t4}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Kernel Tuner cache given as `--prior` with a time of 0 or below was used without a word,
+/// and that configuration evaluated first (`kw simulate CACHE` refuses such a file). Now the
+/// prior is refused the same way, naming the file and the configuration.
+#[test]
+fn a_prior_with_a_time_of_zero_or_below_is_refused() {
+    let dir = common::unique_dir("fuzz-prior-time");
+    let space = r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2,3]},"cache":{"1":{"a":1,"time":2.0},"2":{"a":2,"time":1.0},"3":{"a":3,"time":3.0}}}"#;
+    std::fs::write(dir.join("space.json"), space).unwrap();
+    std::fs::write(dir.join("prior.json"), space.replace(r#""time":3.0"#, r#""time":-1.0"#))
+        .unwrap();
+    let o = kw(
+        &dir,
+        &[
+            "simulate", "space.json", "--budget", "2", "--seeds", "1", "--prior", "prior.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(err.contains("prior.json"), "{err}");
+    assert!(err.contains("configuration `3`") && err.contains("-1"), "{err}");
+    let o = kw(
+        &dir,
+        &[
+            "simulate", "space.json", "--budget", "2", "--seeds", "1", "--prior", "space.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", both(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw simulate --suite` skipped a cache whose file name is not UTF-8 without a word. Now it
+/// is named and left out like any space that cannot be loaded (exit 1).
+#[cfg(unix)]
+#[test]
+fn a_suite_names_a_space_whose_file_name_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = common::unique_dir("fuzz-suite-utf8");
+    let space = r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2,3]},"cache":{"1":{"a":1,"time":2.0},"2":{"a":2,"time":1.0},"3":{"a":3,"time":3.0}}}"#;
+    std::fs::create_dir_all(dir.join("s")).unwrap();
+    std::fs::write(dir.join("s/good_X.json"), space).unwrap();
+    let bad = std::ffi::OsStr::from_bytes(b"bad\xffname_X.json");
+    std::fs::write(dir.join("s").join(bad), space).unwrap();
+    std::fs::write(dir.join("s/.json"), space).unwrap();
+    let o = kw(
+        &dir,
+        &["simulate", "--suite", "s", "--budgets", "2", "--seeds", "1", "--threads", "1"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stderr(&o).contains("the file name is not UTF-8"), "{}", both(&o));
+    assert!(stdout(&o).contains("good_X"), "{}", both(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -77,9 +77,16 @@ pub fn discover(dir: &Path) -> Result<Vec<SuiteEntry>, TuneError> {
     for entry in read {
         let entry = entry.map_err(|e| TuneError::io(dir, e))?;
         let path = entry.path();
-        let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
+        let Some(os_name) = path.file_name() else {
             continue;
         };
+        // A name that is not UTF-8 is still listed (and left out, named), never skipped
+        // unsaid; hidden files (`.NAME`, editors' and tools' own) are not spaces.
+        let utf8 = os_name.to_str().is_some();
+        let file = os_name.to_string_lossy();
+        if file.starts_with('.') {
+            continue;
+        }
         let Some(name) = file
             .strip_suffix(".json.gz")
             .or_else(|| file.strip_suffix(".json"))
@@ -90,9 +97,16 @@ pub fn discover(dir: &Path) -> Result<Vec<SuiteEntry>, TuneError> {
             continue;
         }
         let (family, t1) = family_of(dir, name);
-        let problem = regular_file(&path)
-            .err()
-            .or_else(|| t1.as_deref().and_then(|t| regular_file(t).err()));
+        let problem = if utf8 {
+            regular_file(&path)
+                .err()
+                .or_else(|| t1.as_deref().and_then(|t| regular_file(t).err()))
+        } else {
+            Some(format!(
+                "{}: the file name is not UTF-8 (rename it)",
+                path.display()
+            ))
+        };
         out.push(SuiteEntry {
             name: name.to_string(),
             family,

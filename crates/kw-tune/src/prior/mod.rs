@@ -89,11 +89,25 @@ pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
         Err(e) => e.to_string(),
     };
     let wisdom_error = match WisdomFile::load(path) {
-        Ok(w) => return Ok(wisdom_sources(path, &w)),
+        Ok(w) => {
+            if !w.rejected.is_empty() {
+                kw_core::diag::warn(&format!(
+                    "prior {}: {} record(s) left out: {}",
+                    path.display(),
+                    w.rejected.len(),
+                    w.rejected.join("; ")
+                ));
+            }
+            return Ok(wisdom_sources(path, &w));
+        }
         Err(e) => e.to_string(),
     };
     match CacheFile::load(path) {
-        Ok(cache) => Ok(vec![PriorSource::from_cache(path, &cache)]),
+        Ok(cache) => {
+            // A time of 0 or below would rank first: refused as `kw simulate` refuses it.
+            crate::simulate::check_measured(path, &cache)?;
+            Ok(vec![PriorSource::from_cache(path, &cache)])
+        }
         Err(cache_error) => Err(TuneError::Prior {
             path: path.to_path_buf(),
             message: format!(

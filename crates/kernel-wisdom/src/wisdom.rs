@@ -160,8 +160,18 @@ impl WisdomSource {
                     r.add_new_parameters(space);
                     // Alternates the current space does not hold are dropped (as records are
                     // passed over).
-                    r.alternates
-                        .retain(|a| space.check_config(&a.config).is_ok());
+                    r.alternates.retain(|a| match space.check_config(&a.config) {
+                        Ok(_) => true,
+                        Err(why) => {
+                            kw_core::diag::debug(&format!(
+                                "{}: an alternate of the record for problem size {:?} is not \
+                                 used: {why}",
+                                path.display(),
+                                r.problem_size
+                            ));
+                            false
+                        }
+                    });
                 }
                 // Numbered by their place in the file, as `kw wisdom show` numbers them (and as
                 // the rejected records are).
@@ -386,7 +396,7 @@ fn alternate(
         return None;
     }
     kw_core::diag::debug(&format!(
-        "taking the record's alternate {} (predicted {:.2} of the record's speed there, against {:.2} for its own configuration: its blocks spread more evenly over the compute units here)",
+        "taking the record's alternate {} (predicted {:.2} of the record's speed there, from its time at the record's size and the balance of its blocks here, against {:.2} for the record's own configuration)",
         best.config.key(),
         score,
         own

@@ -588,22 +588,42 @@ fn a_prior_with_a_time_of_zero_or_below_is_refused() {
     let dir = common::unique_dir("fuzz-prior-time");
     let space = r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2,3]},"cache":{"1":{"a":1,"time":2.0},"2":{"a":2,"time":1.0},"3":{"a":3,"time":3.0}}}"#;
     std::fs::write(dir.join("space.json"), space).unwrap();
-    std::fs::write(dir.join("prior.json"), space.replace(r#""time":3.0"#, r#""time":-1.0"#))
-        .unwrap();
+    std::fs::write(
+        dir.join("prior.json"),
+        space.replace(r#""time":3.0"#, r#""time":-1.0"#),
+    )
+    .unwrap();
     let o = kw(
         &dir,
         &[
-            "simulate", "space.json", "--budget", "2", "--seeds", "1", "--prior", "prior.json",
+            "simulate",
+            "space.json",
+            "--budget",
+            "2",
+            "--seeds",
+            "1",
+            "--prior",
+            "prior.json",
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", both(&o));
     let err = stderr(&o);
     assert!(err.contains("prior.json"), "{err}");
-    assert!(err.contains("configuration `3`") && err.contains("-1"), "{err}");
+    assert!(
+        err.contains("configuration `3`") && err.contains("-1"),
+        "{err}"
+    );
     let o = kw(
         &dir,
         &[
-            "simulate", "space.json", "--budget", "2", "--seeds", "1", "--prior", "space.json",
+            "simulate",
+            "space.json",
+            "--budget",
+            "2",
+            "--seeds",
+            "1",
+            "--prior",
+            "space.json",
         ],
     );
     assert!(o.status.success(), "{}", both(&o));
@@ -625,10 +645,81 @@ fn a_suite_names_a_space_whose_file_name_is_not_utf8() {
     std::fs::write(dir.join("s/.json"), space).unwrap();
     let o = kw(
         &dir,
-        &["simulate", "--suite", "s", "--budgets", "2", "--seeds", "1", "--threads", "1"],
+        &[
+            "simulate",
+            "--suite",
+            "s",
+            "--budgets",
+            "2",
+            "--seeds",
+            "1",
+            "--threads",
+            "1",
+        ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", both(&o));
-    assert!(stderr(&o).contains("the file name is not UTF-8"), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("the file name is not UTF-8"),
+        "{}",
+        both(&o)
+    );
     assert!(stdout(&o).contains("good_X"), "{}", both(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A record's bad alternate (a time of 0, its own configuration, an undeclared value) made
+/// the whole record invalid, or passed unsaid; `kw report` left out invalid records without a
+/// word. Now only the alternate is left out, and `ls`, `merge` and `report` say so.
+#[test]
+fn bad_alternates_cost_only_themselves_and_are_said() {
+    let dir = common::unique_dir("fuzz-alternates");
+    std::fs::create_dir_all(dir.join("w")).unwrap();
+    let alternates = r#", "alternates": [
+        {"config": {"block_size_x": 32}, "median_ms": 0},
+        {"config": {"block_size_x": 64}, "median_ms": 2.0},
+        {"config": {"block_size_x": 48}, "median_ms": 2.0}]"#;
+    let file = format!(
+        r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}, {}]}}"#,
+        record(
+            r#"{"block_size_x": 64}"#,
+            "[1024]",
+            DEVICE,
+            "1.0",
+            alternates
+        ),
+        record(r#"{"block_size_x": 64}"#, "[2048]", DEVICE, "-1.0", ""),
+    );
+    std::fs::write(dir.join("w/k.json"), file).unwrap();
+    let o = kw(&dir, &["wisdom", "ls", "w"]);
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(stdout(&o).contains("1 (1 skipped)"), "{}", both(&o));
+    let err = stderr(&o);
+    for why in [
+        "record #1: alternate #1 (block_size_x=32) left out: 0 ms is not a positive finite time",
+        "record #1: alternate #2 (block_size_x=64) left out: it is the record's own configuration",
+        "record #1: alternate #3 (block_size_x=48) left out: value 48 of `block_size_x`",
+    ] {
+        assert!(err.contains(why), "{why}: {err}");
+    }
+    let o = kw(&dir, &["wisdom", "merge", "out", "w"]);
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("alternate #1 (block_size_x=32) left out"),
+        "{}",
+        both(&o)
+    );
+    assert!(
+        stdout(&o).contains("2 record(s) read -> 1 record(s), 1 left out"),
+        "{}",
+        both(&o)
+    );
+    let o = kw(&dir, &["report", "w", "-o", "r"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(err.contains("left out record #2: objective -1 ms"), "{err}");
+    assert!(
+        err.contains("alternate #3 (block_size_x=48) left out"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

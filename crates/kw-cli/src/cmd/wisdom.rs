@@ -187,6 +187,14 @@ fn warn_skipped(command: &str, path: &Path, file: &WisdomFile) {
             printable(why)
         );
     }
+    // Alternates left out of records that are kept ([`WisdomFile::notes`]).
+    for why in &file.notes {
+        eprintln!(
+            "kw wisdom {command}: warning: {}: {}",
+            path.display(),
+            printable(why)
+        );
+    }
 }
 
 /// `text` without control characters (reasons may quote the file), at most 300 characters.
@@ -482,7 +490,11 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
     }
     let mut files = Vec::new();
     for p in &paths {
-        files.push(WisdomFile::load(p)?);
+        let f = WisdomFile::load(p)?;
+        for why in &f.notes {
+            eprintln!("kw wisdom merge: {}: {}", p.display(), printable(why));
+        }
+        files.push(f);
     }
     let (written, report) = merge_into(out, files)?;
     for (key, why) in &report.dropped {
@@ -493,8 +505,11 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
         println!("{}: {n} record(s)", path.display());
         after += n;
     }
+    // Records of one slot (device, size, space) in several files: the fastest is kept.
+    let replaced = report.read.saturating_sub(after + report.dropped.len());
     println!(
-        "merged {} file(s) into {}, {} record(s) read -> {after} record(s), {} left out",
+        "merged {} file(s) into {}, {} record(s) read -> {after} record(s), {} left out, \
+         {replaced} in a slot a faster record holds",
         paths.len(),
         out.display(),
         report.read,

@@ -24,6 +24,12 @@ pub struct WisdomFile {
     /// ...): "record #N: why". Never written.
     #[serde(skip)]
     pub rejected: Vec<String>,
+    /// Alternates of loaded records that were left out, each with why (a time that is not a
+    /// positive finite number, the record's own configuration, a parameter or value the
+    /// record's recorded space lacks): "record #N: alternate #K (CONFIG) left out: why". The
+    /// record itself is kept. Never written.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// A problem with a wisdom file; always names the file.
@@ -100,6 +106,7 @@ impl WisdomFile {
             tuning_key: tuning_key.into(),
             records: Vec::new(),
             rejected: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -191,12 +198,21 @@ impl WisdomFile {
             tuning_key: raw.tuning_key,
             records: Vec::with_capacity(raw.records.len()),
             rejected: Vec::new(),
+            notes: Vec::new(),
         };
         for (i, r) in raw.records.iter().enumerate() {
             let record = crate::json_keys::check_unique_keys(r.get())
                 .and_then(|()| {
                     serde_json::from_str::<WisdomRecord>(r.get())
                         .map_err(|e| at_file_position(&e, text, r.get()))
+                })
+                .map(|mut rec| {
+                    // A bad alternate costs only itself, never its record.
+                    for why in rec.drop_bad_alternates() {
+                        file.notes
+                            .push(format!("{REJECTED_PREFIX}{}: {why}", i + 1));
+                    }
+                    rec
                 })
                 .and_then(|rec| rec.validate().map(|()| rec));
             match record {
@@ -225,13 +241,18 @@ impl WisdomFile {
             .collect()
     }
 
-    /// The rejected records as errors naming this file (to report them).
+    /// The rejected records, then the alternates left out ([`WisdomFile::notes`]), as errors
+    /// naming this file (to report them).
     pub fn rejected_errors(&self, path: &Path) -> Vec<WisdomError> {
-        self.rejected
+        let rejected = self
+            .rejected
             .iter()
-            .map(|why| WisdomError::Invalid {
+            .map(|why| format!("{why} (the record is ignored)"));
+        rejected
+            .chain(self.notes.iter().cloned())
+            .map(|message| WisdomError::Invalid {
                 path: path.to_path_buf(),
-                message: format!("{why} (the record is ignored)"),
+                message,
             })
             .collect()
     }
@@ -240,10 +261,10 @@ impl WisdomFile {
     /// drop it without a word).
     fn load_for_rewrite(path: &Path) -> Result<WisdomFile, WisdomError> {
         let f = WisdomFile::load(path)?;
-        if !f.rejected.is_empty() {
+        if !f.rejected.is_empty() || !f.notes.is_empty() {
             return Err(WisdomError::HasInvalidRecords {
                 path: path.to_path_buf(),
-                rejected: f.rejected,
+                rejected: f.rejected.into_iter().chain(f.notes).collect(),
             });
         }
         Ok(f)

@@ -247,17 +247,42 @@ impl WisdomRecord {
         Ok(())
     }
 
-    /// What makes the record unusable whatever the current space is: what
-    /// [`WisdomRecord::validate`] refuses, or a configuration value its own recorded tuning
-    /// space does not declare. `None` for a sound record.
-    pub fn defect(&self) -> Option<String> {
-        if let Err(why) = self.validate() {
-            return Some(why);
+    /// Leaves out the alternates the runtime could never use well, and says why for each:
+    /// a time that is not a positive finite number, the record's own configuration (or one
+    /// given twice), a parameter or value the record's recorded space does not declare.
+    pub fn drop_bad_alternates(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let mut kept: Vec<Alternate> = Vec::with_capacity(self.alternates.len());
+        for (i, a) in std::mem::take(&mut self.alternates).into_iter().enumerate() {
+            let why = if !crate::objective::valid_time(a.median_ms) {
+                Some(format!("{} ms is not a positive finite time", a.median_ms))
+            } else if a.config == self.config {
+                Some("it is the record's own configuration".to_string())
+            } else if kept.iter().any(|k| k.config == a.config) {
+                Some("it is given twice".to_string())
+            } else {
+                self.undeclared(&a.config)
+            };
+            match why {
+                Some(why) => notes.push(format!(
+                    "alternate #{} ({}) left out: {why}",
+                    i + 1,
+                    a.config.key()
+                )),
+                None => kept.push(a),
+            }
         }
+        self.alternates = kept;
+        notes
+    }
+
+    /// A parameter or value of `config` that the record's recorded space does not declare
+    /// (`None` when every one is declared, or no space is recorded).
+    fn undeclared(&self, config: &Config) -> Option<String> {
         if self.space.parameters.is_empty() {
             return None; // no recorded space to check against
         }
-        for (name, value) in self.config.iter() {
+        for (name, value) in config.iter() {
             match self.space.parameters.iter().find(|p| p.name == name) {
                 None => {
                     return Some(format!(
@@ -273,6 +298,16 @@ impl WisdomRecord {
             }
         }
         None
+    }
+
+    /// What makes the record unusable whatever the current space is: what
+    /// [`WisdomRecord::validate`] refuses, or a configuration value its own recorded tuning
+    /// space does not declare. `None` for a sound record.
+    pub fn defect(&self) -> Option<String> {
+        if let Err(why) = self.validate() {
+            return Some(why);
+        }
+        self.undeclared(&self.config)
     }
 
     /// Gives the record the default value of each parameter of `space` its configuration

@@ -150,7 +150,17 @@ pub fn run(args: ReportArgs) -> Result<()> {
                 let mut problems = Vec::new();
                 for f in files {
                     match WisdomFile::load(f) {
-                        Ok(w) => loaded.push((f.display().to_string(), w)),
+                        Ok(w) => {
+                            // Records (and alternates) left out are said on the page and on
+                            // standard error, as `kw wisdom ls` says them.
+                            let rejected = w.rejected.iter().map(|why| format!("left out {why}"));
+                            for why in rejected.chain(w.notes.iter().cloned()) {
+                                let line = format!("{}: {why}", f.display());
+                                eprintln!("kw report: warning: {line}");
+                                problems.push(line);
+                            }
+                            loaded.push((f.display().to_string(), w));
+                        }
                         Err(e) => problems.push(format!("left out: {e}")),
                     }
                 }

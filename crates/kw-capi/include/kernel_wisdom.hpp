@@ -511,40 +511,41 @@ public:
         detail::check(
             kw_library_create(&l, device.get(), detail::c_str_or_null(wisdom_dir)));
         h_ = Handle(l);
+        detail::check(kw_device_backend(device.get(), &backend_));
     }
     // output (cols x rows) = the transpose of input (rows x cols, row-major).
     template <typename In, typename Out>
     void transpose(size_t rows, size_t cols, const In& input, const Out& output) const {
-        detail::check(kw_library_transpose(h_.get(), rows, cols, detail::pack(input),
-                                           detail::pack(output)));
+        detail::check(kw_library_transpose(h_.get(), rows, cols, arg(input),
+                                           arg(output)));
     }
     // The sum of input's elements (waits for it).
     template <typename In>
     float sum(const In& input) const {
         float out = 0.0f;
-        detail::check(kw_library_sum(h_.get(), detail::pack(input), &out));
+        detail::check(kw_library_sum(h_.get(), arg(input), &out));
         return out;
     }
     // output = c0 * centre + c1 * (six neighbours) on an nx x ny x nz grid, boundary copied.
     template <typename In, typename Out>
     void stencil3d(size_t nx, size_t ny, size_t nz, float c0, float c1, const In& input,
                    const Out& output) const {
-        detail::check(kw_library_stencil3d(h_.get(), nx, ny, nz, c0, c1, detail::pack(input),
-                                           detail::pack(output)));
+        detail::check(kw_library_stencil3d(h_.get(), nx, ny, nz, c0, c1, arg(input),
+                                           arg(output)));
     }
     // c = alpha a b + beta c (a m x k, b k x n, c m x n, column-major).
     template <typename A, typename B, typename C>
     void gemm(size_t m, size_t n, size_t k, float alpha, const A& a, const B& b, float beta,
               const C& c) const {
-        detail::check(kw_library_gemm(h_.get(), m, n, k, alpha, detail::pack(a),
-                                      detail::pack(b), beta, detail::pack(c)));
+        detail::check(kw_library_gemm(h_.get(), m, n, k, alpha, arg(a),
+                                      arg(b), beta, arg(c)));
     }
     // gemm on IEEE half matrices (their bits: uint16_t buffers), sums in float; CUDA only.
     template <typename A, typename B, typename C>
     void gemm_f16(size_t m, size_t n, size_t k, float alpha, const A& a, const B& b, float beta,
                   const C& c) const {
-        detail::check(kw_library_gemm_f16(h_.get(), m, n, k, alpha, detail::pack(a),
-                                          detail::pack(b), beta, detail::pack(c)));
+        detail::check(kw_library_gemm_f16(h_.get(), m, n, k, alpha, arg(a),
+                                          arg(b), beta, arg(c)));
     }
     // output (width x height) = the 2D convolution of input ((width + filter_width - 1) x
     // (height + filter_height - 1)) with `filter` (filter_width x filter_height, row-major).
@@ -561,7 +562,7 @@ public:
         }
         detail::check(kw_library_convolution(h_.get(), width, height, filter_width,
                                              filter_height, filter.data(),
-                                             detail::pack(input), detail::pack(output)));
+                                             arg(input), arg(output)));
     }
     // temp_out = `iterations` steps of Rodinia's hotspot (see kw_library_hotspot).
     template <typename T, typename P, typename O>
@@ -569,22 +570,37 @@ public:
                  float ry_1, float rz_1, float amb_temp, const T& temp_in, const P& power,
                  const O& temp_out) const {
         detail::check(kw_library_hotspot(h_.get(), nx, ny, iterations, step_div_cap, rx_1, ry_1,
-                                         rz_1, amb_temp, detail::pack(temp_in),
-                                         detail::pack(power), detail::pack(temp_out)));
+                                         rz_1, amb_temp, arg(temp_in),
+                                         arg(power), arg(temp_out)));
     }
     // One n-body step (see kw_library_nbody).
     template <typename P, typename V, typename PO, typename VO>
     void nbody(size_t n, float dt, float softening, float damping, const P& pos, const V& vel,
                const PO& pos_out, const VO& vel_out) const {
-        detail::check(kw_library_nbody(h_.get(), n, dt, softening, damping, detail::pack(pos),
-                                       detail::pack(vel), detail::pack(pos_out),
-                                       detail::pack(vel_out)));
+        detail::check(kw_library_nbody(h_.get(), n, dt, softening, damping, arg(pos),
+                                       arg(vel), arg(pos_out),
+                                       arg(vel_out)));
     }
     kw_library* get() const noexcept { return h_.get(); }
 
 private:
+    // A T* is a CUDA device pointer (detail::pack): on an OpenCL device it can only be a
+    // mistake (a host pointer, which the driver would take for a cl_mem and crash on).
+    template <typename A>
+    kw_arg arg(const A& a) const {
+        if constexpr (std::is_pointer_v<std::decay_t<A>>) {
+            if (backend_ == KW_BACKEND_OPENCL) {
+                throw error(KW_ERROR_ARGUMENTS,
+                            "library routine: a T* argument is taken as a CUDA device pointer, "
+                            "but the library's device is an OpenCL device: pass the cl_mem as "
+                            "kw::buffer<float>(mem[, count])");
+            }
+        }
+        return detail::pack(a);
+    }
     using Handle = detail::Handle<kw_library, kw_library_free>;
     Handle h_;
+    int backend_ = 0;
 };
 
 }  // namespace kw

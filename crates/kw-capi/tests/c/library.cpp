@@ -203,6 +203,12 @@ int main() {
                      "library routine `sum`: input: a buffer of f64", [&] {
                          lib.sum(kw::buffer<double>(dv, v.size() / 2));
                      });
+        // A float* is a CUDA device pointer: on OpenCL (a host pointer by mistake) refused,
+        // never handed to the driver as a cl_mem.
+        expect_error("sum of a host pointer on OpenCL", KW_ERROR_ARGUMENTS,
+                     "a T* argument is taken as a CUDA device pointer", [&] {
+                         lib.sum(v.data());
+                     });
         for (App::Mem mem : {da, dt, dv, dg, dgo, dga, dgb, dgc, dimg, dconv}) app.release(mem);
     } catch (const kw::error& e) {
         std::cout << "FAIL: " << e.what() << "\n";

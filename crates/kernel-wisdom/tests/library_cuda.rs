@@ -201,6 +201,34 @@ fn cuda_gemm_f16_routine() {
     lib.gemm_f16(shape, 1.0, &da, &db, 1.0, &dc).unwrap();
     assert_half_close(&dc.to_vec().unwrap(), &want, k, "unaligned A and B");
 
+    // alpha 0 (BLAS): C = beta C; A and B are not read (NaN halves there stay out of C).
+    let shape = [37usize, 53, 29];
+    let [m, n, k] = shape;
+    let c0 = halves(&mut rng, m * n);
+    let want = reference::gemm_f16(shape, 0.0, &vec![0; m * k], &vec![0; k * n], 0.5, &c0);
+    let (da, db, dc) = (
+        DeviceBuffer::from_slice(d, &vec![0x7e00u16; m * k]).unwrap(),
+        DeviceBuffer::from_slice(d, &vec![0x7e00u16; k * n]).unwrap(),
+        DeviceBuffer::from_slice(d, &c0).unwrap(),
+    );
+    lib.gemm_f16(shape, 0.0, &da, &db, 0.5, &dc).unwrap();
+    assert_half_close(&dc.to_vec().unwrap(), &want, k, "alpha 0");
+    // An output sharing memory with an input, here two views of one allocation that meet
+    // (halves 0..16 and 8..24): refused; inputs may share.
+    let whole = DeviceBuffer::from_slice(d, &[0x3c00u16; 32]).unwrap();
+    let base = whole.memory().device_address().unwrap();
+    // SAFETY: `whole` holds 32 halves from `base` and outlives the views.
+    let view = |at: u64| {
+        DeviceBuffer::<u16>::view(d, unsafe { kernel_wisdom::RawMem::cuda(base + at, 32) })
+            .unwrap()
+    };
+    let (head, tail) = (view(0), view(16));
+    let c = DeviceBuffer::from_slice(d, &[0u16; 16]).unwrap();
+    lib.gemm_f16([4, 4, 4], 1.0, &head, &tail, 0.0, &c).unwrap();
+    let e = lib.gemm_f16([4, 4, 4], 1.0, &head, &c, 0.0, &tail).unwrap_err();
+    assert!(e.to_string().contains("c and a share memory"), "{e}");
+    assert!(head.overlaps(&tail) && !head.overlaps(&c));
+
     let a = DeviceBuffer::from_slice(d, &[0x3c00u16; 12]).unwrap();
     let c = DeviceBuffer::from_slice(d, &[7u16; 12]).unwrap();
     for shape in [[3, 4, 5], [4, 3, 3], [usize::MAX, 2, 2]] {

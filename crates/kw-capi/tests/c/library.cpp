@@ -176,6 +176,13 @@ int main() {
         lib.gemm(m, n, k, 1.5f, buf(dga, ga.size()), buf(dgb, gb.size()), 0.0f,
                  buf(dgc, m * n));
         check("gemm 7x4x3", wrong(app.download(dgc, m * n), want_g, 1e-5f) == 0);
+        // alpha 0 (BLAS): c = beta c, A not read (its NaNs stay out of c).
+        App::Mem dnan = app.upload(std::vector<float>(m * k, NAN));
+        lib.gemm(m, n, k, 0.0f, buf(dnan, m * k), buf(dgb, gb.size()), 0.5f, buf(dgc, m * n));
+        std::vector<float> half_g(want_g);
+        for (float& x : half_g) x *= 0.5f;
+        check("gemm 7x4x3, alpha 0", wrong(app.download(dgc, m * n), half_g, 1e-5f) == 0);
+        app.release(dnan);
 
         // convolution with a 3 x 3 box filter of ones on a field of ones: 9 everywhere.
         const size_t w = 17, h = 4;
@@ -199,16 +206,23 @@ int main() {
                          lib.convolution(w, h, 3, 3, std::vector<float>(8, 1.0f),
                                          buf(dimg, padded), buf(dconv, w * h));
                      });
+        // An output that is its input (another view of the same memory): refused.
+        expect_error("transpose in place", KW_ERROR_INVALID,
+                     "library routine `transpose`: output and input share memory", [&] {
+                         lib.transpose(rows, cols, buf(da, a.size()), buf(da, a.size()));
+                     });
         expect_error("sum of doubles", KW_ERROR_ARGUMENTS,
                      "library routine `sum`: input: a buffer of f64", [&] {
                          lib.sum(kw::buffer<double>(dv, v.size() / 2));
                      });
+#ifndef KW_TEST_CUDA
         // A float* is a CUDA device pointer: on OpenCL (a host pointer by mistake) refused,
         // never handed to the driver as a cl_mem.
         expect_error("sum of a host pointer on OpenCL", KW_ERROR_ARGUMENTS,
                      "a T* argument is taken as a CUDA device pointer", [&] {
                          lib.sum(v.data());
                      });
+#endif
         for (App::Mem mem : {da, dt, dv, dg, dgo, dga, dgb, dgc, dimg, dconv}) app.release(mem);
     } catch (const kw::error& e) {
         std::cout << "FAIL: " << e.what() << "\n";

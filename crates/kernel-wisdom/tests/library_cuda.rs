@@ -219,13 +219,14 @@ fn cuda_gemm_f16_routine() {
     let base = whole.memory().device_address().unwrap();
     // SAFETY: `whole` holds 32 halves from `base` and outlives the views.
     let view = |at: u64| {
-        DeviceBuffer::<u16>::view(d, unsafe { kernel_wisdom::RawMem::cuda(base + at, 32) })
-            .unwrap()
+        DeviceBuffer::<u16>::view(d, unsafe { kernel_wisdom::RawMem::cuda(base + at, 32) }).unwrap()
     };
     let (head, tail) = (view(0), view(16));
     let c = DeviceBuffer::from_slice(d, &[0u16; 16]).unwrap();
     lib.gemm_f16([4, 4, 4], 1.0, &head, &tail, 0.0, &c).unwrap();
-    let e = lib.gemm_f16([4, 4, 4], 1.0, &head, &c, 0.0, &tail).unwrap_err();
+    let e = lib
+        .gemm_f16([4, 4, 4], 1.0, &head, &c, 0.0, &tail)
+        .unwrap_err();
     assert!(e.to_string().contains("c and a share memory"), "{e}");
     assert!(head.overlaps(&tail) && !head.overlaps(&c));
 

@@ -721,15 +721,8 @@ mod tests {
                 line(2, "0.25"),
             ],
         );
-        let header: LogHeader = serde_json::from_str(
-            &std::fs::read_to_string(&path)
-                .unwrap()
-                .lines()
-                .next()
-                .unwrap()
-                .to_string(),
-        )
-        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header: LogHeader = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let (_log, records) = ResultsLog::resume(&path, &space, &header).unwrap();
         let kept: Vec<(u64, Option<f64>)> = records.iter().map(|r| (r.eval, r.objective)).collect();
         assert_eq!(kept, vec![(1, Some(0.5)), (2, Some(0.25))]);

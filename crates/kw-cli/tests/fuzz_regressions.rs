@@ -593,19 +593,22 @@ fn a_prior_with_a_time_of_zero_or_below_is_refused() {
         space.replace(r#""time":3.0"#, r#""time":-1.0"#),
     )
     .unwrap();
-    let o = kw(
-        &dir,
-        &[
-            "simulate",
-            "space.json",
-            "--budget",
-            "2",
-            "--seeds",
-            "1",
-            "--prior",
-            "prior.json",
-        ],
-    );
+    let simulate = |prior: &str| {
+        kw(
+            &dir,
+            &[
+                "simulate",
+                "space.json",
+                "--budget",
+                "2",
+                "--seeds",
+                "1",
+                "--prior",
+                prior,
+            ],
+        )
+    };
+    let o = simulate("prior.json");
     assert_eq!(o.status.code(), Some(1), "{}", both(&o));
     let err = stderr(&o);
     assert!(err.contains("prior.json"), "{err}");
@@ -613,19 +616,7 @@ fn a_prior_with_a_time_of_zero_or_below_is_refused() {
         err.contains("configuration `3`") && err.contains("-1"),
         "{err}"
     );
-    let o = kw(
-        &dir,
-        &[
-            "simulate",
-            "space.json",
-            "--budget",
-            "2",
-            "--seeds",
-            "1",
-            "--prior",
-            "space.json",
-        ],
-    );
+    let o = simulate("space.json");
     assert!(o.status.success(), "{}", both(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }

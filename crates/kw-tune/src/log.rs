@@ -531,48 +531,41 @@ fn drop_inconsistent(path: &Path, space: &TuningSpace, records: &mut Vec<LogReco
     if dropped.is_empty() {
         return;
     }
+    kw_core::diag::warn(&format!(
+        "{}: dropped {} record(s) whose point, configuration and key disagree (an edited log?); \
+         they are evaluated again if proposed: {}",
+        path.display(),
+        dropped.len(),
+        listing("evaluation", &dropped)
+    ));
+}
+
+/// The first [`DROPPED_LISTED`] of `dropped` as `WHAT N: why; ...`, and how many more.
+fn listing(what: &str, dropped: &[(usize, String)]) -> String {
     let listed: Vec<String> = dropped
         .iter()
         .take(DROPPED_LISTED)
-        .map(|(eval, why)| format!("evaluation {eval}: {}", printable(why)))
+        .map(|(n, why)| format!("{what} {n}: {}", printable(why)))
         .collect();
     let more = dropped.len().saturating_sub(DROPPED_LISTED);
-    let more = if more > 0 {
-        format!("; and {more} more")
+    if more > 0 {
+        format!("{}; and {more} more", listed.join("; "))
     } else {
-        String::new()
-    };
-    kw_core::diag::warn(&format!(
-        "{}: dropped {} record(s) whose point, configuration and key disagree (an edited log?); \
-         they are evaluated again if proposed: {}{more}",
-        path.display(),
-        dropped.len(),
         listed.join("; ")
-    ));
+    }
 }
 
 /// One warning (once per process and file) for a log's dropped lines (an invalid objective
 /// value counts among the malformed ones).
 fn warn_dropped(path: &Path, dropped: &[(usize, String)]) {
-    let listed: Vec<String> = dropped
-        .iter()
-        .take(DROPPED_LISTED)
-        .map(|(line, why)| format!("line {line}: {}", printable(why)))
-        .collect();
-    let more = dropped.len().saturating_sub(DROPPED_LISTED);
-    let more = if more > 0 {
-        format!("; and {more} more")
-    } else {
-        String::new()
-    };
     let key = format!("results log dropped lines: {}", path.display());
     if kw_core::diag::once(&key) {
         kw_core::diag::warn(&format!(
             "{}: dropped {} torn or malformed line(s), whose evaluations are lost (they are \
-             evaluated again if proposed): {}{more}",
+             evaluated again if proposed): {}",
             path.display(),
             dropped.len(),
-            listed.join("; ")
+            listing("line", dropped)
         ));
     }
 }

@@ -195,6 +195,31 @@ fn bad_declarations_and_handles_are_errors() {
         .expect("a queue of another context is refused")
         .to_string();
     assert!(e.contains("not created in the given context"), "{e}");
+    // A buffer of another context given to a device (what the C API's views do): refused by
+    // name, not handed to the driver.
+    use opencl3::memory::ClMem;
+    let (other_context, _) = app_setup().expect("PoCL");
+    let queue =
+        CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
+            .unwrap();
+    let device = ClDevice::attach(&context, &queue).unwrap();
+    let foreign = buffer(&other_context, 16);
+    // SAFETY: a live buffer of 16 floats.
+    let raw = unsafe { kernel_wisdom::RawMem::opencl(foreign.get(), 64) };
+    let e = kernel_wisdom::DeviceBuffer::<f32>::view(&device, raw)
+        .map(|b| b.len())
+        .expect_err("a buffer of another context is refused")
+        .to_string();
+    assert!(e.contains("belongs to another OpenCL context"), "{e}");
+    let own = buffer(&context, 16);
+    // SAFETY: a live buffer of 16 floats.
+    let raw = unsafe { kernel_wisdom::RawMem::opencl(own.get(), 64) };
+    assert_eq!(
+        kernel_wisdom::DeviceBuffer::<f32>::view(&device, raw)
+            .unwrap()
+            .len(),
+        16
+    );
 }
 
 const CHILD_ENV: &str = "KW_ATTACH_EXIT_CHILD";

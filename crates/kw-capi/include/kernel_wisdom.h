@@ -319,7 +319,8 @@ int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, c
  * them: kw_arg_buffer(ptr, KW_F32, count) with a cl_mem or CUDA device pointer of the
  * library's device and the routine's length for it (or KW_COUNT_AUTO: the driver's size,
  * which must then be that length exactly); a count larger than the driver says the memory
- * holds is KW_ERROR_INVALID. An output must not share memory with another buffer of the call
+ * holds is KW_ERROR_INVALID, a cl_mem of another OpenCL context than the device's
+ * KW_ERROR_BACKEND. An output must not share memory with another buffer of the call
  * (KW_ERROR_INVALID: "... output and input share memory"). Every routine works at every size; the work is
  * enqueued on the device's own queue or stream (the queue given to kw_device_attach_opencl;
  * kw_device_synchronize waits for it). A length that does not fit the shape is
@@ -364,7 +365,8 @@ int kw_library_convolution(const kw_library* library, size_t width, size_t heigh
                            size_t filter_width, size_t filter_height, const float* filter,
                            kw_arg input, kw_arg output);
 /* temp_out = iterations steps of Rodinia's hotspot on an nx x ny grid (x fastest) from
- * temp_in with power (all nx x ny floats; temp_in is not written): per step
+ * temp_in with power (all nx x ny floats; temp_in is not written; iterations at most
+ * 2^31 - 1): per step
  * t' = t + step_div_cap (p + (s + n - 2t) ry_1 + (e + w - 2t) rx_1 + (amb_temp - t) rz_1),
  * a neighbour outside the grid being the cell itself. */
 int kw_library_hotspot(const kw_library* library, size_t nx, size_t ny, size_t iterations,

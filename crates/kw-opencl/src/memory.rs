@@ -84,6 +84,20 @@ impl ClMemory {
         mem: cl_mem,
         len: usize,
     ) -> Result<ClMemory, BackendError> {
+        // A buffer of another context (another device's, or the same device opened twice)
+        // cannot be used by this queue: refused by name rather than left to the driver.
+        use opencl3::memory::{get_mem_object_info, CL_MEM_CONTEXT};
+        let context = get_mem_object_info(mem, CL_MEM_CONTEXT)
+            .map_err(|e| api("clGetMemObjectInfo(CL_MEM_CONTEXT)", e.into()))?
+            .to_ptr();
+        if context as usize != shared.context.get() as usize {
+            return Err(BackendError::Api {
+                op: "view",
+                message: "the cl_mem belongs to another OpenCL context than the device's (create \
+                          it in the context given to kw_device_attach_opencl)"
+                    .into(),
+            });
+        }
         // SAFETY: the caller vouches for `mem`; the retain balances `Buffer`'s release.
         unsafe { opencl3::memory::retain_mem_object(mem) }
             .map_err(|e| api("clRetainMemObject", e.into()))?;

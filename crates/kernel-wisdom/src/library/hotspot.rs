@@ -176,10 +176,10 @@ impl Library {
     /// `temp_out` = the temperatures `temp_in` after `iterations` steps of Rodinia's hotspot
     /// on an nx x ny grid (x fastest) heated by `power` (W per cell), with the constants
     /// `coefficients` ([`HotspotCoefficients::rodinia`] computes Rodinia's from the grid
-    /// size). Any nx, ny and iterations (0 copies `temp_in`); `temp_in` is left as it was.
-    /// More than one launch needs a scratch grid: the library allocates one and keeps it for
-    /// the next call of the same size. Wrong lengths, or `temp_out` being `temp_in` or
-    /// `power`, are [`Error::Shape`].
+    /// size). Any nx and ny, and iterations up to 2^31 - 1 (0 copies `temp_in`); `temp_in` is
+    /// left as it was. More than one launch needs a scratch grid: the library allocates one
+    /// and keeps it for the next call of the same size. Wrong lengths, more iterations, or
+    /// `temp_out` sharing memory with `temp_in` or `power`, are [`Error::Shape`].
     pub fn hotspot(
         &self,
         shape: [usize; 2],

@@ -526,7 +526,6 @@ fn the_routines_at_random_shapes_and_wrong_shapes_refused() {
         e.to_string().contains("output and input share memory"),
         "{e}"
     );
-    assert!(sq.overlaps(&sq));
     assert!(!sq.overlaps(&t));
     let e = lib.gemm([4, 3, 4], 1.0, &sq, &t, 0.0, &t).unwrap_err();
     assert!(e.to_string().contains("c and b share memory"), "{e}");

@@ -112,6 +112,21 @@ impl ClMemory {
     pub fn raw(&self) -> cl_mem {
         self.buffer.get()
     }
+
+    /// The buffer whose memory this is (its parent for a sub-buffer, else itself) and the
+    /// offset in bytes there; `None` when the driver cannot say.
+    fn in_parent(&self) -> Option<(usize, usize)> {
+        use opencl3::memory::{get_mem_object_info, CL_MEM_ASSOCIATED_MEMOBJECT, CL_MEM_OFFSET};
+        let mem = self.raw();
+        let parent = get_mem_object_info(mem, CL_MEM_ASSOCIATED_MEMOBJECT)
+            .ok()?
+            .to_ptr();
+        if parent == 0 {
+            return Some((mem as usize, 0));
+        }
+        let offset = get_mem_object_info(mem, CL_MEM_OFFSET).ok()?.to_size();
+        Some((parent as usize, offset))
+    }
 }
 
 impl DeviceMemory for ClMemory {
@@ -179,11 +194,24 @@ impl DeviceMemory for ClMemory {
     }
 
     fn overlaps(&self, other: &dyn DeviceMemory) -> bool {
-        // One `cl_mem`, however many views of it (the C API makes one per call).
-        other
-            .as_any()
-            .downcast_ref::<ClMemory>()
-            .is_some_and(|o| o.raw() == self.raw())
+        // One `cl_mem`, however many views of it (the C API makes one per call); a sub-buffer
+        // (`clCreateSubBuffer`) is a range of its parent: the ranges in the parent are compared.
+        let Some(other) = other.as_any().downcast_ref::<ClMemory>() else {
+            return false;
+        };
+        if other.raw() == self.raw() {
+            return true;
+        }
+        let (Some((a_root, a_at)), Some((b_root, b_at))) = (self.in_parent(), other.in_parent())
+        else {
+            return false;
+        };
+        let (a_len, b_len) = (self.len, other.len);
+        a_root == b_root
+            && a_len > 0
+            && b_len > 0
+            && a_at < b_at.saturating_add(b_len)
+            && b_at < a_at.saturating_add(a_len)
     }
 
     fn as_any(&self) -> &dyn Any {

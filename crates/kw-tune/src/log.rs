@@ -499,8 +499,10 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
 
 /// Drops (with one warning) the records of a resumed log whose point, configuration and key
 /// disagree (an edited line): the search would otherwise be told one configuration's result for
-/// another. Points that are no longer valid in the space stay: the run skips them.
-fn drop_inconsistent(path: &Path, space: &TuningSpace, records: &mut Vec<LogRecord>) {
+/// another (`kw tune` also reads the log back after a run, for the record's samples and
+/// alternates, through this). Points that are no longer valid in the space stay: the run skips
+/// them. The warning is given once per process and log.
+pub fn drop_inconsistent(path: &Path, space: &TuningSpace, records: &mut Vec<LogRecord>) {
     let mut dropped = Vec::new();
     records.retain(|r| {
         if space.index_of(&r.point).is_none() {
@@ -528,7 +530,9 @@ fn drop_inconsistent(path: &Path, space: &TuningSpace, records: &mut Vec<LogReco
             None => true,
         }
     });
-    if dropped.is_empty() {
+    if dropped.is_empty()
+        || !kw_core::diag::once(&format!("inconsistent records: {}", path.display()))
+    {
         return;
     }
     kw_core::diag::warn(&format!(

@@ -299,6 +299,37 @@ int main(int argc, char** argv) {
     expect("transpose, counts larger than the buffers", s, KW_ERROR_INVALID,
            "library routine `transpose`: input: the count says 1998 elements, the buffer "
            "holds 1961");
+    /* Two sub-buffers of one buffer whose ranges meet (clCreateSubBuffer, 128-byte aligned
+     * origins): one memory, refused as an output and an input; ranges apart are fine. */
+    {
+        cl_buffer_region first = {0, 64 * sizeof(float)}, second = {32 * sizeof(float),
+                                                                   64 * sizeof(float)};
+        cl_buffer_region apart = {128 * sizeof(float), 64 * sizeof(float)};
+        cl_int err1, err2, err3;
+        cl_mem parent = app_buffer(&app, 256 * sizeof(float));
+        cl_mem s1 = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                      &first, &err1);
+        cl_mem s2 = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                      &second, &err2);
+        cl_mem s3 = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                      &apart, &err3);
+        if (err1 == CL_SUCCESS && err2 == CL_SUCCESS && err3 == CL_SUCCESS) {
+            s = kw_library_transpose(lib, 8, 8, f32(s1, 64), f32(s2, 64));
+            expect("transpose between overlapping sub-buffers", s, KW_ERROR_INVALID,
+                   "output and input share memory");
+            s = kw_library_transpose(lib, 8, 8, f32(s1, 64), f32(parent, 64));
+            expect("transpose into the parent of its input", s, KW_ERROR_INVALID,
+                   "output and input share memory");
+            s = kw_library_transpose(lib, 8, 8, f32(s1, 64), f32(s3, 64));
+            expect("transpose between sub-buffers apart", s, KW_OK, NULL);
+            clReleaseMemObject(s1);
+            clReleaseMemObject(s2);
+            clReleaseMemObject(s3);
+        } else {
+            printf("skipped: sub-buffers (%d %d %d)\n", err1, err2, err3);
+        }
+        clReleaseMemObject(parent);
+    }
     /* An output that is one of the inputs: refused (the kernels read while they write). */
     s = kw_library_transpose(lib, R, C, f32(da, R * C), f32(da, R * C));
     expect("transpose in place", s, KW_ERROR_INVALID,

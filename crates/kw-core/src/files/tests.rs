@@ -161,3 +161,40 @@ fn atomic_writes_never_replace_what_is_not_a_regular_file() {
     assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `keep_aside` moves a file to the first free `NAME.prevN.EXT` (never over another), and
+/// leaves a missing or empty file alone; `same_file` sees through `./`, `..` and links, and
+/// compares names that do not exist yet by their directory.
+#[cfg(unix)]
+#[test]
+fn keep_aside_and_same_file() {
+    let d = scratch("keep-aside");
+    let f = d.join("t4.json");
+    assert_eq!(keep_aside(&f).unwrap(), None);
+    std::fs::write(&f, "").unwrap();
+    assert_eq!(keep_aside(&f).unwrap(), None, "an empty file stays");
+    std::fs::write(&f, "one").unwrap();
+    std::fs::write(d.join("t4.prev1.json"), "older").unwrap();
+    assert_eq!(keep_aside(&f).unwrap(), Some(d.join("t4.prev2.json")));
+    assert!(!f.exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join("t4.prev1.json")).unwrap(),
+        "older"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("t4.prev2.json")).unwrap(),
+        "one"
+    );
+
+    let sub = d.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::os::unix::fs::symlink(&sub, d.join("link")).unwrap();
+    let x = sub.join("x.json");
+    std::fs::write(&x, "x").unwrap();
+    assert!(same_file(&x, &d.join("link/x.json")));
+    assert!(same_file(&x, &sub.join("../sub/./x.json")));
+    // Names that do not exist: the same when their directories are.
+    assert!(same_file(&sub.join("new.json"), &d.join("link/new.json")));
+    assert!(!same_file(&sub.join("new.json"), &d.join("new.json")));
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -244,12 +244,26 @@ pub fn keep_aside(path: &Path) -> std::io::Result<Option<PathBuf>> {
     let ext = path
         .extension()
         .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
-    let aside = (1u32..)
-        .map(|n| path.with_extension(format!("prev{n}{ext}")))
-        .find(|p| std::fs::symlink_metadata(p).is_err())
-        .expect("a free name");
-    std::fs::rename(path, &aside)?;
-    Ok(Some(aside))
+    for n in 1u32.. {
+        let aside = path.with_extension(format!("prev{n}{ext}"));
+        if std::fs::symlink_metadata(&aside).is_ok() {
+            continue;
+        }
+        // A link fails if the name was taken in between (another run keeping its own file
+        // aside); a rename would replace that file. Where links are not supported, a rename.
+        match std::fs::hard_link(path, &aside) {
+            Ok(()) => {
+                std::fs::remove_file(path)?;
+                return Ok(Some(aside));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => {
+                std::fs::rename(path, &aside)?;
+                return Ok(Some(aside));
+            }
+        }
+    }
+    unreachable!("a free name among 2^32")
 }
 
 /// Whether two paths name the same file: equal, or the same file once resolved (links,

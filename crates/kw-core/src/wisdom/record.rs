@@ -256,9 +256,9 @@ impl WisdomRecord {
         for (i, a) in std::mem::take(&mut self.alternates).into_iter().enumerate() {
             let why = if !crate::objective::valid_time(a.median_ms) {
                 Some(format!("{} ms is not a positive finite time", a.median_ms))
-            } else if a.config == self.config {
+            } else if same_config(&a.config, &self.config) {
                 Some("it is the record's own configuration".to_string())
-            } else if kept.iter().any(|k| k.config == a.config) {
+            } else if kept.iter().any(|k| same_config(&k.config, &a.config)) {
                 Some("it is given twice".to_string())
             } else {
                 self.undeclared(&a.config)
@@ -344,6 +344,11 @@ impl WisdomRecord {
     pub fn check_against(&self, space: &TuningSpace) -> Result<crate::space::Point, String> {
         space.check_config(&self.config)
     }
+}
+
+/// Whether two configurations set the same parameters to the same values, in any order.
+fn same_config(a: &Config, b: &Config) -> bool {
+    a.iter().count() == b.iter().count() && a.iter().all(|(name, value)| b.get(name) == Some(value))
 }
 
 /// A problem size without trailing 1s (so `[1024]` and `[1024, 1, 1]` are the same size).

@@ -116,6 +116,24 @@ fn check_outputs(args: &TuneArgs, captures: &[PathBuf], several: bool) -> Result
                     out.display()
                 );
             }
+            if let Some(input) = args
+                .prior
+                .iter()
+                .chain(&args.t1)
+                .find(|p| same_file(out, p))
+            {
+                bail!(
+                    "{option} {}: is {} given as an input (--prior or --t1); choose another file",
+                    out.display(),
+                    input.display()
+                );
+            }
+            if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+                bail!(
+                    "{option} {}: exists and is not a regular file (a directory, device or FIFO)",
+                    out.display()
+                );
+            }
             if in_wisdom_dir(out) {
                 bail!(
                     "{option} {}: is in the wisdom directory {}, where a .json file is read as \
@@ -361,23 +379,32 @@ fn finish_capture(
     };
     if let Some(out) = t4_path_for(args, capture, several) {
         let out = multi::for_model(&out, task.model.as_deref());
-        // An earlier run's results are kept, as an earlier log is.
-        match kw_core::files::keep_aside(&out) {
-            Ok(Some(old)) => eprintln!(
-                "kw tune: {} existed; kept it as {}",
-                out.display(),
-                old.display()
-            ),
-            Ok(None) => {}
-            Err(e) => failed.push(format!(
-                "{}: keeping the existing {} aside: {e}",
-                capture.display(),
-                out.display()
-            )),
-        }
-        match kw_tune::export::export_log_t4(&task.log, &out) {
-            Ok(n) => eprintln!("kw tune: {n} results written to {} (T4)", out.display()),
-            Err(e) => failed.push(format!("{}: writing T4 results: {e}", capture.display())),
+        // An earlier run's results are kept, as an earlier log is; if they cannot be, the
+        // new ones are not written over them.
+        let kept = match kw_core::files::keep_aside(&out) {
+            Ok(Some(old)) => {
+                eprintln!(
+                    "kw tune: {} existed; kept it as {}",
+                    out.display(),
+                    old.display()
+                );
+                true
+            }
+            Ok(None) => true,
+            Err(e) => {
+                failed.push(format!(
+                    "{}: keeping the existing {} aside (the T4 results were not written): {e}",
+                    capture.display(),
+                    out.display()
+                ));
+                false
+            }
+        };
+        if kept {
+            match kw_tune::export::export_log_t4(&task.log, &out) {
+                Ok(n) => eprintln!("kw tune: {n} results written to {} (T4)", out.display()),
+                Err(e) => failed.push(format!("{}: writing T4 results: {e}", capture.display())),
+            }
         }
     }
     if outcome.reason == StopReason::Cancelled {

@@ -491,7 +491,8 @@ pub(super) fn tune_one(
             dropped,
         });
     };
-    let logged = kw_tune::log::read_log(log_path)?;
+    let mut logged = kw_tune::log::read_log(log_path)?;
+    kw_tune::log::drop_inconsistent(log_path, space, &mut logged.records);
     let samples_of = |p: &kw_core::space::Point| {
         let key = space.kt_key(p);
         (logged.records.iter())

@@ -18,7 +18,7 @@ use crate::ffi::{need_out, opt_text, put, slice};
 use crate::handles::{Kind, Registry};
 use crate::kernel::{available_elements, raw_buffer};
 use crate::status::{guard, CError, Status};
-use crate::types::{KwArg, ARG_BUFFER, COUNT_AUTO, TYPES};
+use crate::types::{KwArg, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO, TYPES};
 use kernel_wisdom::library::{HotspotCoefficients, Library, NbodyStep};
 use kernel_wisdom::DeviceBuffer;
 use std::ffi::{c_char, c_int, c_void};
@@ -95,10 +95,19 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
                 format!("library routine `{routine}`: {name}: {what}"),
             )
         };
-        if a.kind != ARG_BUFFER {
+        if a.kind == ARG_SCALAR {
             return Err(bad(
                 Status::Arguments,
                 "a scalar was given where a buffer (kw_arg_buffer) is expected".into(),
+            ));
+        }
+        if a.kind != ARG_BUFFER {
+            return Err(bad(
+                Status::Invalid,
+                format!(
+                    "kind {} is not a kw_arg kind (make the argument with kw_arg_buffer)",
+                    a.kind
+                ),
             ));
         }
         let ty = usize::try_from(a.elem_type)

@@ -714,3 +714,51 @@ fn bad_alternates_cost_only_themselves_and_are_said() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Fuzz round 2: `kw wisdom merge` wrote one key's file and then failed on a damaged file of
+/// another key in the output (now found before anything is written); `kw cache stats` called a
+/// cache the runtime refuses healthy; `kw log export` without an output asked for `--kt-cache`
+/// only, though `--t4` alone does.
+#[test]
+fn merge_checks_every_output_first_cache_says_refused_export_needs_an_output() {
+    let dir = common::unique_dir("fuzz-round2");
+    let file = |key: &str| {
+        format!(
+            r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "{key}", "records": [{}]}}"#,
+            record(r#"{"block_size_x": 64}"#, "[1024]", DEVICE, "1.0", "")
+        )
+    };
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    std::fs::write(dir.join("in/a.json"), file("a")).unwrap();
+    std::fs::write(dir.join("in/b.json"), file("b")).unwrap();
+    std::fs::write(dir.join("out/b.json"), "garbage").unwrap();
+    let o = kw(&dir, &["wisdom", "merge", "out", "in"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stderr(&o).contains("b.json"), "{}", both(&o));
+    assert!(!dir.join("out/a.json").exists(), "nothing written");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(dir.join("cache")).unwrap();
+        std::fs::set_permissions(dir.join("cache"), std::fs::Permissions::from_mode(0o777))
+            .unwrap();
+        let o = kw(&dir, &["cache", "stats", "--dir", "cache"]);
+        assert!(
+            stderr(&o).contains("the runtime does not use this cache")
+                && stderr(&o).contains("writable by others"),
+            "{}",
+            both(&o)
+        );
+    }
+
+    let o = kw(&dir, &["log", "export", "run.jsonl"]);
+    assert_eq!(o.status.code(), Some(2), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("--kt-cache") && stderr(&o).contains("--t4"),
+        "{}",
+        both(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -77,9 +77,15 @@ impl Library {
             filter.len(),
             fw * fh,
         )?;
+        let halo = |side: usize, f: usize, what: &str| {
+            side.checked_add(f - 1).ok_or_else(|| Error::Shape {
+                routine: R,
+                message: format!("{what} {side} plus the filter's halo overflows"),
+            })
+        };
         let padded = elements(
-            width.saturating_add(fw - 1),
-            height.saturating_add(fh - 1),
+            halo(width, fw, "width")?,
+            halo(height, fh, "height")?,
             "input",
         )?;
         expect_len(

@@ -37,6 +37,18 @@ pub struct Where {
 
 /// The directory to work on and the limit, reporting settings problems.
 fn resolve(w: &Where) -> Result<(PathBuf, u64)> {
+    let (dir, max) = resolve_dir(w)?;
+    // A directory the runtime would refuse (writable by others, another owner) is said, as the
+    // runtime says it: listed entries there are never used.
+    if dir.is_dir() {
+        if let Err(e) = kw_core::files::check_private_dir(&dir) {
+            eprintln!("kw cache: warning: the runtime does not use this cache (it compiles without it): {e}");
+        }
+    }
+    Ok((dir, max))
+}
+
+fn resolve_dir(w: &Where) -> Result<(PathBuf, u64)> {
     let settings = CacheSettings::from_env();
     for p in &settings.problems {
         eprintln!("kw: warning: {p}");

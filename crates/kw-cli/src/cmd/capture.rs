@@ -291,7 +291,7 @@ fn lookup<'a>(meta: &'a Value, paths: &[&str]) -> Option<&'a Value> {
 fn text(v: Option<&Value>) -> String {
     match v {
         None => "-".to_string(),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => super::table::printable(s),
         Some(Value::Array(a)) if a.iter().all(|x| x.is_number()) => a
             .iter()
             .map(|x| x.to_string())
@@ -491,8 +491,8 @@ fn show(file: &Path, as_json: bool) -> Result<()> {
     for b in c.buffers() {
         println!(
             "  {:<24} {:<6} {:>11} raw {:>11} compressed{}",
-            b.name,
-            b.elem_type,
+            super::table::printable(b.name),
+            super::table::printable(b.elem_type),
             human(b.raw_len),
             human(b.compressed_len),
             if b.shared { "  (shared frame)" } else { "" }

@@ -10,14 +10,15 @@ pub enum LogCmd {
     #[command(after_help = "Examples:\n  \
                             kw log export ~/.local/state/kernel-wisdom/logs/vector_add_4096.tune.jsonl --kt-cache kt.json\n  \
                             kw simulate kt.json --strategy all --budget 50")]
+    #[command(group = clap::ArgGroup::new("output").required(true).multiple(true))]
     Export {
         /// The results log.
         log: PathBuf,
-        /// Write it as a Kernel Tuner cache file here.
-        #[arg(long, required_unless_present = "t4")]
+        /// Write it as a Kernel Tuner cache file here (this, --t4, or both).
+        #[arg(long, group = "output")]
         kt_cache: Option<PathBuf>,
         /// Write it as a T4 results file (the auto-tuning community's results schema) here.
-        #[arg(long)]
+        #[arg(long, group = "output")]
         t4: Option<PathBuf>,
         /// Replace output files that exist (never the results log itself).
         #[arg(long)]

@@ -7,7 +7,7 @@ pub fn render(head: &[&str], rows: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate().take(n) {
-            width[i] = width[i].max(cell.chars().count());
+            width[i] = width[i].max(printable(cell).chars().count());
         }
     }
     let line = |cells: &mut dyn Iterator<Item = String>| {
@@ -25,9 +25,17 @@ pub fn render(head: &[&str], rows: &[Vec<String>]) -> String {
     };
     let mut out = line(&mut head.iter().map(|h| h.to_uppercase()));
     for row in rows {
-        out.push_str(&line(&mut row.iter().cloned()));
+        out.push_str(&line(&mut row.iter().map(|c| printable(c))));
     }
     out
+}
+
+/// `text` with its control characters (from a file's names: escape sequences, newlines) shown
+/// as `?`, so that what a file holds never drives the terminal or breaks a table's lines.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// Prints [`render`]'s table.
@@ -38,6 +46,14 @@ pub fn print(head: &[&str], rows: &[Vec<String>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_in_cells_never_reach_the_terminal() {
+        let t = render(&["a", "b"], &[vec!["x\u{1b}[2J".into(), "new\nline".into()]]);
+        assert!(!t.contains('\u{1b}'), "{t:?}");
+        assert_eq!(t.lines().count(), 2, "{t:?}");
+        assert!(t.contains("x?[2J") && t.contains("new?line"), "{t:?}");
+    }
 
     #[test]
     fn columns_line_up_under_a_capital_header() {

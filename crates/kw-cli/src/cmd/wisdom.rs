@@ -199,10 +199,7 @@ fn warn_skipped(command: &str, path: &Path, file: &WisdomFile) {
 
 /// `text` without control characters (reasons may quote the file), at most 300 characters.
 fn printable(text: &str) -> String {
-    text.chars()
-        .take(300)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    super::table::printable(&text.chars().take(300).collect::<String>())
 }
 
 /// `, N skipped` after a record count when the file had records that were skipped.

@@ -264,7 +264,7 @@ pub fn clear(dir: &Path) -> std::io::Result<(usize, u64)> {
         return Ok((0, 0));
     }
     let lock = lock_file(dir)?;
-    lock.lock()?;
+    crate::files::lock_waiting(&lock, &dir.join(LOCK_FILE), "the compile cache")?;
     let mut n = 0;
     let mut bytes = 0;
     for (path, b, _) in scan(dir)? {

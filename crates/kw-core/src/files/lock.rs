@@ -22,6 +22,26 @@ pub fn explain_lock_error(e: std::io::Error) -> std::io::Error {
     )
 }
 
+/// Takes the exclusive lock on `file` (the lock file `path`), waiting for it; when another
+/// process holds it, says first that it waits and for what (`what`: "the wisdom file ...") so
+/// that a long wait (a stale lock on NFS) is not a silent hang. Errors are explained as
+/// [`explain_lock_error`] does.
+pub fn lock_waiting(
+    file: &std::fs::File,
+    path: &std::path::Path,
+    what: &str,
+) -> std::io::Result<()> {
+    match file.try_lock() {
+        Ok(()) => return Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => crate::diag::warn(&format!(
+            "waiting for the lock {} on {what}: another process holds it",
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => return Err(explain_lock_error(e)),
+    }
+    file.lock().map_err(explain_lock_error)
+}
+
 /// The operating system's answers for "no locks on this file system".
 #[cfg(unix)]
 fn no_locks_code(code: i32) -> bool {

@@ -415,7 +415,7 @@ pub fn check_private_dir(dir: &Path) -> Result<(), FileError> {
 }
 
 mod lock;
-pub use lock::explain_lock_error;
+pub use lock::{explain_lock_error, lock_waiting};
 mod write;
 pub use write::{
     content_hash, create_private_dir_all, keep_aside, nonce, private_temp_dir, same_file,

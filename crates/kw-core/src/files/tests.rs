@@ -198,3 +198,22 @@ fn keep_aside_and_same_file() {
     assert!(!same_file(&sub.join("new.json"), &d.join("new.json")));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A wisdom file that is a symbolic link (to a shared directory's file) was replaced by a
+/// plain file: the link is kept and the file it names written.
+#[cfg(unix)]
+#[test]
+fn atomic_writes_go_through_a_link_to_a_file() {
+    let d = scratch("through-link");
+    let real = d.join("real.json");
+    std::fs::write(&real, "old").unwrap();
+    let link = d.join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    write_atomic(&link, b"new", FileModes::PRIVATE).unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&real).unwrap(), b"new");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -195,7 +195,8 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// name unique to this process and call (never an existing file or a symbolic link), synced,
 /// then renamed over `path`. A crash or a full disk leaves the previous file (or none). A
 /// `path` that is something else than a regular file (a device such as `/dev/null`, a FIFO, a
-/// directory; a symbolic link to one) is refused, never replaced.
+/// directory; a symbolic link to one) is refused, never replaced; a symbolic link to a file is
+/// written through (the file is replaced, the link kept).
 pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -208,6 +209,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
             ));
         }
     }
+    // A symbolic link to a file is written through: the file it names is replaced, and the
+    // link stays (a project's wisdom file linked from a shared directory stays shared).
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(target) => {
+                resolved = target;
+                resolved.as_path()
+            }
+            Err(_) => path,
+        },
+        _ => path,
+    };
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

@@ -430,9 +430,8 @@ fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
     let lock = crate::files::FileModes::get()
         .open_lock(&lock_path)
         .map_err(io(&lock_path, "cannot open the lock file"))?;
-    lock.lock()
-        .map_err(crate::files::explain_lock_error)
-        .map_err(io(&lock_path, "cannot lock"))?;
+    let what = format!("the wisdom of `{tuning_key}` in {}", dir.display());
+    crate::files::lock_waiting(&lock, &lock_path, &what).map_err(io(&lock_path, "cannot lock"))?;
     Ok(lock)
 }
 
@@ -641,6 +640,18 @@ pub fn merge_into(
             });
         }
         check_key(dir, key)?;
+        // An output file that cannot be rewritten (damaged, holding invalid records, not a
+        // regular file) is found now, before any other key's file is written.
+        let path = dir.join(wisdom_file_name(key));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            let f = WisdomFile::load(&path)?;
+            if !f.rejected.is_empty() {
+                return Err(WisdomError::HasInvalidRecords {
+                    path,
+                    rejected: f.rejected,
+                });
+            }
+        }
     }
     let mut written = Vec::new();
     let mut total = MergeReport::default();

@@ -207,6 +207,20 @@ kw_arg pack(const A& a) {
         static_assert(dependent_false<D>, "unsupported kernel-wisdom launch argument type");
     }
 }
+// `pack` on a device of `backend`: a T* is a CUDA device pointer, so on an OpenCL device it
+// can only be a mistake (a host pointer, which the driver would take for a cl_mem and crash
+// on), refused here.
+template <typename A>
+kw_arg pack_on(int backend, const A& a) {
+    if constexpr (std::is_pointer_v<std::decay_t<A>>) {
+        if (backend == KW_BACKEND_OPENCL) {
+            throw error(KW_ERROR_ARGUMENTS,
+                        "a T* argument is taken as a CUDA device pointer, but the device is an "
+                        "OpenCL device: pass the cl_mem as kw::buffer<T>(mem[, count])");
+        }
+    }
+    return pack(a);
+}
 }  // namespace detail
 
 // ---- handles ------------------------------------------------------------------------
@@ -453,13 +467,14 @@ public:
         detail::check(kw_kernel_create(&k, builder.get(), device.get(),
                                        detail::c_str_or_null(wisdom_dir)));
         h_ = Handle(k);
+        detail::check(kw_device_backend(device.get(), &backend_));
     }
 
     // Launches on `stream` (cudaStream_t / CUstream / cl_command_queue; nullptr: the
     // device's own) with the arguments packed with their types.
     template <typename... Args>
     void launch(void* stream, const Args&... args) const {
-        std::array<kw_arg, sizeof...(Args)> packed{detail::pack(args)...};
+        std::array<kw_arg, sizeof...(Args)> packed{detail::pack_on(backend_, args)...};
         detail::check(kw_kernel_launch(h_.get(), stream, packed.data(), packed.size()));
     }
     template <typename... Args>
@@ -471,7 +486,7 @@ public:
     template <typename... Args>
     void* launch_with_event(void* queue, const std::vector<void*>& wait,
                             const Args&... args) const {
-        std::array<kw_arg, sizeof...(Args)> packed{detail::pack(args)...};
+        std::array<kw_arg, sizeof...(Args)> packed{detail::pack_on(backend_, args)...};
         void* event = nullptr;
         detail::check(kw_kernel_launch_opencl(h_.get(), queue, wait.data(), wait.size(), &event,
                                               packed.data(), packed.size()));
@@ -498,6 +513,7 @@ public:
 private:
     using Handle = detail::Handle<kw_kernel, kw_kernel_free>;
     Handle h_;
+    int backend_ = 0;
 };
 
 // The library's tuned routines on a device (kw_library_*). Buffers are what launches take:
@@ -584,19 +600,9 @@ public:
     kw_library* get() const noexcept { return h_.get(); }
 
 private:
-    // A T* is a CUDA device pointer (detail::pack): on an OpenCL device it can only be a
-    // mistake (a host pointer, which the driver would take for a cl_mem and crash on).
     template <typename A>
     kw_arg arg(const A& a) const {
-        if constexpr (std::is_pointer_v<std::decay_t<A>>) {
-            if (backend_ == KW_BACKEND_OPENCL) {
-                throw error(KW_ERROR_ARGUMENTS,
-                            "library routine: a T* argument is taken as a CUDA device pointer, "
-                            "but the library's device is an OpenCL device: pass the cl_mem as "
-                            "kw::buffer<float>(mem[, count])");
-            }
-        }
-        return detail::pack(a);
+        return detail::pack_on(backend_, a);
     }
     using Handle = detail::Handle<kw_library, kw_library_free>;
     Handle h_;

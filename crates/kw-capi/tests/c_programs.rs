@@ -316,6 +316,12 @@ fn cpp_application_capture_tune_select() {
             stdout.contains("WRONG_TYPE KW_ERROR_ARGUMENTS: kernel `vector_add`: argument 3 `n`: expected scalar i32, got scalar f64"),
             "{stdout}"
         );
+        assert!(
+            stdout.contains(
+                "HOST_POINTER KW_ERROR_ARGUMENTS: a T* argument is taken as a CUDA device pointer"
+            ),
+            "{stdout}"
+        );
     }
 }
 

@@ -77,6 +77,14 @@ int main(int argc, char** argv) {
         } catch (const kw::error& e) {
             std::cout << "WRONG_TYPE " << e.what() << "\n";
         }
+        // A host pointer (a T* is a CUDA device pointer) on an OpenCL device: refused, never
+        // handed to the driver as a cl_mem.
+        try {
+            kernel.launch(app.queue, hc.data(), kw::buffer<float>(a), kw::buffer<float>(b), n);
+            std::cout << "HOST_POINTER accepted\n";
+        } catch (const kw::error& e) {
+            std::cout << "HOST_POINTER " << e.what() << "\n";
+        }
         std::cout << "device: " << device.name() << "\n";
         std::cout << "REPORT config=" << kernel.config(n) << " wrong=" << wrong << std::endl;
         clReleaseMemObject(a);

@@ -49,7 +49,10 @@ mod tests {
 
     #[test]
     fn control_characters_in_cells_never_reach_the_terminal() {
-        let t = render(&["a", "b"], &[vec!["x\u{1b}[2J".into(), "new\nline".into()]]);
+        let t = render(
+            &["a", "b"],
+            &[vec!["x\u{1b}[2J".into(), "new\nline".into()]],
+        );
         assert!(!t.contains('\u{1b}'), "{t:?}");
         assert_eq!(t.lines().count(), 2, "{t:?}");
         assert!(t.contains("x?[2J") && t.contains("new?line"), "{t:?}");

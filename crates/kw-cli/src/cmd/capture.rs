@@ -161,10 +161,7 @@ pub fn capture_t1(
             out.display()
         );
     }
-    let dir = out
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = kw_core::files::parent_dir(out);
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

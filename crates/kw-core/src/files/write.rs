@@ -222,10 +222,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
         },
         _ => path,
     };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = parent_dir(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -288,12 +285,19 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
     let resolve = |p: &Path| {
         std::fs::canonicalize(p).ok().or_else(|| {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+            Some(
+                std::fs::canonicalize(parent_dir(p))
+                    .ok()?
+                    .join(p.file_name()?),
+            )
         })
     };
     matches!((resolve(a), resolve(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// The directory `path` is in: its parent, or `.` for a bare file name.
+pub fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }

@@ -94,12 +94,7 @@ fn check_outputs(args: &TuneArgs, captures: &[PathBuf], several: bool) -> Result
     let wisdom_dir = args.wisdom_dir()?;
     let in_wisdom_dir = |p: &Path| {
         p.extension().is_some_and(|e| e == "json")
-            && same_file(
-                p.parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(Path::new(".")),
-                &wisdom_dir,
-            )
+            && same_file(kw_core::files::parent_dir(p), &wisdom_dir)
     };
     for capture in captures {
         let log = log_path_for(args, capture, several);

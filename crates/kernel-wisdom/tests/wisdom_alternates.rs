@@ -169,6 +169,21 @@ fn a_bad_alternate_costs_only_itself() {
             loaded.notes
         );
     }
+    // Writing another record into the file rewrites it without the bad alternates (they are
+    // advisory: a warning, not a refusal after a whole tuning run).
+    let mut other = record.clone();
+    other.problem_size = vec![1 << 21];
+    other.alternates.clear();
+    add_record(&dir, "vector_add", other, ReplacePolicy::Always).unwrap();
+    let rewritten = WisdomFile::load(&path).unwrap();
+    assert_eq!(rewritten.records.len(), 2);
+    assert!(rewritten.notes.is_empty(), "{:?}", rewritten.notes);
+    let kept: Vec<_> = rewritten.records[0]
+        .alternates
+        .iter()
+        .map(|a| a.median_ms)
+        .collect();
+    assert_eq!(kept, vec![1.2]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

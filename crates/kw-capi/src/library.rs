@@ -129,10 +129,18 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
         if a.count != COUNT_AUTO {
             // A count larger than the memory is refused here: the kernels would read and write
             // past the allocation (a crash, or another buffer's contents).
-            // SAFETY: as the caller promised (a live buffer of this device). A driver that
-            // cannot say (memory it did not allocate itself) leaves the count as given.
-            let held = unsafe { available_elements(backend, a.ptr, T::TYPE) }.ok();
-            if let Some(held) = held.filter(|&held| count > held) {
+            // SAFETY: as the caller promised (a live buffer of this device). Memory the driver
+            // does not know (a host or freed pointer, a released cl_mem) is refused here: a
+            // launch on it would fault and could leave the context unusable.
+            let held = unsafe { available_elements(backend, a.ptr, T::TYPE) }.map_err(
+                |(status, what)| {
+                    bad(
+                        status,
+                        format!("not a live buffer of this device, as far as its driver can tell: {what}"),
+                    )
+                },
+            )?;
+            if count > held {
                 return Err(bad(
                     Status::Invalid,
                     format!(

@@ -85,6 +85,8 @@ fn a_bad_capture_does_not_stop_the_batch_and_compile_failures_stop_early() {
     let mut meta = c.metadata().clone();
     meta["kernel"]["source"]["text"] = serde_json::json!("");
     meta["kernel"]["tuning_key"] = serde_json::json!("empty_source");
+    // Both copies of the key agree (a capture whose two disagree is refused as edited).
+    meta["tuning_key"] = serde_json::json!("empty_source");
     let buffers: Vec<CaptureBuffer> = c
         .buffers()
         .map(|b| CaptureBuffer::new(b.name, b.elem_type, c.read_buffer(b.name).unwrap()))

@@ -288,7 +288,7 @@ fn lookup<'a>(meta: &'a Value, paths: &[&str]) -> Option<&'a Value> {
 fn text(v: Option<&Value>) -> String {
     match v {
         None => "-".to_string(),
-        Some(Value::String(s)) => super::table::printable(s),
+        Some(Value::String(s)) => s.clone(),
         Some(Value::Array(a)) if a.iter().all(|x| x.is_number()) => a
             .iter()
             .map(|x| x.to_string())
@@ -461,11 +461,16 @@ fn show(file: &Path, as_json: bool) -> Result<()> {
         c.header().version,
         c.header().writer
     );
-    println!("tuning key:   {}", tuning_key(meta));
-    println!("kernel:       {}", text(lookup(meta, KERNEL_NAME_PATHS)));
-    println!("problem size: {}", problem_size(meta));
-    println!("device:       {}", device(meta));
-    println!("date:         {}", date(meta, file));
+    // What the file says is shown without its control characters (never raw to a terminal).
+    let shown = |s: String| super::table::printable(&s);
+    println!("tuning key:   {}", shown(tuning_key(meta)));
+    println!(
+        "kernel:       {}",
+        shown(text(lookup(meta, KERNEL_NAME_PATHS)))
+    );
+    println!("problem size: {}", shown(problem_size(meta)));
+    println!("device:       {}", shown(device(meta)));
+    println!("date:         {}", shown(date(meta, file)));
     println!(
         "size:         {} in the file, {} compressed, {} raw",
         human(c.file_len()),

@@ -23,7 +23,7 @@ pub fn explain_lock_error(e: std::io::Error) -> std::io::Error {
 }
 
 /// Takes the exclusive lock on `file` (the lock file `path`), waiting for it; when another
-/// process holds it, says first that it waits and for what (`what`: "the wisdom file ...") so
+/// process (or thread) still holds it after about a second, says that it waits and for what (`what`: "the wisdom file ...") so
 /// that a long wait (a stale lock on NFS) is not a silent hang. Errors are explained as
 /// [`explain_lock_error`] does.
 pub fn lock_waiting(
@@ -31,14 +31,21 @@ pub fn lock_waiting(
     path: &std::path::Path,
     what: &str,
 ) -> std::io::Result<()> {
-    match file.try_lock() {
-        Ok(()) => return Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => crate::diag::warn(&format!(
-            "waiting for the lock {} on {what}: another process holds it",
-            path.display()
-        )),
-        Err(std::fs::TryLockError::Error(e)) => return Err(explain_lock_error(e)),
+    // A short wait (another writer finishing) is normal and not said: about a second of
+    // tries first.
+    for _ in 0..20 {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(explain_lock_error(e)),
+        }
     }
+    crate::diag::warn(&format!(
+        "waiting for the lock {} on {what}: another process or thread holds it",
+        path.display()
+    ));
     file.lock().map_err(explain_lock_error)
 }
 

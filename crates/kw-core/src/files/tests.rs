@@ -199,11 +199,12 @@ fn keep_aside_and_same_file() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// A wisdom file that is a symbolic link (to a shared directory's file) was replaced by a
-/// plain file: the link is kept and the file it names written.
+/// A symbolic link given as the path of an atomic write is replaced by the new file (never
+/// written through: a planted link must not aim a write elsewhere), and the file it named is
+/// left as it was.
 #[cfg(unix)]
 #[test]
-fn atomic_writes_go_through_a_link_to_a_file() {
+fn atomic_writes_replace_a_link_and_leave_its_target() {
     let d = scratch("through-link");
     let real = d.join("real.json");
     std::fs::write(&real, "old").unwrap();
@@ -213,7 +214,8 @@ fn atomic_writes_go_through_a_link_to_a_file() {
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
-        .is_symlink());
-    assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        .is_file());
+    assert_eq!(std::fs::read(&link).unwrap(), b"new");
+    assert_eq!(std::fs::read(&real).unwrap(), b"old");
     std::fs::remove_dir_all(&d).unwrap();
 }

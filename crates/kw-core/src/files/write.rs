@@ -196,7 +196,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// then renamed over `path`. A crash or a full disk leaves the previous file (or none). A
 /// `path` that is something else than a regular file (a device such as `/dev/null`, a FIFO, a
 /// directory; a symbolic link to one) is refused, never replaced; a symbolic link to a file is
-/// written through (the file is replaced, the link kept).
+/// replaced by the new file, with a warning (never written through).
 pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -209,19 +209,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
             ));
         }
     }
-    // A symbolic link to a file is written through: the file it names is replaced, and the
-    // link stays (a project's wisdom file linked from a shared directory stays shared).
-    let resolved;
-    let path = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
-            Ok(target) => {
-                resolved = target;
-                resolved.as_path()
-            }
-            Err(_) => path,
-        },
-        _ => path,
-    };
+    // A symbolic link is replaced by the new file, never written through (in a directory
+    // others may write, a planted link would otherwise aim the write anywhere); said, since
+    // the file it named keeps its old contents.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let target = std::fs::read_link(path).unwrap_or_default();
+        crate::diag::warn(&format!(
+            "{}: was a symbolic link to {}; it is now a file of its own (the file it named is \
+             left as it was)",
+            path.display(),
+            target.display()
+        ));
+    }
     let dir = parent_dir(path);
     let name = path
         .file_name()

@@ -79,6 +79,15 @@ pub enum WisdomError {
         /// The tuning key being read or written.
         key: String,
     },
+    /// An alternate of a record was left out when the file was loaded
+    /// ([`WisdomFile::notes`]); the record is used without it.
+    #[error("{path}: {message}")]
+    AlternateLeftOut {
+        /// The file.
+        path: PathBuf,
+        /// Which record and alternate, and why.
+        message: String,
+    },
     /// Some records of the file are invalid, so it is not rewritten (that would drop them).
     #[error("{path}: not rewriting a wisdom file with invalid records ({}); fix or remove them", rejected.join("; "))]
     HasInvalidRecords {
@@ -208,15 +217,19 @@ impl WisdomFile {
                 })
                 .map(|mut rec| {
                     // A bad alternate costs only itself, never its record.
-                    for why in rec.drop_bad_alternates() {
-                        file.notes
-                            .push(format!("{REJECTED_PREFIX}{}: {why}", i + 1));
-                    }
-                    rec
+                    let notes = rec.drop_bad_alternates();
+                    (rec, notes)
                 })
-                .and_then(|rec| rec.validate().map(|()| rec));
+                .and_then(|(rec, notes)| rec.validate().map(|()| (rec, notes)));
             match record {
-                Ok(rec) => file.records.push(rec),
+                Ok((rec, notes)) => {
+                    let n = i + 1;
+                    let notes = notes
+                        .iter()
+                        .map(|why| format!("{REJECTED_PREFIX}{n}: {why}"));
+                    file.notes.extend(notes);
+                    file.records.push(rec);
+                }
                 Err(why) => file
                     .rejected
                     .push(format!("{REJECTED_PREFIX}{}: {why}", i + 1)),
@@ -244,28 +257,35 @@ impl WisdomFile {
     /// The rejected records, then the alternates left out ([`WisdomFile::notes`]), as errors
     /// naming this file (to report them).
     pub fn rejected_errors(&self, path: &Path) -> Vec<WisdomError> {
-        let rejected = self
-            .rejected
-            .iter()
-            .map(|why| format!("{why} (the record is ignored)"));
-        rejected
-            .chain(self.notes.iter().cloned())
-            .map(|message| WisdomError::Invalid {
-                path: path.to_path_buf(),
-                message,
-            })
-            .collect()
+        let rejected = self.rejected.iter().map(|why| WisdomError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("{why} (the record is ignored)"),
+        });
+        let notes = self.notes.iter().map(|why| WisdomError::AlternateLeftOut {
+            path: path.to_path_buf(),
+            message: why.clone(),
+        });
+        rejected.chain(notes).collect()
     }
 
     /// Loads `path` for rewriting it: an error when any record was rejected (rewriting would
     /// drop it without a word).
     fn load_for_rewrite(path: &Path) -> Result<WisdomFile, WisdomError> {
         let f = WisdomFile::load(path)?;
-        if !f.rejected.is_empty() || !f.notes.is_empty() {
+        if !f.rejected.is_empty() {
             return Err(WisdomError::HasInvalidRecords {
                 path: path.to_path_buf(),
-                rejected: f.rejected.into_iter().chain(f.notes).collect(),
+                rejected: f.rejected,
             });
+        }
+        // Alternates are advisory: the rewrite leaves the bad ones out, and says so.
+        if !f.notes.is_empty() {
+            crate::diag::warn(&format!(
+                "{}: rewriting it without the {} alternate(s) left out when it was read: {}",
+                path.display(),
+                f.notes.len(),
+                f.notes.join("; ")
+            ));
         }
         Ok(f)
     }
@@ -643,7 +663,7 @@ pub fn merge_into(
         // An output file that cannot be rewritten (damaged, holding invalid records, not a
         // regular file) is found now, before any other key's file is written.
         let path = dir.join(wisdom_file_name(key));
-        if std::fs::symlink_metadata(&path).is_ok() {
+        if path.exists() {
             let f = WisdomFile::load(&path)?;
             if !f.rejected.is_empty() {
                 return Err(WisdomError::HasInvalidRecords {

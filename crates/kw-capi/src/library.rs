@@ -129,9 +129,10 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
         if a.count != COUNT_AUTO {
             // A count larger than the memory is refused here: the kernels would read and write
             // past the allocation (a crash, or another buffer's contents).
-            // SAFETY: as the caller promised (a live buffer of this device). Memory the driver
-            // does not know (a host or freed pointer, a released cl_mem) is refused here: a
-            // launch on it would fault and could leave the context unusable.
+            // SAFETY: as the caller promised (a live buffer of this device). Memory the CUDA
+            // driver does not know (a host or freed pointer) is refused here: a launch on it
+            // would fault and could leave the context unusable. (A released or made-up cl_mem
+            // cannot be checked: OpenCL drivers read the handle itself.)
             let held = unsafe { available_elements(backend, a.ptr, T::TYPE) }.map_err(
                 |(status, what)| {
                     bad(
@@ -151,7 +152,11 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
                 ));
             }
         }
-        out.push(DeviceBuffer::view(device.as_ref(), raw)?);
+        // A view is refused by the backend when the memory is not this device's (a cl_mem of
+        // another context): said with the routine and the buffer.
+        let view = DeviceBuffer::view(device.as_ref(), raw)
+            .map_err(|e| bad(Status::Backend, e.to_string()))?;
+        out.push(view);
     }
     out.try_into()
         .map_err(|_| CError::new(Status::Internal, "buffer count"))

@@ -668,7 +668,8 @@ fn bad_alternates_cost_only_themselves_and_are_said() {
     let alternates = r#", "alternates": [
         {"config": {"block_size_x": 32}, "median_ms": 0},
         {"config": {"block_size_x": 64}, "median_ms": 2.0},
-        {"config": {"block_size_x": 48}, "median_ms": 2.0}]"#;
+        {"config": {"block_size_x": 48}, "median_ms": 2.0},
+        {"config": {"block_size_x": 32}, "median_ms": "NaN"}]"#;
     let file = format!(
         r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}, {}]}}"#,
         record(
@@ -689,6 +690,7 @@ fn bad_alternates_cost_only_themselves_and_are_said() {
         "record #1: alternate #1 (block_size_x=32) left out: 0 ms is not a positive finite time",
         "record #1: alternate #2 (block_size_x=64) left out: it is the record's own configuration",
         "record #1: alternate #3 (block_size_x=48) left out: value 48 of `block_size_x`",
+        "record #1: alternate #4 left out: invalid type: string \"NaN\", expected f64",
     ] {
         assert!(err.contains(why), "{why}: {err}");
     }
@@ -757,6 +759,60 @@ fn merge_checks_every_output_first_cache_says_refused_export_needs_an_output() {
     assert_eq!(o.status.code(), Some(2), "{}", both(&o));
     assert!(
         stderr(&o).contains("--kt-cache") && stderr(&o).contains("--t4"),
+        "{}",
+        both(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Fuzz round 3: `kw wisdom merge` rewrote one key's file before finding that another key's
+/// lock file could not be used (now checked first); `kw tune` let two captures of one file
+/// name share a results log, and `--log` name a wisdom lock file.
+#[test]
+fn merge_checks_lock_files_first_and_tune_refuses_shared_or_lock_outputs() {
+    let Some((dir, capture, idx)) = setup("round3") else {
+        return;
+    };
+    let file = |key: &str, ms: &str| {
+        format!(
+            r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "{key}", "records": [{}]}}"#,
+            record(r#"{"block_size_x": 64}"#, "[1024]", DEVICE, ms, "")
+        )
+    };
+    for d in ["in", "out"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    std::fs::write(dir.join("in/a.json"), file("a", "0.5")).unwrap();
+    std::fs::write(dir.join("in/b.json"), file("b", "0.5")).unwrap();
+    std::fs::write(dir.join("out/a.json"), file("a", "1.0")).unwrap();
+    std::fs::create_dir(dir.join("out/b.json.lock")).unwrap();
+    let before = std::fs::read(dir.join("out/a.json")).unwrap();
+    let o = kw(&dir, &["wisdom", "merge", "out", "in"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stderr(&o).contains("b.json.lock"), "{}", both(&o));
+    assert_eq!(std::fs::read(dir.join("out/a.json")).unwrap(), before);
+
+    std::fs::create_dir_all(dir.join("other")).unwrap();
+    let twin = dir
+        .join("other")
+        .join(std::path::Path::new(&capture).file_name().unwrap());
+    std::fs::copy(dir.join(&capture), &twin).unwrap();
+    let mut args = short(&capture, &idx, "1");
+    args.extend([twin.to_str().unwrap(), "--wisdom-dir", "w"]);
+    let o = kw(&dir, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("have the same file name"),
+        "{}",
+        both(&o)
+    );
+
+    let mut args = short(&capture, &idx, "1");
+    args.extend(["--wisdom-dir", "w", "--log", "w/vector_add.json.lock"]);
+    let o = kw(&dir, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("is in the wisdom directory"),
         "{}",
         both(&o)
     );

@@ -336,8 +336,9 @@ pub fn current_uid() -> Option<u32> {
 
 /// Checks that `dir` can be trusted as a private directory: it is a directory, owned by the
 /// current user, writable by nobody else, and every directory above it is owned by the
-/// current user or root and writable by nobody else unless its sticky bit is set (as `/tmp`):
-/// so no other user can have put, swapped or will swap anything in it. The rule of ssh's
+/// current user or root and writable by nobody else unless its sticky bit is set (as `/tmp`),
+/// on the path as given as well as resolved (a link in a directory others may write could be
+/// swapped): so no other user can have put, swapped or will swap anything in it. The rule of ssh's
 /// `StrictModes`. Always passes off Unix.
 pub fn check_private_dir(dir: &Path) -> Result<(), FileError> {
     #[cfg(unix)]
@@ -382,33 +383,44 @@ pub fn check_private_dir(dir: &Path) -> Result<(), FileError> {
                 format!("run `chmod go-w {}` (or `chmod 700`)", real.display()),
             ));
         }
-        let mut up = real.parent();
-        while let Some(p) = up {
-            let m = std::fs::metadata(p).map_err(FileError::io(p, "cannot stat"))?;
-            let sticky = m.mode() & 0o1000 != 0;
-            if m.uid() != me && m.uid() != 0 {
-                return Err(not_private(
-                    dir,
-                    format!(
-                        "lies under {}, owned by user {} (neither you nor root)",
-                        p.display(),
-                        m.uid()
-                    ),
-                    "use a directory on a path only you and root control".into(),
-                ));
+        // The directories above it, resolved, and those above the path as given: a link in
+        // a directory others may write could be swapped for another as well.
+        let given = if dir.is_absolute() {
+            dir.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map_err(FileError::io(dir, "cannot resolve"))?
+                .join(dir)
+        };
+        for start in [real.parent(), given.parent()] {
+            let mut up = start;
+            while let Some(p) = up {
+                let m = std::fs::metadata(p).map_err(FileError::io(p, "cannot stat"))?;
+                let sticky = m.mode() & 0o1000 != 0;
+                if m.uid() != me && m.uid() != 0 {
+                    return Err(not_private(
+                        dir,
+                        format!(
+                            "lies under {}, owned by user {} (neither you nor root)",
+                            p.display(),
+                            m.uid()
+                        ),
+                        "use a directory on a path only you and root control".into(),
+                    ));
+                }
+                if m.mode() & 0o022 != 0 && !sticky {
+                    return Err(not_private(
+                        dir,
+                        format!(
+                            "lies under {}, which others may write (mode {:o}) and so swap this directory",
+                            p.display(),
+                            m.mode() & 0o7777
+                        ),
+                        "use a directory on a path only you and root may write".into(),
+                    ));
+                }
+                up = p.parent();
             }
-            if m.mode() & 0o022 != 0 && !sticky {
-                return Err(not_private(
-                    dir,
-                    format!(
-                        "lies under {}, which others may write (mode {:o}) and so swap this directory",
-                        p.display(),
-                        m.mode() & 0o7777
-                    ),
-                    "use a directory on a path only you and root may write".into(),
-                ));
-            }
-            up = p.parent();
         }
     }
     Ok(())

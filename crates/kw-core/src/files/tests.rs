@@ -97,7 +97,18 @@ fn private_dirs_are_checked() {
     // With the sticky bit (as /tmp), it is.
     std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
     check_private_dir(&inner).unwrap();
-    std::fs::remove_dir_all(&d).unwrap();
+    // A link to a private directory, lying in one others may write: the link could be
+    // swapped, so the path is not private either (the directory itself still is).
+    let public = scratch("priv-public");
+    std::fs::set_permissions(&public, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let private = scratch("priv-target");
+    std::os::unix::fs::symlink(&private, public.join("link")).unwrap();
+    check_private_dir(&private).unwrap();
+    let e = check_private_dir(&public.join("link")).unwrap_err();
+    assert!(e.to_string().contains("swap"), "{e}");
+    for x in [&d, &public, &private] {
+        std::fs::remove_dir_all(x).unwrap();
+    }
 }
 
 #[cfg(unix)]

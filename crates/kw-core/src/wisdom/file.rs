@@ -212,12 +212,17 @@ impl WisdomFile {
         for (i, r) in raw.records.iter().enumerate() {
             let record = crate::json_keys::check_unique_keys(r.get())
                 .and_then(|()| {
-                    serde_json::from_str::<WisdomRecord>(r.get())
-                        .map_err(|e| at_file_position(&e, text, r.get()))
+                    match serde_json::from_str::<WisdomRecord>(r.get()) {
+                        Ok(rec) => Ok((rec, Vec::new())),
+                        // An alternate that is not even an alternate (a time given as a string,
+                        // a configuration that is a list) costs only itself, too.
+                        Err(e) => lenient_alternates(r.get())
+                            .ok_or_else(|| at_file_position(&e, text, r.get())),
+                    }
                 })
-                .map(|mut rec| {
+                .map(|(mut rec, mut notes)| {
                     // A bad alternate costs only itself, never its record.
-                    let notes = rec.drop_bad_alternates();
+                    notes.extend(rec.drop_bad_alternates());
                     (rec, notes)
                 })
                 .and_then(|(rec, notes)| rec.validate().map(|()| (rec, notes)));
@@ -307,6 +312,36 @@ impl WisdomFile {
 /// How each of [`WisdomFile::rejected`] starts: `record #N: why`.
 /// `e`, an error of parsing `part` (a slice of the file's `text`) on its own, with its line
 /// and column counted in the file, not in the part.
+/// A record whose `alternates` did not read as alternates: the record without them, each
+/// alternate that reads kept (in order) and a note for each that does not; `None` when the
+/// record does not read even without its alternates (then the record's own error is said).
+fn lenient_alternates(raw: &str) -> Option<(WisdomRecord, Vec<String>)> {
+    let mut value: serde_json::Value = serde_json::from_str(raw).ok()?;
+    let alternates = value.as_object_mut()?.remove("alternates")?;
+    let mut rec: WisdomRecord = serde_json::from_value(value).ok()?;
+    let mut notes = Vec::new();
+    match alternates {
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.into_iter().enumerate() {
+                match serde_json::from_value::<super::Alternate>(item) {
+                    Ok(a) => rec.alternates.push(a),
+                    Err(e) => notes.push(format!("alternate #{} left out: {e}", i + 1)),
+                }
+            }
+        }
+        other => notes.push(format!(
+            "alternates left out: a list was expected, found {}",
+            match other {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Object(_) => "an object",
+                serde_json::Value::String(_) => "a string",
+                _ => "a value",
+            }
+        )),
+    }
+    Some((rec, notes))
+}
+
 fn at_file_position(e: &serde_json::Error, text: &str, part: &str) -> String {
     let message = e.to_string();
     let start = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
@@ -663,6 +698,18 @@ pub fn merge_into(
         // An output file that cannot be rewritten (damaged, holding invalid records, not a
         // regular file) is found now, before any other key's file is written.
         let path = dir.join(wisdom_file_name(key));
+        let lock_path = dir.join(format!("{}.lock", wisdom_file_name(key)));
+        let lock_usable = std::fs::symlink_metadata(&lock_path).is_err()
+            || std::fs::metadata(&lock_path).is_ok_and(|m| m.is_file());
+        if !lock_usable {
+            return Err(WisdomError::Io {
+                path: lock_path,
+                action: "cannot use the lock file",
+                source: std::io::Error::other(
+                    "not a regular file (a directory, or a link that leads nowhere); remove it",
+                ),
+            });
+        }
         if path.exists() {
             let f = WisdomFile::load(&path)?;
             if !f.rejected.is_empty() {

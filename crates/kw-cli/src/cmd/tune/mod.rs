@@ -92,10 +92,27 @@ fn t4_path_for(args: &TuneArgs, capture: &Path, several: bool) -> Option<PathBuf
 fn check_outputs(args: &TuneArgs, captures: &[PathBuf], several: bool) -> Result<()> {
     use kw_core::files::same_file;
     let wisdom_dir = args.wisdom_dir()?;
+    // A wisdom file or its lock file (`KEY.json.lock`, which every writer of it takes).
     let in_wisdom_dir = |p: &Path| {
-        p.extension().is_some_and(|e| e == "json")
+        p.extension().is_some_and(|e| e == "json" || e == "lock")
             && same_file(kw_core::files::parent_dir(p), &wisdom_dir)
     };
+    // Two captures of one file name in other directories would share a log (and a T4 file):
+    // the second would move the first's aside, and --resume would refuse it.
+    let mut logs: Vec<(PathBuf, &PathBuf)> = Vec::new();
+    for capture in captures {
+        let log = log_path_for(args, capture, several);
+        if let Some((_, other)) = logs.iter().find(|(l, _)| same_file(l, &log)) {
+            bail!(
+                "{} and {} have the same file name, so their results logs would be one file ({}); \
+                 rename one of them, or tune them in separate runs with --log",
+                other.display(),
+                capture.display(),
+                log.display()
+            );
+        }
+        logs.push((log, capture));
+    }
     for capture in captures {
         let log = log_path_for(args, capture, several);
         let t4 = t4_path_for(args, capture, several);
@@ -132,7 +149,7 @@ fn check_outputs(args: &TuneArgs, captures: &[PathBuf], several: bool) -> Result
             if in_wisdom_dir(out) {
                 bail!(
                     "{option} {}: is in the wisdom directory {}, where a .json file is read as \
-                     wisdom; choose another place",
+                     wisdom and a .lock file guards one; choose another place",
                     out.display(),
                     wisdom_dir.display()
                 );

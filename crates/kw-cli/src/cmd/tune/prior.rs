@@ -34,7 +34,13 @@ pub(super) fn seeding(
     dirs.push(args.wisdom_dir()?);
     let (found, errors) = find_wisdom_files(tuning_key, &dirs);
     for e in errors {
-        eprintln!("kw tune: prior: wisdom not used: {e}");
+        match e {
+            // The record is used, without that alternate.
+            kw_core::wisdom::WisdomError::AlternateLeftOut { .. } => {
+                eprintln!("kw tune: prior: {e}")
+            }
+            e => eprintln!("kw tune: prior: wisdom not used: {e}"),
+        }
     }
     for (path, file) in &found {
         sources.extend(prior::wisdom_sources(path, file));

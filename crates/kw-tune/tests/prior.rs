@@ -192,6 +192,64 @@ fn a_results_log_and_a_wisdom_file_are_matched_by_name() {
     }
 }
 
+/// With more records than the prior takes configurations, the records of the device being
+/// tuned come first, nearest problem size first: a retune evaluates the record of its own
+/// size before any other, whatever the order of the file.
+#[test]
+fn a_wisdom_prior_takes_the_nearest_records_of_the_device_first() {
+    let space = small_space();
+    let sized = |bx: i64, by: i64, size: i64, device: &str| {
+        let mut r = wisdom_record(&space, bx, by, 1.0, device);
+        r.problem_size = vec![size];
+        r
+    };
+    let mut wisdom = WisdomFile::new("small");
+    wisdom.records = vec![
+        sized(16, 2, 65536, "GPU"),
+        sized(32, 1, 4096, "Other GPU"),
+        sized(64, 2, 64, "GPU"),
+        sized(128, 2, 16384, "GPU"),
+        sized(256, 2, 4096, "GPU"),
+        sized(64, 4, 1024, "GPU"),
+    ];
+    let path = temp("nearest.json");
+    wisdom.save(&path).expect("save");
+    let mut sources = prior::load(&path).expect("load");
+    prior::nearest_first(&mut sources, "GPU", &[4096]);
+    let order: Vec<(String, Vec<i64>)> = sources
+        .iter()
+        .map(|s| (s.device.clone(), s.problem_size.clone()))
+        .collect();
+    let want: Vec<(String, Vec<i64>)> = [
+        ("GPU", 4096),
+        // 1024 and 16384 are as far from 4096 (a factor 4): the file's order.
+        ("GPU", 16384),
+        ("GPU", 1024),
+        ("GPU", 65536),
+        ("GPU", 64),
+        ("Other GPU", 4096),
+    ]
+    .iter()
+    .map(|(d, s)| (d.to_string(), vec![*s]))
+    .collect();
+    assert_eq!(order, want);
+    let mapped = prior::map(
+        &sources,
+        &space,
+        PriorParams {
+            take: 2,
+            ..PriorParams::default()
+        },
+    );
+    let bx: Vec<Option<kw_core::value::Value>> = mapped
+        .points
+        .iter()
+        .map(|p| space.config(p).get("bx").cloned())
+        .collect();
+    assert_eq!(bx, vec![Some(256.into()), Some(128.into())]);
+    std::fs::remove_file(path).ok();
+}
+
 /// A run seeded with a prior evaluates the prior's configurations first, in order, and then
 /// keeps exploring: most of its later evaluations are far from every prior configuration.
 #[test]

@@ -13,6 +13,7 @@ use kw_tune::prior::{self, PriorParams, PriorShare, PriorSource, TrustSettings};
 fn source(space: &TuningSpace, label: &str, f: impl Fn(f64) -> f64) -> PriorSource {
     PriorSource {
         device: String::new(),
+        problem_size: Vec::new(),
         label: label.into(),
         results: space
             .iter()
@@ -72,6 +73,7 @@ fn agreement_scales_the_configurations_taken() {
     let partial = PriorSource {
         label: "partial".into(),
         device: String::new(),
+        problem_size: Vec::new(),
         results: fast
             .results
             .iter()

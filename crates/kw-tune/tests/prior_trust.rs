@@ -241,6 +241,7 @@ fn neighbours_are_ungated_for_a_prior_of_the_same_device() {
     let source = |device: &str| PriorSource {
         label: format!("wisdom ({device})"),
         device: device.to_string(),
+        problem_size: Vec::new(),
         results: vec![(Config(vec![("x".into(), Value::Int(3))]), Some(1.0))],
     };
     let climb = |p: PriorParams| match p.share {

@@ -296,6 +296,9 @@ pub fn gemm_f16(backend: BackendKind) -> KernelBuilder {
     let skew = b.tune("SKEW", [0, 8], 8);
     b.tune("GROUP_M", [1, 8], 8);
     b.tune("BLOCKS_PER_SM", [1, 2], 1);
+    // 0 (the kernel before the parameter, what records without it mean) or 1: the next K
+    // tile's refill and first fragments overlap the products (`gemm_f16_tc.cu`).
+    b.tune("PREFETCH", [0, 1], 0);
     for r in [
         "BLOCK_M % (16 * WARPS_M) == 0",
         "BLOCK_N % (16 * WARPS_N) == 0",

@@ -32,6 +32,8 @@ pub struct PriorSource {
     pub label: String,
     /// The device's name (empty when unknown).
     pub device: String,
+    /// The problem size its results were measured at (empty when unknown).
+    pub problem_size: Vec<i64>,
     /// The results.
     pub results: Vec<(Config, Option<f64>)>,
 }
@@ -55,6 +57,7 @@ impl PriorSource {
         PriorSource {
             label: labelled(path, &cache.device_name),
             device: cache.device_name.clone(),
+            problem_size: cache.problem_size.clone(),
             results,
         }
     }
@@ -83,6 +86,7 @@ pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
             return Ok(vec![PriorSource {
                 label: labelled(path, &device),
                 device,
+                problem_size: log.header.problem_size.unwrap_or_default(),
                 results,
             }]);
         }
@@ -134,10 +138,34 @@ pub fn wisdom_sources(path: &Path, wisdom: &WisdomFile) -> Vec<PriorSource> {
                     size.join("x")
                 ),
                 device: r.device.name.clone(),
+                problem_size: r.problem_size.clone(),
                 results: vec![(r.config.clone(), Some(score))],
             }
         })
         .collect()
+}
+
+/// Orders `sources` for a run on the device named `device` at `problem_size`: the sources of
+/// that device first, then the others; within each, the nearest problem size first (the
+/// selection's log distance, [`kw_core::wisdom::log_distance`]; a source of unknown size
+/// last), the given order on ties. The round robin of [`map`] takes the best of each source
+/// in this order, so with many sources (a wisdom file of many sizes) the records nearest the
+/// run's are evaluated first, the record of the same size (a retune) before any other.
+pub fn nearest_first(sources: &mut [PriorSource], device: &str, problem_size: &[i64]) {
+    let key = |s: &PriorSource| {
+        let distance = if s.problem_size.is_empty() {
+            f64::INFINITY
+        } else {
+            // In millionths, as the selection compares them: sizes a factor 4 below and
+            // above are as near, whatever the rounding of their logarithms.
+            (kw_core::wisdom::log_distance(&s.problem_size, problem_size) * 1e6).round()
+        };
+        (s.device != device, distance)
+    };
+    sources.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
 }
 
 /// How a prior's results are ranked into proposals.

@@ -8,13 +8,15 @@ use kw_core::space::TuningSpace;
 use kw_core::wisdom::{find_wisdom_files, WisdomFile};
 use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 
-/// What seeds the search of `tuning_key` in `space` on the device named `device`; says on
-/// stderr what was used.
+/// What seeds the search of `tuning_key` in `space` on the device named `device` at
+/// `problem_size`; says on stderr what was used. The sources of that device come first,
+/// nearest problem size first ([`prior::nearest_first`]).
 pub(super) fn seeding(
     args: &TuneArgs,
     tuning_key: &str,
     space: &TuningSpace,
     device: &str,
+    problem_size: &[i64],
 ) -> Result<Seeding> {
     if args.no_prior {
         return Ok(Seeding::default());
@@ -60,6 +62,7 @@ pub(super) fn seeding(
             Err(e) => eprintln!("kw tune: prior: shipped wisdom not used: {e}"),
         }
     }
+    prior::nearest_first(&mut sources, device, problem_size);
     // The same records reached twice (a file given with --prior that is also on the
     // search path, the shipped file copied to disk) count once.
     let mut seen: Vec<&PriorSource> = Vec::new();

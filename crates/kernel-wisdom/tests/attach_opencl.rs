@@ -195,6 +195,19 @@ fn bad_declarations_and_handles_are_errors() {
         .expect("a queue of another context is refused")
         .to_string();
     assert!(e.contains("not created in the given context"), "{e}");
+    // An out-of-order queue: the library's kernels and kw's copies follow each other on the
+    // queue without events, so they would overlap there.
+    let ooo = CommandQueue::create_default_with_properties(
+        &context,
+        opencl3::command_queue::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        0,
+    )
+    .expect("an out-of-order queue");
+    let e = ClDevice::attach(&context, &ooo)
+        .err()
+        .expect("an out-of-order queue is refused")
+        .to_string();
+    assert!(e.contains("out of order"), "{e}");
     // A buffer of another context given to a device (what the C API's views do): refused by
     // name, not handed to the driver.
     use opencl3::memory::ClMem;

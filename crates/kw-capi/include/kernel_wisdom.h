@@ -191,10 +191,14 @@ int kw_builder_check(kw_builder* builder);
 int kw_device_count(size_t* out);
 /* Opens a device by selector: an index over all backends or a name substring; NULL means
  * the KW_DEVICE environment variable (device 0 when unset). The device has its own
- * context and queue / stream (the "stream" NULL in launches). */
+ * context and queue / stream (the "stream" NULL in launches): on OpenCL no cl_mem the
+ * application creates belongs to that context, so a program that passes its own buffers
+ * attaches its context and queue instead (kw_device_attach_opencl). */
 int kw_device_open(kw_device** out, const char* selector);
 /* The application's OpenCL context and command queue (a cl_context and a cl_command_queue
- * created in it; retained while kernel-wisdom uses them). */
+ * created in it; retained while kernel-wisdom uses them). The queue must execute in order:
+ * one created with CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE is refused (KW_ERROR_BACKEND),
+ * since a routine's kernels and copies follow each other on it without events. */
 int kw_device_attach_opencl(kw_device** out, void* cl_context, void* cl_command_queue);
 /* The calling thread's current CUDA context (cuCtxGetCurrent). */
 int kw_device_attach_cuda_current(kw_device** out);

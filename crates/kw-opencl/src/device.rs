@@ -82,6 +82,20 @@ impl ClDevice {
                 message: "the command queue was not created in the given context".into(),
             });
         }
+        // The routines and kw's own copies follow each other on the queue without events:
+        // an out-of-order queue would let them overlap (wrong results, reported as success).
+        let properties = get_command_queue_info(queue, opencl3::command_queue::CL_QUEUE_PROPERTIES)
+            .map_err(|e| api("clGetCommandQueueInfo", e.into()))?
+            .to_ulong();
+        if properties & opencl3::command_queue::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0 {
+            return Err(BackendError::Api {
+                op: "attach",
+                message: "the command queue executes out of order \
+                          (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE): kernel-wisdom needs an in-order \
+                          queue (create one without that property for it)"
+                    .into(),
+            });
+        }
         let device_id = get_command_queue_info(queue, CL_QUEUE_DEVICE)
             .map_err(|e| api("clGetCommandQueueInfo", e.into()))?
             .to_ptr() as opencl3::types::cl_device_id;

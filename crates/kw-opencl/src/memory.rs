@@ -94,7 +94,9 @@ impl ClMemory {
             return Err(BackendError::Api {
                 op: "view",
                 message: "the cl_mem belongs to another OpenCL context than the device's (create \
-                          it in the context given to kw_device_attach_opencl)"
+                          it in the context the device was attached to; a device opened by \
+                          kernel-wisdom (kw_device_open) has a context of its own: attach the \
+                          application's context and queue instead, kw_device_attach_opencl)"
                     .into(),
             });
         }

@@ -295,3 +295,51 @@ fn captures_are_written_when_the_process_exits() {
     kw_capture::Capture::open(&files[0]).expect("a complete, valid capture");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What capture copies before a launch is complete only once the launch's queue and the
+/// events the launch waits for are: an upload on another queue that the launch waits for
+/// (here held back by a user event until a helper thread opens it) is waited for too.
+#[test]
+fn synchronizing_a_queue_waits_for_the_events_its_launch_waits_for() {
+    use kernel_wisdom::Device;
+    use opencl3::event::{
+        create_user_event, get_event_info, release_event, set_user_event_status, CL_COMPLETE,
+        CL_EVENT_COMMAND_EXECUTION_STATUS,
+    };
+    let _turn = pocl_turn();
+    let Some((context, queue)) = app_setup() else {
+        eprintln!("SKIPPED: no PoCL OpenCL platform");
+        return;
+    };
+    let device = ClDevice::attach(&context, &queue).unwrap();
+    let uploads = CommandQueue::create_default_with_properties(&context, 0, 0).unwrap();
+    let gate = create_user_event(context.get()).expect("clCreateUserEvent");
+    let mut b = buffer(&context, 1024);
+    let data = vec![1.0f32; 1024];
+    // SAFETY: a non-blocking write from `data`, which outlives the wait below.
+    let upload = unsafe {
+        uploads.enqueue_write_buffer(&mut b, opencl3::types::CL_NON_BLOCKING, 0, &data, &[gate])
+    }
+    .expect("write");
+    let gate_addr = gate as usize;
+    let opener = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        set_user_event_status(gate_addr as opencl3::types::cl_event, CL_COMPLETE)
+            .expect("clSetUserEventStatus");
+    });
+    let wait = [upload.get().cast::<std::ffi::c_void>()];
+    // SAFETY: the application's live queue of the device's context, and a live event of it.
+    let launch_queue = unsafe { kernel_wisdom::Queue::opencl_raw(queue.get().cast(), &wait) };
+    device.synchronize_queue(launch_queue).unwrap();
+    let status = get_event_info(upload.get(), CL_EVENT_COMMAND_EXECUTION_STATUS)
+        .expect("clGetEventInfo")
+        .to_int();
+    assert_eq!(
+        status, CL_COMPLETE,
+        "the upload the launch waits for is done"
+    );
+    opener.join().unwrap();
+    assert_eq!(read(&queue, &b, 4), vec![1.0; 4]);
+    // SAFETY: created above, no longer used.
+    unsafe { release_event(gate) }.expect("clReleaseEvent");
+}

@@ -452,7 +452,15 @@ impl Device for ClDevice {
 
     fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
         let q = self.raw_queue(queue)?;
-        opencl3::command_queue::finish(q).map_err(|e| api("clFinish", e.into()))
+        opencl3::command_queue::finish(q).map_err(|e| api("clFinish", e.into()))?;
+        // The events a launch on it waits for may come from other queues (an upload there):
+        // what the launch will read is complete only once they are.
+        let wait: Vec<opencl3::types::cl_event> =
+            queue.wait_list().iter().map(|e| e.cast()).collect();
+        if wait.is_empty() {
+            return Ok(());
+        }
+        opencl3::event::wait_for_events(&wait).map_err(|e| api("clWaitForEvents", e.into()))
     }
 
     fn snapshot_on(

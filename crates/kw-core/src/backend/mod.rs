@@ -90,7 +90,8 @@ pub trait Device: Send + Sync {
         args: &[KernelArg<'_>],
         want_event: bool,
     ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError>;
-    /// Waits until every operation enqueued on `queue` so far has finished.
+    /// Waits until every operation enqueued on `queue` so far has finished, and the events
+    /// a launch on it waits for ([`Queue::wait_list`]: OpenCL events, maybe of other queues).
     fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError>;
     /// A [`DeviceMemory`] over the application's memory (not freed on drop), ordered on the
     /// device's own queue: what capture and replay use to copy raw buffer arguments.

@@ -32,6 +32,9 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
         }
         match (&r.objective, &r.failure) {
             (Some(v), None) => {
+                // A maximised objective's log holds scores (the values negated): the cache
+                // holds the values, marked higher-is-better below.
+                let v = if header.maximize { -v } else { *v };
                 rec.insert(header.objective.clone(), json!(v));
                 rec.insert("times".into(), json!([v]));
             }
@@ -62,7 +65,7 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
         [one] => json!(one),
         many => json!(many),
     };
-    json!({
+    let mut file = json!({
         "device_name": header.device_name.clone().unwrap_or_default(),
         "kernel_name": header.kernel_name.clone().unwrap_or_default(),
         "problem_size": problem_size,
@@ -70,7 +73,11 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
         "tune_params": tune_params,
         "objective": header.objective,
         "cache": cache,
-    })
+    });
+    if header.maximize {
+        file["objective_higher_is_better"] = json!(true);
+    }
+    file
 }
 
 /// Writes the results log at `log` as a Kernel Tuner cache file at `out` (atomically); returns

@@ -72,6 +72,11 @@ pub struct LogHeader {
     pub default_key: Option<String>,
     /// The objective's name (`time`: milliseconds).
     pub objective: String,
+    /// The objective is maximised: the records' values are its scores, the values negated
+    /// (`kw tune --maximize`; absent, false, in logs of minimised objectives and in logs
+    /// written before this field).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub maximize: bool,
 }
 
 impl LogHeader {
@@ -97,6 +102,7 @@ impl LogHeader {
             capture_checksum: None,
             default_key: None,
             objective: LOG_TIME.to_string(),
+            maximize: false,
         }
     }
 

@@ -313,26 +313,32 @@ fn key_spells(key: &str, values: &[Value]) -> bool {
         })
 }
 
-/// Checks every measured value of `cache` (read from `path`) with
-/// [`kw_core::objective::valid_value`]: a time (objective `time`, in milliseconds) must be a
-/// positive finite number, another objective's value (a score, negated when maximised) a
-/// finite number. Failed configurations (Kernel Tuner writes a
-/// string such as `InvalidConfig`, or `1e20` in older files) are failures, not values, and
-/// pass. A time of 0 or below would make the fraction of the optimum (`optimum / best`)
-/// meaningless (NaN, infinite or negative). [`Simulation::load`] checks its cache with it;
+/// Checks every measured value of `cache` (read from `path`): a positive finite number,
+/// whatever the objective (a time in milliseconds, or another minimised objective; a
+/// maximised one is kept as reciprocals, [`CacheFile::higher_is_better`]). Failed
+/// configurations (Kernel Tuner writes a string such as `InvalidConfig`, or `1e20` in older
+/// files) are failures, not values, and pass. A value of 0 or below would make the fraction
+/// of the optimum (`optimum / best`) meaningless (NaN, infinite, negative or above 1). [`Simulation::load`] checks its cache with it;
 /// `kw simulate --suite --prior-family` checks the spaces it reads as priors.
 pub fn check_measured(path: &Path, cache: &CacheFile) -> Result<(), TuneError> {
     for entry in &cache.entries {
         let Outcome::Value(v) = entry.outcome else {
             continue;
         };
-        if kw_core::objective::valid_value(&cache.objective, v) {
+        // Scores are optimum / best found of a minimised objective: a positive one, a time
+        // or another (a maximised one is kept as reciprocals, `CacheFile::higher_is_better`).
+        if v.is_finite() && v > 0.0 {
             continue;
         }
         let problem = if !v.is_finite() {
             "is not a finite number"
-        } else {
+        } else if cache.objective == "time" {
             "is not a valid time (a positive number of milliseconds)"
+        } else {
+            "is not positive: kw simulate minimises the objective and scores optimum / best \
+             found, which needs positive values (a maximised objective, e.g. the scores of \
+             `kw tune --maximize` in a log exported before kw wrote real values, is marked \
+             `\"objective_higher_is_better\": true` with its positive values)"
         };
         let config: Vec<String> = cache
             .params

@@ -148,3 +148,77 @@ fn simulation_evaluator_and_export_round_trip() {
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&out);
 }
+
+/// A maximised objective's log holds scores (the values negated): the export writes the
+/// values and `objective_higher_is_better`, which reads back as reciprocals (lower is better
+/// in every entry), so the fraction of the optimum is the value found over the best value;
+/// negative values without that mark are refused by the simulation, not scored above 1.
+#[test]
+fn a_maximised_objective_exports_and_simulates_as_higher_is_better() {
+    let space = small_space();
+    let path = std::env::temp_dir().join(format!(
+        "kw-export-max-{}-{}.jsonl",
+        std::process::id(),
+        kw_core::files::nonce(6)
+    ));
+    let out = path.with_extension("json");
+    let mut header = LogHeader::new(&space).with_strategy("random", 0);
+    header.objective = "GFLOP/s".into();
+    header.maximize = true;
+    let log = ResultsLog::create(&path, &header).expect("log");
+    let mut s = strategies::create("random", 3).expect("random");
+    // Scores: the negated values of a throughput that is highest at bx = 64, by = 2.
+    let sp = space.clone();
+    let mut ev = move |p: &Point| small_objective(&sp, p).map(|t| -100.0 / t);
+    let report = Tuner::new(&space, Stop::Evaluations(20))
+        .with_log(log)
+        .run(&mut *s, &mut ev)
+        .expect("run");
+    kw_tune::export::export_log(&path, &out).expect("export");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(json["objective_higher_is_better"], serde_json::json!(true));
+    let values: Vec<f64> = json["cache"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|r| r["GFLOP/s"].as_f64())
+        .collect();
+    assert!(
+        !values.is_empty() && values.iter().all(|v| *v > 0.0),
+        "{values:?}"
+    );
+    let back = CacheFile::load(&out).expect("read back");
+    assert!(back.higher_is_better);
+    let (_, best_score) = report.best.expect("a success");
+    let best_value = -best_score;
+    assert!(
+        (back.optimum().unwrap() - 1.0 / best_value).abs() < 1e-12,
+        "{:?} against {best_value}",
+        back.optimum()
+    );
+    kw_tune::simulate::check_measured(&out, &back).expect("positive values");
+
+    // The same values without the mark (a log exported before it): negative, refused.
+    let mut unmarked = json.clone();
+    unmarked
+        .as_object_mut()
+        .unwrap()
+        .remove("objective_higher_is_better");
+    for rec in unmarked["cache"].as_object_mut().unwrap().values_mut() {
+        if let Some(v) = rec["GFLOP/s"].as_f64() {
+            rec["GFLOP/s"] = serde_json::json!(-v);
+        }
+    }
+    std::fs::write(&out, unmarked.to_string()).unwrap();
+    let cache = CacheFile::load(&out).expect("a cache");
+    let e = kw_tune::simulate::check_measured(&out, &cache)
+        .expect_err("negative values")
+        .to_string();
+    assert!(
+        e.contains("is not positive") && e.contains("objective_higher_is_better"),
+        "{e}"
+    );
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&out);
+}

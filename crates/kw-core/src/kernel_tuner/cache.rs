@@ -37,6 +37,11 @@ pub struct CacheFile {
     pub problem_size: Vec<i64>,
     /// The objective (`time` unless the file says otherwise).
     pub objective: String,
+    /// The file's `objective_higher_is_better` (false when absent): the objective is
+    /// maximised (a throughput). Its entries' values are then kept as their reciprocals, so
+    /// that lower is better in every entry, whatever the objective (what the simulation,
+    /// priors and [`CacheFile::optimum`] assume); a value that is not positive is an error.
+    pub higher_is_better: bool,
     /// Parameters in `tune_params_keys` order (defaults: first values).
     pub params: Vec<Parameter>,
     /// The entries, in file order (keys sorted).
@@ -103,6 +108,15 @@ impl CacheFile {
             .and_then(|v| v.as_str())
             .unwrap_or("time")
             .to_string();
+        let higher_is_better = match obj.get("objective_higher_is_better") {
+            None | Some(serde_json::Value::Null) => false,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(fmt(format!(
+                    "`objective_higher_is_better` must be true or false, not {other}"
+                )))
+            }
+        };
         let mut entries = Vec::new();
         if let Some(cache) = obj.get("cache") {
             let cache = cache
@@ -118,9 +132,20 @@ impl CacheFile {
                     .map(|k| rec.get(k).and_then(json_value))
                     .collect::<Option<_>>()
                     .ok_or_else(|| fmt(format!("cache entry `{key}` lacks a parameter value")))?;
-                let outcome = outcome(rec, &objective).ok_or_else(|| {
+                let mut outcome = outcome(rec, &objective).ok_or_else(|| {
                     fmt(format!("cache entry `{key}` has no usable `{objective}`"))
                 })?;
+                if let (true, Outcome::Value(v)) = (higher_is_better, &outcome) {
+                    if *v <= 0.0 {
+                        return Err(fmt(format!(
+                            "cache entry `{key}`: `{objective}` {v} is not positive, and the \
+                             file says higher is better (`objective_higher_is_better`): a \
+                             failed configuration is recorded as a string such as \
+                             \"InvalidConfig\""
+                        )));
+                    }
+                    outcome = Outcome::Value(1.0 / v);
+                }
                 let times = rec
                     .get("times")
                     .and_then(|t| t.as_array())
@@ -140,6 +165,7 @@ impl CacheFile {
             kernel_name: text_field("kernel_name"),
             problem_size,
             objective,
+            higher_is_better,
             params,
             entries,
         })

@@ -124,6 +124,7 @@ pub(super) fn tune_one(
     let objective = super::objective::chosen(args, &def)?;
     if let Some(o) = &objective {
         header.objective = o.name.clone();
+        header.maximize = o.maximize;
     }
     let checksum = capture_checksum(capture)?;
     header.capture_checksum = Some(checksum.clone());

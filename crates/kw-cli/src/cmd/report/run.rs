@@ -29,9 +29,15 @@ pub fn failure_kind(reason: &str) -> &'static str {
     }
 }
 
-/// Counts of successful configurations within 1, 5 and 10% of `best` (lower is better).
+/// Counts of successful configurations within 1, 5 and 10% of `best` (lower is better; a
+/// maximised objective's scores are negative: within `f |best|` of it).
 pub fn near_best(times: &[f64], best: f64) -> [usize; 3] {
-    let within = |f: f64| times.iter().filter(|&&t| t <= best * (1.0 + f)).count();
+    let within = |f: f64| {
+        times
+            .iter()
+            .filter(|&&t| t <= best + f * best.abs())
+            .count()
+    };
     [within(0.01), within(0.05), within(0.10)]
 }
 
@@ -59,8 +65,13 @@ pub fn section(page: &mut Page, path: &Path, log: &LogContents) -> Result<()> {
     let h = &log.header;
     let kernel = h.kernel_name.as_deref().unwrap_or("unnamed kernel");
     page.section(&format!("Tuning run: {kernel} ({})", path.display()));
+    let score_unit;
     let unit = if h.objective == "time" {
         "ms"
+    } else if h.maximize {
+        // The log holds scores: the values negated, so that lower is better throughout.
+        score_unit = format!("(score: {} negated, maximised)", h.objective);
+        score_unit.as_str()
     } else {
         h.objective.as_str()
     };
@@ -312,5 +323,10 @@ mod tests {
     #[test]
     fn near_best_counts_include_the_best() {
         assert_eq!(near_best(&[1.0, 1.005, 1.04, 1.08, 2.0], 1.0), [2, 3, 4]);
+        // A maximised objective's scores: -100 is best, -99.5 within 1%, -96 within 5%.
+        assert_eq!(
+            near_best(&[-100.0, -99.5, -96.0, -92.0, -50.0], -100.0),
+            [2, 3, 4]
+        );
     }
 }

@@ -291,6 +291,17 @@ fn published_quirks_are_read_with_notes() {
     let space = kw_core::kernel_tuner::load_space_spec(&p).unwrap();
     assert_eq!(space.params[0].default, kw_core::value::Value::Int(32));
     assert_eq!(space.notes.len(), 1, "{:?}", space.notes);
+    // A default equal to a value as Python compares them (1 == 1.0) is that value, in a
+    // list that mixes floats and ints, either way round.
+    s["ConfigurationSpace"]["TuningParameters"][0]["Values"] = serde_json::json!("[0.5, 1, 2]");
+    s["ConfigurationSpace"]["TuningParameters"][0]["Default"] = serde_json::json!(1);
+    s["ConfigurationSpace"]["TuningParameters"][1]["Values"] = serde_json::json!("[3, 5, 7]");
+    s["ConfigurationSpace"]["TuningParameters"][1]["Default"] = serde_json::json!(5.0);
+    let p = write(&d, &s);
+    let space = kw_core::kernel_tuner::load_space_spec(&p).unwrap();
+    assert_eq!(space.params[0].default, kw_core::value::Value::Int(1));
+    assert_eq!(space.params[1].default, kw_core::value::Value::Int(5));
+    assert!(space.notes.is_empty(), "{:?}", space.notes);
     let _ = std::fs::remove_dir_all(d);
 }
 

@@ -114,12 +114,14 @@ impl T1Spec {
                 None => None,
             };
             if let Some(d) = default {
-                let d = match (&d, param.values.first()) {
-                    (Value::Int(i), Some(Value::Float(_))) => Value::Float(*i as f64),
-                    _ => d,
+                // The value equal to it, as Python compares (1 == 1.0): the list's own
+                // (an int default among floats, or a float one among ints, is that value).
+                let same = |v: &Value| match (v.as_f64(), d.as_f64()) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => *v == d,
                 };
-                if param.values.contains(&d) {
-                    param.default = d;
+                if let Some(v) = param.values.iter().find(|v| same(v)).cloned() {
+                    param.default = v;
                 } else {
                     notes.push(format!(
                         "{}: the `Default` {d} of `{name}` is not among its `Values`; using {}",

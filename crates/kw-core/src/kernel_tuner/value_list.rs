@@ -18,13 +18,24 @@ pub fn parse_value_list(text: &str) -> Result<Vec<Value>, ParseError> {
     let mut out = p.list_term()?;
     while p.is_sym("+") {
         p.next();
+        let at = p.pos;
         out.extend(p.list_term()?);
+        if out.len() > MAX_VALUES {
+            p.pos = at;
+            return Err(p.error(format!(
+                "the list has more than {MAX_VALUES} values (a parameter to tune has far fewer)"
+            )));
+        }
     }
     match p.peek() {
         Tok::End => Ok(out),
         t => Err(p.error(format!("unexpected {} after the list", describe(t)))),
     }
 }
+
+/// The most values a list (and each `range()` in it) may hold: a tuning parameter has far
+/// fewer, and a list of many `range()` terms must not exhaust memory before it is refused.
+pub const MAX_VALUES: usize = 1_000_000;
 
 /// Scope with one loop variable (list comprehensions).
 struct LoopVar<'a> {
@@ -155,9 +166,11 @@ impl Parser<'_> {
         let mut out = Vec::new();
         let mut i = start;
         while (step > 0 && i < stop) || (step < 0 && i > stop) {
-            if out.len() >= 10_000_000 {
+            if out.len() >= MAX_VALUES {
                 self.pos = at;
-                return Err(self.error("range() is too long".into()));
+                return Err(self.error(format!(
+                    "range() is too long (more than {MAX_VALUES} values)"
+                )));
             }
             out.push(Value::Int(i));
             i = match i.checked_add(step) {
@@ -212,5 +225,14 @@ mod list_tests {
             .contains("unknown parameter `i`"));
         assert!(l("range(1, 2, 0)").is_err());
         assert!(l("[1] +").is_err());
+        // Many ranges, each within the limit, are refused together before memory runs out.
+        let many = vec!["range(0, 900000)"; 60].join(" + ");
+        let e = l(&many).unwrap_err().to_string();
+        assert!(e.contains("more than 1000000 values"), "{e}");
+        assert!(l("range(0, 1000001)")
+            .unwrap_err()
+            .to_string()
+            .contains("too long"));
+        assert_eq!(l("range(0, 1000000)").unwrap().len(), 1_000_000);
     }
 }

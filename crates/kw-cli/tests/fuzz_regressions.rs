@@ -621,6 +621,73 @@ fn a_prior_with_a_time_of_zero_or_below_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Fuzz round 4: `kw simulate` scored a minimised objective's negative values (fractions
+/// above 1, -inf, NaN), matched no numpy-written `16.0` to its `16`, and said neither which
+/// file's conditions left no configuration nor why no entry counted.
+#[test]
+fn simulate_refuses_non_positive_values_and_names_what_leaves_nothing() {
+    let dir = common::unique_dir("fuzz-simulate-values");
+    let simulate = |args: &[&str]| {
+        let mut all = vec!["simulate", "--budget", "2", "--seeds", "1"];
+        all.extend_from_slice(args);
+        kw(&dir, &all)
+    };
+    let cache = |values: [&str; 3]| {
+        format!(
+            r#"{{"objective":"GFLOP/s","tune_params_keys":["a"],"tune_params":{{"a":[1,2,3]}},"cache":{{"1":{{"a":1,"GFLOP/s":{}}},"2":{{"a":2,"GFLOP/s":{}}},"3":{{"a":3,"GFLOP/s":{}}}}}}}"#,
+            values[0], values[1], values[2]
+        )
+    };
+    std::fs::write(dir.join("neg.json"), cache(["-3", "2", "0"])).unwrap();
+    let o = simulate(&["neg.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("neg.json") && err.contains("is not positive"),
+        "{err}"
+    );
+    // Higher is better: scored as value found over the best value, never above 1.
+    let max = cache(["10", "40", "20"]).replacen('{', r#"{"objective_higher_is_better":true,"#, 1);
+    std::fs::write(dir.join("max.json"), max).unwrap();
+    let o = kw(
+        &dir,
+        &[
+            "simulate", "max.json", "--budget", "3", "--seeds", "2", "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", both(&o));
+    let out = stdout(&o);
+    assert!(out.contains("\"mean_fraction\":1.0"), "{out}");
+    // Entries written as floats match integer values.
+    let floats = r#"{"tune_params_keys":["a"],"tune_params":{"a":[16,32]},"cache":{"16":{"a":16.0,"time":2.0},"32":{"a":32.0,"time":1.0}}}"#;
+    std::fs::write(dir.join("floats.json"), floats).unwrap();
+    let o = simulate(&["floats.json"]);
+    assert!(o.status.success(), "{}", both(&o));
+    // Every value a failure: the message says what counts as one.
+    let failed = r#"{"tune_params_keys":["a"],"tune_params":{"a":[1,2]},"cache":{"1":{"a":1,"time":1e20},"2":{"a":2,"time":"InvalidConfig"}}}"#;
+    std::fs::write(dir.join("failed.json"), failed).unwrap();
+    let o = simulate(&["failed.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(err.contains("failed.json") && err.contains("1e20"), "{err}");
+    // Conditions that leave nothing: the T1 file is named.
+    let t1 = r#"{"ConfigurationSpace":{"TuningParameters":[{"Name":"a","Type":"int","Values":"[1, 2, 3]","Default":1}],"Conditions":[{"Expression":"a > 5","Parameters":["a"]}]}}"#;
+    std::fs::write(dir.join("none_T1.json"), t1).unwrap();
+    std::fs::write(
+        dir.join("time.json"),
+        cache(["3", "2", "1"]).replace("GFLOP/s", "time"),
+    )
+    .unwrap();
+    let o = simulate(&["time.json", "--t1", "none_T1.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("none_T1.json") && err.contains("no valid configuration"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `kw simulate --suite` skipped a cache whose file name is not UTF-8 without a word. Now it
 /// is named and left out like any space that cannot be loaded (exit 1).
 #[cfg(unix)]

@@ -31,6 +31,19 @@ impl Value {
         }
     }
 
+    /// Equal as Python compares parameter values (Kernel Tuner's files are Python's): numbers
+    /// by value (`16 == 16.0`), anything else exactly. How a configuration read from a file
+    /// (a cache whose entries numpy wrote as `16.0`, a `Default`) finds its declared value.
+    pub fn same(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                self.as_f64() == other.as_f64()
+            }
+            _ => self == other,
+        }
+    }
+
     /// The integer, if this is an int (bools are not ints here).
     pub fn as_int(&self) -> Option<i64> {
         match self {

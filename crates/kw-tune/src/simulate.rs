@@ -130,6 +130,28 @@ impl Simulation {
                     message: format!("{e}; {}", mismatch.join("; ")),
                 }));
             }
+            // Conditions that rule out every configuration: name their file.
+            Err(TuneError::EmptySpace) if restrictions.is_some() => {
+                let file = restrictions.unwrap_or(path);
+                return Err(TuneError::KernelTuner(KtError::Format {
+                    path: file.to_path_buf(),
+                    message: format!(
+                        "its conditions leave no valid configuration of the parameters of {}",
+                        path.display()
+                    ),
+                }));
+            }
+            Err(TuneError::NoSuccess) => {
+                return Err(TuneError::KernelTuner(KtError::Format {
+                    path: path.to_path_buf(),
+                    message: "no entry is a successful configuration of the space: failures \
+                              are strings such as \"InvalidConfig\", and values of 1e20 or \
+                              more (older files' failures); entries with a value not among \
+                              their parameter's tune_params, or breaking the restrictions, are \
+                              not in the space"
+                        .into(),
+                }));
+            }
             other => other?,
         };
         notes.extend(mismatch);

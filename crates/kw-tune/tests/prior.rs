@@ -289,3 +289,47 @@ fn a_seeded_run_evaluates_the_prior_first_and_still_explores() {
         .expect("run");
     assert_ne!(alone.history[0].point, seeding.points[0]);
 }
+
+/// Matching a prior's configurations: numbers by value (a cache numpy wrote, `64.0` for
+/// `64`), and a configuration naming none of the space's parameters is no match (it would be
+/// the space's default in full).
+#[test]
+fn prior_values_match_by_number_and_foreign_configurations_do_not_match() {
+    let space = small_space();
+    let config = |pairs: &[(&str, kw_core::value::Value)]| {
+        let mut c = Config::default();
+        for (n, v) in pairs {
+            c.set(n, v.clone());
+        }
+        c
+    };
+    use kw_core::value::Value;
+    let source = prior::PriorSource {
+        label: "numpy.json".into(),
+        device: String::new(),
+        problem_size: Vec::new(),
+        results: vec![
+            (
+                config(&[
+                    ("bx", Value::Float(64.0)),
+                    ("by", Value::Float(2.0)),
+                    ("unroll", Value::Int(2)),
+                ]),
+                Some(1.0),
+            ),
+            (
+                config(&[("a", Value::Int(1)), ("b", Value::Int(2))]),
+                Some(0.5),
+            ),
+        ],
+    };
+    let mapped = prior::map(&[source], &space, PriorParams::default());
+    assert_eq!((mapped.matched, mapped.total), (1, 2));
+    assert_eq!(mapped.points.len(), 1);
+    assert_eq!(space.config(&mapped.points[0]).get("bx"), Some(&64.into()));
+    let notes = mapped.notes.join("\n");
+    assert!(
+        notes.contains("1 configuration(s) naming no parameter"),
+        "{notes}"
+    );
+}

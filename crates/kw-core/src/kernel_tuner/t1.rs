@@ -116,11 +116,7 @@ impl T1Spec {
             if let Some(d) = default {
                 // The value equal to it, as Python compares (1 == 1.0): the list's own
                 // (an int default among floats, or a float one among ints, is that value).
-                let same = |v: &Value| match (v.as_f64(), d.as_f64()) {
-                    (Some(a), Some(b)) => a == b,
-                    _ => *v == d,
-                };
-                if let Some(v) = param.values.iter().find(|v| same(v)).cloned() {
+                if let Some(v) = param.values.iter().find(|v| v.same(&d)).cloned() {
                     param.default = v;
                 } else {
                     notes.push(format!(

@@ -18,7 +18,8 @@ impl TuningSpace {
     }
 
     /// The point of a configuration given by names and values (every parameter must be present
-    /// with one of its declared values; extra names are refused). Validity is not checked.
+    /// with one of its declared values, numbers compared by value: [`crate::value::Value::same`]; extra
+    /// names are refused). Validity is not checked.
     pub fn point(&self, config: &Config) -> Result<Point, String> {
         for (i, (name, _)) in config.iter().enumerate() {
             if !self.by_name.contains_key(name) {
@@ -36,7 +37,7 @@ impl TuningSpace {
                     .ok_or_else(|| format!("parameter `{}` is missing", p.name))?;
                 p.values
                     .iter()
-                    .position(|x| x == v)
+                    .position(|x| x.same(v))
                     .map(|i| i as u32)
                     .ok_or_else(|| format!("{v} is not a declared value of `{}`", p.name))
             })

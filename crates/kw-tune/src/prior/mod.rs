@@ -605,6 +605,8 @@ struct SourceNotes {
     outside: (usize, String),
     /// Configurations that break the space's restrictions.
     invalid: usize,
+    /// Configurations that name no parameter of this space.
+    disjoint: usize,
 }
 
 impl SourceNotes {
@@ -634,12 +636,20 @@ impl SourceNotes {
                 self.invalid
             ));
         }
+        if self.disjoint > 0 {
+            out.push(format!(
+                "{label}: {} configuration(s) naming no parameter of this space ignored (another \
+                 kernel's results?)",
+                self.disjoint
+            ));
+        }
         out
     }
 }
 
 /// The point of `config` in `space` by parameter names, or `None` (noted) when a value is not
-/// declared there or the configuration breaks a restriction.
+/// declared there (numbers compared by value), the configuration breaks a restriction, or it
+/// names none of the space's parameters.
 fn map_config(
     space: &TuningSpace,
     defaults: &[u32],
@@ -652,10 +662,20 @@ fn map_config(
             notes.extra.push(quoted);
         }
     }
+    // A configuration of none of this space's parameters would be its default in full: it
+    // says nothing about this space.
+    if !space.params().is_empty()
+        && !config
+            .iter()
+            .any(|(name, _)| space.param_index(name).is_some())
+    {
+        notes.disjoint += 1;
+        return None;
+    }
     let mut point = Vec::with_capacity(space.params().len());
     for (k, p) in space.params().iter().enumerate() {
         let index = match config.get(&p.name) {
-            Some(v) => match p.values.iter().position(|x| x == v) {
+            Some(v) => match p.values.iter().position(|x| x.same(v)) {
                 Some(i) => i as u32,
                 None => {
                     if notes.outside.0 == 0 {

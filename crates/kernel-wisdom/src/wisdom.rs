@@ -90,8 +90,9 @@ use kw_core::diag::debug_enabled;
 /// The search path: `KW_WISDOM_PATH`'s directories, then the per-user wisdom directory
 /// (where `kw tune` writes by default: [`kw_core::user_dirs::user_wisdom_dir`]), then
 /// `app_dir` (or `./wisdom`), then the online wisdom directory (`KW_TUNE_DIR`, see
-/// [`crate::online`]) when it exists. A `KW_WISDOM_PATH` entry that does not exist is said
-/// once (info): a mistyped path would otherwise leave every kernel on its default silently.
+/// [`crate::online`]) when it exists. A `KW_WISDOM_PATH` entry, or an `app_dir`, that does
+/// not exist or is not a directory is said once (info): a mistyped path would otherwise leave
+/// every kernel on its default silently.
 pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os(WISDOM_PATH_ENV)
         .map(|p| {
@@ -101,17 +102,34 @@ pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
         })
         .unwrap_or_default();
     for d in &dirs {
-        if !d.exists() && kw_core::diag::once(&format!("wisdom path entry {}", d.display())) {
-            kw_core::diag::info(&format!(
-                "{WISDOM_PATH_ENV} names {}, which does not exist: no wisdom is read from it",
-                d.display()
-            ));
-        }
+        say_unusable(d, WISDOM_PATH_ENV);
     }
     dirs.extend(kw_core::user_dirs::user_wisdom_dir());
+    if let Some(d) = app_dir {
+        say_unusable(d, "the application's wisdom directory");
+    }
     dirs.push(app_dir.map_or_else(|| PathBuf::from(DEFAULT_WISDOM_DIR), Path::to_path_buf));
     dirs.extend(crate::online::search_dir());
     dirs
+}
+
+/// Says once (info) that a wisdom directory named by `whom` does not exist or is not a
+/// directory (a wisdom file named instead of its directory): no wisdom is read from it, and
+/// a mistyped path would otherwise leave every kernel on its default silently.
+fn say_unusable(d: &Path, whom: &str) {
+    let why = match std::fs::metadata(d) {
+        Err(_) => "which does not exist",
+        Ok(m) if !m.is_dir() => {
+            "which is not a directory (wisdom is read from the directories holding the files)"
+        }
+        Ok(_) => return,
+    };
+    if kw_core::diag::once(&format!("wisdom path entry {}", d.display())) {
+        kw_core::diag::info(&format!(
+            "{whom} names {}, {why}: no wisdom is read from it",
+            d.display()
+        ));
+    }
 }
 
 impl WisdomSource {

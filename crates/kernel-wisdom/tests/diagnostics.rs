@@ -84,6 +84,11 @@ fn prepend_rejected(dir: &Path) -> PathBuf {
 }
 
 fn run_child(root: &Path, level: Option<&str>) -> String {
+    run_child_on(root, level, None)
+}
+
+/// [`run_child`] with `KW_WISDOM_PATH` set to `wisdom_path` (unset: `None`).
+fn run_child_on(root: &Path, level: Option<&str>, wisdom_path: Option<&Path>) -> String {
     let (index, _) = common::opencl_device().unwrap();
     let mut cmd = kw_core::child_env::command(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child_app", "--nocapture", "--test-threads=1"])
@@ -92,6 +97,9 @@ fn run_child(root: &Path, level: Option<&str>) -> String {
         .env(kernel_wisdom::DEVICE_ENV, index.to_string())
         .env_remove("KW_WISDOM_PATH")
         .env_remove("KW_CAPTURE");
+    if let Some(p) = wisdom_path {
+        cmd.env("KW_WISDOM_PATH", p);
+    }
     match level {
         Some(l) => cmd.env("KW_LOG", l),
         None => cmd.env_remove("KW_LOG"),
@@ -168,6 +176,17 @@ fn each_warning_once_and_only_for_searched_directories() {
     assert!(
         !stderr.contains("no usable record"),
         "a debug line at the default level"
+    );
+    // KW_WISDOM_PATH naming a wisdom file instead of its directory is said, once.
+    let named_file = run_child_on(&root, None, Some(&app_file));
+    assert_eq!(
+        named_file.matches("which is not a directory").count(),
+        1,
+        "{named_file}"
+    );
+    assert!(
+        named_file.contains(&app_file.display().to_string()),
+        "{named_file}"
     );
     let _ = std::fs::remove_dir_all(&root);
 }

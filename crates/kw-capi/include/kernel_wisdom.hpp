@@ -24,6 +24,7 @@
 #include "kernel_wisdom.h"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -103,6 +104,13 @@ public:
     Expr(T v) : text_(std::to_string(v)) {}
     Expr(bool v) : text_(v ? "True" : "False") {}
     Expr(double v) {
+        // The expression language has numbers, not infinities or NaN (their text, "inf" and
+        // "nan", would read as parameter names).
+        if (!std::isfinite(v)) {
+            throw error(KW_ERROR_INVALID,
+                        std::string("kw::Expr: ") + (std::isnan(v) ? "NaN" : "an infinity") +
+                            " is not a number of the expression language");
+        }
         std::ostringstream s;
         s.precision(17);
         s << v;

@@ -322,6 +322,12 @@ fn cpp_application_capture_tune_select() {
             ),
             "{stdout}"
         );
+        assert!(
+            stdout.contains(
+                "INFINITY KW_ERROR_INVALID: kw::Expr: an infinity is not a number of the expression language"
+            ),
+            "{stdout}"
+        );
     }
 }
 

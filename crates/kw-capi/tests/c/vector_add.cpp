@@ -85,6 +85,13 @@ int main(int argc, char** argv) {
         } catch (const kw::error& e) {
             std::cout << "HOST_POINTER " << e.what() << "\n";
         }
+        // A number the expression language has not (an infinity, NaN): refused by name.
+        try {
+            kw::Expr e(1.0 / 0.0);
+            std::cout << "INFINITY accepted: " << e.text() << "\n";
+        } catch (const kw::error& e) {
+            std::cout << "INFINITY " << e.what() << "\n";
+        }
         std::cout << "device: " << device.name() << "\n";
         std::cout << "REPORT config=" << kernel.config(n) << " wrong=" << wrong << std::endl;
         clReleaseMemObject(a);

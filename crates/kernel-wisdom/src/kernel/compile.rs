@@ -121,12 +121,21 @@ impl WisdomKernel {
     }
 
     pub(super) fn record_failure(&self, config: &Config, ps: &[i64; 3], e: &Error) {
-        kw_core::diag::warn(&format!(
+        let text = format!(
             "kernel `{}`: configuration {{{config}}} failed for problem size {ps:?}; using \
              another instead (the wisdom record's own where this was its alternate, else the \
              default configuration). {e}",
             self.def.kernel_name
-        ));
+        );
+        // Warned once per configuration (a record selected at many sizes fails at each: a
+        // compile failure is remembered, a launch is tried again, as another size may fit);
+        // the later failures are debug lines, and all are in `failures`.
+        let once = format!("failed configuration {} {config}", self.def.tuning_key);
+        if kw_core::diag::once(&once) {
+            kw_core::diag::warn(&text);
+        } else {
+            kw_core::diag::debug(&text);
+        }
         self.failures
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -688,6 +688,37 @@ fn simulate_refuses_non_positive_values_and_names_what_leaves_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `kw space stats` printed a product past 128 bits as 2^128 - 1, as if it were exact.
+#[test]
+fn a_product_past_128_bits_is_printed_as_its_order() {
+    let dir = common::unique_dir("fuzz-space-product");
+    let params: Vec<String> = (0..100)
+        .map(|i| format!(r#"{{"Name":"p{i}","Type":"int","Values":"[1, 2, 3]","Default":1}}"#))
+        .collect();
+    let conds: Vec<String> = (0..99)
+        .map(|i| {
+            format!(
+                r#"{{"Expression":"p{i} <= p{}","Parameters":["p{i}","p{}"]}}"#,
+                i + 1,
+                i + 1
+            )
+        })
+        .collect();
+    let t1 = format!(
+        r#"{{"ConfigurationSpace":{{"TuningParameters":[{}],"Conditions":[{}]}}}}"#,
+        params.join(","),
+        conds.join(",")
+    );
+    std::fs::write(dir.join("chain_T1.json"), t1).unwrap();
+    let o = kw(&dir, &["space", "stats", "chain_T1.json"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let json: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let product = json["product"].as_f64().unwrap();
+    assert!((product / 3f64.powi(100) - 1.0).abs() < 1e-9, "{product}");
+    assert_eq!(json["valid"], serde_json::json!(5151));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `kw simulate --suite` skipped a cache whose file name is not UTF-8 without a word. Now it
 /// is named and left out like any space that cannot be loaded (exit 1).
 #[cfg(unix)]

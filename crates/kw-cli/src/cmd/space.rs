@@ -61,12 +61,29 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
             println!(
                 "{{\"parameters\": {}, \"product\": {}, \"valid\": {}, \"seconds\": {:.6}}}",
                 space.params().len(),
-                space.product(),
+                product_text(&space),
                 space.len(),
                 seconds
             );
             Ok(())
         }
+    }
+}
+
+/// The product of the parameters' value counts as JSON: an exact integer, or past 128 bits
+/// (where [`TuningSpace::product`] saturates) a float of its order (`5.153775207320113e47`),
+/// never the saturated bound as if it were the count.
+fn product_text(space: &TuningSpace) -> String {
+    match space.product() {
+        u128::MAX => {
+            let approx: f64 = space
+                .params()
+                .iter()
+                .map(|p| p.values.len() as f64)
+                .product();
+            format!("{approx:e}")
+        }
+        exact => exact.to_string(),
     }
 }
 
@@ -92,7 +109,7 @@ fn capture_stats(
     println!(
         "{{\"parameters\": {}, \"product\": {}, \"valid\": {}, \"seconds\": {:.6}, \"problem_size\": {:?}, \"device\": {}}}",
         space.params().len(),
-        space.product(),
+        product_text(&space),
         space.len(),
         started.elapsed().as_secs_f64(),
         meta.problem_size,

@@ -385,3 +385,40 @@ fn gemm_at_sizes_the_routine_pads() {
         "{err}"
     );
 }
+
+/// A size whose host data this process cannot allocate (here under a 4 GB address-space
+/// limit, `ulimit -v`) is refused by name before anything is allocated; it aborted on the
+/// failed allocation.
+#[cfg(unix)]
+#[test]
+fn a_size_beyond_the_host_memory_is_refused() {
+    if !pocl() {
+        return;
+    }
+    let info = kernel_wisdom::list_devices()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.info.name.contains("pthread"))
+        .unwrap()
+        .info;
+    // The device limits come first: 2 GiB must fit the device for the host's to decide.
+    if info.max_alloc_bytes < (2 << 30) || info.global_memory_bytes < (3 << 30) {
+        eprintln!("SKIPPED: this PoCL device does not take a 2 GiB buffer");
+        return;
+    }
+    let script = format!(
+        "ulimit -v 4000000 && exec '{}' bench reduce_sum --size 536870912 --runs 1",
+        env!("CARGO_BIN_EXE_kw")
+    );
+    let out = kw_core::child_env::command("sh")
+        .args(["-c", &script])
+        .env("KW_DEVICE", "pthread")
+        .output()
+        .expect("running kw");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--size `536870912`") && err.contains("of host memory"),
+        "{err}"
+    );
+}

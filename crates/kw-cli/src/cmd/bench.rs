@@ -371,9 +371,18 @@ fn human_bytes(bytes: u128) -> String {
     }
 }
 
+/// The host memory available to a new allocation, where the system says (Linux:
+/// `MemAvailable` of `/proc/meminfo`); `None` elsewhere.
+fn host_memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// `--size` values, parsed for the one kernel they are given with; `None` without them.
-/// A size whose buffers need more than the device's memory is refused here, before anything
-/// is allocated (the host copies too would not fit, or the count would not fit a `usize`).
+/// A size whose buffers need more than the device's memory, or whose host data (about twice
+/// that) this process cannot allocate, is refused here, before anything is allocated.
 fn given_sizes(
     texts: &[String],
     kernels: &[&str],
@@ -415,6 +424,32 @@ fn given_sizes(
                  allocates at once ({}, CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
                 human_bytes(largest),
                 human_bytes(u128::from(max_alloc))
+            );
+        }
+        // The host holds the inputs, a copy of each output and the CPU reference: about twice
+        // the device's bytes. Refused here rather than aborting on a failed allocation.
+        let host = bytes.saturating_mul(2);
+        let available = host_memory_available();
+        let reservable = usize::try_from(host)
+            .ok()
+            .is_some_and(|n| Vec::<u8>::new().try_reserve_exact(n).is_ok());
+        let short = match available {
+            Some(a) if host > u128::from(a) => Some(format!(
+                "more than the {} available",
+                human_bytes(u128::from(a))
+            )),
+            _ if !reservable => Some(
+                "and an allocation of that size is refused (a memory \
+                                      limit, such as ulimit -v?)"
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(short) = short {
+            bail!(
+                "--size `{text}`: {kernel} needs about {} of host memory (its data, the results \
+                 read back and the CPU reference), {short}",
+                human_bytes(host)
             );
         }
         out.push(size);

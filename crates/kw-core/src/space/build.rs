@@ -8,6 +8,24 @@ use crate::expr::{ArgRef, DeviceAttr, Expr};
 use crate::value::Value;
 use std::collections::HashMap;
 
+/// What counting a space may take: values kept in the memo of partial configurations (about
+/// 20 bytes each: this bounds the memory near 1 GiB), and restriction evaluations (about 0.3
+/// µs each: minutes). The published spaces take far less (hotspot's 4.4 million
+/// configurations, 82,984 valid: well under a second).
+pub const BUILD_LIMITS: BuildWork = BuildWork {
+    kept: 30_000_000,
+    evaluations: 2_000_000_000,
+};
+
+/// Work counted while a space is counted ([`BUILD_LIMITS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildWork {
+    /// Partial configurations and values kept in the memo.
+    pub kept: u64,
+    /// Restriction evaluations.
+    pub evaluations: u64,
+}
+
 /// Scope over a (partial) assignment of value indices.
 struct Bound<'a> {
     space: &'a TuningSpace,
@@ -53,6 +71,17 @@ impl TuningSpace {
         params: Vec<Parameter>,
         restrictions: Vec<Expr>,
         scope: &dyn Scope,
+    ) -> Result<TuningSpace, SpaceError> {
+        TuningSpace::with_limits(params, restrictions, scope, BUILD_LIMITS)
+    }
+
+    /// [`TuningSpace::with_scope`] counting under `limits` instead of [`BUILD_LIMITS`]
+    /// ([`SpaceError::TooCostly`] past them).
+    pub fn with_limits(
+        params: Vec<Parameter>,
+        restrictions: Vec<Expr>,
+        scope: &dyn Scope,
+        limits: BuildWork,
     ) -> Result<TuningSpace, SpaceError> {
         let mut by_name = HashMap::new();
         for (i, p) in params.iter().enumerate() {
@@ -131,8 +160,30 @@ impl TuningSpace {
             }
         }
         let mut point = vec![0u32; n];
-        space.len = space.build(0, &mut point)?;
+        let mut work = BuildWork::default();
+        space.len = space
+            .build(0, &mut point, &mut work, &limits)
+            .map_err(|e| match e {
+                SpaceError::TooCostly {
+                    kept, evaluations, ..
+                } => SpaceError::TooCostly {
+                    kept,
+                    evaluations,
+                    what: space.widest_restriction(),
+                },
+                e => e,
+            })?;
         Ok(space)
+    }
+
+    /// The restriction over the most parameters, as text with their count (for
+    /// [`SpaceError::TooCostly`]).
+    fn widest_restriction(&self) -> String {
+        self.restrictions
+            .iter()
+            .max_by_key(|r| r.params().len())
+            .map(|r| format!("`{r}` relates {} parameters", r.params().len()))
+            .unwrap_or_else(|| "no restriction".into())
     }
 
     pub(super) fn check(&self, ri: usize, point: &[u32], upto: usize) -> Result<bool, SpaceError> {
@@ -164,7 +215,18 @@ impl TuningSpace {
         self.live[k].iter().map(|&j| point[j]).collect()
     }
 
-    pub(super) fn build(&mut self, k: usize, point: &mut Point) -> Result<u128, SpaceError> {
+    /// Counts the valid completions of `point` from parameter `k` on, memoised per state of
+    /// the parameters still used by later restrictions. `work` counts what is kept and the
+    /// restriction evaluations; past `limits` ([`BUILD_LIMITS`]) the count stops with
+    /// [`SpaceError::TooCostly`] (a restriction over every parameter leaves nothing to
+    /// share: it took all memory before).
+    pub(super) fn build(
+        &mut self,
+        k: usize,
+        point: &mut Point,
+        work: &mut BuildWork,
+        limits: &BuildWork,
+    ) -> Result<u128, SpaceError> {
         if k == self.params.len() {
             return Ok(1);
         }
@@ -172,6 +234,7 @@ impl TuningSpace {
         if let Some(node) = self.memo[k].get(&key) {
             return Ok(node.ends.last().copied().unwrap_or(0));
         }
+        work.kept += 1;
         let mut node = Node {
             values: Vec::new(),
             ends: Vec::new(),
@@ -179,13 +242,22 @@ impl TuningSpace {
         let mut total: u128 = 0;
         'values: for v in 0..self.params[k].values.len() as u32 {
             point[k] = v;
+            work.evaluations += self.checks[k].len() as u64;
+            if work.kept > limits.kept || work.evaluations > limits.evaluations {
+                return Err(SpaceError::TooCostly {
+                    kept: work.kept,
+                    evaluations: work.evaluations,
+                    what: String::new(),
+                });
+            }
             for ri in 0..self.checks[k].len() {
                 if !self.check(self.checks[k][ri], point, k + 1)? {
                     continue 'values;
                 }
             }
-            let sub = self.build(k + 1, point)?;
+            let sub = self.build(k + 1, point, work, limits)?;
             if sub > 0 {
+                work.kept += 1;
                 total = total.checked_add(sub).ok_or(SpaceError::TooLarge)?;
                 node.values.push(v);
                 node.ends.push(total);
@@ -226,6 +298,37 @@ impl<'a> ValueKey<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A restriction over every parameter leaves nothing to share between partial
+    /// configurations: past the limits the count stops with an error naming it (eight such
+    /// parameters of 100 values took all memory before).
+    #[test]
+    fn counting_stops_past_its_limits_and_names_the_widest_restriction() {
+        let params: Vec<Parameter> = (0..5)
+            .map(|i| Parameter::new(&format!("p{i}"), (0..10).collect::<Vec<i64>>()))
+            .collect();
+        let sum = || vec![Expr::parse("p0 + p1 + p2 + p3 + p4 < 20").unwrap()];
+        let full = TuningSpace::new(params.clone(), sum()).unwrap();
+        let brute = (0..100_000).filter(|x| {
+            let digits: i64 = (0..5).map(|d| (x / 10i64.pow(d)) % 10).sum();
+            digits < 20
+        });
+        assert_eq!(full.len(), brute.count() as u128);
+        let small = BuildWork {
+            kept: 1000,
+            evaluations: u64::MAX,
+        };
+        let e = TuningSpace::with_limits(params.clone(), sum(), &EmptyScope, small).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, SpaceError::TooCostly { .. }), "{text}");
+        assert!(text.contains("relates 5 parameters"), "{text}");
+        let few = BuildWork {
+            kept: u64::MAX,
+            evaluations: 100,
+        };
+        let e = TuningSpace::with_limits(params, sum(), &EmptyScope, few).unwrap_err();
+        assert!(matches!(e, SpaceError::TooCostly { evaluations, .. } if evaluations > 100));
+    }
 
     fn dup(values: Vec<Value>) -> Option<String> {
         match TuningSpace::new(vec![Parameter::new("p", values)], vec![]) {

@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use thiserror::Error;
 
 mod build;
+pub use build::{BuildWork, BUILD_LIMITS};
 mod configs;
 
 /// A configuration as value indices, one per parameter (in parameter order).
@@ -119,6 +120,17 @@ pub enum SpaceError {
     /// The space has more valid configurations than 2^128.
     #[error("the space is too large to count")]
     TooLarge,
+    /// Counting the space would take more than kw allows ([`BUILD_LIMITS`]): restrictions
+    /// that relate many parameters leave little to share between partial configurations.
+    #[error("the space is too costly to count: {kept} partial configurations and values kept, {evaluations} restriction evaluations, when it stopped ({what}); restrictions over fewer parameters each, or fewer values, make it countable")]
+    TooCostly {
+        /// Partial configurations and values kept when it stopped.
+        kept: u64,
+        /// Restriction evaluations when it stopped.
+        evaluations: u64,
+        /// Which restriction binds the most parameters, as text.
+        what: String,
+    },
 }
 
 /// Which neighbours [`TuningSpace::neighbours`] returns.

@@ -200,3 +200,76 @@ fn devices_are_selected_by_index_and_name() {
     let err = open_device(&DeviceSelector::Name("no such device".into())).unwrap_err();
     assert!(matches!(err, Error::NoDevice { .. }), "{err}");
 }
+
+/// Arguments declared with another type than the kernel's parameters (where OpenCL names a
+/// basic one): an `int` buffer for a `float*`, or an `int` scalar for a `float`, launched and
+/// computed garbage with success; now the launch names the parameter. A `uint` for an `int`
+/// (same size and kind) and any buffer for a `uchar*` (bytes) still launch.
+#[test]
+fn arguments_of_another_type_than_the_kernels_parameters_are_refused() {
+    let Some(dev) = device() else { return };
+    const SAXPY: &str = "__kernel void saxpy(__global float* y, __global const float* x, \
+        const float a, const int n, __global uchar* scratch) { int i = get_global_id(0); \
+        if (i < n) y[i] += a * x[i]; }";
+    let build = |x_int: bool, a_int: bool, n_uint: bool| {
+        let mut b = KernelBuilder::new("saxpy", Source::text("saxpy.cl", SAXPY));
+        b.problem_size([arg("n")])
+            .block_size(8, 1, 1)
+            .output::<f32>("y");
+        if x_int {
+            b.input::<i32>("x");
+        } else {
+            b.input::<f32>("x");
+        }
+        if a_int {
+            b.scalar::<i32>("a");
+        } else {
+            b.scalar::<f32>("a");
+        }
+        if n_uint {
+            b.scalar::<u32>("n");
+        } else {
+            b.scalar::<i32>("n");
+        }
+        b.input::<f32>("scratch");
+        WisdomKernel::new(b.build().unwrap(), dev.clone()).unwrap()
+    };
+    let n = 16;
+    let y = DeviceBuffer::from_slice(dev.as_ref(), &vec![1f32; n]).unwrap();
+    let xf = DeviceBuffer::from_slice(dev.as_ref(), &vec![2f32; n]).unwrap();
+    let xi = DeviceBuffer::from_slice(dev.as_ref(), &vec![2i32; n]).unwrap();
+    let scratch = DeviceBuffer::from_slice(dev.as_ref(), &vec![0f32; n]).unwrap();
+
+    let e = build(true, false, false)
+        .launch(&[
+            y.arg(),
+            xi.arg(),
+            3f32.into(),
+            (n as i32).into(),
+            scratch.arg(),
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`float*`") && e.contains("buffer of i32"), "{e}");
+    let e = build(false, true, false)
+        .launch(&[
+            y.arg(),
+            xf.arg(),
+            3i32.into(),
+            (n as i32).into(),
+            scratch.arg(),
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`float`") && e.contains("scalar i32"), "{e}");
+    build(false, false, true)
+        .launch(&[
+            y.arg(),
+            xf.arg(),
+            3f32.into(),
+            (n as u32).into(),
+            scratch.arg(),
+        ])
+        .unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![7f32; n]);
+}

@@ -355,10 +355,7 @@ fn errors_of_a_family_restrictions_name_the_t1_file() {
         let lines = skip_lines(&err, &format!("{fam}_X"));
         assert_eq!(lines.len(), 1, "{err}");
         let t1 = Path::new("suite").join(format!("{fam}_T1.json"));
-        assert!(
-            lines[0].contains(&format!("with the restrictions of {}", t1.display())),
-            "{err}"
-        );
+        assert!(lines[0].contains(&t1.display().to_string()), "{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -229,6 +229,25 @@ impl ClDevice {
                         format!("the kernel takes {want} here, got a {}", a.describe()),
                     ));
                 }
+                // The element or value type, where the driver names a basic one: a buffer of
+                // ints given for a `float*` launched and read garbage.
+                let (ty, pointer) = match a {
+                    KernelArg::Buffer { elem, .. } => (*elem, true),
+                    KernelArg::Scalar(s) => (s.ty(), false),
+                };
+                if let Some(want) = k.types.get(slot(i)).copied().flatten() {
+                    if !want.takes(ty, pointer) {
+                        let (theirs, ours) = if pointer {
+                            (format!("{}*", want.name), format!("a buffer of {ty}"))
+                        } else {
+                            (want.name.to_string(), format!("a scalar {ty}"))
+                        };
+                        return Err(arg_err(
+                            slot(i),
+                            format!("the kernel's parameter is `{theirs}`, got {ours}"),
+                        ));
+                    }
+                }
             }
             if let Some((p, _)) = locals
                 .iter()

@@ -25,6 +25,9 @@ pub struct ClKernel {
     pub(crate) num_args: usize,
     /// Address space of each parameter, where the driver reports it (`-cl-kernel-arg-info`).
     pub(crate) params: Option<Vec<ParamSpace>>,
+    /// Each parameter's type, where the driver reports it and it is a basic one (by value,
+    /// or a pointer's element; vectors, structs and typedefs: `None`).
+    pub(crate) types: Vec<Option<ParamType>>,
     name: String,
     _program: Program,
 }
@@ -50,6 +53,72 @@ pub(crate) enum ParamSpace {
     Local,
     /// By value: takes a scalar.
     Private,
+}
+
+/// A parameter's basic OpenCL C type (`float`, `uint`, `half`, ...), by value or a pointer's
+/// element: what a launch's argument is checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ParamType {
+    /// The type's name as OpenCL C spells it.
+    pub name: &'static str,
+    /// Its size in bytes.
+    pub size: usize,
+    /// A floating-point type (`half`, `float`, `double`).
+    pub float: bool,
+}
+
+impl ParamType {
+    /// The basic type named `text` (`CL_KERNEL_ARG_TYPE_NAME`: `float*`, `const uint`, ...),
+    /// without its pointer; `None` for anything else.
+    pub(crate) fn parse(text: &str) -> Option<ParamType> {
+        let base = text
+            .trim_end_matches('\0')
+            .trim()
+            .trim_end_matches('*')
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "const" | "volatile" | "restrict"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let (name, size, float) = match base.as_str() {
+            "char" | "signed char" => ("char", 1, false),
+            "uchar" | "unsigned char" => ("uchar", 1, false),
+            "short" => ("short", 2, false),
+            "ushort" | "unsigned short" => ("ushort", 2, false),
+            "int" => ("int", 4, false),
+            "uint" | "unsigned int" | "unsigned" => ("uint", 4, false),
+            "long" => ("long", 8, false),
+            "ulong" | "unsigned long" => ("ulong", 8, false),
+            "half" => ("half", 2, true),
+            "float" => ("float", 4, true),
+            "double" => ("double", 8, true),
+            _ => return None,
+        };
+        Some(ParamType { name, size, float })
+    }
+
+    /// Whether an argument of element type `t` fits: the same size and kind (integer or
+    /// floating point; signedness is not checked), a 16-bit integer for `half` (halves given
+    /// as their bits), and any type for a `char` or `uchar` pointer (raw bytes) when `pointer`.
+    pub(crate) fn takes(&self, t: kw_core::scalar::ScalarType, pointer: bool) -> bool {
+        if pointer && self.size == 1 && !self.float {
+            return true;
+        }
+        if self.name == "half" {
+            return t.size() == 2;
+        }
+        t.size() == self.size && t.is_float() == self.float
+    }
+}
+
+fn param_types(kernel: &Kernel, n: usize) -> Vec<Option<ParamType>> {
+    (0..n)
+        .map(|i| {
+            kernel
+                .get_arg_type_name(i as u32)
+                .ok()
+                .and_then(|t| ParamType::parse(&t))
+        })
+        .collect()
 }
 
 fn param_spaces(kernel: &Kernel, n: usize) -> Option<Vec<ParamSpace>> {
@@ -246,8 +315,10 @@ fn finish(
     })?;
     let num_args = kernel.num_args().map_err(|e| api("clGetKernelInfo", e))? as usize;
     let params = param_spaces(&kernel, num_args);
+    let types = param_types(&kernel, num_args);
     Ok(ClKernel {
         params,
+        types,
         shared: Arc::clone(shared),
         kernel: Mutex::new(kernel),
         num_args,

@@ -12,6 +12,18 @@ fn kw(args: &[&str]) -> std::process::Output {
         .expect("running kw")
 }
 
+/// PoCL's CPU device (else says the test is skipped).
+fn pocl_info() -> Option<kernel_wisdom::DeviceInfo> {
+    if !pocl() {
+        return None;
+    }
+    kernel_wisdom::list_devices()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.info.name.contains("pthread"))
+        .map(|d| d.info)
+}
+
 /// Whether PoCL's CPU device is here (else says the test is skipped).
 fn pocl() -> bool {
     let here = kernel_wisdom::list_devices()
@@ -286,15 +298,9 @@ fn a_size_beyond_the_device_memory_is_refused() {
 /// `CL_INVALID_BUFFER_SIZE`).
 #[test]
 fn a_buffer_beyond_the_largest_allocation_is_refused() {
-    if !pocl() {
+    let Some(info) = pocl_info() else {
         return;
-    }
-    let info = kernel_wisdom::list_devices()
-        .unwrap()
-        .into_iter()
-        .find(|d| d.info.name.contains("pthread"))
-        .unwrap()
-        .info;
+    };
     // One float more than the largest allocation: a single buffer of reduce_sum.
     let n = info.max_alloc_bytes / 4 + 1;
     assert!(
@@ -392,15 +398,9 @@ fn gemm_at_sizes_the_routine_pads() {
 #[cfg(unix)]
 #[test]
 fn a_size_beyond_the_host_memory_is_refused() {
-    if !pocl() {
+    let Some(info) = pocl_info() else {
         return;
-    }
-    let info = kernel_wisdom::list_devices()
-        .unwrap()
-        .into_iter()
-        .find(|d| d.info.name.contains("pthread"))
-        .unwrap()
-        .info;
+    };
     // The device limits come first: 2 GiB must fit the device for the host's to decide.
     if info.max_alloc_bytes < (2 << 30) || info.global_memory_bytes < (3 << 30) {
         eprintln!("SKIPPED: this PoCL device does not take a 2 GiB buffer");

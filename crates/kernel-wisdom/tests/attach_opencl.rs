@@ -340,6 +340,24 @@ fn synchronizing_a_queue_waits_for_the_events_its_launch_waits_for() {
     );
     opener.join().unwrap();
     assert_eq!(read(&queue, &b, 4), vec![1.0; 4]);
+    // A user event in the wait list itself, not complete yet: the application completes it
+    // after the launch call, so waiting for it here would never end; refused by name.
+    let later = create_user_event(context.get()).expect("clCreateUserEvent");
+    let gated = [later.cast::<std::ffi::c_void>()];
+    // SAFETY: as above.
+    let gated_queue = unsafe { kernel_wisdom::Queue::opencl_raw(queue.get().cast(), &gated) };
+    let e = device
+        .synchronize_queue(gated_queue)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("user event") && e.contains("not complete"),
+        "{e}"
+    );
+    set_user_event_status(later, CL_COMPLETE).expect("clSetUserEventStatus");
+    device.synchronize_queue(gated_queue).unwrap();
+    // SAFETY: created above, no longer used.
+    unsafe { release_event(later) }.expect("clReleaseEvent");
     // SAFETY: created above, no longer used.
     unsafe { release_event(gate) }.expect("clReleaseEvent");
 }

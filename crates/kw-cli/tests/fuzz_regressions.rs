@@ -685,6 +685,44 @@ fn simulate_refuses_non_positive_values_and_names_what_leaves_nothing() {
         err.contains("none_T1.json") && err.contains("no valid configuration"),
         "{err}"
     );
+    // As a prior, a minimised objective's values need only be finite (ranks).
+    let o = simulate(&["time.json", "--prior", "neg.json"]);
+    assert!(o.status.success(), "{}", both(&o));
+    // A higher-is-better file with a 0 still counts as a space; simulating it is refused.
+    let zero = cache(["10", "0", "20"]).replacen('{', r#"{"objective_higher_is_better":true,"#, 1);
+    std::fs::write(dir.join("zero.json"), zero).unwrap();
+    let o = kw(&dir, &["space", "stats", "zero.json"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let o = simulate(&["zero.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stderr(&o).contains("higher is better"), "{}", both(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw report` on a maximised objective's log called its best "not comparable" with the
+/// default and drew an empty histogram without a word.
+#[test]
+fn a_report_on_a_maximised_log_compares_and_says_what_it_draws() {
+    let dir = common::unique_dir("fuzz-report-max");
+    let header = r#"{"format":"kw-tune-log","version":1,"fingerprint":"60019aa4a9fb05ff","params":[{"name":"block_size_x","values":[16,32]},{"name":"mode","values":[0,1,2]}],"strategy":"random","seed":0,"kernel_name":"scale","device_name":"pocl","problem_size":[256],"default_key":"16,0","objective":"GFLOP/s","maximize":true}"#;
+    let lines = [
+        r#"{"eval":1,"key":"16,0","point":[0,0],"config":{"block_size_x":16,"mode":0},"objective":-10.0,"elapsed_s":0.2,"eval_s":0.1}"#,
+        r#"{"eval":2,"key":"32,1","point":[1,1],"config":{"block_size_x":32,"mode":1},"objective":-40.0,"elapsed_s":0.3,"eval_s":0.1}"#,
+        r#"{"eval":3,"key":"32,2","point":[1,2],"config":{"block_size_x":32,"mode":2},"objective":-20.0,"elapsed_s":0.4,"eval_s":0.1}"#,
+    ];
+    std::fs::write(
+        dir.join("max.tune.jsonl"),
+        format!("{header}\n{}\n", lines.join("\n")),
+    )
+    .unwrap();
+    let o = kw(&dir, &["report", "max.tune.jsonl", "-o", "rep"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let html = std::fs::read_to_string(dir.join("rep").join("index.html")).unwrap();
+    assert!(
+        html.contains("4.00x faster"),
+        "the best's value is 4x the default's"
+    );
+    assert!(html.contains("The objective is maximised"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -479,6 +479,31 @@ impl Device for ClDevice {
         if wait.is_empty() {
             return Ok(());
         }
+        // A user event the application completes after this call (a gate) would never
+        // complete while we wait: refused instead (capture then skips the launch, saying so).
+        use opencl3::event::{
+            get_event_info, CL_COMMAND_USER, CL_COMPLETE, CL_EVENT_COMMAND_EXECUTION_STATUS,
+            CL_EVENT_COMMAND_TYPE,
+        };
+        for (i, &e) in wait.iter().enumerate() {
+            let user = get_event_info(e, CL_EVENT_COMMAND_TYPE)
+                .map_err(|e| api("clGetEventInfo", e.into()))?
+                .to_uint()
+                == CL_COMMAND_USER;
+            let status = get_event_info(e, CL_EVENT_COMMAND_EXECUTION_STATUS)
+                .map_err(|e| api("clGetEventInfo", e.into()))?
+                .to_int();
+            if user && status != CL_COMPLETE {
+                return Err(BackendError::Api {
+                    op: "synchronize",
+                    message: format!(
+                        "the launch waits for a user event (wait-list entry {i}) that is not \
+                         complete yet: waiting for it here could last for ever, as the \
+                         application completes it only after this call"
+                    ),
+                });
+            }
+        }
         opencl3::event::wait_for_events(&wait).map_err(|e| api("clWaitForEvents", e.into()))
     }
 

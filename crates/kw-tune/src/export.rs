@@ -119,7 +119,8 @@ fn t4_invalidity(reason: &str) -> &'static str {
 /// milliseconds where the log has them), `invalidity` (`correct` for a valid result, as Kernel
 /// Tuner writes, else `compile`, `runtime`, `correctness`, `timeout` or `constraints`) and
 /// `correctness` (1 verified or not checked, 0 wrong). A failure's reason is kept as
-/// `error`.
+/// `error`. A maximised objective's measurements are its values (the log holds them negated),
+/// and the metadata's `objective_higher_is_better` says so.
 pub fn t4_json(header: &LogHeader, records: &[LogRecord]) -> Json {
     let unit = if header.objective == "time" { "ms" } else { "" };
     let results: Vec<Json> = records
@@ -143,6 +144,8 @@ pub fn t4_json(header: &LogHeader, records: &[LogRecord]) -> Json {
                 (Some(v), None) => {
                     out["invalidity"] = json!("correct");
                     out["correctness"] = json!(1);
+                    // A maximised objective's log holds scores: the values negated.
+                    let v = if header.maximize { -v } else { *v };
                     out["measurements"] =
                         json!([{"name": header.objective, "value": v, "unit": unit}]);
                 }
@@ -166,6 +169,7 @@ pub fn t4_json(header: &LogHeader, records: &[LogRecord]) -> Json {
             "problem_size": header.problem_size.clone().unwrap_or_default(),
             "strategy": header.strategy.clone().unwrap_or_default(),
             "objective": header.objective,
+            "objective_higher_is_better": header.maximize,
             "tool": "kernel-wisdom",
         },
         "results": results,

@@ -134,7 +134,8 @@ impl LogHeader {
         }
     }
 
-    /// The first recorded field (capture checksum, kernel, device, problem size) that differs
+    /// The first recorded field (capture checksum, kernel, device, problem size, objective and
+    /// its direction) that differs
     /// between `self` (a log's header) and `current` (this run's): `(field, logged, current)`.
     /// Fields missing on either side are not compared.
     pub fn mismatch(&self, current: &LogHeader) -> Option<(&'static str, String, String)> {
@@ -163,6 +164,17 @@ impl LogHeader {
                     "objective",
                     self.objective.clone(),
                     current.objective.clone(),
+                )
+            })
+        })
+        .or_else(|| {
+            // ... in one direction: a maximised objective's scores are its values negated.
+            let way = |m: bool| if m { "maximised" } else { "minimised" }.to_string();
+            (self.maximize != current.maximize).then(|| {
+                (
+                    "objective's direction",
+                    way(self.maximize),
+                    way(current.maximize),
                 )
             })
         })
@@ -645,6 +657,23 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         path
+    }
+
+    /// Resuming a maximised objective's log without `--maximize` (or the other way round)
+    /// would mix scores and values in one log: a mismatch.
+    #[test]
+    fn the_objectives_direction_must_match_to_resume() {
+        let base = serde_json::from_str::<LogHeader>(&header("GFLOP/s")).unwrap();
+        let maximised = LogHeader {
+            maximize: true,
+            ..base.clone()
+        };
+        assert_eq!(base.mismatch(&base), None);
+        let (field, logged, now) = maximised.mismatch(&base).expect("a mismatch");
+        assert_eq!(
+            (field, logged.as_str(), now.as_str()),
+            ("objective's direction", "maximised", "minimised")
+        );
     }
 
     #[test]

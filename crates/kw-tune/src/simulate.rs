@@ -335,27 +335,48 @@ fn key_spells(key: &str, values: &[Value]) -> bool {
         })
 }
 
-/// Checks every measured value of `cache` (read from `path`): a positive finite number,
-/// whatever the objective (a time in milliseconds, or another minimised objective; a
-/// maximised one is kept as reciprocals, [`CacheFile::higher_is_better`]). Failed
-/// configurations (Kernel Tuner writes a string such as `InvalidConfig`, or `1e20` in older
-/// files) are failures, not values, and pass. A value of 0 or below would make the fraction
-/// of the optimum (`optimum / best`) meaningless (NaN, infinite, negative or above 1). [`Simulation::load`] checks its cache with it;
-/// `kw simulate --suite --prior-family` checks the spaces it reads as priors.
+/// Checks every measured value of `cache` (read from `path`) for a simulation: a positive
+/// finite number, whatever the objective (a time in milliseconds, or another minimised
+/// objective; a maximised one is kept as reciprocals, [`CacheFile::higher_is_better`]).
+/// Failed configurations (Kernel Tuner writes a string such as `InvalidConfig`, or `1e20` in
+/// older files) are failures, not values, and pass. A value of 0 or below would make the
+/// fraction of the optimum (`optimum / best`) meaningless (NaN, infinite, negative or above 1).
+/// [`Simulation::load`] checks its cache with it.
 pub fn check_measured(path: &Path, cache: &CacheFile) -> Result<(), TuneError> {
+    check_values(path, cache, |_| true)
+}
+
+/// Checks every measured value of `cache` (read from `path`) as a prior's: ranks need finite
+/// values only, but a time must be positive (0 ms would rank first) and so must a value of a
+/// higher-is-better file (ranked by its reciprocal). `kw tune --prior`, `kw simulate --prior`
+/// and `--prior-family` check their files with it.
+pub fn check_prior(path: &Path, cache: &CacheFile) -> Result<(), TuneError> {
+    check_values(path, cache, |cache| {
+        cache.objective == "time" || cache.higher_is_better
+    })
+}
+
+/// [`check_measured`] and [`check_prior`]: finite values, positive where `positive` says.
+fn check_values(
+    path: &Path,
+    cache: &CacheFile,
+    positive: impl Fn(&CacheFile) -> bool,
+) -> Result<(), TuneError> {
+    let positive = positive(cache);
     for entry in &cache.entries {
         let Outcome::Value(v) = entry.outcome else {
             continue;
         };
-        // Scores are optimum / best found of a minimised objective: a positive one, a time
-        // or another (a maximised one is kept as reciprocals, `CacheFile::higher_is_better`).
-        if v.is_finite() && v > 0.0 {
+        if v.is_finite() && (v > 0.0 || !positive) {
             continue;
         }
         let problem = if !v.is_finite() {
             "is not a finite number"
         } else if cache.objective == "time" {
             "is not a valid time (a positive number of milliseconds)"
+        } else if cache.higher_is_better {
+            "is not positive, and the file says higher is better \
+             (`objective_higher_is_better`), which needs positive values"
         } else {
             "is not positive: kw simulate minimises the objective and scores optimum / best \
              found, which needs positive values (a maximised objective, e.g. the scores of \

@@ -198,6 +198,23 @@ fn a_maximised_objective_exports_and_simulates_as_higher_is_better() {
         back.optimum()
     );
     kw_tune::simulate::check_measured(&out, &back).expect("positive values");
+    // The T4 file holds the values too, and says which way is better.
+    let contents = kw_tune::log::read_log(&path).expect("read the log");
+    let t4 = kw_tune::export::t4_json(&contents.header, &contents.records);
+    assert_eq!(
+        t4["metadata"]["objective_higher_is_better"],
+        serde_json::json!(true)
+    );
+    let measured: Vec<f64> = t4["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["measurements"][0]["value"].as_f64())
+        .collect();
+    assert!(
+        !measured.is_empty() && measured.iter().all(|v| *v > 0.0),
+        "{measured:?}"
+    );
 
     // The same values without the mark (a log exported before it): negative, refused.
     let mut unmarked = json.clone();

@@ -40,7 +40,8 @@ pub struct CacheFile {
     /// The file's `objective_higher_is_better` (false when absent): the objective is
     /// maximised (a throughput). Its entries' values are then kept as their reciprocals, so
     /// that lower is better in every entry, whatever the objective (what the simulation,
-    /// priors and [`CacheFile::optimum`] assume); a value that is not positive is an error.
+    /// priors and [`CacheFile::optimum`] assume); a value that is not positive is kept as it
+    /// is, which the simulation and priors refuse.
     pub higher_is_better: bool,
     /// Parameters in `tune_params_keys` order (defaults: first values).
     pub params: Vec<Parameter>,
@@ -135,16 +136,12 @@ impl CacheFile {
                 let mut outcome = outcome(rec, &objective).ok_or_else(|| {
                     fmt(format!("cache entry `{key}` has no usable `{objective}`"))
                 })?;
+                // A positive value becomes its reciprocal; one that is not stays as it is, for
+                // the simulation and priors to refuse by name (`kw space stats` needs none).
                 if let (true, Outcome::Value(v)) = (higher_is_better, &outcome) {
-                    if *v <= 0.0 {
-                        return Err(fmt(format!(
-                            "cache entry `{key}`: `{objective}` {v} is not positive, and the \
-                             file says higher is better (`objective_higher_is_better`): a \
-                             failed configuration is recorded as a string such as \
-                             \"InvalidConfig\""
-                        )));
+                    if *v > 0.0 {
+                        outcome = Outcome::Value(1.0 / v);
                     }
-                    outcome = Outcome::Value(1.0 / v);
                 }
                 let times = rec
                     .get("times")

@@ -116,7 +116,7 @@ impl T1Spec {
             if let Some(d) = default {
                 // The value equal to it, as Python compares (1 == 1.0): the list's own
                 // (an int default among floats, or a float one among ints, is that value).
-                if let Some(v) = param.values.iter().find(|v| v.same(&d)).cloned() {
+                if let Some(v) = param.index_of(&d).map(|i| param.values[i].clone()) {
                     param.default = v;
                 } else {
                     notes.push(format!(

@@ -18,7 +18,7 @@ impl TuningSpace {
     }
 
     /// The point of a configuration given by names and values (every parameter must be present
-    /// with one of its declared values, numbers compared by value: [`crate::value::Value::same`]; extra
+    /// with one of its declared values, numbers compared by value: [`super::Parameter::index_of`]; extra
     /// names are refused). Validity is not checked.
     pub fn point(&self, config: &Config) -> Result<Point, String> {
         for (i, (name, _)) in config.iter().enumerate() {
@@ -35,9 +35,7 @@ impl TuningSpace {
                 let v = config
                     .get(&p.name)
                     .ok_or_else(|| format!("parameter `{}` is missing", p.name))?;
-                p.values
-                    .iter()
-                    .position(|x| x.same(v))
+                p.index_of(v)
                     .map(|i| i as u32)
                     .ok_or_else(|| format!("{v} is not a declared value of `{}`", p.name))
             })

@@ -53,6 +53,16 @@ pub struct Parameter {
 }
 
 impl Parameter {
+    /// The index of `v` among the values: the value itself, else one equal to it as Python
+    /// compares numbers ([`Value::same`]: `16.0` is `16`), as a value read from a file is
+    /// found (a list may hold both `1` and `1.0`: each finds itself).
+    pub fn index_of(&self, v: &Value) -> Option<usize> {
+        self.values
+            .iter()
+            .position(|x| x == v)
+            .or_else(|| self.values.iter().position(|x| x.same(v)))
+    }
+
     /// A parameter whose default is its first value.
     pub fn new<V: Into<Value>>(name: &str, values: impl IntoIterator<Item = V>) -> Parameter {
         let values: Vec<Value> = values.into_iter().map(Into::into).collect();
@@ -354,5 +364,24 @@ impl Externals {
             });
         }
         ext
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+
+    /// A value read from a file finds itself, else its numeric equal: `1.0` and `1` each find
+    /// their own in a list holding both, `16.0` finds `16` where only that is declared.
+    #[test]
+    fn a_value_finds_itself_before_its_numeric_equal() {
+        let both = Parameter::new("x", [Value::Int(1), Value::Float(1.0), Value::Int(2)]);
+        assert_eq!(both.index_of(&Value::Int(1)), Some(0));
+        assert_eq!(both.index_of(&Value::Float(1.0)), Some(1));
+        assert_eq!(both.index_of(&Value::Float(2.0)), Some(2));
+        let ints = Parameter::new("bx", [16, 32]);
+        assert_eq!(ints.index_of(&Value::Float(16.0)), Some(0));
+        assert_eq!(ints.index_of(&Value::Float(16.5)), None);
+        assert_eq!(ints.index_of(&Value::Str("16".into())), None);
     }
 }

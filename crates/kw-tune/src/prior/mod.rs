@@ -109,7 +109,7 @@ pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
     match CacheFile::load(path) {
         Ok(cache) => {
             // A time of 0 or below would rank first: refused as `kw simulate` refuses it.
-            crate::simulate::check_measured(path, &cache)?;
+            crate::simulate::check_prior(path, &cache)?;
             Ok(vec![PriorSource::from_cache(path, &cache)])
         }
         Err(cache_error) => Err(TuneError::Prior {
@@ -675,7 +675,7 @@ fn map_config(
     let mut point = Vec::with_capacity(space.params().len());
     for (k, p) in space.params().iter().enumerate() {
         let index = match config.get(&p.name) {
-            Some(v) => match p.values.iter().position(|x| x.same(v)) {
+            Some(v) => match p.index_of(v) {
                 Some(i) => i as u32,
                 None => {
                     if notes.outside.0 == 0 {

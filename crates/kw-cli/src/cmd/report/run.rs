@@ -144,6 +144,13 @@ pub fn section(page: &mut Page, path: &Path, log: &LogContents) -> Result<()> {
         best.and_then(|b| b.objective),
         default.and_then(|d| d.objective),
     ) {
+        // A maximised objective's scores are its values negated: the ratio of the values is
+        // that of their reciprocals as times.
+        let (d, b) = if h.maximize {
+            (-1.0 / d, -1.0 / b)
+        } else {
+            (d, b)
+        };
         facts.push(vec![
             "best against default".into(),
             super::ratio_words(d, b),
@@ -161,6 +168,14 @@ pub fn section(page: &mut Page, path: &Path, log: &LogContents) -> Result<()> {
         .iter()
         .filter(|&&v| !svg::drawable(v, false) || (v > 0.0 && !svg::drawable(v, true)))
         .count();
+    if h.maximize {
+        page.note(&format!(
+            "The objective is maximised: the log holds its scores, {} negated, and the figures \
+             draw them as they are (lower is better); the histogram's logarithmic bins take \
+             positive values only and leave the scores out.",
+            h.objective
+        ));
+    }
     let walls_left_out = records
         .iter()
         .filter(|r| !svg::drawable(r.elapsed_s, false))

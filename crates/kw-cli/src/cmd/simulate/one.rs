@@ -70,10 +70,18 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         println!("{}", serde_json::Value::Array(items));
         return Ok(());
     }
+    // A higher-is-better file's values are kept as reciprocals: its optimum is the value's.
+    let (optimum, fraction) = if sim.cache.higher_is_better {
+        (
+            format!("{:.6} (highest {})", 1.0 / sim.optimum, sim.cache.objective),
+            "best found / optimum",
+        )
+    } else {
+        (format!("{:.6}", sim.optimum), "optimum / best found")
+    };
     println!(
-        "space: {} valid configurations, optimum {:.6}; {} seeds per row; fraction = optimum / best found",
+        "space: {} valid configurations, optimum {optimum}; {} seeds per row; fraction = {fraction}",
         sim.space.len(),
-        sim.optimum,
         args.seeds
     );
     if budgets.len() > 1 {

@@ -13,7 +13,7 @@ use super::args::{load_priors, prior_points, SimulateArgs};
 use anyhow::{bail, Context, Result};
 use kw_core::kernel_tuner::CacheFile;
 use kw_tune::prior::PriorSource;
-use kw_tune::simulate::{check_measured, Simulation};
+use kw_tune::simulate::{check_prior, Simulation};
 use kw_tune::suite::{self, Cell, SuiteEntry};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -293,7 +293,7 @@ fn family_priors(
         }
         let loaded = CacheFile::load(&other.cache)
             .map_err(kw_tune::TuneError::from)
-            .and_then(|cache| check_measured(&other.cache, &cache).map(|()| cache));
+            .and_then(|cache| check_prior(&other.cache, &cache).map(|()| cache));
         match loaded {
             Ok(cache) => sources.push(PriorSource::from_cache(&other.cache, &cache)),
             Err(e) => skipped.add(

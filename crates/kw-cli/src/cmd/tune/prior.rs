@@ -9,8 +9,9 @@ use kw_core::wisdom::{find_wisdom_files, WisdomFile};
 use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 
 /// What seeds the search of `tuning_key` in `space` on the device named `device` at
-/// `problem_size`; says on stderr what was used. The sources of that device come first,
-/// nearest problem size first ([`prior::nearest_first`]).
+/// `problem_size`; says on stderr what was used. The files named with `--prior` come first,
+/// then the wisdom found: the records of that device first, nearest problem size first
+/// ([`prior::nearest_first`]).
 pub(super) fn seeding(
     args: &TuneArgs,
     tuning_key: &str,
@@ -28,10 +29,12 @@ pub(super) fn seeding(
         ),
         None => None,
     };
-    let mut sources: Vec<PriorSource> = Vec::new();
+    // The files named with --prior first, in their order; then the wisdom found, ordered.
+    let mut given: Vec<PriorSource> = Vec::new();
     for file in &args.prior {
-        sources.extend(prior::load(file).context("reading a prior (--prior)")?);
+        given.extend(prior::load(file).context("reading a prior (--prior)")?);
     }
+    let mut sources: Vec<PriorSource> = Vec::new();
     let mut dirs = kernel_wisdom::search_path(None);
     dirs.push(args.wisdom_dir()?);
     let (found, errors) = find_wisdom_files(tuning_key, &dirs);
@@ -63,6 +66,8 @@ pub(super) fn seeding(
         }
     }
     prior::nearest_first(&mut sources, device, problem_size);
+    given.append(&mut sources);
+    let sources = given;
     // The same records reached twice (a file given with --prior that is also on the
     // search path, the shipped file copied to disk) count once.
     let mut seen: Vec<&PriorSource> = Vec::new();

@@ -640,7 +640,7 @@ mod tests {
     }
 
     #[test]
-    fn failures_pass_and_other_objectives_may_be_negative() {
+    fn failures_pass_and_other_objectives_must_be_positive_to_simulate() {
         let path = write_cache(
             "failures",
             "time",
@@ -653,9 +653,16 @@ mod tests {
         let path = write_cache("old", "time", ["1e20", "1", "2"]);
         assert_eq!(Simulation::load(&path, None).unwrap().optimum, 1.0);
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
-        // A score (negated when maximised) is any finite number.
+        // Another objective's values must be positive to simulate (optimum / best found of
+        // -3 and 2 would score above 1); as a prior they need only be finite (ranks).
         let path = write_cache("score", "score", ["-3", "0", "2"]);
-        assert_eq!(Simulation::load(&path, None).unwrap().optimum, -3.0);
+        let e = Simulation::load(&path, None).err().expect("refused").to_string();
+        assert!(e.contains("is not positive"), "{e}");
+        let cache = CacheFile::load(&path).unwrap();
+        check_prior(&path, &cache).expect("a prior's values need only be finite");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        let path = write_cache("positive", "score", ["3", "1.5", "2"]);
+        assert_eq!(Simulation::load(&path, None).unwrap().optimum, 1.5);
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 

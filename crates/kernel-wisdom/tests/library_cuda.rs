@@ -90,7 +90,8 @@ fn cuda_gemm_split_k_configurations() {
 }
 
 /// `gemm_f16`'s kernel (tensor cores through NVRTC, halves as bits, f32 sums): 64
-/// configurations spread over its whole CUDA space and the default at 264 x 132 x 336 (no
+/// configurations spread over its whole CUDA space, the default and four PREFETCH corners at
+/// 264 x 132 x 336 (no
 /// block tile divides M or N; N not a multiple of 8; K of 5 tiles of 64 and a partial one, so
 /// every pipeline depth refills its stages: the bounds checks and the pipeline),
 /// against the CPU reference, all giving the same bits (the definition compares C exactly).
@@ -120,12 +121,21 @@ fn cuda_gemm_f16_configurations_across_the_space() {
     let counts = DeviceBuffer::from_slice(d, &[0i32]).unwrap();
     let args = common::gemm_args([&dc, &da, &db], [m, n, k], [0.5, 2.0], (&work, &counts));
     let mut first: Option<Vec<u16>> = None;
-    let configs = sim_checks::spread_configs(&kernel, 64);
+    let mut configs = sim_checks::spread_configs(&kernel, 64);
     assert_eq!(
         configs.len(),
         65,
         "64 spread configurations and the default"
     );
+    // PREFETCH's corners: two stages, one MMA step per K tile (BLOCK_K 16), and the deepest
+    // pipeline, each with the refill overlapping the products.
+    for (bk, stages) in [(16, 2), (16, 4), (32, 2), (64, 4)] {
+        let mut c = kernel.default_config().clone();
+        c.set("BLOCK_K", bk);
+        c.set("STAGES", stages);
+        c.set("PREFETCH", 1);
+        configs.push(c);
+    }
     for config in configs {
         dc.write(&c0).unwrap();
         kernel

@@ -656,10 +656,10 @@ mod tests {
         // Another objective's values must be positive to simulate (optimum / best found of
         // -3 and 2 would score above 1); as a prior they need only be finite (ranks).
         let path = write_cache("score", "score", ["-3", "0", "2"]);
-        let e = Simulation::load(&path, None)
-            .err()
-            .expect("refused")
-            .to_string();
+        let Err(e) = Simulation::load(&path, None) else {
+            panic!("a negative value simulated")
+        };
+        let e = e.to_string();
         assert!(e.contains("is not positive"), "{e}");
         let cache = CacheFile::load(&path).unwrap();
         check_prior(&path, &cache).expect("a prior's values need only be finite");

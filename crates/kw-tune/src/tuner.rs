@@ -249,6 +249,10 @@ impl<'a> Tuner<'a> {
                 }
             }
             let Some(point) = queue.pop_front() else {
+                // A strategy that proposed nothing while proposals were queued may have been
+                // waiting for their results (a prior's climb asked ahead): ask it again now
+                // that they are in (it spun here for ever, the queue empty, never asking).
+                exhausted = false;
                 continue;
             };
             let Some(index) = self.space.index_of(&point) else {

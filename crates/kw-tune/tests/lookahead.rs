@@ -214,3 +214,63 @@ fn the_initial_points_are_evaluated_first_in_order() {
     assert_eq!(&ev.offered[..2], &[1, 1]);
     assert!(ev.offered[2..].iter().any(|&n| n > 1), "{:?}", ev.offered);
 }
+
+/// A strategy that waits for its proposals' results before proposing more (proposes nothing
+/// while any is outstanding), as a prior's climb asked ahead does.
+struct Patient {
+    outstanding: usize,
+    next: u32,
+}
+
+impl kw_tune::Strategy for Patient {
+    fn name(&self) -> &str {
+        "patient"
+    }
+    fn ask(&mut self, space: &TuningSpace, _hint: usize) -> Vec<Point> {
+        if self.outstanding > 0 {
+            return Vec::new();
+        }
+        let points: Vec<Point> = (0..2)
+            .filter_map(|k| space.point_at(u128::from(self.next + k)))
+            .collect();
+        self.next += 2;
+        self.outstanding = points.len();
+        points
+    }
+    fn tell(&mut self, _space: &TuningSpace, _point: &Point, _result: &EvalResult) {
+        self.outstanding = self.outstanding.saturating_sub(1);
+    }
+}
+
+/// A strategy that proposed nothing while its proposals were queued, then more once their
+/// results were in: the tuner asked it again when the queue drained. It spun for ever there
+/// (found through `kw tune --resume` with the default strategy and a prior).
+#[test]
+fn a_strategy_waiting_for_its_results_is_asked_again_when_the_queue_drains() {
+    let (done, finished) = std::sync::mpsc::channel();
+    // In a thread: the defect was a loop that never ended, which must fail, not hang.
+    std::thread::spawn(move || {
+        let space = space();
+        let mut s = Patient {
+            outstanding: 0,
+            next: 0,
+        };
+        let mut ev = Queue {
+            space: space.clone(),
+            waiting: HashSet::new(),
+            depths: Vec::new(),
+            ahead: None,
+            last: false,
+            offered: Vec::new(),
+        };
+        let report = Tuner::new(&space, Stop::Evaluations(10))
+            .with_lookahead(4)
+            .run(&mut s, &mut ev)
+            .expect("run");
+        let _ = done.send(report.progress.evaluations);
+    });
+    let evaluations = finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the tuner finishes 10 evaluations (it spun with an empty queue)");
+    assert_eq!(evaluations, 10);
+}

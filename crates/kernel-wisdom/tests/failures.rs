@@ -251,6 +251,10 @@ fn arguments_of_another_type_than_the_kernels_parameters_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("`float*`") && e.contains("buffer of i32"), "{e}");
+    assert!(
+        e.contains("parameter `x`"),
+        "names the kernel's parameter: {e}"
+    );
     let e = build(false, true, false)
         .launch(&[
             y.arg(),

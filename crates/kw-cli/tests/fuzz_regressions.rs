@@ -244,6 +244,30 @@ fn resume_keeps_the_scores_of_a_maximised_objective() {
     let out = kw(&dir, &again);
     assert!(out.status.success(), "{}", both(&out));
     assert!(!stderr(&out).contains("dropped"), "{}", both(&out));
+    // The same name for another expression, or the other direction: refused.
+    let mut other = short(&capture, &idx, "5");
+    other.extend(objective);
+    let at = other.len() - 8;
+    other[at] = "elems_per_thread * 2000 + 0 * time";
+    other.push("--resume");
+    let out = kw(&dir, &other);
+    assert!(!out.status.success(), "{}", both(&out));
+    assert!(
+        both(&out).contains("objective's expression"),
+        "{}",
+        both(&out)
+    );
+    // A budget below the log's results is said.
+    let mut fewer = short(&capture, &idx, "2");
+    fewer.extend(objective);
+    fewer.push("--resume");
+    let out = kw(&dir, &fewer);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(
+        stderr(&out).contains("more than --budget 2"),
+        "{}",
+        both(&out)
+    );
 
     let mut named_time = short(&capture, &idx, "2");
     named_time.extend(["--objective", "time * 2", "--objective-name", "time"]);
@@ -723,6 +747,43 @@ fn a_report_on_a_maximised_log_compares_and_says_what_it_draws() {
         "the best's value is 4x the default's"
     );
     assert!(html.contains("The objective is maximised"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Fuzz round 5: a value list written as literals or a JSON array passed the 1,000,000-value
+/// limit (only `range()` was checked), and a vector type by value (`float4` scalar) was passed
+/// as one lane.
+#[test]
+fn t1_value_limits_hold_however_written_and_vector_scalars_are_refused() {
+    let dir = common::unique_dir("fuzz-t1-limits");
+    let values: Vec<String> = (0..=1_000_000).map(|i| i.to_string()).collect();
+    let t1 = format!(
+        r#"{{"ConfigurationSpace":{{"TuningParameters":[{{"Name":"a","Type":"int","Values":[{}],"Default":0}}],"Conditions":[]}}}}"#,
+        values.join(",")
+    );
+    std::fs::write(dir.join("big_T1.json"), t1).unwrap();
+    let o = kw(&dir, &["space", "stats", "big_T1.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("has 1000001 values, more than 1000000"),
+        "{}",
+        both(&o)
+    );
+    std::fs::write(
+        dir.join("k.cl"),
+        "__kernel void k(__global float* out, const float4 s, const int n) { int i = get_global_id(0); if (i < n) out[i] = s.y; }",
+    )
+    .unwrap();
+    let t1 = r#"{"ConfigurationSpace":{"TuningParameters":[{"Name":"block_size_x","Type":"int","Values":"[32, 64]","Default":32}],"Conditions":[]},
+      "KernelSpecification":{"Language":"OpenCL","KernelName":"k","KernelFile":"k.cl","GlobalSize":{"X":"ProblemSize[0]"},"LocalSize":{"X":"block_size_x"},"ProblemSize":[256],
+      "Arguments":[{"Name":"out","Type":"float","MemoryType":"Vector","AccessType":"WriteOnly","FillType":"Constant","FillValue":0.0,"Size":256,"Output":1},
+                   {"Name":"s","Type":"float4","MemoryType":"Scalar","FillValue":2.0},
+                   {"Name":"n","Type":"int32","MemoryType":"Scalar","FillValue":256}]}}"#;
+    std::fs::write(dir.join("vec_T1.json"), t1).unwrap();
+    let o = kw(&dir, &["tune", "--t1", "vec_T1.json", "--budget", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(err.contains("`s`") && err.contains("not by value"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -242,9 +242,13 @@ impl ClDevice {
                         } else {
                             (want.name.to_string(), format!("a scalar {ty}"))
                         };
+                        let name = match k.names.get(slot(i)).cloned().flatten() {
+                            Some(n) => format!(" `{n}`"),
+                            None => String::new(),
+                        };
                         return Err(arg_err(
                             slot(i),
-                            format!("the kernel's parameter is `{theirs}`, got {ours}"),
+                            format!("the kernel's parameter{name} is `{theirs}`, got {ours}"),
                         ));
                     }
                 }

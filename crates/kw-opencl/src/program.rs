@@ -28,6 +28,8 @@ pub struct ClKernel {
     /// Each parameter's type, where the driver reports it and it is a basic one (by value,
     /// or a pointer's element; vectors, structs and typedefs: `None`).
     pub(crate) types: Vec<Option<ParamType>>,
+    /// Each parameter's name in the source, where the driver reports it.
+    pub(crate) names: Vec<Option<String>>,
     name: String,
     _program: Program,
 }
@@ -117,6 +119,19 @@ fn param_types(kernel: &Kernel, n: usize) -> Vec<Option<ParamType>> {
                 .get_arg_type_name(i as u32)
                 .ok()
                 .and_then(|t| ParamType::parse(&t))
+        })
+        .collect()
+}
+
+/// Each parameter's name in the source, where the driver reports it (for messages).
+fn param_names(kernel: &Kernel, n: usize) -> Vec<Option<String>> {
+    (0..n)
+        .map(|i| {
+            kernel
+                .get_arg_name(i as u32)
+                .ok()
+                .map(|t| t.trim_end_matches('\0').to_string())
+                .filter(|t| !t.is_empty())
         })
         .collect()
 }
@@ -316,9 +331,11 @@ fn finish(
     let num_args = kernel.num_args().map_err(|e| api("clGetKernelInfo", e))? as usize;
     let params = param_spaces(&kernel, num_args);
     let types = param_types(&kernel, num_args);
+    let names = param_names(&kernel, num_args);
     Ok(ClKernel {
         params,
         types,
+        names,
         shared: Arc::clone(shared),
         kernel: Mutex::new(kernel),
         num_args,

@@ -77,6 +77,10 @@ pub struct LogHeader {
     /// written before this field).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub maximize: bool,
+    /// The objective's expression, when not the time (`kw tune --objective`; absent in logs
+    /// written before this field): two objectives of one name must not share a log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective_expression: Option<String>,
 }
 
 impl LogHeader {
@@ -103,6 +107,7 @@ impl LogHeader {
             default_key: None,
             objective: LOG_TIME.to_string(),
             maximize: false,
+            objective_expression: None,
         }
     }
 
@@ -166,6 +171,13 @@ impl LogHeader {
                     current.objective.clone(),
                 )
             })
+        })
+        .or_else(|| {
+            differs(
+                "objective's expression",
+                &self.objective_expression,
+                &current.objective_expression,
+            )
         })
         .or_else(|| {
             // ... in one direction: a maximised objective's scores are its values negated.
@@ -673,6 +685,21 @@ mod tests {
         assert_eq!(
             (field, logged.as_str(), now.as_str()),
             ("objective's direction", "maximised", "minimised")
+        );
+        // ... and of the same expression, where both logs say.
+        let with = |e: &str| LogHeader {
+            objective_expression: Some(e.into()),
+            ..base.clone()
+        };
+        assert_eq!(with("65536 / time").mismatch(&with("65536 / time")), None);
+        let (field, _, _) = with("65536 / time")
+            .mismatch(&with("1000 * 65536 / time"))
+            .expect("a mismatch");
+        assert_eq!(field, "objective's expression");
+        assert_eq!(
+            base.mismatch(&with("65536 / time")),
+            None,
+            "an older log says none"
         );
     }
 

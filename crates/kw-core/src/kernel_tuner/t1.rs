@@ -99,6 +99,15 @@ impl T1Spec {
                     .ok_or_else(|| fmt(format!("values of `{name}` must be scalars")))?,
                 _ => return Err(fmt(format!("tuning parameter `{name}` has no `Values`"))),
             };
+            // However the list was written (an expression, literals, a JSON array).
+            if values.len() > crate::kernel_tuner::value_list::MAX_VALUES {
+                return Err(fmt(format!(
+                    "tuning parameter `{name}` has {} values, more than {} (a parameter to tune \
+                     has far fewer)",
+                    values.len(),
+                    crate::kernel_tuner::value_list::MAX_VALUES
+                )));
+            }
             let values = match p.get("Type").and_then(|t| t.as_str()) {
                 Some("float") => values
                     .into_iter()

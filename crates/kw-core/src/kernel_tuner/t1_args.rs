@@ -193,6 +193,13 @@ pub(super) fn argument(
         .unwrap_or("Vector");
     let constant = a.get("MemType").and_then(Json::as_str) == Some("Constant");
     match memory {
+        // A vector by value (`float4 s`) would be passed as one of its lanes.
+        "Scalar" if lanes > 1 => {
+            return Err(at(format!(
+                "`Type` `{ty_text}` with `MemoryType` `Scalar`: vector types are supported for \
+                 buffers only, not by value"
+            )))
+        }
         "Scalar" => {
             let arg = ArgDef {
                 name: name.clone(),

@@ -9,12 +9,12 @@ use crate::value::Value;
 use std::collections::HashMap;
 
 /// What counting a space may take: values kept in the memo of partial configurations (about
-/// 20 bytes each: this bounds the memory near 1 GiB), and restriction evaluations (about 0.3
-/// µs each: minutes). The published spaces take far less (hotspot's 4.4 million
+/// 20 bytes each: this bounds the memory near 1 GiB), and restriction evaluations (0.1-0.3
+/// µs each: about two minutes on one core). The published spaces take far less (hotspot's 4.4 million
 /// configurations, 82,984 valid: well under a second).
 pub const BUILD_LIMITS: BuildWork = BuildWork {
     kept: 30_000_000,
-    evaluations: 2_000_000_000,
+    evaluations: 1_000_000_000,
 };
 
 /// Work counted while a space is counted ([`BUILD_LIMITS`]).

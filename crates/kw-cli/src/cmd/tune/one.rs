@@ -125,6 +125,7 @@ pub(super) fn tune_one(
     if let Some(o) = &objective {
         header.objective = o.name.clone();
         header.maximize = o.maximize;
+        header.objective_expression = Some(o.expr.to_string());
     }
     let checksum = capture_checksum(capture)?;
     header.capture_checksum = Some(checksum.clone());
@@ -143,6 +144,18 @@ pub(super) fn tune_one(
         }
         (log, Vec::new())
     };
+    // A budget below the log's results: only as many are replayed (the run stops there), so
+    // a better result later in the log is not this run's. Said, not silent.
+    if let Some(budget) = args.budget.filter(|&b| (records.len() as u64) > b) {
+        eprintln!(
+            "kw tune: warning: {} holds {} results, more than --budget {budget}: the run replays \
+             the first {budget} and stops, so the log's later results (a better one among them?) \
+             are not this run's; give --budget {} or more to use them all",
+            log_path.display(),
+            records.len(),
+            records.len()
+        );
+    }
     // The run's wall-time limit, less what the resumed log already spent, interrupts even a
     // hung evaluation.
     let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);

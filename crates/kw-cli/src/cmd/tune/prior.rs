@@ -10,8 +10,8 @@ use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 
 /// What seeds the search of `tuning_key` in `space` on the device named `device` at
 /// `problem_size`; says on stderr what was used. The files named with `--prior` come first,
-/// then the wisdom found: the records of that device first, nearest problem size first
-/// ([`prior::nearest_first`]).
+/// then the wisdom found; each group ordered with the records of that device first, nearest
+/// problem size first ([`prior::nearest_first`]).
 pub(super) fn seeding(
     args: &TuneArgs,
     tuning_key: &str,
@@ -65,6 +65,8 @@ pub(super) fn seeding(
             Err(e) => eprintln!("kw tune: prior: shipped wisdom not used: {e}"),
         }
     }
+    // Each group ordered alike (a wisdom file given with --prior is many sources too).
+    prior::nearest_first(&mut given, device, problem_size);
     prior::nearest_first(&mut sources, device, problem_size);
     given.append(&mut sources);
     let sources = given;

@@ -446,3 +446,70 @@ fn a_cache_missing_configurations_is_scored_with_a_warning() {
     assert!(!stderr(&out).contains("have no entry"), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A T4 results file (Kernel Tuner's, KTT's, `kw tune --t4`'s) is a measured space too: alone,
+/// in a suite beside a cache file, and for `kw space stats`. KTT writes its numbers as strings.
+#[test]
+fn a_t4_results_file_simulates_and_counts() {
+    let dir = unique_dir("simulate-t4");
+    let suite = dir.join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    write_cache(&suite, "toy_good.json", ["1", "2", "4"]);
+    let result = |bs: &str, invalidity: &str, t: f64| {
+        serde_json::json!({
+            "configuration": {"multiply_block_size": bs},
+            "invalidity": invalidity,
+            "objectives": ["time"],
+            "measurements": [{"name": "time", "value": t, "unit": ""}],
+        })
+    };
+    let t4 = serde_json::json!({
+        "metadata": {"autotuner": "KTT", "device": "RTX 500"},
+        "results": [
+            result("32", "correct", 90.656),
+            result("64", "correct", 62.816),
+            result("128", "runtime", 0.0),
+            result("256", "correct", 70.5),
+        ],
+        "schema_version": "1.0.0",
+    });
+    std::fs::write(suite.join("ktt_rtx500.json"), t4.to_string()).unwrap();
+    let alone = kw_in(&dir)
+        .args([
+            "simulate",
+            "suite/ktt_rtx500.json",
+            "--strategy",
+            "random",
+            "--budget",
+            "4",
+            "--seeds",
+            "2",
+            "--threads",
+            "1",
+            "--json",
+        ])
+        .output()
+        .expect("run kw");
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    let rows: serde_json::Value = serde_json::from_slice(&alone.stdout).expect("JSON results");
+    // Every configuration within the budget: the optimum found by every seed.
+    assert_eq!(rows[0]["mean_fraction"], serde_json::json!(1.0), "{rows}");
+    let out = simulate(&dir, &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON results");
+    let spaces: Vec<&str> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|r| r["space"].as_str())
+        .collect();
+    assert!(spaces.contains(&"ktt_rtx500"), "{rows}");
+    let stats = kw_in(&dir)
+        .args(["space", "stats", "suite/ktt_rtx500.json"])
+        .output()
+        .expect("run kw");
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("JSON stats");
+    assert_eq!(stats["valid"], serde_json::json!(4), "{stats}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -379,9 +379,9 @@ fn check_values(
              (`objective_higher_is_better`), which needs positive values"
         } else {
             "is not positive: kw simulate minimises the objective and scores optimum / best \
-             found, which needs positive values (a maximised objective, e.g. the scores of \
-             `kw tune --maximize` in a log exported before kw wrote real values, is marked \
-             `\"objective_higher_is_better\": true` with its positive values)"
+             found, a ratio that needs positive values (a maximised objective with positive \
+             values, such as a throughput, is marked `\"objective_higher_is_better\": true`; \
+             one that takes both signs cannot be scored as a ratio)"
         };
         let config: Vec<String> = cache
             .params

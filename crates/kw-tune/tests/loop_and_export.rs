@@ -145,8 +145,28 @@ fn simulation_evaluator_and_export_round_trip() {
         let mut b = back_sim.clone();
         assert_eq!(b.evaluate(&e.point), e.result);
     }
+    // The T4 export reads back too (a T4 file is read as a cache file): the same values, and
+    // a failure where the run failed.
+    let t4 = path.with_extension("t4.json");
+    assert_eq!(
+        kw_tune::export::export_log_t4(&path, &t4).expect("export T4"),
+        300
+    );
+    let back = CacheFile::load(&t4).expect("read the T4 file back");
+    assert_eq!(back.entries.len(), 300);
+    assert_eq!(back.device_name, sim.cache.device_name);
+    let t4_sim = kw_tune::simulate::SimulationEvaluator::new(&sim.space, &back);
+    for e in &report.history {
+        let got = t4_sim.clone().evaluate(&e.point);
+        match (&got, &e.result) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{:?}", e.point),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{:?}: {got:?} against {:?}", e.point, e.result),
+        }
+    }
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_file(&t4);
 }
 
 /// A maximised objective's log holds scores (the values negated): the export writes the

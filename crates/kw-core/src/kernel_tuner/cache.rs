@@ -50,7 +50,8 @@ pub struct CacheFile {
 }
 
 impl CacheFile {
-    /// Reads a cache file (`.json` or gzip-compressed), repairing a missing end after a crashed writer.
+    /// Reads a cache file (`.json` or gzip-compressed), repairing a missing end after a crashed
+    /// writer; a T4 results file is read as one (its results' configurations).
     pub fn load(path: &Path) -> Result<CacheFile, KtError> {
         let text = read_text(path)?;
         let json = parse_json(path, &text)?;
@@ -62,6 +63,9 @@ impl CacheFile {
         let obj = json
             .as_object()
             .ok_or_else(|| fmt("expected a JSON object at the top level".into()))?;
+        if super::t4::is_t4(obj) {
+            return super::t4::from_t4(path, obj);
+        }
         let text_field = |name: &str| {
             obj.get(name)
                 .and_then(|v| v.as_str())

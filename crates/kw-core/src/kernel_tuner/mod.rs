@@ -1,4 +1,5 @@
-//! Readers for Kernel Tuner's files: cache files (`.json`, `.json.gz`) and T1 specifications.
+//! Readers for Kernel Tuner's files: cache files (`.json`, `.json.gz`), T1 specifications,
+//! and T4 results files (read as cache files).
 //!
 //! They are how the field's measured tuning data is shared; the simulation evaluator and
 //! `kw space stats` read them.
@@ -8,6 +9,7 @@ mod t1;
 mod t1_args;
 mod t1_benchmark;
 mod t1_expr;
+mod t4;
 mod value_list;
 
 pub use cache::{CacheEntry, CacheFile, Outcome};
@@ -133,13 +135,15 @@ pub(crate) fn json_value(v: &serde_json::Value) -> Option<crate::value::Value> {
 }
 
 /// A tuning space described by a Kernel Tuner file: a T1 spec, or a cache file's `tune_params`
-/// (cache files carry no restrictions: pass them separately).
+/// (cache files carry no restrictions: pass them separately), or the values a T4 results
+/// file's configurations hold.
 pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
         Ok(T1Spec::from_json(path, &json)?.at_own_size(path, &json))
-    } else if json.get("tune_params").is_some() {
+    } else if json.get("tune_params").is_some() || json.get("results").is_some_and(|r| r.is_array())
+    {
         let cache = CacheFile::from_json(path, &json)?;
         Ok(T1Spec {
             notes: Vec::new(),
@@ -148,9 +152,19 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
             kernel_name: Some(cache.kernel_name),
         })
     } else {
+        // An older BAT file spells the T1 keys in lower case.
+        let hint = if json.get("configurationSpace").is_some() {
+            ": it has `configurationSpace`; the T1 schema spells it `ConfigurationSpace` (with \
+             `TuningParameters`, `Name`, `Values`)"
+        } else {
+            ""
+        };
         Err(KtError::format(
             path,
-            "neither a Kernel Tuner cache file (no `tune_params`) nor a T1 file (no `ConfigurationSpace`)",
+            format!(
+                "neither a Kernel Tuner cache file (no `tune_params`), a T4 results file (no \
+                 `results`) nor a T1 file (no `ConfigurationSpace`){hint}"
+            ),
         ))
     }
 }

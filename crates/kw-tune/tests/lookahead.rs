@@ -154,6 +154,7 @@ fn a_prior_point_the_strategy_also_proposed_is_told_to_it_and_the_run_goes_on() 
         local: 0,
         local_mix: false,
         gate: 0,
+        guided: false,
     });
     for share in [PriorShare::Blind, PriorShare::Late(100), trust] {
         for seed in 0..20 {
@@ -162,6 +163,7 @@ fn a_prior_point_the_strategy_also_proposed_is_told_to_it_and_the_run_goes_on() 
                 points: prior,
                 share,
                 scores: None,
+                climb: None,
             };
             let mut s = strategies::create_seeded("hybrid6", seed, &seeding).expect("strategy");
             let mut ev = Queue {

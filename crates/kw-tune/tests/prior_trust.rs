@@ -73,6 +73,7 @@ fn settings(patience: usize, forget: bool, mix: bool) -> TrustSettings {
         local: 0,
         local_mix: false,
         gate: 0,
+        guided: false,
     }
 }
 
@@ -191,6 +192,7 @@ fn the_default_share_is_trust_and_parses() {
     let want = PriorShare::Trust(TrustSettings {
         local: DEFAULT_LOCAL,
         gate: DEFAULT_GATE,
+        guided: true,
         ..settings(1, true, true)
     });
     assert_eq!(PriorParams::default().share, want);
@@ -201,7 +203,7 @@ fn the_default_share_is_trust_and_parses() {
         PriorShare::Trust(settings(1, true, true))
     );
     assert_eq!(
-        PriorParams::parse("share=mix1:local=4:gate=8")
+        PriorParams::parse("share=mix1:local=4:gate=8:guided=1")
             .expect("parse")
             .share,
         want
@@ -235,7 +237,8 @@ fn the_default_share_is_trust_and_parses() {
 }
 
 /// The chosen settings climb from the prior's best: with other devices' results only when
-/// the prior was still improving (the gate), with the device's own always.
+/// the prior was still improving (the gate), the neighbours the prior ranks best first; with
+/// the device's own always, in the seed's order.
 #[test]
 fn neighbours_are_ungated_for_a_prior_of_the_same_device() {
     let source = |device: &str| PriorSource {
@@ -245,16 +248,16 @@ fn neighbours_are_ungated_for_a_prior_of_the_same_device() {
         results: vec![(Config(vec![("x".into(), Value::Int(3))]), Some(1.0))],
     };
     let climb = |p: PriorParams| match p.share {
-        PriorShare::Trust(t) => (t.local, t.gate),
+        PriorShare::Trust(t) => (t.local, t.gate, t.guided),
         other => panic!("{other:?}"),
     };
     let h100 = "NVIDIA H100 80GB HBM3";
     let sources = [source("NVIDIA A100-PCIE-40GB"), source(h100)];
     assert_eq!(
         climb(PriorParams::for_device(&sources, h100)),
-        (SAME_DEVICE_LOCAL, 0)
+        (SAME_DEVICE_LOCAL, 0, false)
     );
-    let gated = (DEFAULT_LOCAL, DEFAULT_GATE);
+    let gated = (DEFAULT_LOCAL, DEFAULT_GATE, true);
     assert_eq!(climb(PriorParams::for_device(&sources[..1], h100)), gated);
     assert_eq!(climb(PriorParams::for_device(&[source("")], "")), gated);
     assert_eq!(
@@ -575,4 +578,54 @@ fn the_gate_calls_the_climb_off_when_the_prior_stopped_improving() {
         neighbour(&next),
         "the climb after a stopped prior: {next:?}"
     );
+}
+
+/// `guided=1`: the climb tries first the neighbour the prior's sources rank best (mean rank
+/// fraction), whatever the seed; without it, the seed's order (both neighbours come first
+/// over seeds). Through `prior::map` and `strategies::create_seeded`, as `kw tune` and
+/// `kw simulate` build it.
+#[test]
+fn a_guided_climb_tries_the_neighbour_the_prior_ranks_best_first() {
+    let space = space();
+    let x = |v: i64| {
+        let mut c = Config::default();
+        c.set("x", Value::Int(v));
+        c
+    };
+    // Two sources: both rank 20 best; 21 beats 19 on both.
+    let source = |label: &str, t19: f64, t21: f64| PriorSource {
+        label: label.into(),
+        device: label.into(),
+        problem_size: Vec::new(),
+        results: vec![
+            (x(20), Some(1.0)),
+            (x(21), Some(t21)),
+            (x(19), Some(t19)),
+            (x(5), Some(9.0)),
+        ],
+    };
+    let sources = [source("a", 3.0, 2.0), source("b", 5.0, 4.0)];
+    let first_neighbour = |settings: &str, seed: u64| {
+        let params = PriorParams::parse(settings).expect("settings");
+        let mut mapped = kw_tune::prior::map(&sources, &space, params);
+        // Only the prior's best is evaluated first; the climb starts from it.
+        mapped.points.truncate(1);
+        let seeding = mapped.seeding();
+        let mut s = kw_tune::strategies::create_seeded("random", seed, &seeding).expect("seeded");
+        let p = s.ask(&space, 1).pop().unwrap();
+        assert_eq!(p, vec![20]);
+        s.tell(&space, &p, &Ok(5.0));
+        s.ask(&space, 1).pop().unwrap()[0]
+    };
+    let guided: std::collections::BTreeSet<u32> = (0..16)
+        .map(|seed| first_neighbour("share=mix1:local=2:guided=1", seed))
+        .collect();
+    assert_eq!(guided, [21].into_iter().collect());
+    let unguided: std::collections::BTreeSet<u32> = (0..16)
+        .map(|seed| first_neighbour("share=mix1:local=2", seed))
+        .collect();
+    assert_eq!(unguided, [19, 21].into_iter().collect());
+    assert!(PriorParams::parse("share=mix1:guided=1")
+        .unwrap_err()
+        .contains("give `local` too"));
 }

@@ -71,8 +71,8 @@ fn labelled(path: &Path, device: &str) -> String {
     }
 }
 
-/// Reads a prior file: a Kernel Tuner cache file (`.json`, `.json.gz`), a kw results log
-/// (`.jsonl`) or a wisdom file (one source per record: each its device's and problem size's
+/// Reads a prior file: a Kernel Tuner cache file (`.json`, `.json.gz`) or T4 results file, a
+/// kw results log (`.jsonl`) or a wisdom file (one source per record: each its device's and problem size's
 /// best configuration).
 pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
     let log_error = match read_log(path) {
@@ -115,7 +115,7 @@ pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
         Err(cache_error) => Err(TuneError::Prior {
             path: path.to_path_buf(),
             message: format!(
-                "not a Kernel Tuner cache file ({cache_error}), a results log ({log_error}) or a wisdom file ({wisdom_error})"
+                "not a Kernel Tuner cache file or T4 results file ({cache_error}), a results log ({log_error}) or a wisdom file ({wisdom_error})"
             ),
         }),
     }
@@ -244,6 +244,10 @@ pub struct TrustSettings {
     /// With `local`: the neighbours are tried only when one of the prior's last `gate`
     /// results improved the best so far (0: always).
     pub gate: usize,
+    /// With `local`: the neighbour the prior ranks best is tried first (the mean over
+    /// sources of its rank fraction; one no source measured counts as the middle), instead
+    /// of one in an order drawn from the run's seed.
+    pub guided: bool,
 }
 
 impl TrustSettings {
@@ -263,8 +267,13 @@ impl TrustSettings {
             } else {
                 String::new()
             };
+            let order = if self.guided {
+                " (those the prior ranks best first)"
+            } else {
+                ""
+            };
             format!(
-                "then{turns} up to {} neighbours of the best configuration in a row that do not improve it{gate}",
+                "then{turns} up to {} neighbours of the best configuration{order} in a row that do not improve it{gate}",
                 self.local
             )
         })
@@ -273,9 +282,10 @@ impl TrustSettings {
 
 impl Default for PriorParams {
     /// The settings chosen by leave-one-device-out (`docs/strategies.md`): the 12 best
-    /// configurations (round robin over sources); then the neighbours of the best so far
-    /// while they improve it (until 4 misses in a row), if one of the prior's last 8 results
-    /// improved the best; then [`PriorShare::Trust`], mixed, with patience 1 and `forget`.
+    /// configurations (round robin over sources); then the neighbours of the best so far,
+    /// those the prior ranks best first, while they improve it (until 4 misses in a row), if
+    /// one of the prior's last 8 results improved the best; then [`PriorShare::Trust`],
+    /// mixed, with patience 1 and `forget`.
     fn default() -> PriorParams {
         PriorParams {
             take: 12,
@@ -288,6 +298,7 @@ impl Default for PriorParams {
                 local: DEFAULT_LOCAL,
                 local_mix: false,
                 gate: DEFAULT_GATE,
+                guided: true,
             }),
             feature: false,
             agree: 0,
@@ -311,20 +322,24 @@ impl PriorParams {
     /// the prior's last [`DEFAULT_GATE`] results improved the best (a prior whose best came
     /// early and was never beaten again may sit in another basin than the optimum's:
     /// convolution_A100 in `docs/strategies.md`); with a source of that very device (its
-    /// results at other problem sizes: wisdom, logs) up to [`SAME_DEVICE_LOCAL`], always, the
-    /// case measured on the H100 (online tuning at sizes nobody tuned: a one-value change,
-    /// `KSPLIT=4` for 8, was the best at one GEMM size).
+    /// results at other problem sizes: wisdom, logs) up to [`SAME_DEVICE_LOCAL`], always, in
+    /// the seed's order (not [`TrustSettings::guided`]), the case measured on the H100 (online
+    /// tuning at sizes nobody tuned: a one-value change, `KSPLIT=4` for 8, was the best at one
+    /// GEMM size).
     pub fn for_device(sources: &[PriorSource], device: &str) -> PriorParams {
         let mut p = PriorParams::default();
         let same = !device.is_empty() && sources.iter().any(|s| s.device == device);
         if let (true, PriorShare::Trust(t)) = (same, &mut p.share) {
             t.local = SAME_DEVICE_LOCAL;
             t.gate = 0;
+            // The order measured on the H100 (the seed's; a wisdom record ranks only its own
+            // configuration and alternates).
+            t.guided = false;
         }
         p
     }
 
-    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N:gate=N`
+    /// Reads `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N:gate=N:guided=0|1`
     /// (for experiments; missing keys keep the defaults, but `share=` sets the share whole:
     /// `share=mix1` is the default without the neighbours, `local` and `gate` 0, as the
     /// earlier rounds' commands measured it). `trustN`: [`PriorShare::Trust`] with patience
@@ -334,6 +349,7 @@ impl PriorParams {
         let mut stop = None;
         let mut local = None;
         let mut gate = None;
+        let mut guided = None;
         let mut seen: Vec<&str> = Vec::new();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
@@ -360,6 +376,7 @@ impl PriorParams {
                 "agree" => p.agree = whole()?,
                 "stop" => stop = Some(whole()?),
                 "gate" => gate = Some(whole()?),
+                "guided" => guided = Some(v != "0"),
                 "local" => local = Some((whole()?, false)),
                 "localmix" => local = Some((whole()?, true)),
                 "share" => {
@@ -383,6 +400,7 @@ impl PriorParams {
                                 local: 0,
                                 local_mix: false,
                                 gate: 0,
+                                guided: false,
                             }),
                             _ => {
                                 return Err(format!(
@@ -394,19 +412,21 @@ impl PriorParams {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local, localmix, gate)"
+                        "unknown prior setting `{k}` (take, rank, share, feature, agree, agreetake, stop, local, localmix, gate, guided)"
                     ))
                 }
             }
         }
-        if stop.is_some() || local.is_some() || gate.is_some() {
+        if stop.is_some() || local.is_some() || gate.is_some() || guided.is_some() {
             let PriorShare::Trust(t) = &mut p.share else {
                 let key = if stop.is_some() {
                     "stop"
                 } else if local.is_some() {
                     "local"
-                } else {
+                } else if gate.is_some() {
                     "gate"
+                } else {
+                    "guided"
                 };
                 return Err(format!(
                     "`{key}` applies to share=trustN, forgetN or mixN only"
@@ -422,8 +442,14 @@ impl PriorParams {
             if let Some(n) = gate {
                 t.gate = n;
             }
+            if let Some(g) = guided {
+                t.guided = g;
+            }
             if t.gate > 0 && t.local == 0 {
                 return Err("`gate` applies to the neighbours: give `local` too".into());
+            }
+            if t.guided && t.local == 0 {
+                return Err("`guided` applies to the neighbours: give `local` too".into());
             }
         }
         Ok(p)
@@ -440,6 +466,8 @@ pub struct Seeding {
     pub share: PriorShare,
     /// The prior's scores for the strategy's model ([`PriorParams::feature`]).
     pub scores: Option<PriorScores>,
+    /// The prior's scores that order the neighbours ([`TrustSettings::guided`]).
+    pub climb: Option<PriorScores>,
 }
 
 impl Default for Seeding {
@@ -448,6 +476,7 @@ impl Default for Seeding {
             points: Vec::new(),
             share: PriorShare::Blind,
             scores: None,
+            climb: None,
         }
     }
 }
@@ -470,6 +499,8 @@ pub struct MappedPrior {
     pub scores: Option<PriorScores>,
     /// How much the sources agree ([`agreement::agreement`]; `None`: unknown).
     pub agreement: Option<f64>,
+    /// The same scores as `scores`, when [`TrustSettings::guided`] orders the neighbours.
+    pub climb: Option<PriorScores>,
 }
 
 impl MappedPrior {
@@ -479,6 +510,7 @@ impl MappedPrior {
             points: self.points.clone(),
             share: self.share,
             scores: self.scores.clone(),
+            climb: self.climb.clone(),
         }
     }
 }
@@ -493,6 +525,7 @@ pub fn map(sources: &[PriorSource], space: &TuningSpace, params: PriorParams) ->
         share: params.share,
         scores: None,
         agreement: None,
+        climb: None,
     };
     let mut failed: Vec<Point> = Vec::new();
     // Per source: its successful points, best first.
@@ -535,8 +568,11 @@ pub fn map(sources: &[PriorSource], space: &TuningSpace, params: PriorParams) ->
             out.share = PriorShare::Trust(t);
         }
     }
-    if params.feature {
-        out.scores = Some(std::sync::Arc::new(scores(&ranked, &failed)));
+    let guided = matches!(out.share, PriorShare::Trust(t) if t.guided);
+    if params.feature || guided {
+        let all: PriorScores = std::sync::Arc::new(scores(&ranked, &failed));
+        out.scores = params.feature.then(|| all.clone());
+        out.climb = guided.then_some(all);
     }
     out.points = match params.rank {
         PriorRank::RoundRobin => round_robin(&ranked, take),

@@ -170,6 +170,8 @@ pub fn create_seeded(
         _ => None,
     };
     Ok(Box::new(
-        seeded::Seeded::with_blind(inner, blind, prior.points.clone(), prior.share).seeded(seed),
+        seeded::Seeded::with_blind(inner, blind, prior.points.clone(), prior.share)
+            .seeded(seed)
+            .with_climb_order(prior.climb.clone()),
     ))
 }

@@ -100,6 +100,14 @@ impl Seeded {
         self.local.rng = Rng::new(seed ^ LOCAL_SEED);
         self
     }
+
+    /// The neighbours of the best are tried best scored first (0 best; one without a score
+    /// counts as 0.5), ties in the seed's order ([`TrustSettings::guided`]); `None` keeps
+    /// the seed's order.
+    pub fn with_climb_order(mut self, scores: Option<crate::strategy::PriorScores>) -> Seeded {
+        self.local.order = scores;
+        self
+    }
 }
 
 /// Mixed into the seed of the neighbours' order.
@@ -133,6 +141,8 @@ struct Local {
     /// No neighbour is proposed yet ([`TrustSettings::gate`] waits for the prior's results).
     held: bool,
     rng: Rng,
+    /// The prior's scores that order the neighbours ([`Seeded::with_climb_order`]).
+    order: Option<crate::strategy::PriorScores>,
 }
 
 impl Local {
@@ -146,6 +156,7 @@ impl Local {
             done: limit == 0,
             held: false,
             rng: Rng::new(LOCAL_SEED),
+            order: None,
         }
     }
 
@@ -173,6 +184,14 @@ impl Local {
             self.done = self.in_flight.is_empty();
             return None;
         }
+        let fresh = match &self.order {
+            None => fresh,
+            Some(scores) => {
+                let score = |p: &Point| scores.get(p).copied().unwrap_or(0.5);
+                let least = fresh.iter().map(score).fold(f64::INFINITY, f64::min);
+                fresh.into_iter().filter(|p| score(p) <= least).collect()
+            }
+        };
         let p = fresh[self.rng.index(fresh.len())].clone();
         prior.insert(p.clone());
         self.asked.insert(p.clone());

@@ -393,7 +393,8 @@ fn check_values(
             path: path.to_path_buf(),
             message: format!(
                 "configuration `{}` ({}): `{}` {v} {problem}; a failed configuration is \
-                 recorded as a string such as \"InvalidConfig\"",
+                 recorded as a string such as \"InvalidConfig\" (in a T4 file: an \
+                 `invalidity` other than \"correct\")",
                 entry.key,
                 config.join(", "),
                 cache.objective

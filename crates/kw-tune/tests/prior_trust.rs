@@ -628,4 +628,13 @@ fn a_guided_climb_tries_the_neighbour_the_prior_ranks_best_first() {
     assert!(PriorParams::parse("share=mix1:guided=1")
         .unwrap_err()
         .contains("give `local` too"));
+    // `local=0` turns the climb off, with the default gate and order.
+    for text in ["local=0", "local=0:gate=0", "local=0:guided=0"] {
+        match PriorParams::parse(text).expect(text).share {
+            PriorShare::Trust(t) => {
+                assert_eq!((t.local, t.gate, t.guided), (0, 0, false), "{text}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
 }

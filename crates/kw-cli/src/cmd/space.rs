@@ -15,7 +15,8 @@ pub enum SpaceCmd {
                             kw space stats gemm_A100.json.gz --restrictions-json gemm_T1.json"
     )]
     Stats {
-        /// A Kernel Tuner cache file (.json or .json.gz), a T1 specification file, or a
+        /// A Kernel Tuner cache file (.json or .json.gz), a T4 results file (the values its
+        /// configurations hold), a T1 specification file, or a
         /// capture (.kwcap: the space `kw tune` searches for it, on the device it was made on,
         /// at its problem size).
         spec: PathBuf,

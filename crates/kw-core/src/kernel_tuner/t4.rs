@@ -16,12 +16,16 @@ pub(super) fn is_t4(obj: &Map<String, Json>) -> bool {
 }
 
 /// Reads a T4 results file. The objective is the file's (`objectives` of its first result,
-/// else `metadata.objective`, else `time`); a result whose `invalidity` is not `correct`, or
-/// that has no measurement of the objective, is a failure. A configuration measured more than
-/// once keeps its best value. Values that every result of a parameter writes as numbers in
-/// strings (KTT writes `"32"`) are read as the numbers. The parameters' values are those the
-/// results hold, in order (numbers ascending), since T4 carries no space: give the T1 file
-/// for the space's own.
+/// else `metadata.objective`, else `time`); a result whose `invalidity` is not `correct` is a
+/// failure, and a correct result without a measurement of the objective is an error naming
+/// it. A configuration measured more than once keeps its best value. Values that every result
+/// of a parameter writes as numbers in strings (KTT writes `"32"`) are read as the numbers.
+/// T4 carries no space: the parameters are those the configurations name, in name order (a
+/// configuration is a JSON object), and each one's values those the results hold (numbers
+/// ascending; the first is the default), so a T4 file describes its space whole only when it
+/// holds every configuration (a brute-force run); a T1 file given beside it adds its
+/// conditions, not values. Kernel Tuner writes no `metadata`: an objective other than `time`
+/// whose direction the file does not give is taken as minimised, with a warning.
 pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile, KtError> {
     let fmt = |m: String| KtError::format(path, format!("T4 results file: {m}"));
     let results = obj
@@ -43,7 +47,16 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
         .unwrap_or("time")
         .to_string();
     let higher_is_better = match meta.and_then(|m| m.get("objective_higher_is_better")) {
-        None | Some(Json::Null) => false,
+        None | Some(Json::Null) => {
+            if objective != "time" {
+                crate::diag::warn(&format!(
+                    "{}: T4 results file: the objective `{objective}` is taken as minimised \
+                     (lower is better): the file does not say (`metadata.objective_higher_is_better`)",
+                    path.display()
+                ));
+            }
+            false
+        }
         Some(Json::Bool(b)) => *b,
         Some(other) => {
             return Err(fmt(format!(
@@ -51,6 +64,11 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             )))
         }
     };
+    if results.is_empty() {
+        return Err(fmt(
+            "`results` is empty: no configuration was measured".into()
+        ));
+    }
     // The parameters: every result's configuration names the same ones.
     let mut keys: Vec<String> = Vec::new();
     let mut configs: Vec<(&Map<String, Json>, Outcome, Vec<f64>)> = Vec::new();
@@ -125,11 +143,17 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
         }
         params.push(Parameter::new(k, values));
     }
-    // One entry per configuration: its best value, else its first failure.
+    // One entry per configuration (its values' positions, so that a string value holding a
+    // comma cannot merge two): its best value, else its first failure.
     let mut entries: Vec<CacheEntry> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut at: HashMap<Vec<usize>, usize> = HashMap::new();
     for (row, (_, outcome, times)) in configs.into_iter().enumerate() {
         let values: Vec<Value> = columns.iter().map(|c| c[row].clone()).collect();
+        let position: Vec<usize> = params
+            .iter()
+            .zip(&values)
+            .map(|(p, v)| p.index_of(v).unwrap_or(usize::MAX))
+            .collect();
         let key = values
             .iter()
             .map(|v| v.to_string())
@@ -139,7 +163,7 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             (true, Outcome::Value(v)) if v > 0.0 => Outcome::Value(1.0 / v),
             (_, o) => o,
         };
-        match at.get(&key) {
+        match at.get(&position) {
             Some(&e) => {
                 let entry = &mut entries[e];
                 let better = match (&entry.outcome, &outcome) {
@@ -153,7 +177,7 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
                 }
             }
             None => {
-                at.insert(key.clone(), entries.len());
+                at.insert(position, entries.len());
                 entries.push(CacheEntry {
                     key,
                     values,
@@ -314,5 +338,20 @@ mod tests {
             .expect_err("not an object")
             .to_string();
         assert!(e.contains("result #0 has no `configuration`"), "{e}");
+        let e = read(r#"{"results": []}"#).expect_err("empty").to_string();
+        assert!(e.contains("`results` is empty"), "{e}");
+    }
+
+    /// Two configurations whose string values join to the same text stay two entries.
+    #[test]
+    fn string_values_with_commas_stay_apart() {
+        let json = format!(
+            r#"{{"results": [{}, {}]}}"#,
+            result(r#"{"a": "x,y", "b": "z"}"#, "correct", "2.0"),
+            result(r#"{"a": "x", "b": "y,z"}"#, "correct", "1.0")
+        );
+        let cache = read(&json).expect("a T4 file");
+        assert_eq!(cache.entries.len(), 2);
+        assert_eq!(cache.optimum(), Some(1.0));
     }
 }

@@ -445,11 +445,17 @@ impl PriorParams {
             if let Some(g) = guided {
                 t.guided = g;
             }
-            if t.gate > 0 && t.local == 0 {
-                return Err("`gate` applies to the neighbours: give `local` too".into());
-            }
-            if t.guided && t.local == 0 {
-                return Err("`guided` applies to the neighbours: give `local` too".into());
+            // Given without neighbours, `gate` and `guided` are errors; the defaults are
+            // dropped with them (`local=0` alone turns the climb off).
+            if t.local == 0 {
+                if gate.is_some_and(|g| g > 0) {
+                    return Err("`gate` applies to the neighbours: give `local` too".into());
+                }
+                if guided == Some(true) {
+                    return Err("`guided` applies to the neighbours: give `local` too".into());
+                }
+                t.gate = 0;
+                t.guided = false;
             }
         }
         Ok(p)

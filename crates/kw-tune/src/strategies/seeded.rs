@@ -210,6 +210,10 @@ impl Local {
                 self.done = true;
             }
         }
+        if self.done {
+            // The prior's scores are no longer needed (a whole space's, for a big prior).
+            self.order = None;
+        }
     }
 }
 

@@ -17,7 +17,8 @@ pub const MAX_BUDGET: u64 = 1_000_000;
 
 #[derive(Args)]
 pub struct SimulateArgs {
-    /// A Kernel Tuner cache file (.json or .json.gz) with every configuration measured.
+    /// A Kernel Tuner cache file (.json or .json.gz) or a T4 results file, with every
+    /// configuration measured.
     #[arg(required_unless_present = "suite", conflicts_with = "suite")]
     pub(super) cache: Option<PathBuf>,
     /// Score on every space of this directory (`<family>_<device>.json.gz`, restricted by
@@ -59,7 +60,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub json: bool,
     /// Earlier results of the same kernel (other devices or sizes): Kernel Tuner cache files,
-    /// kw results logs or wisdom files. Each strategy then runs without and with them (row
+    /// T4 results files, kw results logs or wisdom files. Each strategy then runs without and with them (row
     /// `NAME+prior`: their best configurations, mapped into this space, evaluated first).
     #[arg(long, num_args = 1.., value_name = "FILE")]
     pub prior: Vec<PathBuf>,

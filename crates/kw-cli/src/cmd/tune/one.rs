@@ -418,6 +418,18 @@ pub(super) fn tune_one(
     let confirmed = match confirmed {
         Some(Ok(c)) => {
             println!("  {}", c.line);
+            // The rounds may rank another candidate first than the search's single samples:
+            // say which configuration the record takes.
+            let search_best = report.best.as_ref().map(|(p, _)| p);
+            if search_best.is_some_and(|b| *b != c.point)
+                && c.point != default
+                && Some(&c.point) != in_use
+            {
+                println!(
+                    "  recorded: {} (the fastest over the rounds, not the search's best)",
+                    space.config(&c.point).key()
+                );
+            }
             Some(c)
         }
         Some(Err(why)) => {

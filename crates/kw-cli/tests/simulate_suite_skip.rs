@@ -13,6 +13,15 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The spaces of `--json` rows, in order.
+fn space_names(rows: &serde_json::Value) -> Vec<&str> {
+    rows.as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|r| r["space"].as_str())
+        .collect()
+}
+
 /// `kw simulate --suite suite` in `dir` with `extra` arguments.
 fn simulate(dir: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
@@ -48,12 +57,7 @@ fn a_bad_space_is_reported_and_skipped_and_the_run_fails_at_the_end() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON results");
-    let spaces: Vec<&str> = rows
-        .as_array()
-        .expect("array")
-        .iter()
-        .filter_map(|r| r["space"].as_str())
-        .collect();
+    let spaces = space_names(&rows);
     assert_eq!(spaces, ["toy_good", "family:toy", "mean"], "{rows}");
     // Each bad space: once, naming its file and the problem.
     let said = |space: &str| -> Vec<&str> {
@@ -497,12 +501,7 @@ fn a_t4_results_file_simulates_and_counts() {
     let out = simulate(&dir, &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON results");
-    let spaces: Vec<&str> = rows
-        .as_array()
-        .expect("array")
-        .iter()
-        .filter_map(|r| r["space"].as_str())
-        .collect();
+    let spaces = space_names(&rows);
     assert!(spaces.contains(&"ktt_rtx500"), "{rows}");
     let stats = kw_in(&dir)
         .args(["space", "stats", "suite/ktt_rtx500.json"])

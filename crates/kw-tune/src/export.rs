@@ -65,18 +65,16 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
         [one] => json!(one),
         many => json!(many),
     };
-    let mut file = json!({
+    let file = json!({
         "device_name": header.device_name.clone().unwrap_or_default(),
         "kernel_name": header.kernel_name.clone().unwrap_or_default(),
         "problem_size": problem_size,
         "tune_params_keys": keys,
         "tune_params": tune_params,
         "objective": header.objective,
+        "objective_higher_is_better": header.maximize,
         "cache": cache,
     });
-    if header.maximize {
-        file["objective_higher_is_better"] = json!(true);
-    }
     file
 }
 

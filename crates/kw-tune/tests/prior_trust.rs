@@ -628,6 +628,17 @@ fn a_guided_climb_tries_the_neighbour_the_prior_ranks_best_first() {
     assert!(PriorParams::parse("share=mix1:guided=1")
         .unwrap_err()
         .contains("give `local` too"));
+    for text in [
+        "local=4:guided=no",
+        "local=4:guided=2",
+        "local=4:guided=",
+        "feature=yes",
+    ] {
+        assert!(
+            PriorParams::parse(text).unwrap_err().contains("0 or 1"),
+            "{text}"
+        );
+    }
     // `local=0` turns the climb off, with the default gate and order.
     for text in ["local=0", "local=0:gate=0", "local=0:guided=0"] {
         match PriorParams::parse(text).expect(text).share {

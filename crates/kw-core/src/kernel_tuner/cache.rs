@@ -55,16 +55,22 @@ impl CacheFile {
     pub fn load(path: &Path) -> Result<CacheFile, KtError> {
         let text = read_text(path)?;
         let json = parse_json(path, &text)?;
-        CacheFile::from_json(path, &json)
+        CacheFile::from_json(path, &json, Some(&text))
     }
 
-    pub(crate) fn from_json(path: &Path, json: &serde_json::Value) -> Result<CacheFile, KtError> {
+    /// The cache file (or T4 results file) `json`, read from `path`; `text`, its JSON text,
+    /// gives a T4 file's parameters their order.
+    pub(crate) fn from_json(
+        path: &Path,
+        json: &serde_json::Value,
+        text: Option<&str>,
+    ) -> Result<CacheFile, KtError> {
         let fmt = |m: String| KtError::format(path, m);
         let obj = json
             .as_object()
             .ok_or_else(|| fmt("expected a JSON object at the top level".into()))?;
         if super::t4::is_t4(obj) {
-            return super::t4::from_t4(path, obj);
+            return super::t4::from_t4(path, obj, text);
         }
         let text_field = |name: &str| {
             obj.get(name)
@@ -114,7 +120,17 @@ impl CacheFile {
             .unwrap_or("time")
             .to_string();
         let higher_is_better = match obj.get("objective_higher_is_better") {
-            None | Some(serde_json::Value::Null) => false,
+            None | Some(serde_json::Value::Null) => {
+                // Kernel Tuner's cache files name the objective but not its direction.
+                if objective != "time" {
+                    crate::diag::warn_once(&format!(
+                        "{}: the objective `{objective}` is taken as minimised (lower is \
+                         better): the file does not say (`objective_higher_is_better`)",
+                        path.display()
+                    ));
+                }
+                false
+            }
             Some(serde_json::Value::Bool(b)) => *b,
             Some(other) => {
                 return Err(fmt(format!(

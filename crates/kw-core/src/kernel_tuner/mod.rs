@@ -142,9 +142,8 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
         Ok(T1Spec::from_json(path, &json)?.at_own_size(path, &json))
-    } else if json.get("tune_params").is_some() || json.get("results").is_some_and(|r| r.is_array())
-    {
-        let cache = CacheFile::from_json(path, &json)?;
+    } else if json.get("tune_params").is_some() || json.get("results").is_some() {
+        let cache = CacheFile::from_json(path, &json, Some(&text))?;
         Ok(T1Spec {
             notes: Vec::new(),
             params: cache.params,

@@ -6,32 +6,41 @@ use super::cache::{CacheEntry, CacheFile, Outcome};
 use super::{json_value, KtError};
 use crate::space::Parameter;
 use crate::value::Value;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
+use std::fmt;
 use std::path::Path;
 
 /// Whether `obj` is a T4 results file rather than a cache file.
 pub(super) fn is_t4(obj: &Map<String, Json>) -> bool {
-    obj.get("results").is_some_and(Json::is_array) && !obj.contains_key("tune_params_keys")
+    obj.contains_key("results") && !obj.contains_key("tune_params_keys")
 }
 
-/// Reads a T4 results file. The objective is the file's (`objectives` of its first result,
-/// else `metadata.objective`, else `time`); a result whose `invalidity` is not `correct` is a
-/// failure, and a correct result without a measurement of the objective is an error naming
-/// it. A configuration measured more than once keeps its best value. Values that every result
-/// of a parameter writes as numbers in strings (KTT writes `"32"`) are read as the numbers.
-/// T4 carries no space: the parameters are those the configurations name, in name order (a
-/// configuration is a JSON object), and each one's values those the results hold (numbers
-/// ascending; the first is the default), so a T4 file describes its space whole only when it
-/// holds every configuration (a brute-force run); a T1 file given beside it adds its
-/// conditions, not values. Kernel Tuner writes no `metadata`: an objective other than `time`
-/// whose direction the file does not give is taken as minimised, with a warning.
-pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile, KtError> {
+/// Reads a T4 results file; `text` is its JSON text, for the order of the parameters (parsed
+/// JSON objects sort their keys). The objective is the file's (`objectives` of its first
+/// result, else `metadata.objective`, else `time`); a result whose `invalidity` is not
+/// `correct` is a failure, as is a value of 1e20 or more (Kernel Tuner's old failure mark), and
+/// a correct result without a measurement of the objective is an error naming it. A
+/// configuration measured more than once keeps its best value. A parameter whose values are
+/// numbers, some written as strings (KTT writes `"32"`), takes the numbers. T4 carries no
+/// space: the parameters are those the configurations name, in the first result's order, and
+/// each one's values those the results hold (numbers ascending; the first is the default), so
+/// a T4 file describes its space whole only when it holds every configuration (a brute-force
+/// run); a T1 file given beside it adds its conditions, not values. Kernel Tuner writes no
+/// `metadata`: an objective other than `time` whose direction the file does not give
+/// (`metadata.objective_higher_is_better`, or the same key at the top level) is taken as
+/// minimised, with a warning.
+pub(super) fn from_t4(
+    path: &Path,
+    obj: &Map<String, Json>,
+    text: Option<&str>,
+) -> Result<CacheFile, KtError> {
     let fmt = |m: String| KtError::format(path, format!("T4 results file: {m}"));
     let results = obj
         .get("results")
         .and_then(Json::as_array)
-        .ok_or_else(|| fmt("`results` must be a list".into()))?;
+        .ok_or_else(|| fmt("`results` must be a list of results".into()))?;
     let meta = obj.get("metadata").and_then(Json::as_object);
     let meta_text = |names: &[&str]| {
         names
@@ -46,10 +55,13 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
         .or_else(|| meta?.get("objective")?.as_str())
         .unwrap_or("time")
         .to_string();
-    let higher_is_better = match meta.and_then(|m| m.get("objective_higher_is_better")) {
+    let direction = meta
+        .and_then(|m| m.get("objective_higher_is_better"))
+        .or_else(|| obj.get("objective_higher_is_better"));
+    let higher_is_better = match direction {
         None | Some(Json::Null) => {
             if objective != "time" {
-                crate::diag::warn(&format!(
+                crate::diag::warn_once(&format!(
                     "{}: T4 results file: the objective `{objective}` is taken as minimised \
                      (lower is better): the file does not say (`metadata.objective_higher_is_better`)",
                     path.display()
@@ -60,7 +72,7 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
         Some(Json::Bool(b)) => *b,
         Some(other) => {
             return Err(fmt(format!(
-                "`metadata.objective_higher_is_better` must be true or false, not {other}"
+                "`objective_higher_is_better` must be true or false, not {other}"
             )))
         }
     };
@@ -69,7 +81,8 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             "`results` is empty: no configuration was measured".into()
         ));
     }
-    // The parameters: every result's configuration names the same ones.
+    // The parameters: every result's configuration names the same ones, in the order of the
+    // first result's (else in name order).
     let mut keys: Vec<String> = Vec::new();
     let mut configs: Vec<(&Map<String, Json>, Outcome, Vec<f64>)> = Vec::new();
     for (i, result) in results.iter().enumerate() {
@@ -78,11 +91,16 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             .and_then(Json::as_object)
             .ok_or_else(|| fmt(format!("result #{i} has no `configuration` object")))?;
         if keys.is_empty() {
-            keys = config.keys().cloned().collect();
-            if keys.is_empty() {
+            if config.is_empty() {
                 return Err(fmt(format!(
                     "result #{i}'s configuration is empty: it must name the tuned parameters"
                 )));
+            }
+            keys = config.keys().cloned().collect();
+            if let Some(order) = text.and_then(first_configuration_order) {
+                if order.len() == keys.len() && order.iter().all(|k| config.contains_key(k)) {
+                    keys = order;
+                }
             }
         } else if config.len() != keys.len() || keys.iter().any(|k| !config.contains_key(k)) {
             return Err(fmt(format!(
@@ -100,7 +118,8 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             .unwrap_or_default();
         configs.push((config, outcome, times));
     }
-    // Each parameter's values, read; numbers written as strings become the numbers.
+    // Each parameter's values, read; numbers written as strings become the numbers when every
+    // value of the parameter is a number.
     let mut columns: Vec<Vec<Value>> = Vec::with_capacity(keys.len());
     for k in &keys {
         let raw: Vec<Value> = configs
@@ -118,47 +137,57 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             .iter()
             .map(|v| match v {
                 Value::Str(s) => number_in(s),
-                _ => None,
+                Value::Int(_) | Value::Float(_) => Some(v.clone()),
+                Value::Bool(_) => None,
             })
             .collect();
-        columns.push(match numbers {
-            Some(n) if !n.is_empty() => n,
-            _ => raw,
-        });
+        columns.push(numbers.unwrap_or(raw));
     }
+    // Each parameter's distinct values (numbers by value: `1` and `1.0` are one), and where
+    // each result's value sits among them.
     let mut params = Vec::with_capacity(keys.len());
+    let mut positions: Vec<Vec<usize>> = Vec::with_capacity(keys.len());
     for (k, column) in keys.iter().zip(&columns) {
+        let mut index: HashMap<Canonical, usize> = HashMap::new();
         let mut values: Vec<Value> = Vec::new();
+        let mut at: Vec<usize> = Vec::with_capacity(column.len());
         for v in column {
-            if !values.iter().any(|w| w.same(v)) {
+            let next = values.len();
+            let i = *index.entry(canonical(v)).or_insert(next);
+            if i == next {
                 values.push(v.clone());
             }
+            at.push(i);
         }
         if values.iter().all(|v| v.as_f64().is_some()) {
-            values.sort_by(|a, b| {
-                a.as_f64()
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.as_f64().unwrap_or(0.0))
+            // Ascending, the rows' positions following.
+            let mut order: Vec<usize> = (0..values.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (x, y) = (values[a].as_f64(), values[b].as_f64());
+                x.unwrap_or(0.0).total_cmp(&y.unwrap_or(0.0))
             });
+            let mut rank = vec![0; values.len()];
+            for (r, &o) in order.iter().enumerate() {
+                rank[o] = r;
+            }
+            values = order.iter().map(|&o| values[o].clone()).collect();
+            for a in &mut at {
+                *a = rank[*a];
+            }
         }
         params.push(Parameter::new(k, values));
+        positions.push(at);
     }
-    // One entry per configuration (its values' positions, so that a string value holding a
-    // comma cannot merge two): its best value, else its first failure.
+    // One entry per configuration: its best value, else its first failure.
     let mut entries: Vec<CacheEntry> = Vec::new();
     let mut at: HashMap<Vec<usize>, usize> = HashMap::new();
     for (row, (_, outcome, times)) in configs.into_iter().enumerate() {
-        let values: Vec<Value> = columns.iter().map(|c| c[row].clone()).collect();
-        let position: Vec<usize> = params
+        let position: Vec<usize> = positions.iter().map(|p| p[row]).collect();
+        let values: Vec<Value> = params
             .iter()
-            .zip(&values)
-            .map(|(p, v)| p.index_of(v).unwrap_or(usize::MAX))
+            .zip(&position)
+            .map(|(p, &i)| p.values[i].clone())
             .collect();
-        let key = values
-            .iter()
-            .map(|v| v.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
         let outcome = match (higher_is_better, outcome) {
             (true, Outcome::Value(v)) if v > 0.0 => Outcome::Value(1.0 / v),
             (_, o) => o,
@@ -179,7 +208,7 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
             None => {
                 at.insert(position, entries.len());
                 entries.push(CacheEntry {
-                    key,
+                    key: cache_key(&values),
                     values,
                     outcome,
                     times,
@@ -203,32 +232,76 @@ pub(super) fn from_t4(path: &Path, obj: &Map<String, Json>) -> Result<CacheFile,
     })
 }
 
-/// The number a string writes in full (`"32"`, `"0.5"`), if it does.
+/// A value as [`Value::same`] compares it, hashable: a whole number is one key whether written
+/// `16` or `16.0`.
+#[derive(Hash, PartialEq, Eq)]
+enum Canonical {
+    Int(i64),
+    Float(u64),
+    Str(String),
+    Bool(bool),
+}
+
+fn canonical(v: &Value) -> Canonical {
+    match v {
+        Value::Int(i) => Canonical::Int(*i),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Canonical::Int(*f as i64),
+        // -0.0 is 0 (caught above); every NaN is one.
+        Value::Float(f) if f.is_nan() => Canonical::Float(f64::NAN.to_bits()),
+        Value::Float(f) => Canonical::Float(f.to_bits()),
+        Value::Str(s) => Canonical::Str(s.clone()),
+        Value::Bool(b) => Canonical::Bool(*b),
+    }
+}
+
+/// A cache key as Kernel Tuner writes one: the values joined with commas, as Python prints
+/// them.
+fn cache_key(values: &[Value]) -> String {
+    values
+        .iter()
+        .map(|v| match v {
+            Value::Str(s) => s.clone(),
+            Value::Bool(true) => "True".into(),
+            Value::Bool(false) => "False".into(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The number a string writes in full (`"32"`, `"0.5"`, `"1e3"`), if it does: a whole number
+/// without a decimal point is an integer.
 fn number_in(s: &str) -> Option<Value> {
     let t = s.trim();
     if let Ok(i) = t.parse::<i64>() {
         return Some(Value::Int(i));
     }
-    t.parse::<f64>()
-        .ok()
-        .filter(|f| f.is_finite())
-        .map(Value::Float)
+    let f = t.parse::<f64>().ok().filter(|f| f.is_finite())?;
+    if !t.contains('.') && f.fract() == 0.0 && f.abs() < 9.2e18 {
+        return Some(Value::Int(f as i64));
+    }
+    Some(Value::Float(f))
 }
 
-/// A result's value of `objective`, or its failure (`invalidity` other than `correct`, or an
-/// `error`); `None` when a correct result has no such measurement.
+/// A result's value of `objective`, or its failure (`invalidity` other than `correct`, with
+/// its `error`; a value of 1e20 or more); `None` when a correct result has no such
+/// measurement.
 fn outcome(result: &Json, objective: &str) -> Option<Outcome> {
-    let invalidity = result
-        .get("invalidity")
-        .and_then(Json::as_str)
-        .unwrap_or("correct");
-    if invalidity != "correct" {
-        let reason = result
-            .get("error")
-            .and_then(Json::as_str)
-            .map(|e| format!("{invalidity}: {e}"))
-            .unwrap_or_else(|| invalidity.to_string());
-        return Some(Outcome::Failed(reason));
+    match result.get("invalidity") {
+        None => {}
+        Some(Json::String(s)) if s == "correct" => {}
+        Some(invalidity) => {
+            let invalidity = invalidity
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| invalidity.to_string());
+            let reason = result
+                .get("error")
+                .and_then(Json::as_str)
+                .map(|e| format!("{invalidity}: {e}"))
+                .unwrap_or(invalidity);
+            return Some(Outcome::Failed(reason));
+        }
     }
     let value = result
         .get("measurements")?
@@ -241,11 +314,120 @@ fn outcome(result: &Json, objective: &str) -> Option<Outcome> {
         Json::String(s) => s.trim().parse::<f64>().ok()?,
         _ => return None,
     };
-    Some(if v.is_finite() {
-        Outcome::Value(v)
-    } else {
+    Some(if !v.is_finite() {
         Outcome::Failed("not a finite value".into())
+    } else if v >= 1e20 {
+        Outcome::Failed("InvalidConfig (1e20)".into())
+    } else {
+        Outcome::Value(v)
     })
+}
+
+/// The names of the first result's configuration in the order `text` writes them (a parsed
+/// JSON object sorts its keys); `None` when the text does not have that shape.
+fn first_configuration_order(text: &str) -> Option<Vec<String>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    Top.deserialize(&mut de).ok().flatten()
+}
+
+/// The top-level object: its `results`.
+struct Top;
+/// `results`: its first element.
+struct Results;
+/// A result: its `configuration`.
+struct FirstResult;
+/// A configuration: its keys in order.
+struct Keys;
+
+impl<'de> DeserializeSeed<'de> for Top {
+    type Value = Option<Vec<String>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top {
+    type Value = Option<Vec<String>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a T4 results object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "results" && out.is_none() {
+                out = map.next_value_seed(Results)?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Results {
+    type Value = Option<Vec<String>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Results {
+    type Value = Option<Vec<String>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of results")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let first = seq.next_element_seed(FirstResult)?.flatten();
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(first)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for FirstResult {
+    type Value = Option<Vec<String>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FirstResult {
+    type Value = Option<Vec<String>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a result object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "configuration" && out.is_none() {
+                out = Some(map.next_value_seed(Keys)?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Keys {
+    type Value = Vec<String>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Keys {
+    type Value = Vec<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a configuration object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<IgnoredAny>()?;
+            out.push(key);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -256,7 +438,7 @@ mod tests {
         let v: Json = serde_json::from_str(json).unwrap();
         let obj = v.as_object().unwrap();
         assert!(is_t4(obj));
-        from_t4(Path::new("r.t4.json"), obj)
+        from_t4(Path::new("r.t4.json"), obj, Some(json))
     }
 
     fn result(config: &str, invalidity: &str, value: &str) -> String {
@@ -340,6 +522,101 @@ mod tests {
         assert!(e.contains("result #0 has no `configuration`"), "{e}");
         let e = read(r#"{"results": []}"#).expect_err("empty").to_string();
         assert!(e.contains("`results` is empty"), "{e}");
+    }
+
+    /// The parameters keep the first result's order (a parsed object sorts its keys), so a
+    /// T4 file and the cache file of the same results make the same space.
+    #[test]
+    fn parameters_keep_the_files_order() {
+        let json = format!(
+            r#"{{"results": [{}]}}"#,
+            result(r#"{"zeta": 1, "alpha": 2, "mid": 3}"#, "correct", "1.0")
+        );
+        let cache = read(&json).expect("a T4 file");
+        let names: Vec<&str> = cache.params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+        assert_eq!(cache.entries[0].key, "1,2,3");
+    }
+
+    /// Numbers are one value however written (`1`, `1.0`, `"1"`, `"1e0"`): a configuration
+    /// written both ways keeps its best value whatever the results' order; a parameter of
+    /// numbers, some in strings, takes the numbers.
+    #[test]
+    fn numbers_are_one_value_however_written() {
+        for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+            let rows = [
+                result(r#"{"a": 1}"#, "correct", "3.0"),
+                result(r#"{"a": 1.0}"#, "correct", "5.0"),
+                result(r#"{"a": "1e0"}"#, "correct", "4.0"),
+            ];
+            let picked: Vec<&str> = order.iter().map(|&i| rows[i].as_str()).collect();
+            let cache = read(&format!(r#"{{"results": [{}]}}"#, picked.join(","))).unwrap();
+            assert_eq!(cache.entries.len(), 1, "{order:?}");
+            assert_eq!(cache.optimum(), Some(3.0), "{order:?}");
+        }
+        let json = format!(
+            r#"{{"results": [{}, {}, {}]}}"#,
+            result(r#"{"a": "32"}"#, "correct", "3.0"),
+            result(r#"{"a": 64}"#, "correct", "2.0"),
+            result(r#"{"a": 128.0}"#, "correct", "1.0")
+        );
+        let cache = read(&json).unwrap();
+        assert_eq!(
+            cache.params[0].values,
+            vec![Value::Int(32), Value::Int(64), Value::Float(128.0)]
+        );
+        // A string that is not a number keeps the column strings.
+        let json = format!(
+            r#"{{"results": [{}, {}]}}"#,
+            result(r#"{"a": "32"}"#, "correct", "3.0"),
+            result(r#"{"a": "wide"}"#, "correct", "2.0")
+        );
+        let cache = read(&json).unwrap();
+        assert_eq!(cache.params[0].values[0], Value::Str("32".into()));
+    }
+
+    /// Any `invalidity` but the string `correct` is a failure; so is Kernel Tuner's 1e20.
+    #[test]
+    fn failures_are_any_invalidity_and_1e20() {
+        let row = |inv: &str, value: &str, a: i64| {
+            format!(
+                r#"{{"configuration": {{"a": {a}}}, "invalidity": {inv},
+                    "measurements": [{{"name": "time", "value": {value}}}]}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"results": [{}, {}, {}, {}]}}"#,
+            row("1", "1.0", 1),
+            row("null", "1.0", 2),
+            row("\"correct\"", "1e20", 3),
+            row("\"correct\"", "2.0", 4)
+        );
+        let cache = read(&json).unwrap();
+        let failed = cache
+            .entries
+            .iter()
+            .filter(|e| matches!(e.outcome, Outcome::Failed(_)))
+            .count();
+        assert_eq!(failed, 3);
+        assert_eq!(cache.optimum(), Some(2.0));
+    }
+
+    /// Many distinct values of one parameter read in about linear time (a hash of the values,
+    /// not a scan per result): 50,000 results of distinct values, every one an entry.
+    #[test]
+    fn many_distinct_values_are_read() {
+        let rows: Vec<String> = (0..50_000)
+            .map(|i| {
+                format!(
+                    r#"{{"configuration": {{"a": {i}}}, "measurements": [{{"name": "time", "value": {}}}]}}"#,
+                    1.0 + i as f64
+                )
+            })
+            .collect();
+        let cache = read(&format!(r#"{{"results": [{}]}}"#, rows.join(","))).unwrap();
+        assert_eq!(cache.params[0].values.len(), 50_000);
+        assert_eq!(cache.entries.len(), 50_000);
+        assert_eq!(cache.optimum(), Some(1.0));
     }
 
     /// Two configurations whose string values join to the same text stay two entries.

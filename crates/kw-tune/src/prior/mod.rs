@@ -362,6 +362,13 @@ impl PriorParams {
             let whole = || -> Result<usize, String> {
                 v.parse().map_err(|_| format!("`{kv}`: not a whole number"))
             };
+            let flag = || -> Result<bool, String> {
+                match v {
+                    "1" | "true" => Ok(true),
+                    "0" | "false" => Ok(false),
+                    _ => Err(format!("`{kv}`: 0 or 1")),
+                }
+            };
             match k {
                 "take" => p.take = whole()?,
                 "rank" => {
@@ -371,12 +378,12 @@ impl PriorParams {
                         _ => return Err(format!("`{kv}`: rank is `robin` or `mean`")),
                     }
                 }
-                "feature" => p.feature = v != "0",
-                "agreetake" => p.agree_take = v != "0",
+                "feature" => p.feature = flag()?,
+                "agreetake" => p.agree_take = flag()?,
                 "agree" => p.agree = whole()?,
                 "stop" => stop = Some(whole()?),
                 "gate" => gate = Some(whole()?),
-                "guided" => guided = Some(v != "0"),
+                "guided" => guided = Some(flag()?),
                 "local" => local = Some((whole()?, false)),
                 "localmix" => local = Some((whole()?, true)),
                 "share" => {

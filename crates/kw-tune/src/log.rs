@@ -440,6 +440,8 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
         message,
     };
     let mut header = None;
+    // A first line without its newline: not an empty log.
+    let mut unterminated_first = false;
     let mut records = Vec::new();
     let mut valid_bytes = 0u64;
     let mut buf = Vec::new();
@@ -466,6 +468,8 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
             // An interrupted write: the fragment is dropped (and cut by a resume).
             if header.is_some() {
                 dropped.push((line_no, "an unterminated last line".to_string()));
+            } else if !buf.iter().all(u8::is_ascii_whitespace) {
+                unterminated_first = true;
             }
             break;
         }
@@ -515,7 +519,15 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
         }
         valid_bytes += n as u64;
     }
-    let header = header.ok_or_else(|| bad(1, "empty log: no header line".to_string()))?;
+    let header = header.ok_or_else(|| {
+        let why = if unterminated_first {
+            "no complete header line: the file's only line does not end with a newline (a \
+             results log's lines do; an interrupted first write, or another kind of file)"
+        } else {
+            "empty log: no header line"
+        };
+        bad(1, why.to_string())
+    })?;
     if !dropped.is_empty() {
         warn_dropped(path, &dropped);
     }
@@ -669,6 +681,21 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         path
+    }
+
+    /// A file of one line without its newline is not called empty; an empty file is.
+    #[test]
+    fn a_first_line_without_newline_is_not_an_empty_log() {
+        let path = write("whole.jsonl", &[]);
+        std::fs::write(&path, header("time")).unwrap();
+        let e = read_log(&path).unwrap_err().to_string();
+        assert!(e.contains("no complete header line"), "{e}");
+        std::fs::write(&path, "").unwrap();
+        let e = read_log(&path).unwrap_err().to_string();
+        assert!(e.contains("empty log"), "{e}");
+        std::fs::write(&path, header("time") + "\n").unwrap();
+        assert!(read_log(&path).is_ok());
+        let _ = std::fs::remove_file(&path);
     }
 
     /// Resuming a maximised objective's log without `--maximize` (or the other way round)

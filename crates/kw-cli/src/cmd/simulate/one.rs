@@ -35,13 +35,19 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let threads = args.threads();
     let sources = load_priors(&args.prior)?;
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
+    // What a prior setting seeds is said once, not once per strategy.
+    let mut told = Vec::new();
     for run in &runs {
+        let tell = run.prior.is_some() && !told.contains(&run.prior);
+        if tell {
+            told.push(run.prior);
+        }
         let points = prior_points(
             &sources,
             &sim.space,
             &sim.cache.device_name,
             run.prior,
-            true,
+            tell,
         );
         for &budget in &budgets {
             let started = Instant::now();

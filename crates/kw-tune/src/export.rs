@@ -168,6 +168,7 @@ pub fn t4_json(header: &LogHeader, records: &[LogRecord]) -> Json {
             "strategy": header.strategy.clone().unwrap_or_default(),
             "objective": header.objective,
             "objective_higher_is_better": header.maximize,
+            "parameters": header.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
             "tool": "kernel-wisdom",
         },
         "results": results,

@@ -154,6 +154,11 @@ fn simulation_evaluator_and_export_round_trip() {
     );
     let back = CacheFile::load(&t4).expect("read the T4 file back");
     assert_eq!(back.entries.len(), 300);
+    // The parameters in the space's order (`metadata.parameters`), as in the cache export, so
+    // both exports make the same space.
+    let names =
+        |c: &CacheFile| -> Vec<String> { c.params.iter().map(|p| p.name.clone()).collect() };
+    assert_eq!(names(&back), names(&sim.cache));
     assert_eq!(back.device_name, sim.cache.device_name);
     let t4_sim = kw_tune::simulate::SimulationEvaluator::new(&sim.space, &back);
     for e in &report.history {

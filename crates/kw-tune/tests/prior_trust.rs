@@ -233,7 +233,7 @@ fn the_default_share_is_trust_and_parses() {
         .contains("`gate`"));
     assert!(PriorParams::parse("share=mix1:gate=8")
         .unwrap_err()
-        .contains("give `local` too"));
+        .contains("give `local` above 0 too"));
 }
 
 /// The chosen settings climb from the prior's best: with other devices' results only when
@@ -627,7 +627,7 @@ fn a_guided_climb_tries_the_neighbour_the_prior_ranks_best_first() {
     assert_eq!(unguided, [19, 21].into_iter().collect());
     assert!(PriorParams::parse("share=mix1:guided=1")
         .unwrap_err()
-        .contains("give `local` too"));
+        .contains("give `local` above 0 too"));
     for text in [
         "local=4:guided=no",
         "local=4:guided=2",
@@ -639,6 +639,15 @@ fn a_guided_climb_tries_the_neighbour_the_prior_ranks_best_first() {
             "{text}"
         );
     }
+    assert!(PriorParams::parse("local=4:localmix=2")
+        .unwrap_err()
+        .contains("set one thing"));
+    assert!(PriorParams::parse("local=4:local=2")
+        .unwrap_err()
+        .contains("given twice"));
+    assert!(PriorParams::parse("local=0:guided=1")
+        .unwrap_err()
+        .contains("`local` above 0"));
     // `local=0` turns the climb off, with the default gate and order.
     for text in ["local=0", "local=0:gate=0", "local=0:guided=0"] {
         match PriorParams::parse(text).expect(text).share {

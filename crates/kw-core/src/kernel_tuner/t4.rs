@@ -24,7 +24,8 @@ pub(super) fn is_t4(obj: &Map<String, Json>) -> bool {
 /// a correct result without a measurement of the objective is an error naming it. A
 /// configuration measured more than once keeps its best value. A parameter whose values are
 /// numbers, some written as strings (KTT writes `"32"`), takes the numbers. T4 carries no
-/// space: the parameters are those the configurations name, in the first result's order, and
+/// space: the parameters are those the configurations name, in the order of
+/// `metadata.parameters` when it names them (kw writes it), else of the first result's, and
 /// each one's values those the results hold (numbers ascending; the first is the default), so
 /// a T4 file describes its space whole only when it holds every configuration (a brute-force
 /// run); a T1 file given beside it adds its conditions, not values. Kernel Tuner writes no
@@ -97,10 +98,20 @@ pub(super) fn from_t4(
                 )));
             }
             keys = config.keys().cloned().collect();
-            if let Some(order) = text.and_then(first_configuration_order) {
-                if order.len() == keys.len() && order.iter().all(|k| config.contains_key(k)) {
-                    keys = order;
-                }
+            // The order: `metadata.parameters` (kw writes it), else the first configuration's
+            // as the text writes it.
+            let named: Option<Vec<String>> = meta
+                .and_then(|m| m.get("parameters"))
+                .and_then(Json::as_array)
+                .and_then(|a| a.iter().map(|v| v.as_str().map(String::from)).collect());
+            let same = |order: &Vec<String>| {
+                order.len() == keys.len() && order.iter().all(|k| config.contains_key(k))
+            };
+            if let Some(order) = named
+                .filter(same)
+                .or_else(|| text.and_then(first_configuration_order).filter(same))
+            {
+                keys = order;
             }
         } else if config.len() != keys.len() || keys.iter().any(|k| !config.contains_key(k)) {
             return Err(fmt(format!(
@@ -353,8 +364,9 @@ impl<'de> Visitor<'de> for Top {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = None;
+        // A key given twice: the last copy, as the parsed JSON keeps.
         while let Some(key) = map.next_key::<String>()? {
-            if key == "results" && out.is_none() {
+            if key == "results" {
                 out = map.next_value_seed(Results)?;
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -398,7 +410,7 @@ impl<'de> Visitor<'de> for FirstResult {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = None;
         while let Some(key) = map.next_key::<String>()? {
-            if key == "configuration" && out.is_none() {
+            if key == "configuration" {
                 out = Some(map.next_value_seed(Keys)?);
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -422,9 +434,12 @@ impl<'de> Visitor<'de> for Keys {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
+        // A key given twice keeps its first place (and its last value, as parsed).
         while let Some(key) = map.next_key::<String>()? {
             map.next_value::<IgnoredAny>()?;
-            out.push(key);
+            if !out.contains(&key) {
+                out.push(key);
+            }
         }
         Ok(out)
     }
@@ -536,6 +551,32 @@ mod tests {
         let names: Vec<&str> = cache.params.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["zeta", "alpha", "mid"]);
         assert_eq!(cache.entries[0].key, "1,2,3");
+    }
+
+    /// A key given twice: the order and the data come from the same (last) copy; a parameter
+    /// named twice in a configuration keeps its first place. `metadata.parameters` orders.
+    #[test]
+    fn duplicate_keys_take_the_last_copy() {
+        let json = format!(
+            r#"{{"results": [{}], "results": [{}]}}"#,
+            result(r#"{"a": 1, "b": 2}"#, "correct", "1.0"),
+            result(r#"{"b": 2, "a": 1}"#, "correct", "1.0")
+        );
+        let names =
+            |c: &CacheFile| -> Vec<String> { c.params.iter().map(|p| p.name.clone()).collect() };
+        assert_eq!(names(&read(&json).unwrap()), ["b", "a"]);
+        let json = format!(
+            r#"{{"results": [{}]}}"#,
+            result(r#"{"b": 1, "a": 2, "b": 3}"#, "correct", "1.0")
+        );
+        let cache = read(&json).unwrap();
+        assert_eq!(names(&cache), ["b", "a"]);
+        assert_eq!(cache.entries[0].key, "3,2");
+        let json = format!(
+            r#"{{"metadata": {{"parameters": ["a", "b"]}}, "results": [{}]}}"#,
+            result(r#"{"b": 2, "a": 1}"#, "correct", "1.0")
+        );
+        assert_eq!(names(&read(&json).unwrap()), ["a", "b"]);
     }
 
     /// Numbers are one value however written (`1`, `1.0`, `"1"`, `"1e0"`): a configuration

@@ -351,14 +351,20 @@ impl PriorParams {
         let mut gate = None;
         let mut guided = None;
         let mut seen: Vec<&str> = Vec::new();
+        let mut raw: Vec<&str> = Vec::new();
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             // (`local` and `localmix` set one thing.)
             let setting = if k == "localmix" { "local" } else { k };
             if seen.contains(&setting) {
-                return Err(format!("`{k}` is given twice"));
+                return Err(if setting == "local" && !raw.contains(&k) {
+                    "`local` and `localmix` set one thing: give one of them".to_string()
+                } else {
+                    format!("`{k}` is given twice")
+                });
             }
             seen.push(setting);
+            raw.push(k);
             let whole = || -> Result<usize, String> {
                 v.parse().map_err(|_| format!("`{kv}`: not a whole number"))
             };
@@ -456,10 +462,12 @@ impl PriorParams {
             // dropped with them (`local=0` alone turns the climb off).
             if t.local == 0 {
                 if gate.is_some_and(|g| g > 0) {
-                    return Err("`gate` applies to the neighbours: give `local` too".into());
+                    return Err("`gate` applies to the neighbours: give `local` above 0 too".into());
                 }
                 if guided == Some(true) {
-                    return Err("`guided` applies to the neighbours: give `local` too".into());
+                    return Err(
+                        "`guided` applies to the neighbours: give `local` above 0 too".into(),
+                    );
                 }
                 t.gate = 0;
                 t.guided = false;

@@ -68,10 +68,11 @@ pub struct SimulateArgs {
     /// (leave-one-device-out), as with --prior.
     #[arg(long, requires = "suite", conflicts_with = "prior")]
     pub prior_family: bool,
-    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N:gate=N`
+    /// How priors seed the search, for experiments: `take=N:rank=robin|mean:share=blind|design|extra|lateN|trustN|forgetN|mixN:feature=0|1:agree=K:agreetake=0|1:stop=N:local=N:localmix=N:gate=N:guided=0|1`
     /// (docs/strategies.md; `share=` sets the share alone: `share=mix1` is the default without
     /// the neighbours); several give one row each (`NAME+prior(SETTINGS)`). Default: the
-    /// chosen settings (with a prior of the tuned device: `local=8`, no gate).
+    /// chosen settings (with a prior of the tuned device: `local=8`, no gate, in the seed's
+    /// order).
     #[arg(long)]
     pub prior_settings: Vec<String>,
     /// With priors: skip the runs without them.

@@ -177,9 +177,111 @@ impl From<String> for Value {
     }
 }
 
+/// A hashable key of a value, equal for values [`Value::same`] finds equal (numbers by value:
+/// `16` and `16.0` share one; whole numbers past 2^63 as floats aside).
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub enum ValueKey {
+    /// A whole number, however written.
+    Int(i64),
+    /// Another number, by its bits (every NaN one key).
+    Float(u64),
+    /// A string.
+    Str(String),
+    /// A bool.
+    Bool(bool),
+}
+
+impl Value {
+    /// The value's [`ValueKey`].
+    pub fn key(&self) -> ValueKey {
+        match self {
+            Value::Int(i) => ValueKey::Int(*i),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => ValueKey::Int(*f as i64),
+            Value::Float(f) if f.is_nan() => ValueKey::Float(f64::NAN.to_bits()),
+            Value::Float(f) => ValueKey::Float(f.to_bits()),
+            Value::Str(s) => ValueKey::Str(s.clone()),
+            Value::Bool(b) => ValueKey::Bool(*b),
+        }
+    }
+}
+
+/// A list of values indexed for lookups in constant time: [`ValueIndex::index_of`] answers as
+/// [`crate::space::Parameter::index_of`] does (the value itself first, else one equal as
+/// Python compares numbers), without scanning the list.
+#[derive(Clone, Debug, Default)]
+pub struct ValueIndex {
+    by_key: std::collections::HashMap<ValueKey, Vec<u32>>,
+}
+
+impl ValueIndex {
+    /// The index of `values`.
+    pub fn new(values: &[Value]) -> ValueIndex {
+        let mut by_key: std::collections::HashMap<ValueKey, Vec<u32>> =
+            std::collections::HashMap::with_capacity(values.len());
+        for (i, v) in values.iter().enumerate() {
+            by_key.entry(v.key()).or_default().push(i as u32);
+        }
+        ValueIndex { by_key }
+    }
+
+    /// The position of `v` in `values` (the list this index was made of): the value itself,
+    /// else one [`Value::same`] as it.
+    pub fn index_of(&self, values: &[Value], v: &Value) -> Option<usize> {
+        let candidates = self.by_key.get(&v.key())?;
+        let at = |i: &u32| values.get(*i as usize);
+        candidates
+            .iter()
+            .find(|i| at(i) == Some(v))
+            .or_else(|| candidates.iter().find(|i| at(i).is_some_and(|x| x.same(v))))
+            .map(|&i| i as usize)
+    }
+
+    /// Whether `values` holds `v` itself (`==`).
+    pub fn contains(&self, values: &[Value], v: &Value) -> bool {
+        self.by_key
+            .get(&v.key())
+            .is_some_and(|c| c.iter().any(|&i| values.get(i as usize) == Some(v)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index answers as a scan of the list does (`Parameter::index_of`), for a list that
+    /// holds a number in two writings, strings of numbers, bools, NaN and huge numbers.
+    #[test]
+    fn the_value_index_answers_as_the_scan() {
+        let values = vec![
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Float(2.0),
+            Value::Str("16".into()),
+            Value::Int(16),
+            Value::Bool(true),
+            Value::Float(f64::NAN),
+            Value::Float(-0.0),
+            Value::Int(i64::MAX),
+            Value::Float(1e300),
+            Value::Float(0.5),
+        ];
+        let p = crate::space::Parameter::new("p", values.clone());
+        let index = ValueIndex::new(&values);
+        let probes = values.iter().cloned().chain([
+            Value::Float(16.0),
+            Value::Int(2),
+            Value::Int(0),
+            Value::Float(0.0),
+            Value::Str("1".into()),
+            Value::Bool(false),
+            Value::Float(0.25),
+            Value::Int(3),
+        ]);
+        for v in probes {
+            assert_eq!(index.index_of(&values, &v), p.index_of(&v), "{v:?}");
+            assert_eq!(index.contains(&values, &v), values.contains(&v), "{v:?}");
+        }
+    }
 
     #[test]
     fn json_forms_are_untagged_and_keep_float_type() {

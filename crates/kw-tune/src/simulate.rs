@@ -11,7 +11,7 @@ use crate::strategies;
 use crate::tuner::Tuner;
 use kw_core::kernel_tuner::{load_restrictions, CacheFile, KtError, Outcome, Restrictions};
 use kw_core::space::{Parameter, Point, TuningSpace};
-use kw_core::{config::Config, expr::Expr, value::Value};
+use kw_core::{config::Config, expr::Expr, value::Value, value::ValueIndex};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -218,16 +218,18 @@ fn parameter_notes(t1_path: &Path, t1: &[Parameter], cache: &CacheFile) -> Vec<S
         let Some(q) = t1.iter().find(|q| q.name == p.name) else {
             continue;
         };
+        // Indexed: a parameter may have many values (a T1 list holds up to 1,000,000).
+        let (p_index, q_index) = (ValueIndex::new(&p.values), ValueIndex::new(&q.values));
         let missing: Vec<String> = p
             .values
             .iter()
-            .filter(|v| !q.values.contains(v))
+            .filter(|v| !q_index.contains(&q.values, v))
             .map(|v| v.to_string())
             .collect();
         let extra: Vec<String> = q
             .values
             .iter()
-            .filter(|v| !p.values.contains(v))
+            .filter(|v| !p_index.contains(&p.values, v))
             .map(|v| v.to_string())
             .collect();
         if !missing.is_empty() || !extra.is_empty() {
@@ -272,12 +274,19 @@ fn entry_notes(cache: &CacheFile) -> Vec<String> {
     let mut twice: Vec<String> = Vec::new();
     let mut misspelt: Vec<String> = Vec::new();
     let mut seen: HashMap<String, &str> = HashMap::new();
+    let indexes: Vec<ValueIndex> = cache
+        .params
+        .iter()
+        .map(|p| ValueIndex::new(&p.values))
+        .collect();
     for entry in &cache.entries {
         let undeclared = cache
             .params
             .iter()
+            .zip(&indexes)
             .zip(&entry.values)
-            .find(|(p, v)| !p.values.contains(v));
+            .find(|((p, index), v)| !index.contains(&p.values, v))
+            .map(|((p, _), v)| (p, v));
         if let Some((p, v)) = undeclared {
             outside.push(format!("`{}` ({}={v})", entry.key, p.name));
             continue;

@@ -92,8 +92,10 @@ fn agreement_scales_the_configurations_taken() {
     assert!(PriorParams::parse("agree=x").is_err());
     // A setting given twice is refused (the last one used to win silently), `local` and
     // `localmix` being one setting.
-    for text in ["take=3:take=4", "local=3:localmix=2", "agree=8,agree=8"] {
+    for text in ["take=3:take=4", "local=3:local=2", "agree=8,agree=8"] {
         let e = PriorParams::parse(text).unwrap_err();
         assert!(e.contains("is given twice"), "{text}: {e}");
     }
+    let e = PriorParams::parse("local=3:localmix=2").unwrap_err();
+    assert!(e.contains("set one thing"), "{e}");
 }

@@ -5,7 +5,7 @@
 use super::cache::{CacheEntry, CacheFile, Outcome};
 use super::{json_value, KtError};
 use crate::space::Parameter;
-use crate::value::Value;
+use crate::value::{Value, ValueKey};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
@@ -159,12 +159,12 @@ pub(super) fn from_t4(
     let mut params = Vec::with_capacity(keys.len());
     let mut positions: Vec<Vec<usize>> = Vec::with_capacity(keys.len());
     for (k, column) in keys.iter().zip(&columns) {
-        let mut index: HashMap<Canonical, usize> = HashMap::new();
+        let mut index: HashMap<ValueKey, usize> = HashMap::new();
         let mut values: Vec<Value> = Vec::new();
         let mut at: Vec<usize> = Vec::with_capacity(column.len());
         for v in column {
             let next = values.len();
-            let i = *index.entry(canonical(v)).or_insert(next);
+            let i = *index.entry(v.key()).or_insert(next);
             if i == next {
                 values.push(v.clone());
             }
@@ -241,28 +241,6 @@ pub(super) fn from_t4(
         params,
         entries,
     })
-}
-
-/// A value as [`Value::same`] compares it, hashable: a whole number is one key whether written
-/// `16` or `16.0`.
-#[derive(Hash, PartialEq, Eq)]
-enum Canonical {
-    Int(i64),
-    Float(u64),
-    Str(String),
-    Bool(bool),
-}
-
-fn canonical(v: &Value) -> Canonical {
-    match v {
-        Value::Int(i) => Canonical::Int(*i),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Canonical::Int(*f as i64),
-        // -0.0 is 0 (caught above); every NaN is one.
-        Value::Float(f) if f.is_nan() => Canonical::Float(f64::NAN.to_bits()),
-        Value::Float(f) => Canonical::Float(f.to_bits()),
-        Value::Str(s) => Canonical::Str(s.clone()),
-        Value::Bool(b) => Canonical::Bool(*b),
-    }
 }
 
 /// A cache key as Kernel Tuner writes one: the values joined with commas, as Python prints

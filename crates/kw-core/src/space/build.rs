@@ -143,7 +143,12 @@ impl TuningSpace {
             })
             .collect();
         let external = Externals::capture(&restrictions, scope);
+        let index = params
+            .iter()
+            .map(|p| crate::value::ValueIndex::new(&p.values))
+            .collect();
         let mut space = TuningSpace {
+            index,
             params,
             restrictions,
             by_name,

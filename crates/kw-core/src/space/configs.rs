@@ -31,11 +31,13 @@ impl TuningSpace {
         }
         self.params
             .iter()
-            .map(|p| {
+            .zip(&self.index)
+            .map(|(p, index)| {
                 let v = config
                     .get(&p.name)
                     .ok_or_else(|| format!("parameter `{}` is missing", p.name))?;
-                p.index_of(v)
+                index
+                    .index_of(&p.values, v)
                     .map(|i| i as u32)
                     .ok_or_else(|| format!("{v} is not a declared value of `{}`", p.name))
             })

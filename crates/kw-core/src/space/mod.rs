@@ -174,12 +174,21 @@ pub struct TuningSpace {
     len: u128,
     /// External values that restrictions may mention (device attributes, problem size, ...).
     external: Externals,
+    /// Per parameter, its values indexed ([`TuningSpace::point`] in constant time per value).
+    index: Vec<crate::value::ValueIndex>,
 }
 
 impl TuningSpace {
     /// The parameters, in order.
     pub fn params(&self) -> &[Parameter] {
         &self.params
+    }
+
+    /// The index of `v` among parameter `param`'s values, as [`Parameter::index_of`] finds
+    /// it, in constant time (`None` also for a parameter index out of range).
+    pub fn value_index(&self, param: usize, v: &Value) -> Option<usize> {
+        let p = self.params.get(param)?;
+        self.index.get(param)?.index_of(&p.values, v)
     }
 
     /// The restrictions, as given.

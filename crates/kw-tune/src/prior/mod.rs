@@ -732,7 +732,7 @@ fn map_config(
     let mut point = Vec::with_capacity(space.params().len());
     for (k, p) in space.params().iter().enumerate() {
         let index = match config.get(&p.name) {
-            Some(v) => match p.index_of(v) {
+            Some(v) => match space.value_index(k, v) {
                 Some(i) => i as u32,
                 None => {
                     if notes.outside.0 == 0 {

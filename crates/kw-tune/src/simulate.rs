@@ -145,10 +145,11 @@ impl Simulation {
                 return Err(TuneError::KernelTuner(KtError::Format {
                     path: path.to_path_buf(),
                     message: "no entry is a successful configuration of the space: failures \
-                              are strings such as \"InvalidConfig\", and values of 1e20 or \
+                              are strings such as \"InvalidConfig\" (in a T4 file, an \
+                              `invalidity` other than \"correct\"), and values of 1e20 or \
                               more (older files' failures); entries with a value not among \
-                              their parameter's tune_params, or breaking the restrictions, are \
-                              not in the space"
+                              their parameter's values (a cache's tune_params), or breaking \
+                              the restrictions, are not in the space"
                         .into(),
                 }));
             }

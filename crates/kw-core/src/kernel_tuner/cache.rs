@@ -119,25 +119,8 @@ impl CacheFile {
             .and_then(|v| v.as_str())
             .unwrap_or("time")
             .to_string();
-        let higher_is_better = match obj.get("objective_higher_is_better") {
-            None | Some(serde_json::Value::Null) => {
-                // Kernel Tuner's cache files name the objective but not its direction.
-                if objective != "time" {
-                    crate::diag::warn_once(&format!(
-                        "{}: the objective `{objective}` is taken as minimised (lower is \
-                         better): the file does not say (`objective_higher_is_better`)",
-                        path.display()
-                    ));
-                }
-                false
-            }
-            Some(serde_json::Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(fmt(format!(
-                    "`objective_higher_is_better` must be true or false, not {other}"
-                )))
-            }
-        };
+        let higher_is_better =
+            direction(path, &objective, obj.get("objective_higher_is_better")).map_err(fmt)?;
         let mut entries = Vec::new();
         if let Some(cache) = obj.get("cache") {
             let cache = cache
@@ -153,16 +136,9 @@ impl CacheFile {
                     .map(|k| rec.get(k).and_then(json_value))
                     .collect::<Option<_>>()
                     .ok_or_else(|| fmt(format!("cache entry `{key}` lacks a parameter value")))?;
-                let mut outcome = outcome(rec, &objective).ok_or_else(|| {
-                    fmt(format!("cache entry `{key}` has no usable `{objective}`"))
-                })?;
-                // A positive value becomes its reciprocal; one that is not stays as it is, for
-                // the simulation and priors to refuse by name (`kw space stats` needs none).
-                if let (true, Outcome::Value(v)) = (higher_is_better, &outcome) {
-                    if *v > 0.0 {
-                        outcome = Outcome::Value(1.0 / v);
-                    }
-                }
+                let outcome = outcome(rec, &objective)
+                    .ok_or_else(|| fmt(format!("cache entry `{key}` has no usable `{objective}`")))?
+                    .lower_is_better(higher_is_better);
                 let times = rec
                     .get("times")
                     .and_then(|t| t.as_array())
@@ -210,15 +186,54 @@ fn outcome(rec: &serde_json::Map<String, serde_json::Value>, objective: &str) ->
     }
     match rec.get(objective)? {
         serde_json::Value::String(s) => Some(Outcome::Failed(s.clone())),
-        serde_json::Value::Number(n) => {
-            let v = n.as_f64()?;
-            // Older data marks failures as 1e20.
-            Some(if v >= 1e20 || !v.is_finite() {
-                Outcome::Failed("InvalidConfig (1e20)".into())
-            } else {
-                Outcome::Value(v)
-            })
-        }
+        serde_json::Value::Number(n) => n.as_f64().map(Outcome::measured),
         _ => None,
+    }
+}
+
+impl Outcome {
+    /// A measured value: a failure when not finite or 1e20 or more (older data's failure mark).
+    pub(super) fn measured(v: f64) -> Outcome {
+        if v >= 1e20 || !v.is_finite() {
+            Outcome::Failed("InvalidConfig (1e20)".into())
+        } else {
+            Outcome::Value(v)
+        }
+    }
+
+    /// The outcome with lower better: a maximised objective's positive value becomes its
+    /// reciprocal; one that is not stays as it is, for the simulation and priors to refuse by
+    /// name (`kw space stats` needs none).
+    pub(super) fn lower_is_better(self, higher_is_better: bool) -> Outcome {
+        match self {
+            Outcome::Value(v) if higher_is_better && v > 0.0 => Outcome::Value(1.0 / v),
+            other => other,
+        }
+    }
+}
+
+/// The objective's direction from a file's `objective_higher_is_better` (`flag`): absent,
+/// minimised, with a warning once when the objective is not `time` (Kernel Tuner's files
+/// name the objective but not its direction).
+pub(super) fn direction(
+    path: &Path,
+    objective: &str,
+    flag: Option<&serde_json::Value>,
+) -> Result<bool, String> {
+    match flag {
+        None | Some(serde_json::Value::Null) => {
+            if objective != "time" {
+                crate::diag::warn_once(&format!(
+                    "{}: the objective `{objective}` is taken as minimised (lower is better): \
+                     the file does not say (`objective_higher_is_better`)",
+                    path.display()
+                ));
+            }
+            Ok(false)
+        }
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(format!(
+            "`objective_higher_is_better` must be true or false, not {other}"
+        )),
     }
 }

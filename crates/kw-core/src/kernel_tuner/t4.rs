@@ -59,24 +59,7 @@ pub(super) fn from_t4(
     let direction = meta
         .and_then(|m| m.get("objective_higher_is_better"))
         .or_else(|| obj.get("objective_higher_is_better"));
-    let higher_is_better = match direction {
-        None | Some(Json::Null) => {
-            if objective != "time" {
-                crate::diag::warn_once(&format!(
-                    "{}: T4 results file: the objective `{objective}` is taken as minimised \
-                     (lower is better): the file does not say (`metadata.objective_higher_is_better`)",
-                    path.display()
-                ));
-            }
-            false
-        }
-        Some(Json::Bool(b)) => *b,
-        Some(other) => {
-            return Err(fmt(format!(
-                "`objective_higher_is_better` must be true or false, not {other}"
-            )))
-        }
-    };
+    let higher_is_better = super::cache::direction(path, &objective, direction).map_err(fmt)?;
     if results.is_empty() {
         return Err(fmt(
             "`results` is empty: no configuration was measured".into()
@@ -199,10 +182,7 @@ pub(super) fn from_t4(
             .zip(&position)
             .map(|(p, &i)| p.values[i].clone())
             .collect();
-        let outcome = match (higher_is_better, outcome) {
-            (true, Outcome::Value(v)) if v > 0.0 => Outcome::Value(1.0 / v),
-            (_, o) => o,
-        };
+        let outcome = outcome.lower_is_better(higher_is_better);
         match at.get(&position) {
             Some(&e) => {
                 let entry = &mut entries[e];
@@ -303,13 +283,7 @@ fn outcome(result: &Json, objective: &str) -> Option<Outcome> {
         Json::String(s) => s.trim().parse::<f64>().ok()?,
         _ => return None,
     };
-    Some(if !v.is_finite() {
-        Outcome::Failed("not a finite value".into())
-    } else if v >= 1e20 {
-        Outcome::Failed("InvalidConfig (1e20)".into())
-    } else {
-        Outcome::Value(v)
-    })
+    Some(Outcome::measured(v))
 }
 
 /// The names of the first result's configuration in the order `text` writes them (a parsed

@@ -72,8 +72,8 @@ fn labelled(path: &Path, device: &str) -> String {
 }
 
 /// Reads a prior file: a Kernel Tuner cache file (`.json`, `.json.gz`) or T4 results file, a
-/// kw results log (`.jsonl`) or a wisdom file (one source per record: each its device's and problem size's
-/// best configuration).
+/// kw results log (`.jsonl`) or a wisdom file (one source per record: each its device's and
+/// problem size's best configuration).
 pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
     let log_error = match read_log(path) {
         Ok(log) => {
@@ -350,21 +350,24 @@ impl PriorParams {
         let mut local = None;
         let mut gate = None;
         let mut guided = None;
-        let mut seen: Vec<&str> = Vec::new();
-        let mut raw: Vec<&str> = Vec::new();
+        // The keys given so far (`local` and `localmix` set one thing).
+        let mut given: Vec<&str> = Vec::new();
+        fn setting(k: &str) -> &str {
+            if k == "localmix" {
+                "local"
+            } else {
+                k
+            }
+        }
         for kv in text.split([':', ',']).filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            // (`local` and `localmix` set one thing.)
-            let setting = if k == "localmix" { "local" } else { k };
-            if seen.contains(&setting) {
-                return Err(if setting == "local" && !raw.contains(&k) {
-                    "`local` and `localmix` set one thing: give one of them".to_string()
-                } else {
-                    format!("`{k}` is given twice")
-                });
+            if given.contains(&k) {
+                return Err(format!("`{k}` is given twice"));
             }
-            seen.push(setting);
-            raw.push(k);
+            if given.iter().any(|g| setting(g) == setting(k)) {
+                return Err("`local` and `localmix` set one thing: give one of them".into());
+            }
+            given.push(k);
             let whole = || -> Result<usize, String> {
                 v.parse().map_err(|_| format!("`{kv}`: not a whole number"))
             };

@@ -60,8 +60,9 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub json: bool,
     /// Earlier results of the same kernel (other devices or sizes): Kernel Tuner cache files,
-    /// T4 results files, kw results logs or wisdom files. Each strategy then runs without and with them (row
-    /// `NAME+prior`: their best configurations, mapped into this space, evaluated first).
+    /// T4 results files, kw results logs or wisdom files. Each strategy then runs without and
+    /// with them (row `NAME+prior`: their best configurations, mapped into this space,
+    /// evaluated first).
     #[arg(long, num_args = 1.., value_name = "FILE")]
     pub prior: Vec<PathBuf>,
     /// With --suite: each space's prior is the other spaces of its family

@@ -29,8 +29,9 @@ pub struct TuneArgs {
     #[arg(long, default_value = strategies::DEFAULT)]
     pub(super) strategy: String,
     /// Earlier results of the same kernel (other devices or problem sizes): Kernel Tuner
-    /// cache files, T4 results files, kw results logs or wisdom files. Their best configurations that are valid
-    /// here (parameters matched by name) are evaluated first; the search then runs as usual.
+    /// cache files, T4 results files, kw results logs or wisdom files. Their best
+    /// configurations that are valid here (parameters matched by name) are evaluated first;
+    /// the search then runs as usual.
     /// The wisdom of the same tuning key (search path and --wisdom-dir; for a library kernel,
     /// the records shipped with the library too) is always a prior.
     #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "no_prior")]

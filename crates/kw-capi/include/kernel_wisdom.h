@@ -8,7 +8,7 @@
  * device pointers / cl_mem buffers and scalars. Each new problem size selects its
  * configuration from wisdom files and compiles it once. Set KW_CAPTURE=<kernel> to capture
  * launches for offline tuning with `kw tune` (written at exit: no flush call is needed);
- * KW_LOG=debug shows every selection. See README.md, "Using it from C and C++".
+ * KW_LOG=debug shows every selection. See docs/c-and-cpp.md in the source repository.
  *
  * Errors: every function returns a kw_status (KW_OK = 0). On failure kw_last_error()
  * returns the calling thread's message, valid until the next failing call on that thread.

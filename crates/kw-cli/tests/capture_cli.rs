@@ -96,3 +96,19 @@ fn ls_show_verify() {
     assert!(!ok && err.contains("missing.kwcap"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `kw tune` with nothing to tune says what it takes (captures, `--t1` or `--bundled`) and
+/// how captures are made, before it touches a device or a directory.
+#[test]
+fn tune_without_input_says_what_it_takes() {
+    let (ok, _, err) = kw(&["tune", "--budget", "3"]);
+    assert!(!ok);
+    for part in ["nothing to tune", "KW_CAPTURE=", "--t1 FILE", "--bundled"] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    // A --stop item without a value, or an unknown name, lists what is expected.
+    let (ok, _, err) = kw(&["tune", "x.kwcap", "--stop", "fraction"]);
+    assert!(!ok && err.contains("expected NAME=VALUE"), "{err}");
+    let (ok, _, err) = kw(&["tune", "x.kwcap", "--stop", "foo=1"]);
+    assert!(!ok && err.contains("no-improvement-time"), "{err}");
+}

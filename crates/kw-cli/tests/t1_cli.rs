@@ -274,6 +274,26 @@ fn a_t1_benchmark_is_captured_and_tuned_with_every_result_verified() {
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     let ls = kw(&dir, &["capture", "ls", "empty"]);
     assert!(String::from_utf8_lossy(&ls.stdout).contains("no capture files"));
+    // Without DIR, `KW_CAPTURE_DIR` (where applications write) is the directory listed; a
+    // missing default directory is an error that says where the name came from.
+    let ls_in = |capture_dir: &str| {
+        kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
+            .current_dir(&dir)
+            .env("KW_CAPTURE_DIR", dir.join(capture_dir))
+            .args(["capture", "ls"])
+            .output()
+            .expect("running kw")
+    };
+    let ls = ls_in("empty");
+    let out = String::from_utf8_lossy(&ls.stdout);
+    assert!(ls.status.success() && out.contains("no capture files") && out.contains("empty"));
+    let ls = ls_in("missing");
+    let err = String::from_utf8_lossy(&ls.stderr);
+    assert!(!ls.status.success(), "{err}");
+    assert!(
+        err.contains("missing: no such directory") && err.contains("KW_CAPTURE_DIR"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

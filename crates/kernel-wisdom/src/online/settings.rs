@@ -20,9 +20,10 @@ pub const TUNE_DIR_ENV: &str = "KW_TUNE_DIR";
 pub const TUNE_RANKS_ENV: &str = "KW_TUNE_RANKS";
 
 /// Evaluations per problem size by default: on the recorded tuning spaces the default
-/// strategy reaches on average 0.87 of the best configuration's performance after 25
-/// evaluations and 0.92 after 50 (`docs/strategies.md`); 32 buys most of that while a size's
-/// tuning stays short (`docs/online-tuning.md`).
+/// strategy reaches on average 0.88 of the best configuration's performance after 25
+/// evaluations and 0.93 after 50 without a prior, 0.97 and 0.98 with other GPUs' results as
+/// prior (`docs/strategies.md`); 32 buys most of that while a size's tuning stays short
+/// (`docs/online-tuning.md`).
 pub const DEFAULT_EVALUATIONS: u64 = 32;
 /// Device time per problem size by default (evaluations counted whole, compile waits
 /// included): at the default share, at most 100 s of wall time per size.

@@ -12,9 +12,9 @@ pub enum CaptureCmd {
     /// One line per capture in DIR: file, tuning key, problem size, date, compressed and raw size.
     #[command(after_help = "Examples:\n  kw capture ls\n  kw capture ls /scratch/captures")]
     Ls {
-        /// Directory holding `.kwcap` files (default: the default capture directory).
-        #[arg(default_value = kernel_wisdom::DEFAULT_CAPTURE_DIR)]
-        dir: PathBuf,
+        /// Directory holding `.kwcap` files (default: `KW_CAPTURE_DIR` when set, else
+        /// `captures`, where applications write them).
+        dir: Option<PathBuf>,
     },
     /// Kernel, problem size, device, date, the tuning space and the configuration launched,
     /// the arguments and the buffers of one capture.
@@ -63,7 +63,10 @@ pub enum CaptureCmd {
 
 pub fn run(cmd: CaptureCmd) -> Result<()> {
     match cmd {
-        CaptureCmd::Ls { dir } => ls(&dir),
+        CaptureCmd::Ls { dir } => match dir {
+            Some(dir) => ls(&dir, false),
+            None => ls(&default_capture_dir(), true),
+        },
         CaptureCmd::Show { file, json } => show(&file, json),
         CaptureCmd::Verify { files } => verify(&files),
         CaptureCmd::FromT1 {
@@ -357,9 +360,37 @@ pub(crate) fn human(bytes: u64) -> String {
     kw_core::diag::bytes(bytes)
 }
 
-fn ls(dir: &Path) -> Result<()> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("{}: listing the directory", dir.display()))?
+/// Where applications write captures: `KW_CAPTURE_DIR` when set (and not empty), else
+/// `captures` in the current directory.
+fn default_capture_dir() -> PathBuf {
+    std::env::var_os(kernel_wisdom::CAPTURE_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map_or_else(
+            || PathBuf::from(kernel_wisdom::DEFAULT_CAPTURE_DIR),
+            PathBuf::from,
+        )
+}
+
+/// Lists the captures in `dir`; `by_default`: `dir` was not given (the error then says where
+/// it came from).
+fn ls(dir: &Path, by_default: bool) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if by_default && e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{}: no such directory (the default capture directory: {}); give the directory \
+             as `kw capture ls DIR`, or capture first (KW_CAPTURE=KERNEL ./app)",
+            dir.display(),
+            if std::env::var_os(kernel_wisdom::CAPTURE_DIR_ENV).is_some_and(|v| !v.is_empty()) {
+                "KW_CAPTURE_DIR"
+            } else {
+                "`captures` in the current directory, KW_CAPTURE_DIR unset"
+            }
+        ),
+        Err(e) => {
+            return Err(e).with_context(|| format!("{}: listing the directory", dir.display()))
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let name = p

@@ -10,7 +10,7 @@ use kw_core::compile_cache::{CacheSettings, CompileCache};
 /// Arguments of `kw devices`.
 #[derive(Args)]
 pub struct DevicesArgs {
-    /// One JSON object per device (index, backend, name, vendor, architecture, driver).
+    /// A JSON array, one object per device (index, backend, name, vendor, architecture, driver).
     #[arg(long)]
     json: bool,
 }

@@ -45,7 +45,7 @@ pub enum WisdomCmd {
         /// Architecture (e.g. sm_90); default: the device's.
         #[arg(long, default_value = "")]
         arch: String,
-        /// Backend (cuda or opencl); default: cuda for sm_* architectures, else any.
+        /// Backend (cuda or opencl); default: cuda for sm_* architectures, else the device's backend.
         #[arg(long, value_parser = ["cuda", "opencl"])]
         backend: Option<String>,
         /// Problem size, e.g. 4096,4096 (the selection depends on it).

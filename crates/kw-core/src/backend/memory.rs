@@ -26,9 +26,14 @@ pub fn set_gentle(bytes: usize) {
 pub fn gentle_chunk() -> usize {
     static FROM_ENV: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let from_env = FROM_ENV.get_or_init(|| {
-        std::env::var("KW_GENTLE_CHUNK")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
+        let v = std::env::var("KW_GENTLE_CHUNK").ok()?;
+        let parsed = v.trim().parse().ok();
+        if parsed.is_none() {
+            crate::diag::warn_once(&format!(
+                "invalid KW_GENTLE_CHUNK={v:?} (expected a number of bytes, 0 for off); ignored"
+            ));
+        }
+        parsed
     });
     from_env.unwrap_or_else(|| GENTLE_CHUNK.load(Ordering::Relaxed))
 }

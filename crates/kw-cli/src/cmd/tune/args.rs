@@ -8,8 +8,8 @@ use std::time::Duration;
 
 #[derive(Args, Clone)]
 pub struct TuneArgs {
-    /// Capture files (.kwcap) to tune, one after the other.
-    #[arg(required_unless_present_any = ["bundled", "t1"])]
+    /// Capture files (.kwcap) to tune, one after the other (or `--t1 FILE`, or `--bundled
+    /// KERNEL`).
     pub(super) captures: Vec<PathBuf>,
     /// Tune the benchmark a T1 file describes: it is made a capture first (as `kw capture
     /// from-t1`, into `captures/`, reused while the file is unchanged), and its `Budget`
@@ -128,7 +128,7 @@ pub struct TuneArgs {
     /// Warm-up launches per configuration.
     #[arg(long, default_value_t = 1)]
     pub(super) warmup: usize,
-    /// Timed launches per configuration (at most; fewer when --sample-time runs out).
+    /// Timed launches per configuration (at most; fewer when --sample-time-ms runs out).
     #[arg(long, default_value_t = 15)]
     pub(super) samples: usize,
     /// Time budget per configuration for timed launches, in milliseconds.
@@ -243,9 +243,9 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
         .flat_map(|s| s.split(','))
         .filter(|s| !s.trim().is_empty())
     {
-        let (k, v) = item
-            .split_once('=')
-            .with_context(|| format!("bad --stop item `{item}`"))?;
+        let (k, v) = item.split_once('=').with_context(|| {
+            format!("bad --stop item `{item}`: expected NAME=VALUE, e.g. `fraction=0.1`")
+        })?;
         let num = || {
             v.trim()
                 .parse::<f64>()
@@ -270,7 +270,10 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
             }
             "no-improvement" => Stop::NoImprovementEvaluations(num()? as u64),
             "no-improvement-time" => Stop::NoImprovementTime(parse_duration(v)?),
-            other => bail!("unknown --stop condition `{other}`"),
+            other => bail!(
+                "unknown --stop condition `{other}` (evals, time, fraction, target, \
+                 no-improvement, no-improvement-time)"
+            ),
         });
     }
     if list.is_empty() {

@@ -10,9 +10,19 @@ use kw_core::device::BackendKind;
 /// The environment variable that gives `--devices` when neither it nor `--device` is given.
 pub(super) const DEVICES_ENV: &str = "KW_DEVICES";
 
-/// The devices asked for.
+/// The devices asked for, and where they were asked for (`--devices` or `KW_DEVICES`: the
+/// errors name it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum DeviceSet {
+pub(super) struct DeviceSet {
+    /// Which devices.
+    pub(super) which: Which,
+    /// `--devices` or [`DEVICES_ENV`].
+    from: &'static str,
+}
+
+/// Which devices a [`DeviceSet`] names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Which {
     /// Every device of the capture's backend.
     All,
     /// These indices, as `kw devices` numbers them.
@@ -21,10 +31,13 @@ pub(super) enum DeviceSet {
 
 impl DeviceSet {
     /// Parses `all` or `0,2,...` (`what` names the source in errors).
-    pub(super) fn parse(text: &str, what: &str) -> Result<DeviceSet> {
+    pub(super) fn parse(text: &str, what: &'static str) -> Result<DeviceSet> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("all") {
-            return Ok(DeviceSet::All);
+            return Ok(DeviceSet {
+                which: Which::All,
+                from: what,
+            });
         }
         let mut indices = Vec::new();
         for item in t.split(',').map(str::trim) {
@@ -38,7 +51,10 @@ impl DeviceSet {
                 indices.push(i);
             }
         }
-        Ok(DeviceSet::Indices(indices))
+        Ok(DeviceSet {
+            which: Which::Indices(indices),
+            from: what,
+        })
     }
 
     /// The set from `--devices`, else from `KW_DEVICES` unless `--device` names one device
@@ -60,13 +76,14 @@ impl DeviceSet {
     /// no device is an error; so is a set with no device of `backend`.
     pub(super) fn resolve(&self, backend: BackendKind) -> Result<Vec<ListedDevice>> {
         let listed = list_devices().context("listing the devices")?;
-        if let DeviceSet::Indices(indices) = self {
+        let from = self.from;
+        if let Which::Indices(indices) = &self.which {
             if let Some(i) = indices
                 .iter()
                 .find(|i| !listed.iter().any(|d| d.index == **i))
             {
                 bail!(
-                    "--devices: there is no device {i} (`kw devices` lists {} device(s))",
+                    "{from}: there is no device {i} (`kw devices` lists {} device(s))",
                     listed.len()
                 );
             }
@@ -74,14 +91,14 @@ impl DeviceSet {
         let chosen: Vec<ListedDevice> = listed
             .into_iter()
             .filter(|d| d.info.backend == backend)
-            .filter(|d| match self {
-                DeviceSet::All => true,
-                DeviceSet::Indices(i) => i.contains(&d.index),
+            .filter(|d| match &self.which {
+                Which::All => true,
+                Which::Indices(i) => i.contains(&d.index),
             })
             .collect();
         if chosen.is_empty() {
             bail!(
-                "--devices: none of the devices asked for is of the capture's backend \
+                "{from}: none of the devices asked for is of the capture's backend \
                  ({backend}); `kw devices` lists them"
             );
         }
@@ -138,12 +155,12 @@ mod tests {
     #[test]
     fn sets_parse_and_bad_ones_say_why() {
         assert_eq!(
-            DeviceSet::parse("all", "--devices").unwrap(),
-            DeviceSet::All
+            DeviceSet::parse("all", "--devices").unwrap().which,
+            Which::All
         );
         assert_eq!(
-            DeviceSet::parse(" 0, 2,2 ", "--devices").unwrap(),
-            DeviceSet::Indices(vec![0, 2])
+            DeviceSet::parse(" 0, 2,2 ", "--devices").unwrap().which,
+            Which::Indices(vec![0, 2])
         );
         let e = DeviceSet::parse("0,gpu", "KW_DEVICES").unwrap_err();
         assert!(format!("{e:#}").contains("KW_DEVICES `0,gpu`: `gpu` is not a device index"));
@@ -151,7 +168,25 @@ mod tests {
         assert_eq!(DeviceSet::from_args(None, Some("1")).unwrap(), None);
         assert_eq!(
             DeviceSet::from_args(Some("1"), None).unwrap(),
-            Some(DeviceSet::Indices(vec![1]))
+            Some(DeviceSet {
+                which: Which::Indices(vec![1]),
+                from: "--devices"
+            })
         );
+    }
+
+    #[test]
+    fn an_index_with_no_device_names_where_it_was_asked_for() {
+        // No machine numbers a device 9999; the error names the source it came from.
+        for from in ["--devices", DEVICES_ENV] {
+            let set = DeviceSet::parse("9999", from).unwrap();
+            let e = set.resolve(BackendKind::Opencl).unwrap_err();
+            let text = format!("{e:#}");
+            assert!(
+                text.starts_with(&format!("{from}: there is no device 9999"))
+                    || text.starts_with("listing the devices"),
+                "{text}"
+            );
+        }
     }
 }

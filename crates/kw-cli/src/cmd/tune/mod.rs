@@ -220,6 +220,13 @@ fn failure_line(capture: &std::path::Path, on: &str, e: &anyhow::Error) -> Strin
 }
 
 pub fn run(args: TuneArgs) -> Result<()> {
+    if args.captures.is_empty() && args.t1.is_empty() && args.bundled.is_none() {
+        bail!(
+            "nothing to tune: give capture files (`kw tune captures/*.kwcap`; \
+             `KW_CAPTURE=KERNEL ./app` writes them), a T1 file (`kw tune --t1 FILE`) or a \
+             bundled kernel (`kw tune --bundled vector_add`)"
+        );
+    }
     let stop = check_options(&args)?;
     // Found now, not after an hour of tuning.
     check_writable(&args.wisdom_dir()?).context("the wisdom directory (--wisdom-dir)")?;

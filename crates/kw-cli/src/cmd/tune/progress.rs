@@ -49,11 +49,19 @@ impl Pace {
     /// `total`: evaluations this run may make; `deadline`: when its time is up.
     pub(super) fn new(label: &str, total: Option<u64>, deadline: Option<Instant>) -> Pace {
         let plain = (!std::io::stderr().is_terminal()).then(|| {
-            let secs = std::env::var(PROGRESS_INTERVAL_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .unwrap_or(10.0);
+            let secs = match std::env::var(PROGRESS_INTERVAL_ENV) {
+                Ok(v) => match v.trim().parse::<f64>() {
+                    Ok(x) if x.is_finite() && x >= 0.0 => x,
+                    _ => {
+                        kw_core::diag::warn_once(&format!(
+                            "invalid {PROGRESS_INTERVAL_ENV}={v:?} (expected seconds, 0 or \
+                             more); using 10"
+                        ));
+                        10.0
+                    }
+                },
+                Err(_) => 10.0,
+            };
             (Duration::from_secs_f64(secs), None)
         });
         Pace {
@@ -70,11 +78,19 @@ impl Pace {
     /// Plain lines even on a terminal (runs side by side, whose live lines would collide).
     pub(super) fn plain_lines(mut self) -> Pace {
         if self.plain.is_none() {
-            let secs = std::env::var(PROGRESS_INTERVAL_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .unwrap_or(10.0);
+            let secs = match std::env::var(PROGRESS_INTERVAL_ENV) {
+                Ok(v) => match v.trim().parse::<f64>() {
+                    Ok(x) if x.is_finite() && x >= 0.0 => x,
+                    _ => {
+                        kw_core::diag::warn_once(&format!(
+                            "invalid {PROGRESS_INTERVAL_ENV}={v:?} (expected seconds, 0 or \
+                             more); using 10"
+                        ));
+                        10.0
+                    }
+                },
+                Err(_) => 10.0,
+            };
             self.plain = Some((Duration::from_secs_f64(secs), None));
         }
         self

@@ -240,7 +240,10 @@ typedef union kw_value {
 
 /* One launch argument (32 bytes on 64-bit systems). Buffers: `ptr` is the cl_mem or the
  * CUDA device pointer (a CUdeviceptr cast to void*), `count` the number of elements it
- * holds or KW_COUNT_AUTO. Scalars: `value`. The helpers below fill it. */
+ * holds or KW_COUNT_AUTO (the size the driver reports). A count larger than what the driver
+ * reports the memory holds (from `ptr` to its allocation's end) is KW_ERROR_INVALID; memory
+ * the driver reports no size for is taken at its count. Scalars: `value`. The helpers below
+ * fill it. */
 typedef struct kw_arg {
     uint32_t kind; /* KW_ARG_BUFFER or KW_ARG_SCALAR */
     uint32_t type; /* kw_type: the scalar's type or the buffer's element type */

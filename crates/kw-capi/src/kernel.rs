@@ -99,6 +99,27 @@ unsafe fn arg(
             // SAFETY: as the caller promised.
             let (raw, len) = unsafe { raw_buffer(backend, a.ptr, ty, a.count) }
                 .map_err(|(status, what)| bad_arg(kernel, index, status, what))?;
+            // A count larger than the allocation is refused: the kernel would read and write
+            // past it (a crash, or another buffer's contents). Where the driver cannot tell
+            // (memory it does not report a size for), the count is trusted. A count of 0
+            // needs no memory: its pointer is never handed to the driver (a C caller may
+            // pass any non-null pointer for an empty vector).
+            if a.count != COUNT_AUTO && len > 0 {
+                // SAFETY: as the caller promised (a live buffer of this device).
+                if let Ok(held) = unsafe { available_elements(backend, a.ptr, ty) } {
+                    if len > held {
+                        return Err(bad_arg(
+                            kernel,
+                            index,
+                            Status::Invalid,
+                            format!(
+                                "the count says {len} elements, the buffer holds {held} ({} bytes of {ty})",
+                                held * ty.size()
+                            ),
+                        ));
+                    }
+                }
+            }
             Ok(KernelArg::Buffer {
                 mem: Mem::Raw(raw),
                 elem: ty,
@@ -158,8 +179,8 @@ pub(crate) unsafe fn raw_buffer(
 }
 
 /// The whole elements of `ty` the driver says the memory at `ptr` holds (to its allocation's
-/// end): what a count given by the caller is checked against where the check is cheap next to
-/// the call (the library routines).
+/// end): what a count given by the caller is checked against (launches and the library
+/// routines; one driver query per buffer).
 ///
 /// # Safety
 /// `ptr` is a live device pointer / `cl_mem` of a `backend` device.

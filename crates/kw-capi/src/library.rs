@@ -115,12 +115,23 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
             .and_then(|i| TYPES.get(i))
             .copied();
         if ty != Some(T::TYPE) {
-            let given = ty.map_or_else(|| format!("type {}", a.elem_type), |t| t.to_string());
             let want = T::TYPE;
             let constant = format!("KW_{}", want.to_string().to_uppercase());
+            // A value that is no kw_type at all is an invalid enum value, as for launches;
+            // another type is the wrong argument.
+            let (status, given) = match ty {
+                Some(t) => (Status::Arguments, format!("a buffer of {t} was given")),
+                None => (
+                    Status::Invalid,
+                    format!(
+                        "type {} is not a kw_type (KW_I8 = 0 ... KW_F64 = 9)",
+                        a.elem_type
+                    ),
+                ),
+            };
             return Err(bad(
-                Status::Arguments,
-                format!("a buffer of {given} was given, the routine takes {want} ({constant})"),
+                status,
+                format!("{given}, the routine takes {want} ({constant})"),
             ));
         }
         // SAFETY: as the caller promised.

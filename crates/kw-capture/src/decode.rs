@@ -105,6 +105,48 @@ pub(crate) fn decode_frame(
     Ok(())
 }
 
+/// Checks that a compressed chunk's zstd frame states `raw_len` as its size (every kw
+/// writer's frame states it): what a header declares is checked against the frames before
+/// any memory is set aside for it, so that a header declaring gigabytes over frames of a
+/// few bytes costs nothing.
+fn stated_size(src: &[u8], raw_len: u64) -> std::result::Result<(), String> {
+    match zstd::zstd_safe::get_frame_content_size(src) {
+        Ok(Some(n)) if n == raw_len => Ok(()),
+        Ok(Some(n)) => Err(format!(
+            "its zstd frame holds {n} bytes, the header says {raw_len}"
+        )),
+        Ok(None) => Err("its zstd frame does not state its size (a kw writer's does)".into()),
+        Err(_) => Err("not a zstd frame".into()),
+    }
+}
+
+/// [`stated_size`] for every chunk of `frame` (before its buffer is allocated).
+pub(crate) fn check_stated_sizes(
+    path: &Path,
+    label: &str,
+    file: &[u8],
+    frame: &FrameEntry,
+) -> Result<()> {
+    for (k, c) in frame.chunks.iter().enumerate() {
+        let src = usize::try_from(c.offset)
+            .ok()
+            .zip(usize::try_from(c.offset + c.compressed_len).ok())
+            .and_then(|(a, b)| file.get(a..b));
+        let why = match src {
+            Some(src) => stated_size(src, c.raw_len).err(),
+            None => Some("lies outside the file".to_string()),
+        };
+        if let Some(why) = why {
+            return Err(CaptureError::Decompress {
+                path: path.to_path_buf(),
+                buffer: label.to_string(),
+                detail: format!("chunk {k}: {why}"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Per-thread decoding state.
 #[derive(Default)]
 struct Scratch {
@@ -149,6 +191,8 @@ fn decode_chunk(
         });
     }
     let raw_len = c.raw_len as usize;
+    // Checked before any room is made for it (see `stated_size`).
+    stated_size(src, c.raw_len).map_err(|why| err(format!("chunk {k}: {why}")))?;
     let Scratch {
         decompressor,
         filtered,

@@ -191,6 +191,13 @@ impl Capture {
             len,
         };
         let n = usize::try_from(len).map_err(|_| oom())?;
+        // What the header declares is checked against the frames before the room is made.
+        crate::decode::check_stated_sizes(
+            &self.path,
+            name,
+            self.backing.bytes(),
+            &self.header.frames[entry.frame],
+        )?;
         let mut out = Vec::new();
         out.try_reserve_exact(n).map_err(|_| oom())?;
         out.resize(n, 0);

@@ -277,3 +277,54 @@ fn header_that_is_not_json_is_reported() {
         "{e}"
     );
 }
+
+/// A header that declares more than its frames hold (4 GiB over four frames of one byte, the
+/// checksums recomputed so that the file opens): refused before any memory is set aside for
+/// it. `verify` used about 4 GB on two cores, and 2 x the chunk size per core.
+#[test]
+fn a_header_declaring_more_than_its_frames_hold_costs_no_memory() {
+    let dir = TempDir::new("declared");
+    let s = sample(&[4096], 1024);
+    let b = &s.bytes;
+    let at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap()) as usize;
+    let (offset, len) = (at(16), at(24));
+    assert!(offset > 64 && offset + len + 8 == b.len());
+    let mut h: serde_json::Value = serde_json::from_slice(&b[offset..offset + len]).unwrap();
+    // Four zstd frames of one byte each, in place of the frames written.
+    let tiny = zstd::bulk::compress(&[7u8], 1).unwrap();
+    let (chunk, chunks) = (1u64 << 30, 4usize);
+    h["chunk_size"] = chunk.into();
+    let frame = &mut h["frames"][0];
+    frame["raw_len"] = (chunk * chunks as u64).into();
+    frame["compressed_len"] = (tiny.len() * chunks).into();
+    frame["chunks"] = (0..chunks)
+        .map(|k| {
+            serde_json::json!({
+                "offset": 64 + k * tiny.len(), "compressed_len": tiny.len(), "raw_len": chunk,
+                "blake3": blake3::hash(&tiny).to_hex().to_string(),
+            })
+        })
+        .collect();
+    h["buffers"][0]["raw_len"] = (chunk * chunks as u64).into();
+    let text = serde_json::to_vec(&h).unwrap();
+    let mut out = b[..64].to_vec();
+    for _ in 0..chunks {
+        out.extend_from_slice(&tiny);
+    }
+    let header_at = out.len() as u64;
+    out[16..24].copy_from_slice(&header_at.to_le_bytes());
+    out[24..32].copy_from_slice(&(text.len() as u64).to_le_bytes());
+    out[32..64].copy_from_slice(blake3::hash(&text).as_bytes());
+    out.extend_from_slice(&text);
+    out.extend_from_slice(b"KWCAPEND");
+    let path = dir.path().join("declared.kwcap");
+    std::fs::write(&path, &out).unwrap();
+    let c = Capture::open(&path).expect("the header's own checks pass");
+    for e in [c.verify().unwrap_err(), c.read_buffer("b0").unwrap_err()] {
+        let m = e.to_string();
+        assert!(
+            m.contains("declared.kwcap") && m.contains("the header says 1073741824"),
+            "{m}"
+        );
+    }
+}

@@ -116,5 +116,23 @@ fn tune_writes_to_the_user_and_state_directories_not_the_current_one() {
         missing.display()
     );
     assert_eq!(text.matches(&said).count(), 1, "{text}");
+    // A wisdom file the run could not rewrite (a record invalid, here a negative time) is
+    // found before the search, not after it: nothing is evaluated.
+    let text = std::fs::read_to_string(&wisdom).unwrap();
+    let broken = text.replacen("\"median_ms\": ", "\"median_ms\": -", 1);
+    assert_ne!(broken, text);
+    std::fs::write(&wisdom, broken).unwrap();
+    let out = kw(
+        &work,
+        &root,
+        &["tune", capture.to_str().unwrap(), "--budget", "3"],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("not rewriting a wisdom file with invalid records")
+            && !said.contains("evaluations"),
+        "{said}"
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -149,6 +149,15 @@ impl Expr {
             Value::Int(i) => Ok(i),
             Value::Bool(b) => Ok(b as i64),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
+            // A whole number too large to be exact (an argument of type u64 above 2^63 - 1
+            // reaches expressions as a float): said as such, not as "a float".
+            Value::Float(f) if f.fract() == 0.0 => Err(EvalError::TypeMismatch {
+                op: format!("integer expression `{self}`"),
+                operands: format!(
+                    "{f:e}, a number too large to be an exact integer (below 9e15; a u64 \
+                     argument above 2^63 - 1 is a float to expressions)"
+                ),
+            }),
             v => Err(EvalError::TypeMismatch {
                 op: format!("integer expression `{self}`"),
                 operands: v.type_name().into(),

@@ -78,10 +78,67 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
     file
 }
 
+/// The log's records that can be exported: those whose configuration, point and key agree
+/// with each other and with the header's parameters (an edited line that disagrees is left
+/// out, with one warning naming each, as a resume leaves it out).
+fn consistent_records(log: &Path, header: &LogHeader, records: Vec<LogRecord>) -> Vec<LogRecord> {
+    let why = |r: &LogRecord| -> Option<String> {
+        if r.point.len() != header.params.len() || r.config.iter().count() != header.params.len() {
+            return Some(format!(
+                "its configuration `{}` does not name the log's {} parameters",
+                r.config.key(),
+                header.params.len()
+            ));
+        }
+        let mut key = Vec::with_capacity(header.params.len());
+        for (p, &i) in header.params.iter().zip(r.point.iter()) {
+            let Some(v) = r.config.get(&p.name) else {
+                return Some(format!("it has no value of `{}`", p.name));
+            };
+            let at = p.values.iter().position(|x| x.same(v));
+            if at != Some(i as usize) {
+                return Some(match at {
+                    None => format!("value {v} of `{}` is not among the log's values", p.name),
+                    Some(_) => format!(
+                        "its configuration `{}` is not its point {:?}",
+                        r.config.key(),
+                        r.point
+                    ),
+                });
+            }
+            key.push(v.python_str());
+        }
+        let key = key.join(",");
+        (r.key != key).then(|| format!("its key `{}` is not its configuration's `{key}`", r.key))
+    };
+    let mut dropped = Vec::new();
+    let kept: Vec<LogRecord> = records
+        .into_iter()
+        .filter(|r| match why(r) {
+            Some(w) => {
+                dropped.push(format!("evaluation {}: {w}", r.eval));
+                false
+            }
+            None => true,
+        })
+        .collect();
+    if !dropped.is_empty() {
+        kw_core::diag::warn(&format!(
+            "{}: left out {} record(s) whose configuration, point and key disagree (an edited \
+             log?): {}",
+            log.display(),
+            dropped.len(),
+            dropped.join("; ")
+        ));
+    }
+    kept
+}
+
 /// Writes the results log at `log` as a Kernel Tuner cache file at `out` (atomically); returns
 /// how many configurations it holds (one per distinct configuration: a log may hold one twice).
 pub fn export_log(log: &Path, out: &Path) -> Result<usize, TuneError> {
-    let contents = read_log(log)?;
+    let mut contents = read_log(log)?;
+    contents.records = consistent_records(log, &contents.header, contents.records);
     let json = kt_cache_json(&contents.header, &contents.records);
     let configurations = json["cache"].as_object().map_or(0, |c| c.len());
     let text = serde_json::to_string_pretty(&json).map_err(|e| TuneError::LogFormat {
@@ -178,7 +235,8 @@ pub fn t4_json(header: &LogHeader, records: &[LogRecord]) -> Json {
 /// Writes the results log at `log` as a T4 results file at `out` (atomically); returns how
 /// many results it holds.
 pub fn export_log_t4(log: &Path, out: &Path) -> Result<usize, TuneError> {
-    let contents = read_log(log)?;
+    let mut contents = read_log(log)?;
+    contents.records = consistent_records(log, &contents.header, contents.records);
     let json = t4_json(&contents.header, &contents.records);
     let text = serde_json::to_string_pretty(&json).map_err(|e| TuneError::LogFormat {
         path: out.to_path_buf(),
@@ -188,4 +246,51 @@ pub fn export_log_t4(log: &Path, out: &Path) -> Result<usize, TuneError> {
     kw_core::files::write_atomic(out, text.as_bytes(), kw_core::files::FileModes::get())
         .map_err(|e| TuneError::io(out, e))?;
     Ok(contents.records.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kw_core::space::{Parameter, TuningSpace};
+
+    /// An edited record (a value the log's parameters lack, a configuration that is not its
+    /// point, a key that is not its configuration's) is left out of an export; the others
+    /// are kept as they are.
+    #[test]
+    fn records_that_disagree_are_left_out_of_exports() {
+        let space = TuningSpace::new(
+            vec![
+                Parameter::new("bx", [32, 64]),
+                Parameter::new("t", ["float", "double"]),
+            ],
+            vec![],
+        )
+        .unwrap();
+        let header = LogHeader::new(&space);
+        let record = |eval: u64, point: Vec<u32>| LogRecord {
+            eval,
+            key: space.kt_key(&point),
+            config: space.config(&point),
+            point,
+            objective: Some(1.0),
+            failure: None,
+            elapsed_s: 0.0,
+            eval_s: 0.0,
+            samples: None,
+            device: None,
+        };
+        let good = record(1, vec![1, 0]);
+        let mut other_value = record(2, vec![0, 0]);
+        other_value.config.set("bx", 63);
+        let mut not_its_point = record(3, vec![0, 1]);
+        not_its_point.point = vec![1, 1];
+        let mut not_its_key = record(4, vec![1, 1]);
+        not_its_key.key = "32,double".into();
+        let kept = consistent_records(
+            Path::new("log.jsonl"),
+            &header,
+            vec![good.clone(), other_value, not_its_point, not_its_key],
+        );
+        assert_eq!(kept, vec![good]);
+    }
 }

@@ -495,6 +495,12 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
                     format!("not a kw-tune results log (format `{}`)", h.format),
                 ));
             }
+            if h.version == 0 {
+                return Err(bad(
+                    line_no,
+                    "log format version 0 is not a valid version (versions start at 1)".into(),
+                ));
+            }
             if h.version > LOG_VERSION {
                 return Err(bad(
                     line_no,

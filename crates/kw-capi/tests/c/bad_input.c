@@ -172,6 +172,13 @@ int main(void) {
     args[0] = kw_arg_buffer(x, KW_F32, (size_t)n / 2);
     expect("buffer too short", kw_kernel_launch(k, NULL, args, 3), KW_ERROR_BUFFER_TOO_SHORT,
            "needs 1000");
+    /* A count past the allocation's end (the kernel would write past it: PoCL crashed) is
+     * refused with what the driver reports the buffer holds. */
+    args[0] = kw_arg_buffer(x, KW_F32, (size_t)n * 4);
+    args[2] = kw_arg_i32(n * 4);
+    expect("count larger than the buffer", kw_kernel_launch(k, NULL, args, 3), KW_ERROR_INVALID,
+           "the buffer holds 1000");
+    args[2] = kw_arg_i32(n);
     args[0] = kw_arg_buffer(NULL, KW_F32, (size_t)n);
     expect("null buffer", kw_kernel_launch(k, NULL, args, 3), KW_ERROR_NULL, "argument 0");
     args[0] = kw_arg_buffer(x, KW_F32, KW_COUNT_AUTO);

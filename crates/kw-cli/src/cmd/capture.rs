@@ -509,7 +509,13 @@ fn show(file: &Path, as_json: bool) -> Result<()> {
         human(c.raw_len())
     );
     match c.metadata_as::<kw_core::capture_meta::CaptureMetadata>() {
-        Ok(m) => super::capture_tables::print(&m),
+        Ok(m) => {
+            // Shown as far as it reads; what `kw tune` would refuse is said first.
+            if let Err(why) = m.check_version() {
+                println!("note:         {} (`kw tune` refuses it)", shown(why));
+            }
+            super::capture_tables::print(&m)
+        }
         // An older or foreign metadata layout: the arguments as JSON, one per line.
         Err(_) => {
             if let Some(Value::Array(args)) = lookup(meta, &["args", "arguments"]) {

@@ -105,6 +105,9 @@ fn capture_stats(
     }
     let capture = kw_capture::Capture::open(path)?;
     let meta: kw_core::capture_meta::CaptureMetadata = capture.metadata_as()?;
+    // The metadata's and the definition's versions, as `kw tune` checks them.
+    meta.check_version()
+        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
     let space = kw_replay::launch_space::space_of(&meta, &meta.device)
         .with_context(|| format!("{}: building the space", path.display()))?;
     println!(

@@ -24,7 +24,7 @@ pub enum WisdomCmd {
     )]
     Show {
         /// Tuning key, or path to a wisdom file.
-        key: String,
+        key: std::ffi::OsString,
         /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
         /// directory, then ./wisdom).
         #[arg(long = "dir")]
@@ -37,7 +37,7 @@ pub enum WisdomCmd {
     )]
     Explain {
         /// Tuning key, or path to a wisdom file.
-        key: String,
+        key: std::ffi::OsString,
         /// The device: an index or a name substring of a device here (as `kw devices`
         /// lists them), or a device name of the records (exact, or a substring of one).
         #[arg(long)]
@@ -81,18 +81,25 @@ fn search_path(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
     }
 }
 
-fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
+fn load(key: &std::ffi::OsStr, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
     let as_path = Path::new(key);
     if as_path.is_file() {
         return Ok((as_path.to_path_buf(), WisdomFile::load(as_path)?));
     }
+    // Tuning keys are text: a name that is not is a path, and not a wisdom file.
+    let Some(key) = key.to_str() else {
+        bail!("{}", not_a_wisdom_file(as_path));
+    };
     let dirs = search_path(dirs);
     let (found, errors) = find_wisdom_file(key, &dirs);
     let found_path = found.as_ref().map(|(p, _)| p.clone());
     for e in &errors {
         // The found file's own skipped records are said by the command, with the others'.
         let of_found = match e {
-            kw_core::wisdom::WisdomError::Invalid { path, .. } => Some(path) == found_path.as_ref(),
+            kw_core::wisdom::WisdomError::Invalid { path, .. }
+            | kw_core::wisdom::WisdomError::RecordLeftOut { path, .. } => {
+                Some(path) == found_path.as_ref()
+            }
             _ => false,
         };
         if !of_found {
@@ -102,9 +109,10 @@ fn load(key: &str, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
     match found {
         Some(f) => Ok(f),
         // A path that is not a readable regular file (and no wisdom of such a key either).
-        None if looks_like_path(key) => bail!("{}", not_a_wisdom_file(key)),
+        None if looks_like_path(key) => bail!("{}", not_a_wisdom_file(Path::new(key))),
         None => bail!(
-            "no wisdom file `{}` for tuning key `{key}` in {}",
+            "no {}wisdom file `{}` for tuning key `{key}` in {}",
+            if errors.is_empty() { "" } else { "usable " },
             wisdom_file_name(key),
             dirs.iter()
                 .map(|d| d.display().to_string())
@@ -121,8 +129,8 @@ fn looks_like_path(key: &str) -> bool {
 
 /// Why `key`, a path, is not a wisdom file that can be read: it does not exist, is a
 /// directory or another kind of file, or the OS error (a symbolic link loop, ...).
-fn not_a_wisdom_file(key: &str) -> String {
-    let shown = printable(key);
+fn not_a_wisdom_file(key: &Path) -> String {
+    let shown = printable(&key.to_string_lossy());
     match std::fs::metadata(key) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("`{shown}`: no such file"),
         Err(e) => format!("`{shown}`: {e}"),

@@ -133,6 +133,40 @@ fn created_files_and_dirs_are_private() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A file replaced keeps its mode (a wisdom file shared 0644 on purpose stayed readable to
+/// others only until the next merge made it 0600), less write access for others; and a
+/// temporary file left by a writer that was killed is removed by the next write, while one
+/// of a live process (this one) is left alone.
+#[cfg(unix)]
+#[test]
+fn a_replaced_file_keeps_its_mode_and_dead_writers_temporaries_go() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("keep-mode");
+    let f = d.join("w.json");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    write_atomic(&f, b"1", FileModes::PRIVATE).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write_atomic(&f, b"2", FileModes::PRIVATE).unwrap();
+    assert_eq!(mode(&f), 0o644);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+    write_atomic(&f, b"3", FileModes::PRIVATE).unwrap();
+    assert_eq!(mode(&f), 0o664);
+    assert_eq!(std::fs::read(&f).unwrap(), b"3");
+    if Path::new("/proc/self").exists() {
+        // A process id no Linux system reaches (pid_max is at most 2^22).
+        let dead = d.join(".w.json.tmp-4294967295-0");
+        let live = d.join(format!(".w.json.tmp-{}-999", std::process::id()));
+        let other = d.join(".x.json.tmp-4294967295-0");
+        for p in [&dead, &live, &other] {
+            std::fs::write(p, b"partial").unwrap();
+        }
+        write_atomic(&f, b"4", FileModes::PRIVATE).unwrap();
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// An atomic write renamed over whatever the path named: as root, `kw log export --kt-cache
 /// /dev/null --force` turned /dev/null into a regular file. A path that is not a regular file
 /// (a FIFO, a directory, a link to one) is refused and left as it was.

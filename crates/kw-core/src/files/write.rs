@@ -196,11 +196,15 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// then renamed over `path`. A crash or a full disk leaves the previous file (or none). A
 /// `path` that is something else than a regular file (a device such as `/dev/null`, a FIFO, a
 /// directory; a symbolic link to one) is refused, never replaced; a symbolic link to a file is
-/// replaced by the new file, with a warning (never written through).
+/// replaced by the new file, with a warning (never written through). A regular file replaced
+/// keeps its mode (less write access for others), so that a file shared on purpose stays
+/// readable to those it was shared with. Temporary files of this name left by a process that
+/// no longer runs (killed while writing) are removed.
 pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
+    let mut keep_mode = None;
     if let Ok(m) = std::fs::metadata(path) {
         if !m.is_file() {
             return Err(std::io::Error::new(
@@ -208,6 +212,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
                 "not a regular file (a device, FIFO or directory is never replaced)",
             ));
         }
+        keep_mode = Some(m.permissions());
     }
     // A symbolic link is replaced by the new file, never written through (in a directory
     // others may write, a planted link would otherwise aim the write anywhere); said, since
@@ -233,6 +238,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
     ));
     let result = (|| {
         let mut f = modes.create_new().open(&tmp)?;
+        #[cfg(unix)]
+        if let Some(p) = &keep_mode {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = p.mode() & 0o775;
+            if mode != modes.file & 0o7777 {
+                f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = &keep_mode;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
@@ -240,8 +255,45 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
+    } else {
+        remove_stale_temporaries(dir, &name);
     }
     result
+}
+
+/// Removes `.NAME.tmp-PID-N` files in `dir` ([`write_atomic`]'s temporaries of `name`) whose
+/// process is gone (Linux: no `/proc/PID`); elsewhere, and for a live process, nothing.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file_name = e.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some((pid, seq)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), true) = (
+            pid.parse::<u32>(),
+            !seq.is_empty() && seq.bytes().all(|b| b.is_ascii_digit()),
+        ) else {
+            continue;
+        };
+        let gone = pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
+        if gone && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Renames a non-empty file at `path` to `NAME.prevN.EXT` (the first free N) and returns that

@@ -125,6 +125,35 @@ impl KernelDef {
                 push(loc, "a scalar argument has no length".into());
             }
         }
+        for name in self.defines.keys() {
+            if !is_identifier(name) {
+                push(
+                    format!("define `{name}`"),
+                    "the name is not a valid identifier (a macro name)".into(),
+                );
+            }
+        }
+        // OpenCL's build options are one string split at whitespace: `-DT=unsigned int`
+        // cannot be passed (NVRTC takes each option whole).
+        if self.backend == BackendKind::Opencl && self.params_as_defines {
+            for p in &self.parameters {
+                if let Some(v) = p
+                    .values
+                    .iter()
+                    .find(|v| v.c_literal().chars().any(char::is_whitespace))
+                {
+                    push(
+                        format!("parameter `{}`", p.name),
+                        format!(
+                            "value {v} holds whitespace, which OpenCL build options cannot carry \
+                             as -D{}=...: give a name without spaces (e.g. a typedef), or pass \
+                             the parameters otherwise (params_as_defines off)",
+                            p.name
+                        ),
+                    );
+                }
+            }
+        }
         self.check_locals_and_symbols(&mut push);
         let geometry = Allowed {
             params: true,
@@ -507,5 +536,34 @@ mod tests {
             def.problem_size = ok;
             assert_eq!(def.check(None), vec![]);
         }
+    }
+
+    /// A define name that is no macro name, and a string value OpenCL's build options would
+    /// split, are problems of the definition (they failed only at the first launch).
+    #[test]
+    fn defines_that_cannot_be_passed_are_problems() {
+        let mut def = sample_def();
+        def.defines.insert("a b".into(), lit(1));
+        def.defines.insert(String::new(), lit(1));
+        let text = format_problems(&def.check(None));
+        assert!(
+            text.contains("define `a b`: the name is not a valid identifier"),
+            "{text}"
+        );
+        assert!(
+            text.contains("define ``: the name is not a valid identifier"),
+            "{text}"
+        );
+        let mut def = sample_def();
+        def.backend = BackendKind::Opencl;
+        def.parameters
+            .push(crate::space::Parameter::new("T", ["float", "unsigned int"]));
+        let text = format_problems(&def.check(None));
+        assert!(
+            text.contains("parameter `T`: value") && text.contains("holds whitespace"),
+            "{text}"
+        );
+        def.params_as_defines = false;
+        assert_eq!(def.check(None), vec![]);
     }
 }

@@ -189,6 +189,17 @@ impl T1Benchmark {
         let mut spec = T1Spec::from_json(path, &json)?;
         let mut notes = std::mem::take(&mut spec.notes);
         notes.extend(unused_fields(path, &json));
+        // The schema's version: 1 is the one this reader follows; another is read the same
+        // way, said once.
+        match json.get("General").and_then(|g| g.get("FormatVersion")) {
+            None => {}
+            Some(v) if v.as_u64() == Some(1) => {}
+            Some(v) => notes.push(format!(
+                "{}: General.FormatVersion is {v}; this reader follows version 1 of the T1 \
+                 format and reads the file as such",
+                path.display()
+            )),
+        }
         let ks = json
             .get("KernelSpecification")
             .ok_or_else(|| fmt(path, "missing `KernelSpecification`".into()))?;

@@ -355,9 +355,9 @@ impl Parser<'_> {
             let (lo, hi) = func.arity();
             if args.len() < lo || args.len() > hi {
                 self.pos = start;
+                // Named as written (`ifelse` is `select` by another name).
                 return Err(self.error(format!(
-                    "`{}` takes {} argument(s), got {}",
-                    func.name(),
+                    "`{name}` takes {} argument(s), got {}",
                     if hi == usize::MAX {
                         format!("at least {lo}")
                     } else {

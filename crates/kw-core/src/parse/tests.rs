@@ -52,6 +52,9 @@ fn errors_name_the_position() {
     assert!(parse("99999999999999999999").is_err());
     assert!(parse("").is_err());
     assert!(parse("div_ceil(1)").is_err());
+    // A function is named as written: `ifelse` is `select` by another name.
+    let e = parse("ifelse(1, 2)").unwrap_err();
+    assert_eq!(e.message, "`ifelse` takes 3 argument(s), got 2");
     let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
     assert!(parse(&deep).unwrap_err().message.contains("nested deeper"));
     assert!(parse(&"-".repeat(100_000)).is_err());

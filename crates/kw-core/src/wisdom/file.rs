@@ -79,6 +79,15 @@ pub enum WisdomError {
         /// The tuning key being read or written.
         key: String,
     },
+    /// A record of the file was left out when it was loaded ([`WisdomFile::rejected`]); the
+    /// file's other records are used.
+    #[error("{path}: {message} (the record is ignored; the file's other records are used)")]
+    RecordLeftOut {
+        /// The file.
+        path: PathBuf,
+        /// Which record, and why.
+        message: String,
+    },
     /// An alternate of a record was left out when the file was loaded
     /// ([`WisdomFile::notes`]); the record is used without it.
     #[error("{path}: {message}")]
@@ -87,6 +96,19 @@ pub enum WisdomError {
         path: PathBuf,
         /// Which record and alternate, and why.
         message: String,
+    },
+    /// The file would be larger than a wisdom file may be ([`crate::files::caps::WISDOM`]):
+    /// not written, since no kw could read it back.
+    #[error("{path}: not written: {records} record(s) make {bytes} bytes, more than the {limit} bytes a wisdom file may have (keep fewer records per tuning key, e.g. merge per device)")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size as it would be written.
+        bytes: u64,
+        /// The most a wisdom file may have.
+        limit: u64,
+        /// Its records.
+        records: usize,
     },
     /// Some records of the file are invalid, so it is not rewritten (that would drop them).
     #[error("{path}: not rewriting a wisdom file with invalid records ({}); fix or remove them", rejected.join("; "))]
@@ -262,9 +284,9 @@ impl WisdomFile {
     /// The rejected records, then the alternates left out ([`WisdomFile::notes`]), as errors
     /// naming this file (to report them).
     pub fn rejected_errors(&self, path: &Path) -> Vec<WisdomError> {
-        let rejected = self.rejected.iter().map(|why| WisdomError::Invalid {
+        let rejected = self.rejected.iter().map(|why| WisdomError::RecordLeftOut {
             path: path.to_path_buf(),
-            message: format!("{why} (the record is ignored)"),
+            message: why.clone(),
         });
         let notes = self.notes.iter().map(|why| WisdomError::AlternateLeftOut {
             path: path.to_path_buf(),
@@ -274,7 +296,8 @@ impl WisdomFile {
     }
 
     /// Loads `path` for rewriting it: an error when any record was rejected (rewriting would
-    /// drop it without a word).
+    /// drop it without a word). What the rewrite leaves out (alternates that did not read,
+    /// fields this kw does not know) is said, once per process.
     fn load_for_rewrite(path: &Path) -> Result<WisdomFile, WisdomError> {
         let f = WisdomFile::load(path)?;
         if !f.rejected.is_empty() {
@@ -285,11 +308,31 @@ impl WisdomFile {
         }
         // Alternates are advisory: the rewrite leaves the bad ones out, and says so.
         if !f.notes.is_empty() {
-            crate::diag::warn(&format!(
+            crate::diag::warn_once(&format!(
                 "{}: rewriting it without the {} alternate(s) left out when it was read: {}",
                 path.display(),
                 f.notes.len(),
                 f.notes.join("; ")
+            ));
+        }
+        let unknown = std::fs::read(path)
+            .ok()
+            .map(|bytes| unknown_fields(&bytes, &f))
+            .unwrap_or_default();
+        if !unknown.is_empty() {
+            const SHOWN: usize = 6;
+            let more = unknown.len().saturating_sub(SHOWN);
+            crate::diag::warn_once(&format!(
+                "{}: rewriting it drops {} field(s) this kw does not read (written by a newer kw, \
+                 or by hand): {}{}",
+                path.display(),
+                unknown.len(),
+                unknown[..unknown.len().min(SHOWN)].join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             ));
         }
         Ok(f)
@@ -297,16 +340,92 @@ impl WisdomFile {
 
     /// Writes the file atomically: a temporary file in the same directory, fsynced, then renamed.
     /// A crash or a full disk leaves the previous file intact. New files are private (0600)
-    /// unless `KW_FILE_MODE` asks for shared modes ([`crate::files::FileModes`]).
+    /// unless `KW_FILE_MODE` asks for shared modes ([`crate::files::FileModes`]); a file
+    /// replaced keeps its mode. A file that would exceed what a wisdom file may hold
+    /// ([`crate::files::caps::WISDOM`], which every reader enforces) is written without
+    /// indentation, and refused ([`WisdomError::TooLarge`]) if it still would: no kw could
+    /// read it back.
     pub fn save(&self, path: &Path) -> Result<(), WisdomError> {
-        let mut text = serde_json::to_string_pretty(self).map_err(|e| WisdomError::Invalid {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        text.push('\n');
+        let text = self.text_within(path, crate::files::caps::WISDOM)?;
         crate::files::write_atomic(path, text.as_bytes(), crate::files::FileModes::get())
             .map_err(io(path, "cannot write"))
     }
+
+    /// The file's text as [`WisdomFile::save`] writes it to `path`: indented, else compact
+    /// when that would pass `limit` bytes, else [`WisdomError::TooLarge`].
+    fn text_within(&self, path: &Path, limit: u64) -> Result<String, WisdomError> {
+        let invalid = |e: serde_json::Error| WisdomError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let mut text = serde_json::to_string_pretty(self).map_err(invalid)?;
+        if text.len() as u64 >= limit {
+            text = serde_json::to_string(self).map_err(invalid)?;
+        }
+        text.push('\n');
+        if text.len() as u64 > limit {
+            return Err(WisdomError::TooLarge {
+                path: path.to_path_buf(),
+                bytes: text.len() as u64,
+                limit,
+                records: self.records.len(),
+            });
+        }
+        Ok(text)
+    }
+}
+
+/// The fields of a wisdom file's text (`bytes`) that `file`, the same file as read, would not
+/// write back, as paths (`comment`, `records[3].objective.energy_j`): fields this kw does
+/// not read. A field that holds nothing (null, false, 0, an empty string, list or object) is
+/// not counted: this kw leaves such defaults out of what it writes.
+fn unknown_fields(bytes: &[u8], file: &WisdomFile) -> Vec<String> {
+    use serde_json::Value;
+    fn empty(v: &Value) -> bool {
+        match v {
+            Value::Null => true,
+            Value::Bool(b) => !b,
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::String(s) => s.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+        }
+    }
+    fn walk(read: &Value, written: &Value, at: &str, out: &mut Vec<String>) {
+        match (read, written) {
+            (Value::Object(r), Value::Object(w)) => {
+                for (k, v) in r {
+                    let here = if at.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{at}.{k}")
+                    };
+                    match w.get(k) {
+                        Some(wv) => walk(v, wv, &here, out),
+                        None if !empty(v) => out.push(here),
+                        None => {}
+                    }
+                }
+            }
+            // Lists are compared item by item only where nothing was left out of them.
+            (Value::Array(r), Value::Array(w)) if r.len() == w.len() => {
+                for (i, (rv, wv)) in r.iter().zip(w).enumerate() {
+                    walk(rv, wv, &format!("{at}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let (Ok(read), Ok(written)) = (
+        serde_json::from_slice::<Value>(bytes),
+        serde_json::to_value(file),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    walk(&read, &written, "", &mut out);
+    out
 }
 
 /// How each of [`WisdomFile::rejected`] starts: `record #N: why`.
@@ -446,15 +565,18 @@ pub fn find_wisdom_files(
     (found, errors)
 }
 
-/// Checks that the wisdom file of `tuning_key` in `dir`, if there is one that loads, holds
+/// Checks that the wisdom file of `tuning_key` in `dir`, if there is one, can be rewritten
+/// with a new record: it reads as a wisdom file, none of its records is invalid, and it holds
 /// that key's records ([`WisdomError::KeyCollision`] if another key of the same file name
-/// wrote it): for a writer to find out before it works, not after.
+/// wrote it). The errors are those the write would give: for a writer to find out before it
+/// works (a tuning run of many minutes), not after.
 pub fn check_key(dir: &Path, tuning_key: &str) -> Result<(), WisdomError> {
     let path = dir.join(wisdom_file_name(tuning_key));
-    match WisdomFile::load(&path) {
-        Ok(f) => same_key(&path, f, tuning_key).map(drop),
-        Err(_) => Ok(()), // missing, or damaged: the write says so
+    if matches!(fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(());
     }
+    let f = WisdomFile::load_for_rewrite(&path)?;
+    same_key(&path, f, tuning_key).map(drop)
 }
 
 /// `file` (read from `path`) when it holds `tuning_key`'s wisdom, else
@@ -694,10 +816,9 @@ pub fn merge_into(
                 key: key.clone(),
             });
         }
-        check_key(dir, key)?;
         // An output file that cannot be rewritten (damaged, holding invalid records, not a
-        // regular file) is found now, before any other key's file is written.
-        let path = dir.join(wisdom_file_name(key));
+        // regular file, another key's) is found now, before any other key's file is written.
+        check_key(dir, key)?;
         let lock_path = dir.join(format!("{}.lock", wisdom_file_name(key)));
         let lock_usable = std::fs::symlink_metadata(&lock_path).is_err()
             || std::fs::metadata(&lock_path).is_ok_and(|m| m.is_file());
@@ -709,15 +830,6 @@ pub fn merge_into(
                     "not a regular file (a directory, or a link that leads nowhere); remove it",
                 ),
             });
-        }
-        if path.exists() {
-            let f = WisdomFile::load(&path)?;
-            if !f.rejected.is_empty() {
-                return Err(WisdomError::HasInvalidRecords {
-                    path,
-                    rejected: f.rejected,
-                });
-            }
         }
     }
     let mut written = Vec::new();
@@ -757,6 +869,49 @@ mod tests {
             records.join(",")
         )
         .into_bytes()
+    }
+
+    #[test]
+    fn a_file_past_the_size_limit_is_written_compact_or_refused() {
+        let f = WisdomFile::parse(Path::new("k.json"), &file_of(&["1", "2", "3"])).unwrap();
+        let pretty = serde_json::to_string_pretty(&f).unwrap().len() as u64 + 1;
+        let compact = serde_json::to_string(&f).unwrap().len() as u64 + 1;
+        assert!(compact < pretty);
+        let path = Path::new("k.json");
+        assert_eq!(f.text_within(path, pretty).unwrap().len() as u64, pretty);
+        let text = f.text_within(path, pretty - 1).unwrap();
+        assert_eq!(text.len() as u64, compact);
+        assert_eq!(WisdomFile::parse(path, text.as_bytes()).unwrap(), f);
+        match f.text_within(path, compact - 1) {
+            Err(e @ WisdomError::TooLarge { .. }) => {
+                let m = e.to_string();
+                assert!(m.contains("k.json: not written: 3 record(s)"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn fields_this_kw_does_not_read_are_named() {
+        let text = String::from_utf8(file_of(&["1", "2"]))
+            .unwrap()
+            .replacen(
+                r#""tuning_key": "k","#,
+                r#""tuning_key": "k", "comment": "by hand", "empty": "","#,
+                1,
+            )
+            .replacen(
+                r#""samples": 3}"#,
+                r#""samples": 3, "energy_j": 2.5, "maximize": false}"#,
+                1,
+            );
+        let f = WisdomFile::parse(Path::new("k.json"), text.as_bytes()).unwrap();
+        assert_eq!(f.records.len(), 2);
+        assert_eq!(
+            unknown_fields(text.as_bytes(), &f),
+            ["comment", "records[0].objective.energy_j"]
+        );
+        assert!(unknown_fields(&file_of(&["1"]), &f).is_empty());
     }
 
     #[test]

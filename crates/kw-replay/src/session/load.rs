@@ -78,6 +78,30 @@ impl ReplaySession {
                 input.into_iter().chain(output)
             })
             .collect();
+        // A frame whose length is not its argument's is refused before it is decompressed:
+        // the header may declare any length (gigabytes from a file of kilobytes).
+        for &(i, reference, name) in &reads {
+            let (Some(ArgPlan::Buffer { bytes, .. }), Some(declared)) = (
+                plans.get(i),
+                capture
+                    .buffers()
+                    .find(|b| b.name == name)
+                    .map(|b| b.raw_len),
+            ) else {
+                continue;
+            };
+            if declared != *bytes as u64 {
+                return Err(ReplayError::Argument {
+                    path: path.to_path_buf(),
+                    kernel: def.kernel_name.clone(),
+                    arg: meta.args[i].name.clone(),
+                    message: format!(
+                        "{} frame `{name}` holds {declared} bytes, expected {bytes}",
+                        if reference { "reference" } else { "input" }
+                    ),
+                });
+            }
+        }
         let mut args = Vec::new();
         let mut arg_values = Vec::new();
         // The comparison kernels compile while the buffers load.

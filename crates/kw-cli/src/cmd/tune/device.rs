@@ -27,7 +27,24 @@ pub(super) fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<Path
         BackendKind::Opencl
     };
     let device = open_for(preferred, selector)?;
-    let path = bundled::capture(spec, device.as_ref(), Path::new("captures"))?;
-    eprintln!("kw tune: captured {}", path.display());
+    let dir = Path::new("captures");
+    // A capture of the same kernel and size is replaced (the bundled inputs are generated
+    // the same way each time), and that is said.
+    let before: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    let path = bundled::capture(spec, device.as_ref(), dir)?;
+    let replaced = path
+        .file_name()
+        .is_some_and(|name| before.iter().any(|b| b == name));
+    eprintln!(
+        "kw tune: captured {}{}",
+        path.display(),
+        if replaced {
+            " (replacing the earlier capture of that name)"
+        } else {
+            ""
+        }
+    );
     Ok(path)
 }

@@ -40,8 +40,9 @@ pub(super) fn seeding(
     let (found, errors) = find_wisdom_files(tuning_key, &dirs);
     for e in errors {
         match e {
-            // The record is used, without that alternate.
-            kw_core::wisdom::WisdomError::AlternateLeftOut { .. } => {
+            // The record is used without that alternate; the file without that record.
+            kw_core::wisdom::WisdomError::AlternateLeftOut { .. }
+            | kw_core::wisdom::WisdomError::RecordLeftOut { .. } => {
                 eprintln!("kw tune: prior: {e}")
             }
             e => eprintln!("kw tune: prior: wisdom not used: {e}"),

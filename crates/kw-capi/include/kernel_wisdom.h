@@ -333,7 +333,8 @@ int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, c
  * kw_device_synchronize waits for it). A length that does not fit the shape is
  * KW_ERROR_INVALID naming the routine, the buffer and both lengths ("library routine
  * `transpose`: input (rows x cols) holds 12 elements, the shape needs 15"), and nothing is
- * launched; a buffer that is a scalar or not KW_F32 is KW_ERROR_ARGUMENTS, a NULL one
+ * launched; a buffer that is a scalar or of another kw_type than KW_F32 is
+ * KW_ERROR_ARGUMENTS (a type value that is no kw_type KW_ERROR_INVALID), a NULL one
  * KW_ERROR_NULL. */
 
 /* The routines on `device`; `wisdom_dir` (may be NULL: ./wisdom) is searched after

@@ -105,11 +105,23 @@ pub(crate) fn decode_frame(
     Ok(())
 }
 
+/// The most raw bytes one compressed byte of zstd can stand for: a block of at most 128 KiB
+/// takes at least 4 bytes (a run of one byte), so no frame decompresses to more than this
+/// many times its length.
+pub(crate) const MAX_EXPANSION: u64 = 32 * 1024;
+
 /// Checks that a compressed chunk's zstd frame states `raw_len` as its size (every kw
-/// writer's frame states it): what a header declares is checked against the frames before
-/// any memory is set aside for it, so that a header declaring gigabytes over frames of a
-/// few bytes costs nothing.
+/// writer's frame states it) and that its bytes could hold that much ([`MAX_EXPANSION`]):
+/// what a header declares is checked against the frames before any memory is set aside
+/// for it, so that a header (and a frame header) declaring gigabytes over frames of a few
+/// bytes costs nothing.
 fn stated_size(src: &[u8], raw_len: u64) -> std::result::Result<(), String> {
+    if raw_len > (src.len() as u64).saturating_mul(MAX_EXPANSION) {
+        return Err(format!(
+            "{} compressed bytes cannot hold the {raw_len} the header says",
+            src.len()
+        ));
+    }
     match zstd::zstd_safe::get_frame_content_size(src) {
         Ok(Some(n)) if n == raw_len => Ok(()),
         Ok(Some(n)) => Err(format!(
@@ -120,12 +132,15 @@ fn stated_size(src: &[u8], raw_len: u64) -> std::result::Result<(), String> {
     }
 }
 
-/// [`stated_size`] for every chunk of `frame` (before its buffer is allocated).
+/// [`stated_size`] for every chunk of `frame` (before its buffer is allocated). A chunk
+/// that fails it and whose checksum fails too is reported as damaged (as decoding reports
+/// it), not as a size that disagrees.
 pub(crate) fn check_stated_sizes(
     path: &Path,
     label: &str,
     file: &[u8],
     frame: &FrameEntry,
+    hashes: &FrameHashes,
 ) -> Result<()> {
     for (k, c) in frame.chunks.iter().enumerate() {
         let src = usize::try_from(c.offset)
@@ -137,6 +152,15 @@ pub(crate) fn check_stated_sizes(
             None => Some("lies outside the file".to_string()),
         };
         if let Some(why) = why {
+            if src.is_some_and(|src| hashes.chunks.get(k) != Some(&blake3::hash(src))) {
+                return Err(CaptureError::ChecksumMismatch {
+                    path: path.to_path_buf(),
+                    what: format!(
+                        "buffer `{label}` chunk {k} ({} compressed bytes at offset {})",
+                        c.compressed_len, c.offset
+                    ),
+                });
+            }
             return Err(CaptureError::Decompress {
                 path: path.to_path_buf(),
                 buffer: label.to_string(),

@@ -197,6 +197,7 @@ impl Capture {
             name,
             self.backing.bytes(),
             &self.header.frames[entry.frame],
+            &self.hashes[entry.frame],
         )?;
         let mut out = Vec::new();
         out.try_reserve_exact(n).map_err(|_| oom())?;

@@ -278,38 +278,33 @@ fn header_that_is_not_json_is_reported() {
     );
 }
 
-/// A header that declares more than its frames hold (4 GiB over four frames of one byte, the
-/// checksums recomputed so that the file opens): refused before any memory is set aside for
-/// it. `verify` used about 4 GB on two cores, and 2 x the chunk size per core.
-#[test]
-fn a_header_declaring_more_than_its_frames_hold_costs_no_memory() {
-    let dir = TempDir::new("declared");
+/// A capture of one buffer `b0` whose frame is `chunks` chunks of `raw_len` bytes each, every
+/// one the compressed bytes `frame`, with a header whose checksum is recomputed so that the
+/// file opens (what a writer that lies would write).
+fn forged(dir: &TempDir, name: &str, frame: &[u8], chunks: usize, raw_len: u64) -> Capture {
     let s = sample(&[4096], 1024);
     let b = &s.bytes;
     let at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap()) as usize;
     let (offset, len) = (at(16), at(24));
     assert!(offset > 64 && offset + len + 8 == b.len());
     let mut h: serde_json::Value = serde_json::from_slice(&b[offset..offset + len]).unwrap();
-    // Four zstd frames of one byte each, in place of the frames written.
-    let tiny = zstd::bulk::compress(&[7u8], 1).unwrap();
-    let (chunk, chunks) = (1u64 << 30, 4usize);
-    h["chunk_size"] = chunk.into();
-    let frame = &mut h["frames"][0];
-    frame["raw_len"] = (chunk * chunks as u64).into();
-    frame["compressed_len"] = (tiny.len() * chunks).into();
-    frame["chunks"] = (0..chunks)
+    h["chunk_size"] = raw_len.into();
+    let f = &mut h["frames"][0];
+    f["raw_len"] = (raw_len * chunks as u64).into();
+    f["compressed_len"] = (frame.len() * chunks).into();
+    f["chunks"] = (0..chunks)
         .map(|k| {
             serde_json::json!({
-                "offset": 64 + k * tiny.len(), "compressed_len": tiny.len(), "raw_len": chunk,
-                "blake3": blake3::hash(&tiny).to_hex().to_string(),
+                "offset": 64 + k * frame.len(), "compressed_len": frame.len(), "raw_len": raw_len,
+                "blake3": blake3::hash(frame).to_hex().to_string(),
             })
         })
         .collect();
-    h["buffers"][0]["raw_len"] = (chunk * chunks as u64).into();
+    h["buffers"][0]["raw_len"] = (raw_len * chunks as u64).into();
     let text = serde_json::to_vec(&h).unwrap();
     let mut out = b[..64].to_vec();
     for _ in 0..chunks {
-        out.extend_from_slice(&tiny);
+        out.extend_from_slice(frame);
     }
     let header_at = out.len() as u64;
     out[16..24].copy_from_slice(&header_at.to_le_bytes());
@@ -317,14 +312,53 @@ fn a_header_declaring_more_than_its_frames_hold_costs_no_memory() {
     out[32..64].copy_from_slice(blake3::hash(&text).as_bytes());
     out.extend_from_slice(&text);
     out.extend_from_slice(b"KWCAPEND");
-    let path = dir.path().join("declared.kwcap");
+    let path = dir.path().join(name);
     std::fs::write(&path, &out).unwrap();
-    let c = Capture::open(&path).expect("the header's own checks pass");
+    Capture::open(&path).expect("the header's own checks pass")
+}
+
+/// A header that declares more than its frames state (256 KiB over four zstd frames of one
+/// byte; with 1 GiB chunks `verify` used about 4 GB on two cores, 2 x the chunk size per
+/// core): refused before any memory is set aside.
+#[test]
+fn a_header_declaring_more_than_its_frames_hold_costs_no_memory() {
+    let dir = TempDir::new("declared");
+    let tiny = zstd::bulk::compress(&[7u8], 1).unwrap();
+    let c = forged(&dir, "declared.kwcap", &tiny, 4, 1 << 16);
     for e in [c.verify().unwrap_err(), c.read_buffer("b0").unwrap_err()] {
         let m = e.to_string();
         assert!(
-            m.contains("declared.kwcap") && m.contains("the header says 1073741824"),
+            m.contains("declared.kwcap")
+                && m.contains("its zstd frame holds 1 bytes, the header says 65536"),
             "{m}"
         );
+    }
+}
+
+/// The same, with a frame that states the declared size in its own header too (a zstd frame
+/// header is the writer's to forge as well): one byte of data cannot stand for a gigabyte,
+/// whatever the headers say, so nothing is allocated.
+#[test]
+fn frames_that_state_more_than_their_bytes_can_hold_cost_no_memory() {
+    let dir = TempDir::new("forged");
+    let chunk = 1u64 << 30;
+    // A frame of one byte whose header says 2^30: the single-segment frame header's
+    // content-size field widened to 4 bytes (descriptor bits 6-7) and rewritten.
+    let mut frame = zstd::bulk::compress(&[7u8], 1).unwrap();
+    assert_eq!(
+        frame[4] & 0xC0,
+        0x00,
+        "a 1-byte frame has a 1-byte size field"
+    );
+    frame[4] = (frame[4] & 0x3F) | 0x80;
+    frame.splice(5..6, (chunk as u32).to_le_bytes());
+    assert_eq!(
+        zstd::zstd_safe::get_frame_content_size(&frame).unwrap(),
+        Some(chunk)
+    );
+    let c = forged(&dir, "forged.kwcap", &frame, 1, chunk);
+    for e in [c.verify().unwrap_err(), c.read_buffer("b0").unwrap_err()] {
+        let m = e.to_string();
+        assert!(m.contains("cannot hold the 1073741824"), "{m}");
     }
 }

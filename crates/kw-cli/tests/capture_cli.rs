@@ -111,4 +111,15 @@ fn tune_without_input_says_what_it_takes() {
     assert!(!ok && err.contains("expected NAME=VALUE"), "{err}");
     let (ok, _, err) = kw(&["tune", "x.kwcap", "--stop", "foo=1"]);
     assert!(!ok && err.contains("no-improvement-time"), "{err}");
+    // Counts are whole numbers from 1, times above 0: a run that could measure nothing is
+    // refused before it starts.
+    for (item, said) in [
+        ("evals=0", "a count of evaluations, 1 or more"),
+        ("no-improvement=-3", "a count of evaluations, 1 or more"),
+        ("evals=2.7", "a count of evaluations, 1 or more"),
+        ("no-improvement-time=0s", "a time above 0"),
+    ] {
+        let (ok, _, err) = kw(&["tune", "x.kwcap", "--stop", item]);
+        assert!(!ok && err.contains(said), "{item}: {err}");
+    }
 }

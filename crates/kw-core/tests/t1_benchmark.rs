@@ -54,7 +54,7 @@ fn a_benchmark_loads_with_its_data() {
         {"Name": "g", "Type": "int16", "MemoryType": "Vector", "FillType": "Generator",
          "DataSource": "i % 7", "Size": 10}
     ]);
-    let p = write(&d, &spec(args, "OpenCL"));
+    let p = write(&d, &spec(args.clone(), "OpenCL"));
     let b = T1Benchmark::load(&p).unwrap();
     // float4 x 1006 = 4024 f32; the invalid Default 100 is fixed to 32 with a note.
     let HostArg::Buffer { bytes, .. } = &b.inputs[0] else {
@@ -83,6 +83,18 @@ fn a_benchmark_loads_with_its_data() {
     // The same seed gives the same data.
     assert_eq!(T1Benchmark::load(&p).unwrap().inputs[0], b.inputs[0]);
     assert!(b.def.defines.contains_key("kernel_tuner"));
+    // The schema's version: 1 is read without a word, another is read the same way and said.
+    assert!(!b.notes.iter().any(|n| n.contains("FormatVersion")));
+    let mut versioned = spec(args.clone(), "OpenCL");
+    versioned["General"] = serde_json::json!({"FormatVersion": 2});
+    let b = T1Benchmark::load(&write(&d, &versioned)).unwrap();
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("General.FormatVersion is 2; this reader follows version 1")),
+        "{:?}",
+        b.notes
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 

@@ -95,7 +95,13 @@ fn consistent_records(log: &Path, header: &LogHeader, records: Vec<LogRecord>) -
             let Some(v) = r.config.get(&p.name) else {
                 return Some(format!("it has no value of `{}`", p.name));
             };
-            let at = p.values.iter().position(|x| x.same(v));
+            // As `Parameter::index_of`: the value itself first (`1` and `1.0` may both be
+            // values), then the same number written otherwise.
+            let at = p
+                .values
+                .iter()
+                .position(|x| x == v)
+                .or_else(|| p.values.iter().position(|x| x.same(v)));
             if at != Some(i as usize) {
                 return Some(match at {
                     None => format!("value {v} of `{}` is not among the log's values", p.name),

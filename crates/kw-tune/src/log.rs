@@ -701,6 +701,16 @@ mod tests {
         assert!(e.contains("empty log"), "{e}");
         std::fs::write(&path, header("time") + "\n").unwrap();
         assert!(read_log(&path).is_ok());
+        // Versions start at 1; a newer one is said as such.
+        for (version, said) in [
+            ("0", "version 0 is not a valid version"),
+            ("9", "version 9 is newer than this program's"),
+        ] {
+            let h = header("time").replace("\"version\":1", &format!("\"version\":{version}"));
+            std::fs::write(&path, h + "\n").unwrap();
+            let e = read_log(&path).unwrap_err().to_string();
+            assert!(e.contains(said), "{e}");
+        }
         let _ = std::fs::remove_file(&path);
     }
 

@@ -362,7 +362,7 @@ pub(crate) fn human(bytes: u64) -> String {
 
 /// Where applications write captures: `KW_CAPTURE_DIR` when set (and not empty), else
 /// `captures` in the current directory.
-fn default_capture_dir() -> PathBuf {
+pub(crate) fn default_capture_dir() -> PathBuf {
     std::env::var_os(kernel_wisdom::CAPTURE_DIR_ENV)
         .filter(|v| !v.is_empty())
         .map_or_else(
@@ -383,7 +383,7 @@ fn ls(dir: &Path, by_default: bool) -> Result<()> {
             if std::env::var_os(kernel_wisdom::CAPTURE_DIR_ENV).is_some_and(|v| !v.is_empty()) {
                 "KW_CAPTURE_DIR"
             } else {
-                "`captures` in the current directory, KW_CAPTURE_DIR unset"
+                "`captures` in the current directory, KW_CAPTURE_DIR unset or empty"
             }
         ),
         Err(e) => {

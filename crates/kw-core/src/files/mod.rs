@@ -431,7 +431,7 @@ pub use lock::{explain_lock_error, lock_waiting};
 mod write;
 pub use write::{
     content_hash, create_private_dir_all, keep_aside, nonce, parent_dir, private_temp_dir,
-    same_file, write_atomic, FileModes,
+    same_file, write_atomic, FileModes, STALE_TEMPORARY,
 };
 
 #[cfg(test)]

@@ -155,14 +155,21 @@ fn a_replaced_file_keeps_its_mode_and_dead_writers_temporaries_go() {
     if Path::new("/proc/self").exists() {
         // A process id no Linux system reaches (pid_max is at most 2^22).
         let dead = d.join(".w.json.tmp-4294967295-0");
+        // Gone here but fresh: maybe a writer on another host of a shared file system.
+        let fresh = d.join(".w.json.tmp-4294967295-1");
         let live = d.join(format!(".w.json.tmp-{}-999", std::process::id()));
         let other = d.join(".x.json.tmp-4294967295-0");
-        for p in [&dead, &live, &other] {
+        for p in [&dead, &fresh, &live, &other] {
             std::fs::write(p, b"partial").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - 2 * STALE_TEMPORARY;
+        for p in [&dead, &live, &other] {
+            let file = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            file.set_modified(long_ago).unwrap();
         }
         write_atomic(&f, b"4", FileModes::PRIVATE).unwrap();
         assert!(!dead.exists());
-        assert!(live.exists() && other.exists());
+        assert!(fresh.exists() && live.exists() && other.exists());
     }
     std::fs::remove_dir_all(&d).unwrap();
 }

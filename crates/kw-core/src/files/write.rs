@@ -196,15 +196,17 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// then renamed over `path`. A crash or a full disk leaves the previous file (or none). A
 /// `path` that is something else than a regular file (a device such as `/dev/null`, a FIFO, a
 /// directory; a symbolic link to one) is refused, never replaced; a symbolic link to a file is
-/// replaced by the new file, with a warning (never written through). A regular file replaced
-/// keeps its mode (less write access for others), so that a file shared on purpose stays
-/// readable to those it was shared with. Temporary files of this name left by a process that
-/// no longer runs (killed while writing) are removed.
+/// replaced by the new file, with a warning (never written through). A regular file of this
+/// user replaced keeps the read and write access it gave (less write access for others) on
+/// top of `modes`, so that a file shared on purpose stays readable to those it was shared
+/// with; a file of another owner, or a link, gives nothing. Temporary files of this name left
+/// by a writer that is gone (no such process here, and untouched for [`STALE_TEMPORARY`]: a
+/// writer on another host of a shared file system is not seen as a process here) are
+/// removed.
 pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let mut keep_mode = None;
     if let Ok(m) = std::fs::metadata(path) {
         if !m.is_file() {
             return Err(std::io::Error::new(
@@ -212,8 +214,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
                 "not a regular file (a device, FIFO or directory is never replaced)",
             ));
         }
-        keep_mode = Some(m.permissions());
     }
+    // The access an existing file of this user gave (a link gives none: its target is not
+    // what is replaced).
+    #[cfg(unix)]
+    let kept_mode = std::fs::symlink_metadata(path).ok().and_then(|m| {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        (m.is_file() && Some(m.uid()) == super::current_uid())
+            .then(|| m.permissions().mode() & 0o775)
+    });
     // A symbolic link is replaced by the new file, never written through (in a directory
     // others may write, a planted link would otherwise aim the write anywhere); said, since
     // the file it named keeps its old contents.
@@ -239,15 +248,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
     let result = (|| {
         let mut f = modes.create_new().open(&tmp)?;
         #[cfg(unix)]
-        if let Some(p) = &keep_mode {
+        if let Some(kept) = kept_mode {
             use std::os::unix::fs::PermissionsExt;
-            let mode = p.mode() & 0o775;
-            if mode != modes.file & 0o7777 {
-                f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            // Set whole (the umask applied when the file was created).
+            let mode = (modes.file & 0o7777) | kept;
+            {
+                // A file system without modes (vfat, some FUSE mounts) keeps the new file's.
+                if let Err(e) = f.set_permissions(std::fs::Permissions::from_mode(mode)) {
+                    crate::diag::warn_once(&format!(
+                        "{}: could not give the new file the mode of the one it replaces \
+                         ({mode:o}): {e}",
+                        path.display()
+                    ));
+                }
             }
         }
-        #[cfg(not(unix))]
-        let _ = &keep_mode;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
@@ -261,8 +276,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], modes: FileModes) -> std::io::Res
     result
 }
 
+/// How long a temporary file of [`write_atomic`] stays untouched before a later write may
+/// remove it (its process being gone): far longer than any write takes.
+pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 /// Removes `.NAME.tmp-PID-N` files in `dir` ([`write_atomic`]'s temporaries of `name`) whose
-/// process is gone (Linux: no `/proc/PID`); elsewhere, and for a live process, nothing.
+/// process is gone (Linux: no `/proc/PID`) and that were not modified for
+/// [`STALE_TEMPORARY`]; elsewhere, and for a live process, nothing.
 fn remove_stale_temporaries(dir: &Path, name: &str) {
     if !Path::new("/proc/self").exists() {
         return;
@@ -290,7 +310,14 @@ fn remove_stale_temporaries(dir: &Path, name: &str) {
             continue;
         };
         let gone = pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
-        if gone && e.file_type().is_ok_and(|t| t.is_file()) {
+        let old = || {
+            std::fs::symlink_metadata(e.path())
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_TEMPORARY)
+        };
+        if gone && e.file_type().is_ok_and(|t| t.is_file()) && old() {
             let _ = std::fs::remove_file(e.path());
         }
     }

@@ -134,23 +134,30 @@ impl KernelDef {
             }
         }
         // OpenCL's build options are one string split at whitespace: `-DT=unsigned int`
-        // cannot be passed (NVRTC takes each option whole).
-        if self.backend == BackendKind::Opencl && self.params_as_defines {
-            for p in &self.parameters {
-                if let Some(v) = p
-                    .values
-                    .iter()
-                    .find(|v| v.c_literal().chars().any(char::is_whitespace))
-                {
+        // cannot be passed (NVRTC takes each option whole). The default configuration and a
+        // constant define must compile; another value with whitespace only fails the
+        // configurations that take it (as any configuration that does not compile).
+        if self.backend == BackendKind::Opencl {
+            let spaced = |v: &crate::value::Value| v.c_literal().chars().any(char::is_whitespace);
+            let why = |name: &str, v: &crate::value::Value| {
+                format!(
+                    "{v} holds whitespace, which OpenCL build options cannot carry as \
+                     -D{name}=...: give a name without spaces (e.g. a typedef)"
+                )
+            };
+            if self.params_as_defines {
+                for p in self.parameters.iter().filter(|p| spaced(&p.default)) {
                     push(
                         format!("parameter `{}`", p.name),
-                        format!(
-                            "value {v} holds whitespace, which OpenCL build options cannot carry \
-                             as -D{}=...: give a name without spaces (e.g. a typedef), or pass \
-                             the parameters otherwise (params_as_defines off)",
-                            p.name
-                        ),
+                        format!("its default {}", why(&p.name, &p.default)),
                     );
+                }
+            }
+            for (name, e) in &self.defines {
+                if let Expr::Lit(v) = e {
+                    if spaced(v) {
+                        push(format!("define `{name}`"), why(name, v));
+                    }
                 }
             }
         }
@@ -554,16 +561,24 @@ mod tests {
             text.contains("define ``: the name is not a valid identifier"),
             "{text}"
         );
+        // A value other than the default only fails the configurations that take it.
         let mut def = sample_def();
         def.backend = BackendKind::Opencl;
         def.parameters
             .push(crate::space::Parameter::new("T", ["float", "unsigned int"]));
+        assert_eq!(def.check(None), vec![]);
+        def.parameters.last_mut().unwrap().default = "unsigned int".into();
         let text = format_problems(&def.check(None));
         assert!(
-            text.contains("parameter `T`: value") && text.contains("holds whitespace"),
+            text.contains("parameter `T`: its default") && text.contains("holds whitespace"),
             "{text}"
         );
         def.params_as_defines = false;
+        assert_eq!(def.check(None), vec![]);
+        def.defines.insert("U".into(), lit("long long"));
+        let text = format_problems(&def.check(None));
+        assert!(text.contains("define `U`:"), "{text}");
+        def.backend = BackendKind::Cuda;
         assert_eq!(def.check(None), vec![]);
     }
 }

@@ -147,6 +147,11 @@ impl WisdomFile {
     /// ([`WisdomRecord::validate`], and no JSON object in it names a key twice); invalid
     /// records are left out and listed in [`WisdomFile::rejected`].
     pub fn load(path: &Path) -> Result<WisdomFile, WisdomError> {
+        Self::load_bytes(path).map(|(f, _)| f)
+    }
+
+    /// [`WisdomFile::load`], and the file's bytes.
+    fn load_bytes(path: &Path) -> Result<(WisdomFile, Vec<u8>), WisdomError> {
         use crate::files::{self, ReadRules};
         let (file, meta) =
             files::open_regular(path, ReadRules::new("wisdom file", files::caps::WISDOM))?;
@@ -170,7 +175,7 @@ impl WisdomFile {
         file.take(files::caps::WISDOM)
             .read_to_end(&mut bytes)
             .map_err(io(path, "cannot read"))?;
-        WisdomFile::parse(path, &bytes)
+        WisdomFile::parse(path, &bytes).map(|f| (f, bytes))
     }
 
     /// Parses the bytes of a wisdom file (`path` names it in errors); see [`WisdomFile::load`].
@@ -296,33 +301,38 @@ impl WisdomFile {
     }
 
     /// Loads `path` for rewriting it: an error when any record was rejected (rewriting would
-    /// drop it without a word). What the rewrite leaves out (alternates that did not read,
-    /// fields this kw does not know) is said, once per process.
-    fn load_for_rewrite(path: &Path) -> Result<WisdomFile, WisdomError> {
-        let f = WisdomFile::load(path)?;
+    /// drop it without a word). Also what a rewrite would leave out (alternates that did not
+    /// read, fields this kw does not read), to say when it is written ([`Dropped::say`]).
+    fn load_for_rewrite(path: &Path) -> Result<(WisdomFile, Dropped), WisdomError> {
+        let (f, bytes) = WisdomFile::load_bytes(path)?;
         if !f.rejected.is_empty() {
             return Err(WisdomError::HasInvalidRecords {
                 path: path.to_path_buf(),
                 rejected: f.rejected,
             });
         }
+        let mut dropped = Dropped::default();
         // Alternates are advisory: the rewrite leaves the bad ones out, and says so.
         if !f.notes.is_empty() {
-            crate::diag::warn_once(&format!(
+            dropped.0.push(format!(
                 "{}: rewriting it without the {} alternate(s) left out when it was read: {}",
                 path.display(),
                 f.notes.len(),
                 f.notes.join("; ")
             ));
         }
-        let unknown = std::fs::read(path)
-            .ok()
-            .map(|bytes| unknown_fields(&bytes, &f))
-            .unwrap_or_default();
+        // Larger files (the shipped ones are about 150 KB) are not compared: two JSON trees
+        // of a file near the 64 MiB limit take about 1 GB.
+        const COMPARED: usize = 4 << 20;
+        let unknown = if bytes.len() <= COMPARED {
+            unknown_fields(&bytes, &f)
+        } else {
+            Vec::new()
+        };
         if !unknown.is_empty() {
             const SHOWN: usize = 6;
             let more = unknown.len().saturating_sub(SHOWN);
-            crate::diag::warn_once(&format!(
+            dropped.0.push(format!(
                 "{}: rewriting it drops {} field(s) this kw does not read (written by a newer kw, \
                  or by hand): {}{}",
                 path.display(),
@@ -335,7 +345,7 @@ impl WisdomFile {
                 }
             ));
         }
-        Ok(f)
+        Ok((f, dropped))
     }
 
     /// Writes the file atomically: a temporary file in the same directory, fsynced, then renamed.
@@ -375,6 +385,19 @@ impl WisdomFile {
     }
 }
 
+/// What rewriting a wisdom file leaves out of it, in words ([`WisdomFile::load_for_rewrite`]).
+#[derive(Debug, Default)]
+struct Dropped(Vec<String>);
+
+impl Dropped {
+    /// Says it (once per process each), when the file is rewritten.
+    fn say(&self) {
+        for m in &self.0 {
+            crate::diag::warn_once(m);
+        }
+    }
+}
+
 /// The fields of a wisdom file's text (`bytes`) that `file`, the same file as read, would not
 /// write back, as paths (`comment`, `records[3].objective.energy_j`): fields this kw does
 /// not read. A field that holds nothing (null, false, 0, an empty string, list or object) is
@@ -402,7 +425,9 @@ fn unknown_fields(bytes: &[u8], file: &WisdomFile) -> Vec<String> {
                     };
                     match w.get(k) {
                         Some(wv) => walk(v, wv, &here, out),
-                        None if !empty(v) => out.push(here),
+                        // `alternates` is read: a list whose every alternate was left out
+                        // (and said so) is not written back.
+                        None if !empty(v) && k != "alternates" => out.push(here),
                         None => {}
                     }
                 }
@@ -572,10 +597,11 @@ pub fn find_wisdom_files(
 /// works (a tuning run of many minutes), not after.
 pub fn check_key(dir: &Path, tuning_key: &str) -> Result<(), WisdomError> {
     let path = dir.join(wisdom_file_name(tuning_key));
-    if matches!(fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+    // As the writers see it: nothing there (a link to nothing is replaced by the write).
+    if !path.exists() {
         return Ok(());
     }
-    let f = WisdomFile::load_for_rewrite(&path)?;
+    let (f, _) = WisdomFile::load_for_rewrite(&path)?;
     same_key(&path, f, tuning_key).map(drop)
 }
 
@@ -676,13 +702,15 @@ pub fn add_record(
     })?;
     create_dir(dir)?;
     let lock = lock_key(dir, tuning_key)?;
-    let mut file = if path.exists() {
-        same_key(&path, WisdomFile::load_for_rewrite(&path)?, tuning_key)?
+    let (mut file, dropped) = if path.exists() {
+        let (f, dropped) = WisdomFile::load_for_rewrite(&path)?;
+        (same_key(&path, f, tuning_key)?, dropped)
     } else {
-        WisdomFile::new(tuning_key)
+        (WisdomFile::new(tuning_key), Dropped::default())
     };
     let outcome = merge_record(&mut file, record, policy);
     if outcome != AddOutcome::KeptExisting {
+        dropped.say();
         file.save(&path)?;
     }
     drop(lock);
@@ -790,7 +818,10 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
 /// Merges `inputs` into the wisdom files of `dir`: for each tuning key, under the lock
 /// [`add_record`] takes, the file in `dir` (if any) is read, merged with the inputs
 /// ([`merge_files`]) and replaced atomically, so a merge beside a running tune loses none of
-/// the tune's records. Returns each file written with its record count, and the report.
+/// the tune's records. Returns each file written with its record count, and the report. The
+/// files of `dir` are checked before any is written; one that the merge would make larger
+/// than a wisdom file may be ([`WisdomError::TooLarge`]) is found when it is written, after
+/// the keys before it (each file is whole: the old one or the merged one).
 pub fn merge_into(
     dir: &Path,
     inputs: Vec<WisdomFile>,
@@ -838,14 +869,18 @@ pub fn merge_into(
         let path = dir.join(wisdom_file_name(&key));
         let lock = lock_key(dir, &key)?;
         let mut all = Vec::with_capacity(files.len() + 1);
+        let mut dropped = Dropped::default();
         if path.exists() {
-            all.push(same_key(&path, WisdomFile::load_for_rewrite(&path)?, &key)?);
+            let (f, d) = WisdomFile::load_for_rewrite(&path)?;
+            all.push(same_key(&path, f, &key)?);
+            dropped = d;
         }
         all.extend(files);
         let (mut merged, report) = merge_files(all);
         total.read += report.read;
         total.dropped.extend(report.dropped);
         let file = merged.pop().unwrap_or_else(|| WisdomFile::new(&key));
+        dropped.say();
         file.save(&path)?;
         drop(lock);
         written.push((path, file.records.len()));

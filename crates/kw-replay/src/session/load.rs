@@ -38,11 +38,13 @@ impl ReplaySession {
     /// Opens `path`, checks its metadata and uploads its buffers to `device` (any device of
     /// the capture's backend).
     ///
-    /// Every argument is checked against the definition before anything is read; the
-    /// buffers' frames are then decompressed in parallel (a few frames at a time, each on
-    /// several threads) while the ones already decompressed are uploaded, in argument order.
-    /// The pristine copy of a written buffer is a device-to-device copy of its upload. The
-    /// error is the one a one-by-one load would meet first.
+    /// Every argument is checked against the definition before anything is read, and then
+    /// every buffer frame's length (input and reference) against its argument's, before
+    /// anything is decompressed (a header may declare any length); the buffers' frames are
+    /// then decompressed in parallel (a few frames at a time, each on several threads) while
+    /// the ones already decompressed are uploaded, in argument order. The pristine copy of
+    /// a written buffer is a device-to-device copy of its upload. Past the length checks,
+    /// the error is the one a one-by-one load would meet first.
     pub fn load(path: &Path, device: Arc<dyn Device>) -> Result<ReplaySession, ReplayError> {
         let cache_baseline = device.compile_cache().map(|c| c.stats());
         let info = device.info();
@@ -549,8 +551,9 @@ fn prepare_comparer(
     Ok(comparer)
 }
 
-/// Uploads each reference output once, for the device comparison (a reference whose length
-/// differs from its buffer's stays on the host: the host comparison reports it).
+/// Uploads each reference output once, for the device comparison. (A reference whose length
+/// differs from its buffer's is refused when the session loads; one that did would stay on
+/// the host, where the host comparison reports it.)
 fn upload_references(device: &Arc<dyn Device>, args: &mut [ReplayArg]) {
     for a in args.iter_mut() {
         if let ReplayArg::Buffer {

@@ -20,9 +20,10 @@ pub struct TuneArgs {
     /// `kw capture from-t1 --reference-config`), instead of each file's `Default`.
     #[arg(long, value_name = "NAME=VALUE,...", requires = "t1")]
     pub(super) reference_config: Option<String>,
-    /// Capture a bundled kernel here first and tune it (on CUDA when a CUDA device exists):
-    /// `vector_add[:N]`, `stencil2d[:WxH]` or `stencil2d-wide[:WxH]` (its space widened to
-    /// 232 configurations): a self-contained measurement.
+    /// Capture a bundled kernel first (into KW_CAPTURE_DIR, else `captures/`) and tune it
+    /// (on CUDA when a CUDA device exists): `vector_add[:N]`, `stencil2d[:WxH]` or
+    /// `stencil2d-wide[:WxH]` (its space widened to 232 configurations): a self-contained
+    /// measurement.
     #[arg(long)]
     pub(super) bundled: Option<String>,
     /// Search strategy (`kw simulate --strategy all` compares them on recorded spaces).
@@ -251,9 +252,24 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
                 .parse::<f64>()
                 .with_context(|| format!("bad number in `{item}`"))
         };
+        // A count of evaluations: a whole number, 1 or more (0 or a negative number would
+        // stop before anything is measured).
+        let count = || -> Result<u64> {
+            match v.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => bail!("bad --stop item `{item}`: a count of evaluations, 1 or more"),
+            }
+        };
+        let time = || -> Result<Duration> {
+            let d = parse_duration(v)?;
+            if d.is_zero() {
+                bail!("bad --stop item `{item}`: a time above 0");
+            }
+            Ok(d)
+        };
         list.push(match k.trim() {
-            "evals" | "evaluations" => Stop::Evaluations(num()? as u64),
-            "time" => Stop::WallTime(parse_duration(v)?),
+            "evals" | "evaluations" => Stop::Evaluations(count()?),
+            "time" => Stop::WallTime(time()?),
             "fraction" => {
                 let f = num()?;
                 if !(f > 0.0 && f <= 1.0) {
@@ -268,8 +284,8 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
                 }
                 Stop::Target(t)
             }
-            "no-improvement" => Stop::NoImprovementEvaluations(num()? as u64),
-            "no-improvement-time" => Stop::NoImprovementTime(parse_duration(v)?),
+            "no-improvement" => Stop::NoImprovementEvaluations(count()?),
+            "no-improvement-time" => Stop::NoImprovementTime(time()?),
             other => bail!(
                 "unknown --stop condition `{other}` (evals, time, fraction, target, \
                  no-improvement, no-improvement-time)"

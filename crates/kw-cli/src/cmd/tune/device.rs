@@ -27,7 +27,7 @@ pub(super) fn bundled_capture(spec: &str, selector: Option<&str>) -> Result<Path
         BackendKind::Opencl
     };
     let device = open_for(preferred, selector)?;
-    let dir = Path::new("captures");
+    let dir = &crate::cmd::capture::default_capture_dir();
     // A capture of the same kernel and size is replaced (the bundled inputs are generated
     // the same way each time), and that is said.
     let before: Vec<std::ffi::OsString> = std::fs::read_dir(dir)

@@ -45,25 +45,30 @@ pub(super) struct Pace {
     pub(super) detail: String,
 }
 
+/// The time between plain lines: [`PROGRESS_INTERVAL_ENV`] seconds, else 10 (an invalid
+/// value is said once).
+fn interval() -> Duration {
+    let secs = match std::env::var(PROGRESS_INTERVAL_ENV) {
+        Ok(v) => match v.trim().parse::<f64>() {
+            // At most a year: a larger Duration would not be made.
+            Ok(x) if x.is_finite() && x >= 0.0 => x.min(365.0 * 86400.0),
+            _ => {
+                kw_core::diag::warn_once(&format!(
+                    "invalid {PROGRESS_INTERVAL_ENV}={v:?} (expected seconds, 0 or more); \
+                     using 10"
+                ));
+                10.0
+            }
+        },
+        Err(_) => 10.0,
+    };
+    Duration::from_secs_f64(secs)
+}
+
 impl Pace {
     /// `total`: evaluations this run may make; `deadline`: when its time is up.
     pub(super) fn new(label: &str, total: Option<u64>, deadline: Option<Instant>) -> Pace {
-        let plain = (!std::io::stderr().is_terminal()).then(|| {
-            let secs = match std::env::var(PROGRESS_INTERVAL_ENV) {
-                Ok(v) => match v.trim().parse::<f64>() {
-                    Ok(x) if x.is_finite() && x >= 0.0 => x,
-                    _ => {
-                        kw_core::diag::warn_once(&format!(
-                            "invalid {PROGRESS_INTERVAL_ENV}={v:?} (expected seconds, 0 or \
-                             more); using 10"
-                        ));
-                        10.0
-                    }
-                },
-                Err(_) => 10.0,
-            };
-            (Duration::from_secs_f64(secs), None)
-        });
+        let plain = (!std::io::stderr().is_terminal()).then(|| (interval(), None));
         Pace {
             label: label.to_string(),
             started: Instant::now(),
@@ -78,20 +83,7 @@ impl Pace {
     /// Plain lines even on a terminal (runs side by side, whose live lines would collide).
     pub(super) fn plain_lines(mut self) -> Pace {
         if self.plain.is_none() {
-            let secs = match std::env::var(PROGRESS_INTERVAL_ENV) {
-                Ok(v) => match v.trim().parse::<f64>() {
-                    Ok(x) if x.is_finite() && x >= 0.0 => x,
-                    _ => {
-                        kw_core::diag::warn_once(&format!(
-                            "invalid {PROGRESS_INTERVAL_ENV}={v:?} (expected seconds, 0 or \
-                             more); using 10"
-                        ));
-                        10.0
-                    }
-                },
-                Err(_) => 10.0,
-            };
-            self.plain = Some((Duration::from_secs_f64(secs), None));
+            self.plain = Some((interval(), None));
         }
         self
     }

@@ -106,9 +106,12 @@ unsafe fn arg(
             // needs no memory: its pointer is never handed to the driver (a C caller may
             // pass any non-null pointer for an empty vector).
             if a.count != COUNT_AUTO && len > 0 {
+                // CUDA only: an OpenCL size query reads the cl_mem's own field (cheap), and a
+                // cl_mem released and created again smaller often gets the same handle.
                 let key = confirmed_key(backend, a.ptr, len * ty.size());
                 let slot = &CONFIRMED[(key >> (64 - CONFIRMED_BITS)) as usize];
-                if slot.load(Ordering::Relaxed) != key {
+                let remembered = backend == BackendKind::Cuda;
+                if !remembered || slot.load(Ordering::Relaxed) != key {
                     // SAFETY: as the caller promised (a live buffer of this device).
                     match unsafe { available_elements(backend, a.ptr, ty) } {
                         Ok(held) if len > held => {
@@ -122,7 +125,8 @@ unsafe fn arg(
                                 ),
                             ))
                         }
-                        _ => slot.store(key, Ordering::Relaxed),
+                        _ if remembered => slot.store(key, Ordering::Relaxed),
+                        _ => {}
                     }
                 }
             }
@@ -141,12 +145,14 @@ unsafe fn arg(
     }
 }
 
-/// Buffers whose count was checked against the driver ([`available_elements`]): a
+/// CUDA buffers whose count was checked against the driver ([`available_elements`]): a
 /// direct-mapped table of keys of (backend, pointer, bytes), so that a buffer launched again
 /// with the same count costs no driver query (one per buffer cost 0.1-0.2 µs a launch on an
 /// H100). A key is overwritten by another that maps to its slot; memory freed and allocated
 /// again at the same address with fewer bytes, launched with the count of before, is the
-/// case this does not catch.
+/// case this does not catch (the kernel then reads and writes past the new allocation, as
+/// any launch with a wrong count did before this check). OpenCL buffers are checked at every
+/// launch.
 static CONFIRMED: [AtomicU64; 1 << CONFIRMED_BITS] =
     [const { AtomicU64::new(0) }; 1 << CONFIRMED_BITS];
 

@@ -4,7 +4,25 @@
 
 use std::time::Duration;
 
-/// Parses `90` (seconds), `90s`, `250ms`, `15m` / `15min`, `1h`. Returns why not.
+/// The longest duration kw takes: 100 years (a deadline further away does not fit a clock's
+/// instant everywhere, and means "no limit" anyway).
+pub const LONGEST: Duration = Duration::from_secs(100 * 365 * 86400);
+
+/// `secs` seconds as a [`Duration`], saturating: below 0 or NaN is zero, beyond
+/// [`LONGEST`] is [`LONGEST`] (for times computed from measurements or read from files, which
+/// `Duration::from_secs_f64` would panic on).
+pub fn saturating_secs(secs: f64) -> Duration {
+    if secs.is_nan() || secs <= 0.0 {
+        Duration::ZERO
+    } else if secs >= LONGEST.as_secs_f64() {
+        LONGEST
+    } else {
+        Duration::from_secs_f64(secs)
+    }
+}
+
+/// Parses `90` (seconds), `90s`, `250ms`, `15m` / `15min`, `1h`, at most [`LONGEST`]. Returns
+/// why not.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
@@ -21,6 +39,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     };
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(format!("bad duration `{text}`"));
+    }
+    if secs > LONGEST.as_secs_f64() {
+        return Err(format!("bad duration `{text}`: more than 100 years"));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -53,6 +74,15 @@ mod tests {
         for bad in ["", "x", "5d", "-1s", "infs"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+        // Past 100 years: an error, never a panic (`Duration::from_secs_f64` panicked on
+        // 99999999999999999999h, and a deadline that far does not fit an instant).
+        let e = parse_duration("99999999999999999999h").unwrap_err();
+        assert!(e.contains("more than 100 years"), "{e}");
+        assert!(parse_duration("876000h").is_ok());
+        assert_eq!(saturating_secs(f64::MAX), LONGEST);
+        assert_eq!(saturating_secs(f64::NAN), Duration::ZERO);
+        assert_eq!(saturating_secs(-1.0), Duration::ZERO);
+        assert_eq!(saturating_secs(1.5), Duration::from_millis(1500));
     }
 
     #[test]

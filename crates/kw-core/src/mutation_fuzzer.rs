@@ -128,7 +128,7 @@ pub fn fuzz(
         .ok()
         .and_then(|s| s.trim().parse::<f64>().ok())
     {
-        Some(s) if s.is_finite() && s > 0.0 => Budget::Time(Duration::from_secs_f64(s)),
+        Some(s) if s.is_finite() && s > 0.0 => Budget::Time(crate::duration::saturating_secs(s)),
         _ => Budget::Executions(quick),
     };
     let seed: u64 = std::env::var(FUZZ_SEED_ENV)

@@ -431,7 +431,7 @@ impl<'s> RunState<'s> {
             replayed: 0,
             revisits: 0,
             started: Instant::now(),
-            offset: Duration::from_secs_f64(offset),
+            offset: kw_core::duration::saturating_secs(offset),
             improved_at: Duration::ZERO,
             improved_eval: 0,
         }

@@ -134,30 +134,31 @@ impl KernelDef {
             }
         }
         // OpenCL's build options are one string split at whitespace: `-DT=unsigned int`
-        // cannot be passed (NVRTC takes each option whole). The default configuration and a
-        // constant define must compile; another value with whitespace only fails the
-        // configurations that take it (as any configuration that does not compile).
+        // cannot be passed (NVRTC takes each option whole). The default configuration's
+        // defines must compile (a parameter's, a constant's, one computed from parameters);
+        // another value with whitespace only fails the configurations that take it (as any
+        // configuration that does not compile).
         if self.backend == BackendKind::Opencl {
-            let spaced = |v: &crate::value::Value| v.c_literal().chars().any(char::is_whitespace);
-            let why = |name: &str, v: &crate::value::Value| {
-                format!(
-                    "{v} holds whitespace, which OpenCL build options cannot carry as \
-                     -D{name}=...: give a name without spaces (e.g. a typedef)"
-                )
-            };
-            if self.params_as_defines {
-                for p in self.parameters.iter().filter(|p| spaced(&p.default)) {
-                    push(
-                        format!("parameter `{}`", p.name),
-                        format!("its default {}", why(&p.name, &p.default)),
-                    );
-                }
-            }
-            for (name, e) in &self.defines {
-                if let Expr::Lit(v) = e {
-                    if spaced(v) {
-                        push(format!("define `{name}`"), why(name, v));
+            if let Ok(defines) = self.defines_for(&self.default_config(), None) {
+                for (name, value) in defines {
+                    if !value.chars().any(char::is_whitespace) {
+                        continue;
                     }
+                    let parameter = self.params_as_defines
+                        && !self.defines.contains_key(&name)
+                        && self.parameters.iter().any(|p| p.name == name);
+                    push(
+                        if parameter {
+                            format!("parameter `{name}`")
+                        } else {
+                            format!("define `{name}`")
+                        },
+                        format!(
+                            "its default {value} holds whitespace, which OpenCL build options \
+                             cannot carry as -D{name}=...: give a name without spaces (e.g. a \
+                             typedef)"
+                        ),
+                    );
                 }
             }
         }
@@ -578,6 +579,14 @@ mod tests {
         def.defines.insert("U".into(), lit("long long"));
         let text = format_problems(&def.check(None));
         assert!(text.contains("define `U`:"), "{text}");
+        // A define computed from a parameter takes the parameter's default.
+        def.defines.remove("U");
+        def.defines.insert("OP".into(), param("T"));
+        let text = format_problems(&def.check(None));
+        assert!(
+            text.contains("define `OP`: its default unsigned int"),
+            "{text}"
+        );
         def.backend = BackendKind::Cuda;
         assert_eq!(def.check(None), vec![]);
     }

@@ -191,7 +191,7 @@ pub(super) fn t1_stop(budget: &kw_core::kernel_tuner::T1Budget) -> Option<Stop> 
         list.push(Stop::Evaluations(n));
     }
     if let Some(s) = budget.seconds {
-        list.push(Stop::WallTime(Duration::from_secs_f64(s)));
+        list.push(Stop::WallTime(kw_core::duration::saturating_secs(s)));
     }
     if let Some(f) = budget.fraction {
         list.push(Stop::SpaceFraction(f));

@@ -160,7 +160,7 @@ pub(super) fn tune_one(
     // hung evaluation.
     let spent = records.iter().map(|r| r.elapsed_s).fold(0.0f64, f64::max);
     let deadline = wall_limit(stop).map(|t| {
-        std::time::Instant::now() + t.saturating_sub(Duration::from_secs_f64(spent.max(0.0)))
+        std::time::Instant::now() + t.saturating_sub(kw_core::duration::saturating_secs(spent))
     });
     let fixed_timeout = args
         .eval_timeout
@@ -203,7 +203,7 @@ pub(super) fn tune_one(
                 deadline,
             );
             if let Some(s) = default_logged_s {
-                e.learn_timeout(Duration::from_secs_f64(s.max(0.0)));
+                e.learn_timeout(kw_core::duration::saturating_secs(s));
             }
             e
         };

@@ -62,7 +62,7 @@ fn interval() -> Duration {
         },
         Err(_) => 10.0,
     };
-    Duration::from_secs_f64(secs)
+    kw_core::duration::saturating_secs(secs)
 }
 
 impl Pace {
@@ -94,7 +94,7 @@ impl Pace {
         let by_deadline = self.deadline.map(|d| d.saturating_duration_since(now));
         let by_count = self.total.filter(|_| self.done > 0).map(|t| {
             let each = now.duration_since(self.started).as_secs_f64() / self.done as f64;
-            Duration::from_secs_f64(each * t.saturating_sub(self.done) as f64)
+            kw_core::duration::saturating_secs(each * t.saturating_sub(self.done) as f64)
         });
         match by_deadline.into_iter().chain(by_count).min() {
             Some(d) if d.as_secs() == 0 => "under 1 s left".into(),

@@ -263,3 +263,41 @@ fn a_parallel_load_reports_the_first_error_in_argument_order() {
         "{text}"
     );
 }
+
+/// A frame whose length is not its argument's (here the input of `x` a mebibyte longer than
+/// its 64 floats) is refused, naming the argument and both lengths, before any frame is
+/// decompressed: a header may declare any length, gigabytes from a file of kilobytes.
+#[test]
+fn a_frame_longer_than_its_argument_is_refused_before_it_is_read() {
+    let Some(device) = opencl() else { return };
+    let (dir, good) = good_copy_capture("frame-length", &device);
+    let c = Capture::open(&good).unwrap();
+    let meta = c.metadata().clone();
+    let x_input = meta["args"][1]["input"].as_str().unwrap().to_string();
+    let buffers: Vec<CaptureBuffer> = c
+        .buffers()
+        .map(|b| {
+            let mut data = c.read_buffer(b.name).unwrap();
+            if b.name == x_input {
+                data.extend(vec![0u8; 1 << 20]);
+            }
+            CaptureBuffer::new(b.name, b.elem_type, data)
+        })
+        .collect();
+    let long = CaptureWriter::default()
+        .write(&dir, "long", &meta, &buffers)
+        .unwrap()
+        .path;
+    let err = ReplaySession::load(&long, device.clone())
+        .err()
+        .expect("a frame longer than its argument");
+    assert!(matches!(err, ReplayError::Argument { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "input frame `{x_input}` holds 1048832 bytes, expected 256"
+        )),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

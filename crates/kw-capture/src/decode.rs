@@ -13,7 +13,8 @@ type ChunkJob<'a> = (usize, Option<&'a mut [u8]>);
 /// Frames smaller than this are decoded on the calling thread.
 const PARALLEL_MIN_BYTES: u64 = 4 << 20;
 
-/// Checks and decompresses every chunk of `frame` from `file` (whose tables were validated),
+/// Checks and decompresses every chunk of `frame` from `file` (whose tables were validated,
+/// and whose chunks' sizes [`check_stated_sizes`] checked before the room was made),
 /// into `out` (exactly the frame's raw length) or, with `None`, into scratch space. `label`
 /// names the buffer(s) in errors.
 pub(crate) fn decode_frame(
@@ -215,8 +216,6 @@ fn decode_chunk(
         });
     }
     let raw_len = c.raw_len as usize;
-    // Checked before any room is made for it (see `stated_size`).
-    stated_size(src, c.raw_len).map_err(|why| err(format!("chunk {k}: {why}")))?;
     let Scratch {
         decompressor,
         filtered,

@@ -192,13 +192,7 @@ impl Capture {
         };
         let n = usize::try_from(len).map_err(|_| oom())?;
         // What the header declares is checked against the frames before the room is made.
-        crate::decode::check_stated_sizes(
-            &self.path,
-            name,
-            self.backing.bytes(),
-            &self.header.frames[entry.frame],
-            &self.hashes[entry.frame],
-        )?;
+        self.check_sizes(entry.frame)?;
         let mut out = Vec::new();
         out.try_reserve_exact(n).map_err(|_| oom())?;
         out.resize(n, 0);
@@ -211,6 +205,7 @@ impl Capture {
     pub fn verify(&self) -> Result<VerifySummary> {
         let mut summary = VerifySummary::default();
         for (f, frame) in self.header.frames.iter().enumerate() {
+            self.check_sizes(f)?;
             self.decode(f, None)?;
             summary.frames += 1;
             summary.chunks += frame.chunks.len();
@@ -219,7 +214,8 @@ impl Capture {
         Ok(summary)
     }
 
-    fn decode(&self, frame: usize, out: Option<&mut [u8]>) -> Result<()> {
+    /// The buffers stored in `frame`, as errors name them.
+    fn label(&self, frame: usize) -> String {
         let names: Vec<&str> = self
             .header
             .buffers
@@ -227,14 +223,31 @@ impl Capture {
             .filter(|b| b.frame == frame)
             .map(|b| b.name.as_str())
             .collect();
-        let label = if names.is_empty() {
+        if names.is_empty() {
             format!("frame {frame}")
         } else {
             names.join("`, `")
-        };
+        }
+    }
+
+    /// Checks `frame`'s chunks against the lengths the header declares
+    /// ([`crate::decode::check_stated_sizes`]): before any room is made for decoding it.
+    fn check_sizes(&self, frame: usize) -> Result<()> {
+        crate::decode::check_stated_sizes(
+            &self.path,
+            &self.label(frame),
+            self.backing.bytes(),
+            &self.header.frames[frame],
+            &self.hashes[frame],
+        )
+    }
+
+    /// Decodes `frame` (whose sizes [`Capture::check_sizes`] checked) into `out`, or only
+    /// checks it with `None`.
+    fn decode(&self, frame: usize, out: Option<&mut [u8]>) -> Result<()> {
         decode_frame(
             &self.path,
-            &label,
+            &self.label(frame),
             self.backing.bytes(),
             self.header.chunk_size,
             &self.header.frames[frame],

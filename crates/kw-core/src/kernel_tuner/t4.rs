@@ -290,36 +290,56 @@ fn outcome(result: &Json, objective: &str) -> Option<Outcome> {
 /// JSON object sorts its keys); `None` when the text does not have that shape.
 fn first_configuration_order(text: &str) -> Option<Vec<String>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    Top.deserialize(&mut de).ok().flatten()
+    top().deserialize(&mut de).ok().flatten()
 }
 
-/// The top-level object: its `results`.
-struct Top;
+/// An object's field `name`, read with `seed` (the last copy of a key given twice, as the
+/// parsed JSON keeps); `None` when the object has no such field.
+struct Field<S> {
+    name: &'static str,
+    what: &'static str,
+    seed: S,
+}
+
+/// The top-level object: the configuration keys of its first result, in order.
+fn top() -> Field<Results> {
+    Field {
+        name: "results",
+        what: "a T4 results object",
+        seed: Results,
+    }
+}
+
 /// `results`: its first element.
+#[derive(Clone, Copy)]
 struct Results;
-/// A result: its `configuration`.
-struct FirstResult;
 /// A configuration: its keys in order.
+#[derive(Clone, Copy)]
 struct Keys;
 
-impl<'de> DeserializeSeed<'de> for Top {
+impl<'de, S> DeserializeSeed<'de> for Field<S>
+where
+    S: DeserializeSeed<'de, Value = Option<Vec<String>>> + Copy,
+{
     type Value = Option<Vec<String>>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Top {
+impl<'de, S> Visitor<'de> for Field<S>
+where
+    S: DeserializeSeed<'de, Value = Option<Vec<String>>> + Copy,
+{
     type Value = Option<Vec<String>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a T4 results object")
+        f.write_str(self.what)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = None;
-        // A key given twice: the last copy, as the parsed JSON keeps.
         while let Some(key) = map.next_key::<String>()? {
-            if key == "results" {
-                out = map.next_value_seed(Results)?;
+            if key == self.name {
+                out = map.next_value_seed(self.seed)?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -341,46 +361,28 @@ impl<'de> Visitor<'de> for Results {
         f.write_str("a list of results")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let first = seq.next_element_seed(FirstResult)?.flatten();
+        // A result: its `configuration`.
+        let first = seq
+            .next_element_seed(Field {
+                name: "configuration",
+                what: "a result object",
+                seed: Keys,
+            })?
+            .flatten();
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(first)
     }
 }
 
-impl<'de> DeserializeSeed<'de> for FirstResult {
-    type Value = Option<Vec<String>>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FirstResult {
-    type Value = Option<Vec<String>>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a result object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "configuration" {
-                out = Some(map.next_value_seed(Keys)?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(out)
-    }
-}
-
 impl<'de> DeserializeSeed<'de> for Keys {
-    type Value = Vec<String>;
+    type Value = Option<Vec<String>>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for Keys {
-    type Value = Vec<String>;
+    type Value = Option<Vec<String>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a configuration object")
     }
@@ -393,7 +395,7 @@ impl<'de> Visitor<'de> for Keys {
                 out.push(key);
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 }
 

@@ -118,6 +118,7 @@ fn tune_without_input_says_what_it_takes() {
         ("no-improvement=-3", "a count of evaluations, 1 or more"),
         ("evals=2.7", "a count of evaluations, 1 or more"),
         ("no-improvement-time=0s", "a time above 0"),
+        ("time=0.0000000001s", "1 ns or more"),
     ] {
         let (ok, _, err) = kw(&["tune", "x.kwcap", "--stop", item]);
         assert!(!ok && err.contains(said), "{item}: {err}");

@@ -1015,3 +1015,64 @@ fn merge_checks_lock_files_first_and_tune_refuses_shared_or_lock_outputs() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw report` wrote its page and exited 0 when an input could not be read at all (a damaged
+/// capture, a wisdom file that is no JSON): the failure was said only inside the HTML.
+#[test]
+fn report_says_unreadable_inputs_in_its_exit_status() {
+    let dir = common::unique_dir("fuzz-report-unreadable");
+    std::fs::write(dir.join("broken.kwcap"), b"not a capture at all").unwrap();
+    std::fs::create_dir_all(dir.join("w")).unwrap();
+    std::fs::write(
+        dir.join("w").join("kw_x.json"),
+        b"{\"format\": \"kernel-wisdom\", ",
+    )
+    .unwrap();
+    let o = kw(&dir, &["report", "broken.kwcap", "w", "-o", "rep"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(err.contains("broken.kwcap"), "{err}");
+    assert!(err.contains("kw_x.json"), "{err}");
+    assert!(err.contains("2 of the inputs could not be read"), "{err}");
+    let html = std::fs::read_to_string(dir.join("rep").join("index.html"))
+        .expect("the report is still written");
+    assert!(html.contains("unreadable"), "the page says it too");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw wisdom merge` carried none of an input's fields that this kw does not read (a newer
+/// kw's, a hand edit's) into the merged file, without a word (the output's own files were
+/// already said).
+#[test]
+fn merge_names_the_fields_of_an_input_it_leaves_out() {
+    let dir = common::unique_dir("fuzz-merge-unknown");
+    let text = format!(
+        r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "comment": "by hand", "records": [{}]}}"#,
+        record(
+            r#"{"block_size_x": 64}"#,
+            "[1024]",
+            DEVICE,
+            "1.0",
+            r#", "energy_j": 3.5"#
+        )
+    );
+    std::fs::write(dir.join("in.json"), &text).unwrap();
+    let o = kw(&dir, &["wisdom", "merge", "out", "in.json"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("in.json: the merged file leaves out 2 field(s) this kw does not read")
+            && err.contains("comment, records[0].energy_j"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("in.json")).unwrap(),
+        text,
+        "the input stays as it was"
+    );
+    // An input with no such field merges without the warning.
+    let o = kw(&dir, &["wisdom", "merge", "out2", "out"]);
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(!stderr(&o).contains("does not read"), "{}", both(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

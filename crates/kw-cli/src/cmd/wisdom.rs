@@ -495,9 +495,12 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
     }
     let mut files = Vec::new();
     for p in &paths {
-        let f = WisdomFile::load(p)?;
+        let (f, unknown) = WisdomFile::load_noting_unknown(p)?;
         for why in &f.notes {
             eprintln!("kw wisdom merge: {}: {}", p.display(), printable(why));
+        }
+        if let Some(note) = unknown {
+            eprintln!("kw wisdom merge: warning: {}", printable(&note));
         }
         files.push(f);
     }

@@ -321,31 +321,19 @@ impl WisdomFile {
                 f.notes.join("; ")
             ));
         }
-        // Larger files (the shipped ones are about 150 KB) are not compared: two JSON trees
-        // of a file near the 64 MiB limit take about 1 GB.
-        const COMPARED: usize = 4 << 20;
-        let unknown = if bytes.len() <= COMPARED {
-            unknown_fields(&bytes, &f)
-        } else {
-            Vec::new()
-        };
-        if !unknown.is_empty() {
-            const SHOWN: usize = 6;
-            let more = unknown.len().saturating_sub(SHOWN);
-            dropped.0.push(format!(
-                "{}: rewriting it drops {} field(s) this kw does not read (written by a newer kw, \
-                 or by hand): {}{}",
-                path.display(),
-                unknown.len(),
-                unknown[..unknown.len().min(SHOWN)].join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            ));
-        }
+        dropped
+            .0
+            .extend(unknown_note(path, &bytes, &f, "rewriting it drops"));
         Ok((f, dropped))
+    }
+
+    /// [`WisdomFile::load`], and a note naming the fields of the file that this kw does not
+    /// read (a newer kw's, a hand edit's), which a file merged from it will not hold: for
+    /// `kw wisdom merge`'s inputs, whose own files stay as they are.
+    pub fn load_noting_unknown(path: &Path) -> Result<(WisdomFile, Option<String>), WisdomError> {
+        let (f, bytes) = WisdomFile::load_bytes(path)?;
+        let note = unknown_note(path, &bytes, &f, "the merged file leaves out");
+        Ok((f, note))
     }
 
     /// Writes the file atomically: a temporary file in the same directory, fsynced, then renamed.
@@ -396,6 +384,35 @@ impl Dropped {
             crate::diag::warn_once(m);
         }
     }
+}
+
+/// A note naming the fields of `path`'s text (`bytes`) that `file`, the same file as read,
+/// would not write back ([`unknown_fields`]), after `action` ("rewriting it drops"); `None`
+/// when there are none. Files above 4 MiB are not compared (the shipped ones are about
+/// 150 KB; two JSON trees of a file near the 64 MiB limit take about 1 GB).
+fn unknown_note(path: &Path, bytes: &[u8], file: &WisdomFile, action: &str) -> Option<String> {
+    const COMPARED: usize = 4 << 20;
+    if bytes.len() > COMPARED {
+        return None;
+    }
+    let unknown = unknown_fields(bytes, file);
+    if unknown.is_empty() {
+        return None;
+    }
+    const SHOWN: usize = 6;
+    let more = unknown.len().saturating_sub(SHOWN);
+    Some(format!(
+        "{}: {action} {} field(s) this kw does not read (written by a newer kw, or by hand): \
+         {}{}",
+        path.display(),
+        unknown.len(),
+        unknown[..unknown.len().min(SHOWN)].join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// The fields of a wisdom file's text (`bytes`) that `file`, the same file as read, would not
@@ -593,16 +610,38 @@ pub fn find_wisdom_files(
 /// Checks that the wisdom file of `tuning_key` in `dir`, if there is one, can be rewritten
 /// with a new record: it reads as a wisdom file, none of its records is invalid, and it holds
 /// that key's records ([`WisdomError::KeyCollision`] if another key of the same file name
-/// wrote it). The errors are those the write would give: for a writer to find out before it
+/// wrote it), and one more record like its largest would not make it too large for a wisdom
+/// file. The errors are those the write would give: for a writer to find out before it
 /// works (a tuning run of many minutes), not after.
 pub fn check_key(dir: &Path, tuning_key: &str) -> Result<(), WisdomError> {
+    check_key_within(dir, tuning_key, crate::files::caps::WISDOM)
+}
+
+/// [`check_key`] against a size limit of `limit` bytes.
+fn check_key_within(dir: &Path, tuning_key: &str, limit: u64) -> Result<(), WisdomError> {
     let path = dir.join(wisdom_file_name(tuning_key));
     // As the writers see it: nothing there (a link to nothing is replaced by the write).
     if !path.exists() {
         return Ok(());
     }
     let (f, _) = WisdomFile::load_for_rewrite(&path)?;
-    same_key(&path, f, tuning_key).map(drop)
+    let mut f = same_key(&path, f, tuning_key)?;
+    // A file near the size limit: one more record like its largest must still fit
+    // ([`WisdomError::TooLarge`], with that record counted), else the run's record could not
+    // be written after its search. Files under half the limit are not measured.
+    let on_disk = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    if on_disk > limit / 2 {
+        let largest = f
+            .records
+            .iter()
+            .max_by_key(|r| serde_json::to_string(r).map_or(0, |t| t.len()))
+            .cloned();
+        if let Some(r) = largest {
+            f.records.push(r);
+            f.text_within(&path, limit)?;
+        }
+    }
+    Ok(())
 }
 
 /// `file` (read from `path`) when it holds `tuning_key`'s wisdom, else
@@ -819,12 +858,23 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
 /// [`add_record`] takes, the file in `dir` (if any) is read, merged with the inputs
 /// ([`merge_files`]) and replaced atomically, so a merge beside a running tune loses none of
 /// the tune's records. Returns each file written with its record count, and the report. The
-/// files of `dir` are checked before any is written; one that the merge would make larger
-/// than a wisdom file may be ([`WisdomError::TooLarge`]) is found when it is written, after
-/// the keys before it (each file is whole: the old one or the merged one).
+/// files of `dir` are checked before any is written, and so is the size of every merged file
+/// ([`WisdomError::TooLarge`]: a first pass merges without writing). Only a record that a
+/// concurrent `kw tune` adds between that pass and the write can still make a key's file too
+/// large after the keys before it were written (each file is whole: the old one or the
+/// merged one).
 pub fn merge_into(
     dir: &Path,
     inputs: Vec<WisdomFile>,
+) -> Result<(Vec<(PathBuf, usize)>, MergeReport), WisdomError> {
+    merge_within(dir, inputs, crate::files::caps::WISDOM)
+}
+
+/// [`merge_into`], refusing merged files larger than `limit` bytes before writing any.
+fn merge_within(
+    dir: &Path,
+    inputs: Vec<WisdomFile>,
+    limit: u64,
 ) -> Result<(Vec<(PathBuf, usize)>, MergeReport), WisdomError> {
     create_dir(dir)?;
     let mut by_key: Vec<(String, Vec<WisdomFile>)> = Vec::new();
@@ -863,23 +913,35 @@ pub fn merge_into(
             });
         }
     }
-    let mut written = Vec::new();
-    let mut total = MergeReport::default();
-    for (key, files) in by_key {
-        let path = dir.join(wisdom_file_name(&key));
-        let lock = lock_key(dir, &key)?;
+    // The merged file of `key`: the inputs and the file of `dir` (read now), and what the
+    // rewrite of that file leaves out.
+    let merge_key = |key: &str, files: Vec<WisdomFile>| {
+        let path = dir.join(wisdom_file_name(key));
         let mut all = Vec::with_capacity(files.len() + 1);
         let mut dropped = Dropped::default();
         if path.exists() {
             let (f, d) = WisdomFile::load_for_rewrite(&path)?;
-            all.push(same_key(&path, f, &key)?);
+            all.push(same_key(&path, f, key)?);
             dropped = d;
         }
         all.extend(files);
         let (mut merged, report) = merge_files(all);
+        let file = merged.pop().unwrap_or_else(|| WisdomFile::new(key));
+        Ok::<_, WisdomError>((path, file, report, dropped))
+    };
+    // First pass, nothing written: a key whose merged file would be too large for any kw to
+    // read is refused before another key's file is replaced.
+    for (key, files) in &by_key {
+        let (path, file, _, _) = merge_key(key, files.clone())?;
+        file.text_within(&path, limit)?;
+    }
+    let mut written = Vec::new();
+    let mut total = MergeReport::default();
+    for (key, files) in by_key {
+        let lock = lock_key(dir, &key)?;
+        let (path, file, report, dropped) = merge_key(&key, files)?;
         total.read += report.read;
         total.dropped.extend(report.dropped);
-        let file = merged.pop().unwrap_or_else(|| WisdomFile::new(&key));
         dropped.say();
         file.save(&path)?;
         drop(lock);
@@ -924,6 +986,75 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_merge_refuses_a_key_too_large_before_writing_any() {
+        let dir = std::env::temp_dir().join(format!(
+            "kw-merge-within-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        let parse = |key: &str, times: &[&str]| {
+            let text = String::from_utf8(file_of(times))
+                .unwrap()
+                .replace(r#""tuning_key": "k""#, &format!(r#""tuning_key": "{key}""#));
+            WisdomFile::parse(Path::new("in.json"), text.as_bytes()).unwrap()
+        };
+        // Key `a` (first) is small; key `b` merges two files of one record each, in other
+        // problem sizes, into two records, which pass a limit each file alone is within.
+        let a = parse("a", &["1"]);
+        let b1 = parse("b", &["2"]);
+        let mut b2 = parse("b", &["3"]);
+        b2.records[0].problem_size = vec![128];
+        // The limit: one byte less than key `b`'s merged file written compact.
+        let (merged, _) = merge_files(vec![b1.clone(), b2.clone()]);
+        let limit = serde_json::to_string(&merged[0]).unwrap().len() as u64;
+        match merge_within(&dir, vec![a.clone(), b1.clone(), b2.clone()], limit) {
+            Err(WisdomError::TooLarge { path, records, .. }) => {
+                assert_eq!(path, dir.join(wisdom_file_name("b")));
+                assert_eq!(records, 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            !dir.join(wisdom_file_name("a")).exists(),
+            "key `a` was written before key `b` was found too large"
+        );
+        let (written, _) = merge_within(&dir, vec![a, b1, b2], 10 * limit).unwrap();
+        assert_eq!(written.len(), 2);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_with_no_room_for_one_more_record_is_refused_before_a_run() {
+        let dir = std::env::temp_dir().join(format!(
+            "kw-check-key-within-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let f = WisdomFile::parse(Path::new("k.json"), &file_of(&["1", "2"])).unwrap();
+        let path = dir.join(wisdom_file_name("k"));
+        // Written compact, as a file near the limit is.
+        fs::write(&path, serde_json::to_string(&f).unwrap() + "\n").unwrap();
+        // The limit: one byte less than the file with a third record, written compact.
+        let mut three = f.clone();
+        three.records.push(three.records[0].clone());
+        let limit = serde_json::to_string(&three).unwrap().len() as u64;
+        assert!(
+            fs::metadata(&path).unwrap().len() <= limit,
+            "the file itself fits"
+        );
+        match check_key_within(&dir, "k", limit) {
+            Err(WisdomError::TooLarge { records, .. }) => assert_eq!(records, 3),
+            other => panic!("{other:?}"),
+        }
+        // Room for a third record: fine.
+        check_key_within(&dir, "k", limit + 1).unwrap();
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

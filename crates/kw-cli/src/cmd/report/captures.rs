@@ -5,12 +5,13 @@ use crate::cmd::capture::{date, device, human, problem_size, tuning_key};
 use kw_capture::Capture;
 use std::path::PathBuf;
 
-/// One row: what the capture holds, or why it cannot be read.
-fn row(path: &PathBuf) -> Vec<String> {
+/// One row: what the capture holds, or why it cannot be read (also pushed on `unreadable`).
+fn row(path: &PathBuf, unreadable: &mut Vec<String>) -> Vec<String> {
     let name = path.display().to_string();
     let c = match Capture::open(path) {
         Ok(c) => c,
         Err(e) => {
+            unreadable.push(format!("{name}: {e}"));
             return vec![
                 name,
                 format!("unreadable: {e}"),
@@ -19,7 +20,7 @@ fn row(path: &PathBuf) -> Vec<String> {
                 String::new(),
                 String::new(),
                 String::new(),
-            ]
+            ];
         }
     };
     let meta = c.metadata();
@@ -43,10 +44,10 @@ fn row(path: &PathBuf) -> Vec<String> {
     ]
 }
 
-/// Adds the captures' table.
-pub fn section(page: &mut Page, files: &[PathBuf]) {
+/// Adds the captures' table; the captures that cannot be read are pushed on `unreadable`.
+pub fn section(page: &mut Page, files: &[PathBuf], unreadable: &mut Vec<String>) {
     page.section("Captures");
-    let rows: Vec<Vec<String>> = files.iter().map(row).collect();
+    let rows: Vec<Vec<String>> = files.iter().map(|f| row(f, unreadable)).collect();
     page.table(
         &[
             "file",

@@ -139,6 +139,9 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let mut scores = Vec::new();
     let mut sources = Vec::new();
     let mut capture_files = Vec::new();
+    // Inputs that could not be read at all: said on the page, on standard error, and in the
+    // exit status (the report is still written, with what could be read).
+    let mut unreadable = Vec::new();
     for input in &inputs {
         match input {
             Input::Log(p) => {
@@ -161,7 +164,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
                             }
                             loaded.push((f.display().to_string(), w));
                         }
-                        Err(e) => problems.push(format!("left out: {e}")),
+                        Err(e) => {
+                            problems.push(format!("left out: {e}"));
+                            unreadable.push(e.to_string());
+                        }
                     }
                 }
                 wisdom::section(&mut page, dir, &loaded, &problems)?;
@@ -182,7 +188,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         strategies::section(&mut page, &sources, scores)?;
     }
     if !capture_files.is_empty() {
-        captures::section(&mut page, &capture_files);
+        captures::section(&mut page, &capture_files, &mut unreadable);
     }
     let figures = page.figures();
     let intro = format!(
@@ -212,5 +218,14 @@ pub fn run(args: ReportArgs) -> Result<()> {
             ""
         }
     );
+    if !unreadable.is_empty() {
+        for why in &unreadable {
+            eprintln!("kw report: error: left out {why}");
+        }
+        bail!(
+            "{} of the inputs could not be read; the report holds the rest and says why",
+            unreadable.len()
+        );
+    }
     Ok(())
 }

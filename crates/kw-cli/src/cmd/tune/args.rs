@@ -262,8 +262,9 @@ pub(super) fn stop_condition(args: &TuneArgs) -> Result<Stop> {
         };
         let time = || -> Result<Duration> {
             let d = parse_duration(v)?;
+            // A positive time below 1 ns rounds to 0, and is as useless as 0.
             if d.is_zero() {
-                bail!("bad --stop item `{item}`: a time above 0");
+                bail!("bad --stop item `{item}`: a time above 0 (1 ns or more)");
             }
             Ok(d)
         };

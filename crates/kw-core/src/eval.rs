@@ -124,13 +124,24 @@ impl Expr {
             Expr::Device(a) => scope.device(*a).ok_or(EvalError::NoDevice(a.name())),
             Expr::Unary { op, arg } => unary(*op, arg.eval(scope)?),
             Expr::Binary { op, lhs, rhs } => match op {
+                // As in Python, the result is an operand, not a bool: `a and b` is `a` when
+                // `a` is false, else `b`; `a or b` is `a` when `a` is true, else `b`
+                // (`(0 or 16) == 16`). As a condition it is C's `&&` / `||`.
                 BinaryOp::And => {
                     let l = lhs.eval(scope)?;
-                    Ok(Value::Bool(l.truthy() && rhs.eval(scope)?.truthy()))
+                    if l.truthy() {
+                        rhs.eval(scope)
+                    } else {
+                        Ok(l)
+                    }
                 }
                 BinaryOp::Or => {
                     let l = lhs.eval(scope)?;
-                    Ok(Value::Bool(l.truthy() || rhs.eval(scope)?.truthy()))
+                    if l.truthy() {
+                        Ok(l)
+                    } else {
+                        rhs.eval(scope)
+                    }
                 }
                 _ => binary(*op, lhs.eval(scope)?, rhs.eval(scope)?),
             },
@@ -272,14 +283,41 @@ fn binary(op: BinaryOp, a: Value, b: Value) -> Result<Value, EvalError> {
                 Mul => x * y,
                 Div | FloorDiv | Mod if y == 0.0 => return Err(zero()),
                 Div => x / y,
-                FloorDiv => (x / y).floor(),
-                Mod => x - y * (x / y).floor(),
+                FloorDiv => py_divmod(x, y).0,
+                Mod => py_divmod(x, y).1,
                 Pow if x == 0.0 && y < 0.0 => return Err(zero()),
                 Pow => x.powf(y),
                 _ => unreachable!("comparisons and logic are handled above"),
             }))
         }
     }
+}
+
+/// Python's `divmod` of floats (CPython's `float_divmod`, `y` not 0): the remainder from
+/// `fmod`, with the sign of `y`, and the quotient from it, so that `1 % 0.1` is
+/// 0.09999999999999995 and `1 // 0.1` is 9.0 as in Python (`x - y * floor(x / y)` gives 0 and 10).
+fn py_divmod(x: f64, y: f64) -> (f64, f64) {
+    let mut m = x % y; // fmod
+    let mut div = (x - m) / y;
+    if m != 0.0 {
+        if (y < 0.0) != (m < 0.0) {
+            m += y;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0_f64.copysign(y);
+    }
+    let floordiv = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0_f64.copysign(x / y)
+    };
+    (floordiv, m)
 }
 
 fn to_f(n: Num) -> f64 {
@@ -417,6 +455,40 @@ mod tests {
         assert_eq!(ev("32 <= 4 * 8 <= 1024").unwrap(), Value::Bool(true));
         assert_eq!(ev("select(1 < 2, 10, 1 // 0)").unwrap(), Value::Int(10));
         assert_eq!(ev("max(1, 2.5, 2)").unwrap(), Value::Float(2.5));
+    }
+
+    /// Values checked against CPython 3.11.
+    #[test]
+    fn python_and_or_and_float_divmod() {
+        assert_eq!(ev("0 and 16").unwrap(), Value::Int(0));
+        assert_eq!(ev("2 and 16").unwrap(), Value::Int(16));
+        assert_eq!(ev("0 or 16").unwrap(), Value::Int(16));
+        assert_eq!(ev("2 || 16").unwrap(), Value::Int(2));
+        assert_eq!(ev("'' or 'x'").unwrap(), Value::Str("x".into()));
+        assert_eq!(ev("(1 and 32) == 32").unwrap(), Value::Bool(true));
+        assert_eq!(ev("1 < 2 < 3 and 4").unwrap(), Value::Int(4));
+        assert_eq!(ev("0 and 1 // 0").unwrap(), Value::Int(0), "short-circuit");
+        for (e, want) in [
+            ("1 % 0.1", 0.09999999999999995),
+            ("1 // 0.1", 9.0),
+            ("-1 % 0.3", 0.19999999999999996),
+            ("-1 // 0.3", -4.0),
+            ("5.5 % -2", -0.5),
+            ("5.5 // -2", -3.0),
+            ("7.5 // 2.5", 3.0),
+            ("0.3 % 0.1", 0.09999999999999998),
+            ("0.3 // 0.1", 2.0),
+        ] {
+            assert_eq!(ev(e).unwrap(), Value::Float(want), "{e}");
+        }
+        let Value::Float(z) = ev("-0.0 % 2.0").unwrap() else {
+            panic!()
+        };
+        assert!(z == 0.0 && z.is_sign_positive());
+        let Value::Float(z) = ev("0.0 // -3.0").unwrap() else {
+            panic!()
+        };
+        assert!(z == 0.0 && z.is_sign_negative());
     }
 
     #[test]

@@ -128,9 +128,9 @@ pub enum BinaryOp {
     Gt,
     /// `>=`
     Ge,
-    /// `&&` / `and` (short-circuit)
+    /// `&&` / `and` (short-circuit; as in Python, `a and b` is `a` when `a` is false, else `b`)
     And,
-    /// `||` / `or` (short-circuit)
+    /// `||` / `or` (short-circuit; as in Python, `a or b` is `a` when `a` is true, else `b`)
     Or,
 }
 

@@ -105,6 +105,18 @@ impl<'de> Visitor<'de> for Unique {
     }
 }
 
+/// What kind of JSON value `v` is, in words for messages (`a string`, `an object`).
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::check_unique_keys;

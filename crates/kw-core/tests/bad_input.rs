@@ -100,10 +100,20 @@ fn bad_t1_conditions_name_the_position() {
 fn long_flat_chains_are_errors_not_stack_overflows() {
     use kw_core::expr::Expr;
     use kw_core::parse::MAX_TREE_DEPTH;
-    for sep in [" + ", " and ", " * ", " or ", " < ", " - "] {
+    for sep in [" + ", " * ", " < ", " - "] {
         let text = vec!["x"; 50_000].join(sep);
         let err = Expr::parse(&text).expect_err(sep);
         assert!(err.to_string().contains("too deep"), "{sep}: {err}");
+    }
+    // `and` / `or` chains that long are grouped as a balanced tree (they are associative),
+    // which every walk handles: printed and read back, serialised and read back.
+    for sep in [" and ", " or "] {
+        let text = vec!["x"; 50_000].join(sep);
+        let e = Expr::parse(&text).expect(sep);
+        assert!(kw_core::parse::tree_depth(&e) <= MAX_TREE_DEPTH);
+        assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+        let json = serde_json::to_string(&e).unwrap();
+        assert_eq!(serde_json::from_str::<Expr>(&json).unwrap(), e);
     }
     // The same built from shorter chains in parentheses.
     let inner = vec!["1"; 30].join(" + ");
@@ -176,4 +186,34 @@ fn deep_prefix_operators_print_and_read_back() {
     assert!(Expr::parse(&chain).is_err());
     let e = Expr::parse("-3 + -(x) - -(2 ** 2)").unwrap();
     assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+}
+
+/// A published file's `Default` that breaks its own conditions (benchmark_hub's dedispersion
+/// and hotspot) was refused when tuned: the first valid configuration is the default instead,
+/// with a note naming the condition.
+#[test]
+fn a_default_breaking_the_conditions_is_replaced_with_a_note() {
+    let t1 = br#"{"ConfigurationSpace": {"TuningParameters": [
+        {"Name": "tile_size_x", "Type": "int", "Values": "[1, 2, 4]", "Default": 1},
+        {"Name": "tile_stride_x", "Type": "int", "Values": "[0, 1]", "Default": 1}],
+        "Conditions": [{"Expression": "tile_size_x > 1 or tile_stride_x == 0", "Parameters": ["tile_size_x", "tile_stride_x"]}]}}"#;
+    let path = temp("bad_default_T1.json", t1);
+    let spec = kw_core::kernel_tuner::T1Spec::load(&path).unwrap();
+    let defaults: Vec<String> = spec.params.iter().map(|p| p.default.to_string()).collect();
+    assert_eq!(defaults, ["1", "0"], "the first valid configuration");
+    let note = spec.notes.join("\n");
+    assert!(
+        note.contains("bad_default_T1.json")
+            && note.contains("breaks the condition")
+            && note.contains("tile_stride_x=1"),
+        "{note}"
+    );
+    // A valid default stays, with no note.
+    let good = String::from_utf8(t1.to_vec())
+        .unwrap()
+        .replace(r#""Default": 1}],"#, r#""Default": 0}],"#);
+    let spec = kw_core::kernel_tuner::T1Spec::load(&temp("good_default_T1.json", good.as_bytes()))
+        .unwrap();
+    assert_eq!(spec.params[1].default.to_string(), "0");
+    assert!(spec.notes.is_empty(), "{:?}", spec.notes);
 }

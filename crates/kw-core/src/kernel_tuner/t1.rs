@@ -138,7 +138,18 @@ impl T1Spec {
             params.push(param);
         }
         let mut restrictions = Vec::new();
-        if let Some(conds) = space.get("Conditions").and_then(|v| v.as_array()) {
+        let conds = match space.get("Conditions") {
+            None | Some(serde_json::Value::Null) => &[][..],
+            Some(serde_json::Value::Array(a)) => a.as_slice(),
+            // A string or an object would be left out silently: every configuration valid.
+            Some(other) => {
+                return Err(fmt(format!(
+                    "`ConfigurationSpace.Conditions` must be a list of conditions, not {}",
+                    crate::json_keys::json_kind(other)
+                )))
+            }
+        };
+        {
             for (i, c) in conds.iter().enumerate() {
                 let text = c
                     .get("Expression")
@@ -146,7 +157,7 @@ impl T1Spec {
                     .or_else(|| c.as_str())
                     .ok_or_else(|| fmt(format!("condition #{i} has no `Expression`")))?;
                 // `ProblemSize[i]`: a restriction over the problem size (checked per launch).
-                let e = Expr::parse(&text.replace("ProblemSize", "problem_size"))
+                let e = super::t1_expr::parse_t1(text)
                     .map_err(|e| fmt(format!("condition #{i}: {e}")))?;
                 restrictions.push(e);
             }
@@ -156,12 +167,63 @@ impl T1Spec {
             .and_then(|k| k.get("KernelName"))
             .and_then(|v| v.as_str())
             .map(String::from);
-        Ok(T1Spec {
+        let mut spec = T1Spec {
             notes,
             params,
             restrictions,
             kernel_name,
-        })
+        };
+        spec.valid_default(path);
+        Ok(spec)
+    }
+
+    /// A `Default` configuration that breaks the file's own conditions (published files do:
+    /// benchmark_hub's dedispersion and hotspot) is replaced by the first valid configuration,
+    /// with a note: a data error of a published file is read with a note, not refused. Only
+    /// conditions over the parameters alone are checked here (those over the problem size
+    /// are checked per launch). Nothing changes when no configuration is valid, or when the
+    /// space is too costly to build (the error comes where the space is built).
+    fn valid_default(&mut self, path: &Path) {
+        struct Defaults<'a>(&'a [Parameter]);
+        impl crate::eval::Scope for Defaults<'_> {
+            fn param(&self, name: &str) -> Option<Value> {
+                let p = self.0.iter().find(|p| p.name == name)?;
+                Some(p.default.clone())
+            }
+        }
+        let fixed: Vec<Expr> = self
+            .restrictions
+            .iter()
+            .filter(|r| !crate::kernel_def::launch_check::depends_on_launch(r))
+            .cloned()
+            .collect();
+        let Some(broken) = fixed
+            .iter()
+            .find(|r| r.eval_bool(&Defaults(&self.params)) == Ok(false))
+        else {
+            return;
+        };
+        let Ok(space) = crate::space::TuningSpace::new(self.params.clone(), fixed.clone()) else {
+            return;
+        };
+        let Some(first) = space.point_at(0) else {
+            return;
+        };
+        let old = self
+            .params
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.default))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (p, &i) in self.params.iter_mut().zip(&first) {
+            p.default = p.values[i as usize].clone();
+        }
+        self.notes.push(format!(
+            "{}: the `Default` configuration ({old}) breaks the condition `{broken}`; the first \
+             valid configuration is the default instead: {}",
+            path.display(),
+            space.config(&first)
+        ));
     }
 }
 

@@ -20,7 +20,7 @@ use thiserror::Error;
 
 /// A syntax error, with the position (1-based column, in characters) where it was found.
 #[derive(Debug, Clone, PartialEq, Error)]
-#[error("syntax error at column {column} of `{text}`: {message}")]
+#[error("syntax error at column {column} of `{}`: {message}", excerpt(text, *column))]
 pub struct ParseError {
     /// 1-based column (in characters) of the offending token.
     pub column: usize,
@@ -28,6 +28,26 @@ pub struct ParseError {
     pub message: String,
     /// The whole text that was parsed.
     pub text: String,
+}
+
+/// `text` as an error quotes it: whole up to 200 characters, else the 80 characters on each
+/// side of `column` (1-based), with `...` where text is left out.
+fn excerpt(text: &str, column: usize) -> String {
+    const WHOLE: usize = 200;
+    const SIDE: usize = 80;
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= WHOLE {
+        return text.to_string();
+    }
+    let at = column.saturating_sub(1).min(chars.len());
+    let from = at.saturating_sub(SIDE);
+    let to = (at + SIDE).min(chars.len());
+    format!(
+        "{}{}{}",
+        if from > 0 { "..." } else { "" },
+        chars[from..to].iter().collect::<String>(),
+        if to < chars.len() { "..." } else { "" }
+    )
 }
 
 /// Deepest nesting of parentheses and prefix operators accepted (deeper input is an error,

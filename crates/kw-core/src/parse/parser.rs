@@ -128,23 +128,51 @@ impl Parser<'_> {
     }
 
     pub(crate) fn or(&mut self) -> Result<Expr, ParseError> {
-        let mut e = self.and()?;
-        let mut d = tree_depth(&e);
+        let mut operands = vec![self.and()?];
         while self.is_sym("||") || self.is_kw("or") {
             self.next();
-            let rhs = self.and()?;
-            e = self.join(BinaryOp::Or, e, &mut d, rhs)?;
+            operands.push(self.and()?);
         }
-        Ok(e)
+        self.logic_chain(BinaryOp::Or, operands)
     }
 
     fn and(&mut self) -> Result<Expr, ParseError> {
-        let mut e = self.not()?;
-        let mut d = tree_depth(&e);
+        let mut operands = vec![self.not()?];
         while self.is_sym("&&") || self.is_kw("and") {
             self.next();
-            let rhs = self.not()?;
-            e = self.join(BinaryOp::And, e, &mut d, rhs)?;
+            operands.push(self.not()?);
+        }
+        self.logic_chain(BinaryOp::And, operands)
+    }
+
+    /// `a op b op c ...` for `and` / `or`: grouped from the left (`((a op b) op c)`), as
+    /// always; a chain too long for that depth (`a == 0 or a == 1 or ...` over 48 values) is
+    /// grouped as a balanced tree instead, which means the same (`and` / `or` are associative,
+    /// Python's value semantics included, and operands are still evaluated left to right).
+    fn logic_chain(&self, op: BinaryOp, operands: Vec<Expr>) -> Result<Expr, ParseError> {
+        let depths: Vec<usize> = operands.iter().map(tree_depth).collect();
+        let left_deep = depths.iter().skip(1).fold(depths[0], |d, &r| d.max(r) + 1);
+        if left_deep <= MAX_TREE_DEPTH {
+            let mut it = operands.into_iter();
+            let mut e = it.next().expect("one operand");
+            let mut d = depths[0];
+            for rhs in it {
+                e = self.join(op, e, &mut d, rhs)?;
+            }
+            return Ok(e);
+        }
+        fn balanced(op: BinaryOp, mut items: Vec<Expr>) -> Expr {
+            if items.len() == 1 {
+                return items.pop().expect("one operand");
+            }
+            let right = items.split_off(items.len() / 2);
+            Expr::binary(op, balanced(op, items), balanced(op, right))
+        }
+        let e = balanced(op, operands);
+        if tree_depth(&e) > MAX_TREE_DEPTH {
+            return Err(self.error(format!(
+                "expression too deep: more than {MAX_TREE_DEPTH} nested operations"
+            )));
         }
         Ok(e)
     }

@@ -65,3 +65,38 @@ fn errors_name_the_position() {
 fn min_int_literal() {
     assert_eq!(parse("-9223372036854775808").unwrap(), lit(i64::MIN));
 }
+
+/// A flat `or` / `and` chain past the depth a left-grouped tree allows (a condition listing
+/// 48+ allowed values) parses as a balanced tree with the same value; a short one keeps its
+/// left grouping (and so its printed form and every space hash made from it).
+#[test]
+fn long_logic_chains_parse_balanced_and_errors_quote_an_excerpt() {
+    use crate::eval::Scope;
+    use crate::value::Value;
+    struct A(i64);
+    impl Scope for A {
+        fn param(&self, name: &str) -> Option<Value> {
+            (name == "a").then_some(Value::Int(self.0))
+        }
+    }
+    let chain: Vec<String> = (0..300).map(|i| format!("a == {}", 3 * i)).collect();
+    let e = parse(&chain.join(" or ")).unwrap();
+    assert!(crate::parse::tree_depth(&e) <= crate::parse::MAX_TREE_DEPTH);
+    assert_eq!(e.eval_bool(&A(897)), Ok(true));
+    assert_eq!(e.eval_bool(&A(898)), Ok(false));
+    assert_eq!(e.eval(&A(0)), Ok(Value::Bool(true)));
+    // Printed and read back: the same tree.
+    assert_eq!(parse(&e.to_string()).unwrap(), e);
+    let and = parse(&vec!["a"; 100].join(" and ")).unwrap();
+    assert_eq!(and.eval(&A(5)), Ok(Value::Int(5)));
+    assert_eq!(
+        parse("a or a or a").unwrap().to_string(),
+        "((a || a) || a)",
+        "short chains are grouped from the left, as before"
+    );
+    // An error in a long text quotes the part around it, not all of it.
+    let long = format!("{} +", chain.join(" or "));
+    let m = parse(&long).unwrap_err().to_string();
+    assert!(m.len() < 400, "{m}");
+    assert!(m.contains("`...") && m.contains("a == 897 +`"), "{m}");
+}

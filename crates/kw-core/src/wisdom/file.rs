@@ -492,12 +492,7 @@ fn lenient_alternates(raw: &str) -> Option<(WisdomRecord, Vec<String>)> {
         }
         other => notes.push(format!(
             "alternates left out: a list was expected, found {}",
-            match other {
-                serde_json::Value::Null => "null",
-                serde_json::Value::Object(_) => "an object",
-                serde_json::Value::String(_) => "a string",
-                _ => "a value",
-            }
+            crate::json_keys::json_kind(&other)
         )),
     }
     Some((rec, notes))

@@ -1076,3 +1076,90 @@ fn merge_names_the_fields_of_an_input_it_leaves_out() {
     assert!(!stderr(&o).contains("does not read"), "{}", both(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw report` waited for ever on a FIFO given as an input (or in a directory given), opening
+/// it to read its first line before any check.
+#[cfg(unix)]
+#[test]
+fn report_refuses_a_fifo_without_waiting() {
+    let dir = common::unique_dir("fuzz-report-fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("x.jsonl"))
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: mkfifo is not available");
+        return;
+    }
+    let mut child = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"))
+        .current_dir(&dir)
+        .args(["report", "x.jsonl", "-o", "rep"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running kw");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("kw report is still waiting on the FIFO after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("x.jsonl"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw simulate` walked every configuration of the space to count those the cache lacks: a
+/// sparse cache of a space of 10^12 (a random search's) never finished.
+#[test]
+fn simulate_counts_a_sparse_cache_of_a_huge_space_at_once() {
+    let dir = common::unique_dir("fuzz-simulate-sparse");
+    let names: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+    let values = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]";
+    let tune_params: Vec<String> = names.iter().map(|n| format!("\"{n}\": {values}")).collect();
+    let entry = |v: usize, time: f64| {
+        let fields: Vec<String> = names.iter().map(|n| format!("\"{n}\": {v}")).collect();
+        let key = vec![v.to_string(); names.len()].join(",");
+        format!("\"{key}\": {{{}, \"time\": {time}}}", fields.join(", "))
+    };
+    let cache = format!(
+        r#"{{"device_name": "D", "kernel_name": "k", "problem_size": [64], "tune_params_keys": [{}],
+"tune_params": {{{}}}, "objective": "time", "cache": {{{}, {}, {}}}}}"#,
+        names
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+        tune_params.join(", "),
+        entry(1, 2.0),
+        entry(2, 1.5),
+        entry(3, 3.0)
+    );
+    std::fs::write(dir.join("sparse.json"), cache).unwrap();
+    let o = kw(
+        &dir,
+        &[
+            "simulate",
+            "sparse.json",
+            "--budget",
+            "5",
+            "--seeds",
+            "1",
+            "--threads",
+            "1",
+        ],
+    );
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("999999999997 of the 1000000000000 valid configurations"),
+        "{}",
+        both(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

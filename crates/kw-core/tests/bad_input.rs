@@ -217,3 +217,29 @@ fn a_default_breaking_the_conditions_is_replaced_with_a_note() {
     assert_eq!(spec.params[1].default.to_string(), "0");
     assert!(spec.notes.is_empty(), "{:?}", spec.notes);
 }
+
+/// Kernel Tuner writes with Python's `json.dumps`: `NaN` and `Infinity` (a metric, or a time,
+/// that is not finite) made the whole file unreadable, as did a byte-order mark and a cache
+/// stopped before its first result.
+#[test]
+fn python_json_constants_a_bom_and_an_empty_cache_read() {
+    use kw_core::kernel_tuner::Outcome;
+    let full = format!(
+        "\u{feff}{}\"2,2.5\": {{\"a\": 2, \"b\": 2.5, \"time\": NaN, \"GFLOP/s\": -Infinity, \"note\": \"NaN stays\"}}, \
+         \"1,1.0x\": {{\"a\": 1, \"b\": 1.0, \"time\": Infinity}}}}}}",
+        CACHE.replacen("\"time\": 3.5,", "\"time\": 3.5, \"GFLOP/s\": NaN,", 1)
+    );
+    let c = CacheFile::load(&temp("nan.json", full.as_bytes())).unwrap();
+    assert_eq!(c.entries.len(), 5);
+    assert_eq!(c.optimum(), Some(3.5), "the finite time is the best");
+    let failed = |key: &str| {
+        matches!(
+            c.entries.iter().find(|e| e.key == key).unwrap().outcome,
+            Outcome::Failed(_)
+        )
+    };
+    assert!(failed("2,2.5") && failed("1,1.0x"), "not finite: failed");
+    let header_only = CACHE.split("\"cache\": {").next().unwrap().to_string() + "\"cache\": {\n";
+    let c = CacheFile::load(&temp("header_only.json", header_only.as_bytes())).unwrap();
+    assert!(c.entries.is_empty());
+}

@@ -58,6 +58,12 @@ impl SimulationEvaluator {
         self.results.get(point)
     }
 
+    /// How many of the cache's configurations are valid configurations of `space` (linear
+    /// in the entries, not in the space: a sparse cache of a space of 10^12 is counted at once).
+    pub fn len_in(&self, space: &TuningSpace) -> usize {
+        self.results.keys().filter(|p| space.contains(p)).count()
+    }
+
     /// How many configurations the cache holds.
     pub fn len(&self) -> usize {
         self.results.len()

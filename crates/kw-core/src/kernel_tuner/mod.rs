@@ -64,6 +64,52 @@ const MAX_UNZIPPED: u64 = 1 << 30;
 
 /// Reads a file, transparently un-gzipping it when it starts with the gzip magic bytes.
 pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
+    read_raw_text(path).map(|t| python_json(&t))
+}
+
+/// JSON as Python's `json.dumps` writes it, made standard JSON: a leading byte-order mark is
+/// dropped, and the bare constants `NaN`, `Infinity` and `-Infinity` (which Kernel Tuner
+/// writes for a metric, or a time, that is not finite) become the strings `"NaN"`,
+/// `"Infinity"` and `"-Infinity"`: a time that is a string is a failed configuration, and
+/// other fields holding one are not used. Text inside strings is left as it is.
+pub(crate) fn python_json(text: &str) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if !text.contains("NaN") && !text.contains("Infinity") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(token) = ["NaN", "Infinity", "-Infinity"]
+            .into_iter()
+            .find(|t| rest.starts_with(t))
+        {
+            out.push('"');
+            out.push_str(token);
+            out.push('"');
+            rest = &rest[token.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// The file's text, unpacked when gzip-compressed.
+fn read_raw_text(path: &Path) -> Result<String, KtError> {
     use std::io::Read;
     let io = |source| KtError::Io {
         path: path.to_path_buf(),
@@ -105,7 +151,11 @@ pub(crate) fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value, K
         Ok(v) => Ok(v),
         Err(first) => {
             let trimmed = text.trim_end();
-            if let Some(body) = trimmed.strip_suffix(',') {
+            // Stopped after a result (`...},`), or before the first one (`"cache": {`).
+            let body = trimmed
+                .strip_suffix(',')
+                .or_else(|| trimmed.ends_with('{').then_some(trimmed));
+            if let Some(body) = body {
                 for closing in ["}}", "}"] {
                     if let Ok(v) = serde_json::from_str(&format!("{body}{closing}")) {
                         return Ok(v);

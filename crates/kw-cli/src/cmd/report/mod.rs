@@ -44,10 +44,12 @@ enum Input {
     Simulation(PathBuf, serde_json::Value),
 }
 
-/// The `format` field of a file's first JSON line, if it has one.
+/// The `format` field of a file's first JSON line, if it has one; `None` also for what is no
+/// regular file (a FIFO is never waited on: the reader that follows refuses it, naming it).
 fn first_line_format(path: &Path) -> Option<String> {
+    use kw_core::files::{caps, open_regular, ReadRules};
     use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
+    let (file, _) = open_regular(path, ReadRules::new("report input", caps::DOCUMENT)).ok()?;
     let mut line = String::new();
     BufReader::new(file.take(1 << 20))
         .read_line(&mut line)

@@ -267,11 +267,7 @@ pub fn warn_missing(
     hint: &str,
 ) {
     let total = sim.space.len();
-    let missing = sim
-        .space
-        .iter()
-        .filter(|p| sim.evaluator.result(p).is_none())
-        .count();
+    let missing = total.saturating_sub(sim.evaluator.len_in(&sim.space) as u128);
     if missing > 0 {
         eprintln!(
             "kw simulate: warning: {}: {missing} of the {total} valid configurations of `{name}` \

@@ -1163,3 +1163,64 @@ fn simulate_counts_a_sparse_cache_of_a_huge_space_at_once() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `kw wisdom explain KEY` and `show KEY` read only the first file of the key on the search
+/// path, where the runtime reads them all (the earliest step wins): a per-user file hid the
+/// project's exact-size record. `show` printed a file's control characters to the terminal.
+#[test]
+fn explain_and_show_read_every_file_on_the_path_and_print_no_control_characters() {
+    let dir = common::unique_dir("fuzz-explain-path");
+    let file = |size: &str, device: &str| {
+        format!(
+            r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}]}}"#,
+            record(r#"{"block_size_x": 32}"#, size, device, "1.0", "")
+        )
+    };
+    for (d, size) in [("a", "[4096]"), ("b", "[10]")] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+        std::fs::write(dir.join(d).join("k.json"), file(size, DEVICE)).unwrap();
+    }
+    let args = |cmd: &'static str| {
+        let mut a = vec!["wisdom", cmd, "k", "--dir", "a", "--dir", "b"];
+        if cmd == "explain" {
+            a.extend([
+                "--device",
+                "Dev",
+                "--backend",
+                "opencl",
+                "--problem-size",
+                "10",
+            ]);
+        }
+        a
+    };
+    let o = kw(&dir, &args("explain"));
+    assert!(o.status.success(), "{}", both(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("wisdom for `k`: b/k.json"), "{out}");
+    assert!(out.contains("at step 1"), "{out}");
+    assert!(
+        out.contains("also on the search path: a/k.json (1 records): its best match is at step 2"),
+        "{out}"
+    );
+    let o = kw(&dir, &args("show"));
+    assert!(o.status.success(), "{}", both(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("a/k.json") && out.contains("b/k.json"),
+        "{out}"
+    );
+    // A device name with an escape sequence and a line break.
+    let evil = r#""device": {"name": "D\u001b[31mRED\r\nFAKE", "backend": "opencl", "architecture": "a\u0007"},"#;
+    std::fs::create_dir_all(dir.join("c")).unwrap();
+    std::fs::write(dir.join("c").join("k.json"), file("[64]", evil)).unwrap();
+    let o = kw(&dir, &["wisdom", "show", "c/k.json"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let out = stdout(&o);
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\r'),
+        "{out:?}"
+    );
+    assert!(out.contains("D?[31mRED??FAKE"), "{out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,7 +4,7 @@ use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use kw_core::space::TuningSpace;
 use kw_core::wisdom::{
-    explain_numbered, find_wisdom_file, merge_into, select, wisdom_file_name, Query, WisdomFile,
+    explain_numbered, find_wisdom_files, merge_into, select, wisdom_file_name, Query, WisdomFile,
     WisdomRecord,
 };
 use std::path::{Path, PathBuf};
@@ -81,36 +81,38 @@ fn search_path(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
     }
 }
 
-fn load(key: &std::ffi::OsStr, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFile)> {
+/// The wisdom files `KEY` names: the file itself when it is a path to one, else every file of
+/// that tuning key on the search path, in its order (the runtime reads them all: the one whose
+/// best match comes at the earliest selection step wins).
+fn load_all(key: &std::ffi::OsStr, dirs: Vec<PathBuf>) -> Result<Vec<(PathBuf, WisdomFile)>> {
     let as_path = Path::new(key);
     if as_path.is_file() {
-        return Ok((as_path.to_path_buf(), WisdomFile::load(as_path)?));
+        return Ok(vec![(as_path.to_path_buf(), WisdomFile::load(as_path)?)]);
     }
     // Tuning keys are text: a name that is not is a path, and not a wisdom file.
     let Some(key) = key.to_str() else {
         bail!("{}", not_a_wisdom_file(as_path));
     };
     let dirs = search_path(dirs);
-    let (found, errors) = find_wisdom_file(key, &dirs);
-    let found_path = found.as_ref().map(|(p, _)| p.clone());
+    let (found, errors) = find_wisdom_files(key, &dirs);
     for e in &errors {
-        // The found file's own skipped records are said by the command, with the others'.
+        // The found files' own skipped records are said by the command, with the others'.
         let of_found = match e {
             kw_core::wisdom::WisdomError::Invalid { path, .. }
             | kw_core::wisdom::WisdomError::RecordLeftOut { path, .. } => {
-                Some(path) == found_path.as_ref()
+                found.iter().any(|(p, _)| p == path)
             }
             _ => false,
         };
         if !of_found {
-            eprintln!("kw: warning: skipping {e}");
+            eprintln!("kw: warning: skipping {}", printable(&e.to_string()));
         }
     }
     match found {
-        Some(f) => Ok(f),
+        f if !f.is_empty() => Ok(f),
         // A path that is not a readable regular file (and no wisdom of such a key either).
-        None if looks_like_path(key) => bail!("{}", not_a_wisdom_file(Path::new(key))),
-        None => bail!(
+        _ if looks_like_path(key) => bail!("{}", not_a_wisdom_file(Path::new(key))),
+        _ => bail!(
             "no {}wisdom file `{}` for tuning key `{key}` in {}",
             if errors.is_empty() { "" } else { "usable " },
             wisdom_file_name(key),
@@ -119,6 +121,56 @@ fn load(key: &std::ffi::OsStr, dirs: Vec<PathBuf>) -> Result<(PathBuf, WisdomFil
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+    }
+}
+
+/// `kw wisdom show` of one file: its records, numbered by their place in the file, with the
+/// text that comes from the file made printable (a device name cannot move the terminal).
+fn show_file(path: &Path, file: &WisdomFile) {
+    warn_skipped("show", path, file);
+    // Numbered by their place in the file, as the skipped records are.
+    let numbers = file.record_numbers();
+    for (r, n) in file.records.iter().zip(&numbers) {
+        if let Some(why) = r.defect() {
+            eprintln!(
+                "kw wisdom show: warning: {}: record #{n} cannot be used: {} (the \
+                 runtime skips it; kw wisdom merge leaves it out)",
+                path.display(),
+                printable(&why)
+            );
+        }
+    }
+    println!(
+        "{} (tuning key `{}`, {} records{})",
+        path.display(),
+        printable(&file.tuning_key),
+        file.records.len(),
+        skipped_note(file)
+    );
+    for (r, n) in file.records.iter().zip(&numbers) {
+        println!(
+            "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}{}",
+            n,
+            size(&r.problem_size),
+            printable(&r.device.name),
+            printable(&r.device.architecture),
+            r.objective.median_ms,
+            printable(&r.config.key()),
+            if r.provenance.verified == Some(false) {
+                "  UNVERIFIED"
+            } else {
+                ""
+            },
+            if r.provenance.is_online() {
+                "  online"
+            } else {
+                ""
+            }
+        );
+        let missing = missing_parameters(r, None);
+        if !missing.is_empty() {
+            println!("     note: {}", missing_note(&missing));
+        }
     }
 }
 
@@ -283,51 +335,11 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             Ok(())
         }
         WisdomCmd::Show { key, dirs } => {
-            let (path, file) = load(&key, dirs)?;
-            warn_skipped("show", &path, &file);
-            // Numbered by their place in the file, as the skipped records are.
-            let numbers = file.record_numbers();
-            for (r, n) in file.records.iter().zip(&numbers) {
-                if let Some(why) = r.defect() {
-                    eprintln!(
-                        "kw wisdom show: warning: {}: record #{n} cannot be used: {} (the \
-                         runtime skips it; kw wisdom merge leaves it out)",
-                        path.display(),
-                        printable(&why)
-                    );
+            for (i, (path, file)) in load_all(&key, dirs)?.iter().enumerate() {
+                if i > 0 {
+                    println!();
                 }
-            }
-            println!(
-                "{} (tuning key `{}`, {} records{})",
-                path.display(),
-                file.tuning_key,
-                file.records.len(),
-                skipped_note(&file)
-            );
-            for (r, n) in file.records.iter().zip(&numbers) {
-                println!(
-                    "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}{}",
-                    n,
-                    size(&r.problem_size),
-                    r.device.name,
-                    r.device.architecture,
-                    r.objective.median_ms,
-                    r.config.key(),
-                    if r.provenance.verified == Some(false) {
-                        "  UNVERIFIED"
-                    } else {
-                        ""
-                    },
-                    if r.provenance.is_online() {
-                        "  online"
-                    } else {
-                        ""
-                    }
-                );
-                let missing = missing_parameters(r, None);
-                if !missing.is_empty() {
-                    println!("     note: {}", missing_note(&missing));
-                }
+                show_file(path, file);
             }
             Ok(())
         }
@@ -353,20 +365,23 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                         .join(",")
                 );
             }
-            let (path, mut file) = load(&key, dirs)?;
-            warn_skipped("explain", &path, &file);
+            let mut files = load_all(&key, dirs)?;
+            for (path, file) in &files {
+                warn_skipped("explain", path, file);
+            }
+            let tuning_key = files[0].1.tuning_key.clone();
             let space = match &capture {
                 Some(c) => {
                     let cap = kw_capture::Capture::open(c)?;
                     let meta: kw_core::capture_meta::CaptureMetadata = cap.metadata_as()?;
-                    if meta.kernel.tuning_key != file.tuning_key {
+                    if meta.kernel.tuning_key != tuning_key {
                         bail!(
                             "{} is a capture of tuning key `{}`, the wisdom file {} is of \
                              tuning key `{}`: pass a capture of the same kernel",
                             c.display(),
                             printable(&meta.kernel.tuning_key),
-                            path.display(),
-                            printable(&file.tuning_key)
+                            files[0].0.display(),
+                            printable(&tuning_key)
                         );
                     }
                     // The space on the capture's device (restrictions may use its limits).
@@ -380,24 +395,28 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             };
             // Said before they are filled in: the records that lack a parameter the runtime
             // gives its default (a different configuration from the one measured).
-            let numbers = file.record_numbers();
-            let missing: Vec<(usize, String)> = file
-                .records
-                .iter()
-                .zip(&numbers)
-                .filter_map(|(r, n)| {
-                    let m = missing_parameters(r, space.as_ref().map(|(s, _)| s));
-                    (!m.is_empty()).then(|| (*n, missing_note(&m)))
-                })
-                .collect();
-            // As the runtime reads them: a parameter the records predate takes its default
-            // (without a capture, the default of the record's own space).
-            for r in &mut file.records {
-                match &space {
-                    Some((space, _)) => r.add_new_parameters(space),
-                    None => {
-                        for (name, default) in missing_parameters(r, None) {
-                            r.config.set(&name, default);
+            let mut missing: Vec<Vec<(usize, String)>> = Vec::new();
+            for (_, file) in &mut files {
+                let numbers = file.record_numbers();
+                missing.push(
+                    file.records
+                        .iter()
+                        .zip(&numbers)
+                        .filter_map(|(r, n)| {
+                            let m = missing_parameters(r, space.as_ref().map(|(s, _)| s));
+                            (!m.is_empty()).then(|| (*n, missing_note(&m)))
+                        })
+                        .collect(),
+                );
+                // As the runtime reads them: a parameter the records predate takes its
+                // default (without a capture, the default of the record's own space).
+                for r in &mut file.records {
+                    match &space {
+                        Some((space, _)) => r.add_new_parameters(space),
+                        None => {
+                            for (name, default) in missing_parameters(r, None) {
+                                r.config.set(&name, default);
+                            }
                         }
                     }
                 }
@@ -406,7 +425,11 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             for (axis, v) in problem_size.iter().take(3).enumerate() {
                 ps[axis] = *v;
             }
-            let target = super::wisdom_device::resolve(&device, &file.records)?;
+            let all_records: Vec<WisdomRecord> = files
+                .iter()
+                .flat_map(|(_, f)| f.records.iter().cloned())
+                .collect();
+            let target = super::wisdom_device::resolve(&device, &all_records)?;
             let arch = if arch.is_empty() {
                 target.architecture
             } else {
@@ -429,28 +452,56 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             // itself; with a capture, so are those the current space rejects.
             // With a capture, records whose configuration is not valid at the query's problem
             // size (restrictions over the problem size) are skipped too, as the runtime does.
-            let selection = select(&file.records, &query, |r| match &space {
-                Some((space, meta)) => r.check_against(space).map(|_| ()).and_then(|()| {
-                    meta.kernel
-                        .check_at_launch(&r.config, &ps, None, Some(&meta.device))
-                        .map_err(|e| format!("not valid at this problem size: {e}"))
-                }),
-                None => Ok(()),
-            });
+            let selections: Vec<_> = files
+                .iter()
+                .map(|(_, file)| {
+                    select(&file.records, &query, |r| match &space {
+                        Some((space, meta)) => r.check_against(space).map(|_| ()).and_then(|()| {
+                            meta.kernel
+                                .check_at_launch(&r.config, &ps, None, Some(&meta.device))
+                                .map_err(|e| format!("not valid at this problem size: {e}"))
+                        }),
+                        None => Ok(()),
+                    })
+                })
+                .collect();
+            // As the runtime chooses between the files of the search path: the one whose best
+            // match comes at the earliest step; the earlier file on ties.
+            let mut chosen = 0;
+            for (i, sel) in selections.iter().enumerate() {
+                if sel.step < selections[chosen].step {
+                    chosen = i;
+                }
+            }
+            let (path, file) = &files[chosen];
+            let selection = &selections[chosen];
             println!(
                 "wisdom for `{}`: {} ({} records{})",
-                file.tuning_key,
+                printable(&file.tuning_key),
                 path.display(),
                 file.records.len(),
-                skipped_note(&file)
+                skipped_note(file)
             );
-            for (n, note) in &missing {
+            for (n, note) in &missing[chosen] {
                 println!("note: record #{n}: {note} (filled in below)");
             }
-            print!(
-                "{}",
-                explain_numbered(&file.records, &numbers, &query, &selection)
-            );
+            let explained =
+                explain_numbered(&file.records, &file.record_numbers(), &query, selection);
+            for line in explained.lines() {
+                println!("{}", super::table::printable(line));
+            }
+            for (i, (other, f)) in files.iter().enumerate() {
+                if i != chosen {
+                    println!(
+                        "also on the search path: {} ({} records): its best match is at {}; \
+                         the file whose match comes at the earliest step is used (the earlier \
+                         file on ties)",
+                        other.display(),
+                        f.records.len(),
+                        selections[i].step
+                    );
+                }
+            }
             match &space {
                 Some((_, meta)) if selection.record.is_none() => {
                     let default = meta.kernel.default_config();

@@ -321,3 +321,48 @@ fn shards_run_by_hand_merge_and_name_what_is_missing() {
     assert!(t.contains("3 of 3 shard(s) missing"), "{t}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Fuzz round of 2026-11-27: a shared directory with `%` (sbatch's file name patterns) or `\`
+/// was taken, and created even when refused; a file that is no capture was taken, to fail
+/// on the cluster after the queue; the printed submit commands were not quoted for the shell.
+#[test]
+fn paths_sbatch_misreads_and_non_captures_are_refused_before_anything_is_written() {
+    let dir = common::unique_dir("slurm-cli-refusals");
+    let Some(caps) = captures(&dir) else { return };
+    let run = |inputs: &[&Path], out: &Path| {
+        let mut c = common::kw_in(&dir);
+        c.arg("slurm")
+            .args(inputs)
+            .args(["--tasks", "1", "--out"])
+            .arg(out);
+        c.output().unwrap()
+    };
+    for (name, says) in [
+        ("pct%j", "`%`"),
+        ("back\\slash", "`\\`"),
+        ("has space", "white space"),
+    ] {
+        let out = dir.join(name);
+        let o = run(&[&caps], &out);
+        assert!(!o.status.success(), "{name}: {}", text(&o));
+        assert!(text(&o).contains(says), "{name}: {}", text(&o));
+        assert!(!out.exists(), "{name}: created though refused");
+    }
+    let not_a_capture = dir.join("log.kwcap");
+    std::fs::write(&not_a_capture, b"{\"format\": \"kw-tune-log\"}\n").unwrap();
+    let o = run(&[&not_a_capture], &dir.join("shared1"));
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("log.kwcap: not a capture kw slurm can tune"),
+        "{}",
+        text(&o)
+    );
+    assert!(!dir.join("shared1").join("kw-slurm.json").exists());
+    // A path the shell would split: the submit commands printed are quoted.
+    let out = dir.join("semi;colon");
+    let o = run(&[&caps], &out);
+    assert!(o.status.success(), "{}", text(&o));
+    let quoted = format!("sbatch --parsable '{}/", out.display());
+    assert!(text(&o).contains(&quoted), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

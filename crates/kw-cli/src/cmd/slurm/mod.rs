@@ -167,12 +167,21 @@ fn collect_captures(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             );
         } else if input.is_file() {
             out.push(input.clone());
+        } else if input.exists() {
+            bail!(
+                "{}: not a regular file (a FIFO, a device?): not a capture",
+                input.display()
+            );
         } else {
             bail!("{}: no such capture file or directory", input.display());
         }
     }
     let mut abs = Vec::with_capacity(out.len());
     for p in out {
+        // A file that is no capture (a results log, a damaged file) is found now, not after
+        // the job waited in the queue and its task failed.
+        kw_capture::Capture::open(&p)
+            .with_context(|| format!("{}: not a capture kw slurm can tune", p.display()))?;
         abs.push(std::path::absolute(&p).with_context(|| format!("{}", p.display()))?);
     }
     abs.sort();
@@ -198,20 +207,31 @@ fn collect_captures(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(abs)
 }
 
-/// The shared directory: created, absolute, and free of white space (Slurm's `#SBATCH
-/// --output` cannot hold it).
+/// The shared directory: checked, then created, absolute. Its path may hold no white space
+/// (`#SBATCH --output` cannot hold it), no `%` (a file name pattern to sbatch: `%j` is the job
+/// id) and no `\` (which turns sbatch's patterns off, so that every task would write one log
+/// file): refused before anything is created.
 fn prepare_shared(dir: &Path) -> Result<PathBuf> {
-    kw_core::files::FileModes::get()
-        .create_dir_all(dir)
-        .with_context(|| format!("creating the shared directory {}", dir.display()))?;
     let abs = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
-    if abs.to_string_lossy().chars().any(char::is_whitespace) {
+    let text = abs.to_string_lossy();
+    let why = if text.chars().any(char::is_whitespace) {
+        Some("white space, which `#SBATCH --output` cannot hold")
+    } else if text.contains('%') {
+        Some("`%`, which sbatch reads as a file name pattern in `#SBATCH --output` (`%j` is the job id)")
+    } else if text.contains('\\') {
+        Some("`\\`, which turns sbatch's file name patterns off (every task would write one log)")
+    } else {
+        None
+    };
+    if let Some(why) = why {
         bail!(
-            "{}: the shared directory's path holds white space, which `#SBATCH --output` \
-             cannot hold; choose another",
+            "{}: the shared directory's path holds {why}; choose another",
             abs.display()
         );
     }
+    kw_core::files::FileModes::get()
+        .create_dir_all(&abs)
+        .with_context(|| format!("creating the shared directory {}", abs.display()))?;
     Ok(abs)
 }
 
@@ -277,6 +297,18 @@ fn new_run(a: SlurmArgs) -> Result<()> {
         None => std::env::current_exe().context("finding the kw binary")?,
     };
     let shared = prepare_shared(out)?;
+    // Two runs into one directory at once: the second waits, then finds the first's manifest
+    // (the check below and the write are one step under this lock).
+    let lock_path = shared.join(".kw-slurm.lock");
+    let lock = kw_core::files::FileModes::get()
+        .open_lock(&lock_path)
+        .with_context(|| format!("{}: cannot open the lock file", lock_path.display()))?;
+    kw_core::files::lock_waiting(
+        &lock,
+        &lock_path,
+        &format!("the run in {}", shared.display()),
+    )
+    .with_context(|| format!("{}: cannot lock", lock_path.display()))?;
     let manifest_path = Manifest::path(&shared);
     if manifest_path.exists() {
         if !a.force {
@@ -338,6 +370,7 @@ fn new_run(a: SlurmArgs) -> Result<()> {
     };
     manifest.save(&shared)?;
     let (array, merge) = script::write_scripts(&manifest, &shared)?;
+    drop(lock);
     println!(
         "kw slurm: {} capture(s) in {tasks} shard(s); wrote {}, {} and {}",
         manifest.captures.len(),
@@ -352,8 +385,8 @@ fn new_run(a: SlurmArgs) -> Result<()> {
         println!(
             "submit with:\n  jid=$(sbatch --parsable {})\n  sbatch --dependency=afterany:$jid {}\n\
              (or run kw slurm again with --submit)",
-            array.display(),
-            merge.display()
+            script::shell_quote(&array.to_string_lossy()),
+            script::shell_quote(&merge.to_string_lossy())
         );
     }
     Ok(())

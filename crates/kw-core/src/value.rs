@@ -236,11 +236,10 @@ impl ValueIndex {
             .map(|&i| i as usize)
     }
 
-    /// Whether `values` holds `v` itself (`==`).
+    /// Whether `values` holds `v` or a value [`Value::same`] as it (`16.0` is among `[16, 32]`,
+    /// as Python compares, and as [`ValueIndex::index_of`] finds it).
     pub fn contains(&self, values: &[Value], v: &Value) -> bool {
-        self.by_key
-            .get(&v.key())
-            .is_some_and(|c| c.iter().any(|&i| values.get(i as usize) == Some(v)))
+        self.index_of(values, v).is_some()
     }
 }
 
@@ -277,9 +276,15 @@ mod tests {
             Value::Float(0.25),
             Value::Int(3),
         ]);
+        // By value, as Python compares: a cache entry's `16.0` is among `[1, 16]`.
+        assert!(ValueIndex::new(&[Value::Int(16)]).contains(&[Value::Int(16)], &Value::Float(16.0)));
         for v in probes {
             assert_eq!(index.index_of(&values, &v), p.index_of(&v), "{v:?}");
-            assert_eq!(index.contains(&values, &v), values.contains(&v), "{v:?}");
+            assert_eq!(
+                index.contains(&values, &v),
+                p.index_of(&v).is_some(),
+                "{v:?}"
+            );
         }
     }
 

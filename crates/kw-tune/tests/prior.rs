@@ -333,3 +333,42 @@ fn prior_values_match_by_number_and_foreign_configurations_do_not_match() {
         "{notes}"
     );
 }
+
+/// A flag written 1/0 in the prior's file and True/False in this space (or the other way) is
+/// the same value, as Python compares (`True == 1`): every configuration of such a prior was
+/// ignored. The note of values outside the space names each parameter that rules some out.
+#[test]
+fn a_flag_written_as_0_and_1_matches_true_and_false() {
+    let path = temp("flags.json");
+    std::fs::write(
+        &path,
+        r#"{"device_name": "D", "kernel_name": "k", "problem_size": [64], "tune_params_keys": ["bx", "flag", "v"],
+"tune_params": {"bx": [16, 32], "flag": [1, 0], "v": [1, 8]}, "objective": "time", "cache": {
+"16,1,1": {"bx": 16, "flag": 1, "v": 1, "time": 2.0},
+"32,0,1": {"bx": 32, "flag": 0, "v": 1, "time": 1.0},
+"32,1,8": {"bx": 32, "flag": 1, "v": 8, "time": 0.5},
+"16,0,8": {"bx": 16, "flag": 0, "v": 8, "time": 3.0}}}"#,
+    )
+    .unwrap();
+    let sources = prior::load(&path).expect("the cache as a prior");
+    let space = TuningSpace::new(
+        vec![
+            Parameter::new("bx", [16, 32]),
+            Parameter::new("flag", [true, false]),
+            Parameter::new("v", [1]),
+        ],
+        vec![],
+    )
+    .unwrap();
+    let mapped = prior::map(&sources, &space, PriorParams::default());
+    assert_eq!(mapped.matched, 2, "{:?}", mapped.notes);
+    let best = space.config(&mapped.points[0]);
+    assert_eq!(best.get("flag"), Some(&kw_core::value::Value::Bool(false)));
+    let note = mapped.notes.join("\n");
+    assert!(
+        note.contains("2 configuration(s) with values outside"),
+        "{note}"
+    );
+    assert!(note.contains("`v` = 8"), "{note}");
+    let _ = std::fs::remove_file(&path);
+}

@@ -20,7 +20,7 @@ use crate::log::read_log;
 use crate::strategy::PriorScores;
 use kw_core::kernel_tuner::{CacheFile, Outcome};
 use kw_core::wisdom::WisdomFile;
-use kw_core::{config::Config, space::Point, space::TuningSpace};
+use kw_core::{config::Config, space::Point, space::TuningSpace, value::Value};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -661,8 +661,9 @@ struct SourceNotes {
     extra: Vec<String>,
     /// Space parameters the prior lacks (their default used).
     missing: Vec<String>,
-    /// Configurations with a value the space does not declare, and the first such value.
-    outside: (usize, String),
+    /// Configurations with a value the space does not declare, and the first such value of
+    /// up to three parameters.
+    outside: (usize, Vec<String>),
     /// Configurations that break the space's restrictions.
     invalid: usize,
     /// Configurations that name no parameter of this space.
@@ -687,7 +688,8 @@ impl SourceNotes {
         if self.outside.0 > 0 {
             out.push(format!(
                 "{label}: {} configuration(s) with values outside this space ignored (e.g. {})",
-                self.outside.0, self.outside.1
+                self.outside.0,
+                self.outside.1.join("; ")
             ));
         }
         if self.invalid > 0 {
@@ -704,6 +706,17 @@ impl SourceNotes {
             ));
         }
         out
+    }
+}
+
+/// `v`'s other spelling as Python compares it (`True == 1`): a bool as 0 or 1, and 0 or 1 as
+/// a bool, for priors whose files write a flag one way and this space the other.
+fn bool_as_int(v: &Value) -> Option<Value> {
+    match v {
+        Value::Bool(b) => Some(Value::Int(*b as i64)),
+        Value::Int(0) => Some(Value::Bool(false)),
+        Value::Int(1) => Some(Value::Bool(true)),
+        _ => None,
     }
 }
 
@@ -735,11 +748,20 @@ fn map_config(
     let mut point = Vec::with_capacity(space.params().len());
     for (k, p) in space.params().iter().enumerate() {
         let index = match config.get(&p.name) {
-            Some(v) => match space.value_index(k, v) {
+            Some(v) => match space
+                .value_index(k, v)
+                .or_else(|| bool_as_int(v).and_then(|w| space.value_index(k, &w)))
+            {
                 Some(i) => i as u32,
                 None => {
-                    if notes.outside.0 == 0 {
-                        notes.outside.1 = format!("`{}` = {v}", p.name);
+                    // One example per parameter (up to three): the parameter that rules out
+                    // most configurations is not always the first one met.
+                    let example = format!("`{}` = {v}", p.name);
+                    let of_param = format!("`{}` =", p.name);
+                    if notes.outside.1.len() < 3
+                        && !notes.outside.1.iter().any(|e| e.starts_with(&of_param))
+                    {
+                        notes.outside.1.push(example);
                     }
                     notes.outside.0 += 1;
                     return None;

@@ -243,3 +243,55 @@ fn python_json_constants_a_bom_and_an_empty_cache_read() {
     let c = CacheFile::load(&temp("header_only.json", header_only.as_bytes())).unwrap();
     assert!(c.entries.is_empty());
 }
+
+/// A value listed twice in a T1 file was refused when written the same (`[1, 1, 2]`) and
+/// kept twice when written another way (`[1, 1.0, 2]`, one value to Python): each is now
+/// counted once, with a note.
+#[test]
+fn a_t1_value_listed_twice_is_counted_once_with_a_note() {
+    for values in [r#""[1, 1, 2]""#, r#"[1, 1.0, 2]"#] {
+        let t1 = format!(
+            r#"{{"ConfigurationSpace": {{"TuningParameters": [{{"Name": "a", "Type": "int", "Values": {values}, "Default": 1}}], "Conditions": []}}}}"#
+        );
+        let spec = kw_core::kernel_tuner::T1Spec::load(&temp("twice_T1.json", t1.as_bytes()))
+            .expect(values);
+        assert_eq!(spec.params[0].values.len(), 2, "{values}");
+        let note = spec.notes.join("\n");
+        assert!(
+            note.contains("`a` lists a value more than once (1"),
+            "{values}: {note}"
+        );
+    }
+}
+
+/// A `ProblemSize` of `[96.0]` is the size 96 (as Python's `int()` takes it); one the reader
+/// cannot use (`["96"]`, `[0]`) leaves the conditions over it out with a note saying why, not
+/// that the file gives none.
+#[test]
+fn a_t1_problem_size_written_as_floats_or_badly_is_said_as_such() {
+    let t1 = |size: &str| {
+        format!(
+            r#"{{"ConfigurationSpace": {{"TuningParameters": [{{"Name": "a", "Type": "int", "Values": "[16, 32, 64]", "Default": 16}}],
+            "Conditions": [{{"Expression": "ProblemSize[0] % a == 0"}}]}}, "KernelSpecification": {{"ProblemSize": {size}}}}}"#
+        )
+    };
+    let spec =
+        kw_core::kernel_tuner::T1Spec::load(&temp("ps_float_T1.json", t1("[96.0]").as_bytes()))
+            .unwrap();
+    assert!(spec.notes.is_empty(), "{:?}", spec.notes);
+    assert_eq!(spec.restrictions.len(), 1);
+    for (size, says) in [
+        ("[\"96\"]", "gives badly"),
+        ("[0]", "every axis must be at least 1"),
+    ] {
+        let spec =
+            kw_core::kernel_tuner::T1Spec::load(&temp("ps_bad_T1.json", t1(size).as_bytes()))
+                .unwrap();
+        let note = spec.notes.join("\n");
+        assert!(
+            note.contains(says) && note.contains("left out"),
+            "{size}: {note}"
+        );
+        assert!(spec.restrictions.is_empty());
+    }
+}

@@ -33,16 +33,30 @@ impl T1Spec {
     /// they are left out, with a note. A benchmark ([`super::T1Benchmark`]) keeps them as
     /// restrictions checked per launch instead.
     pub(crate) fn at_own_size(self, path: &Path, json: &serde_json::Value) -> T1Spec {
-        // A malformed size (the benchmark refuses it) leaves the conditions out, with the note.
-        let size = json
+        // A malformed size (the benchmark refuses it) leaves the conditions out, with a note
+        // that says so.
+        let given = json
             .get("KernelSpecification")
-            .and_then(|ks| problem_size(ks).ok().flatten())
-            .filter(|s| s.iter().all(|&a| a >= 1));
-        self.at_size(
-            path,
-            size,
-            "the file does not give (`KernelSpecification.ProblemSize`)",
-        )
+            .map_or(Ok(None), problem_size);
+        let (size, lacking) = match given {
+            Ok(Some(s)) if s.iter().all(|&a| a >= 1) => (Some(s), String::new()),
+            Ok(Some(s)) => (
+                None,
+                format!(
+                    "the file gives as {s:?} (`KernelSpecification.ProblemSize`: every axis must \
+                     be at least 1)"
+                ),
+            ),
+            Ok(None) => (
+                None,
+                "the file does not give (`KernelSpecification.ProblemSize`)".to_string(),
+            ),
+            Err(e) => (
+                None,
+                format!("the file gives badly (`KernelSpecification.ProblemSize`: {e})"),
+            ),
+        };
+        self.at_size(path, size, &lacking)
     }
 
     /// The space at the problem size `size`: conditions over the problem size are taken at
@@ -115,6 +129,28 @@ impl T1Spec {
                     .collect(),
                 _ => values,
             };
+            // A value listed twice (`[1, 1, 2]`, or `[1, 1.0]`, one value as Python compares):
+            // counted once, with a note (a data error of the file, not a reason to refuse it).
+            let mut seen = std::collections::HashSet::new();
+            let mut repeated = Vec::new();
+            let values: Vec<Value> = values
+                .into_iter()
+                .filter(|v| {
+                    let first = seen.insert(v.key());
+                    if !first && repeated.len() < 3 {
+                        repeated.push(v.to_string());
+                    }
+                    first
+                })
+                .collect();
+            if !repeated.is_empty() {
+                notes.push(format!(
+                    "{}: `{name}` lists a value more than once ({}; numbers equal as Python \
+                     compares them, 1 and 1.0, are one value): each is counted once",
+                    path.display(),
+                    repeated.join(", ")
+                ));
+            }
             let mut param = Parameter::new(name, values);
             // A one-element list as the default (`"Default": [0]`, as published) is its value.
             let default = match p.get("Default") {
@@ -227,17 +263,27 @@ impl T1Spec {
     }
 }
 
+/// A JSON number that is a whole number (`96` or `96.0`, as Python's `int()` takes it).
+fn whole(n: &serde_json::Number) -> Option<i64> {
+    n.as_i64().or_else(|| {
+        n.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+            .map(|f| f as i64)
+    })
+}
+
 /// `KernelSpecification.ProblemSize` of `ks`: an integer or a list of integers (`None` when
 /// absent or null). Errors say what is wrong, for the caller to name the file.
 pub(super) fn problem_size(ks: &serde_json::Value) -> Result<Option<Vec<i64>>, String> {
     use serde_json::Value as Json;
     match ks.get("ProblemSize") {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(n)) => Ok(Some(vec![n.as_i64().unwrap_or(0)])),
+        Some(Json::Number(n)) => Ok(Some(vec![whole(n).unwrap_or(0)])),
         Some(Json::Array(a)) => a
             .iter()
             .map(|v| {
-                v.as_i64()
+                v.as_number()
+                    .and_then(whole)
                     .ok_or_else(|| "`ProblemSize` entries must be integers".to_string())
             })
             .collect::<Result<_, _>>()

@@ -385,7 +385,9 @@ fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
     for why in rejected.iter() {
         assert!(se.contains(why.as_str()), "ls does not say {why:?}:\n{se}");
     }
-    assert!(so.contains("2 (7 skipped)"), "{so}");
+    // Record #9 loads but cannot be used (an undeclared value): skipped too, and said.
+    assert!(so.contains("1 (8 skipped)"), "{so}");
+    assert!(se.contains("record #9 cannot be used"), "{se}");
 
     // explain: the same warnings; its own account numbers records by their place too.
     let out = kw(
@@ -1222,5 +1224,60 @@ fn explain_and_show_read_every_file_on_the_path_and_print_no_control_characters(
         "{out:?}"
     );
     assert!(out.contains("D?[31mRED??FAKE"), "{out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kw report` drew a wisdom record that no selection uses (a value its space does not
+/// declare) in its selection maps and tables, as if the runtime picked it.
+#[test]
+fn report_leaves_out_records_no_selection_uses() {
+    let dir = common::unique_dir("fuzz-report-unusable");
+    std::fs::create_dir_all(dir.join("w")).unwrap();
+    let text = format!(
+        r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}, {}]}}"#,
+        record(r#"{"block_size_x": 64}"#, "[4096]", DEVICE, "1.0", ""),
+        record(r#"{"block_size_x": 777}"#, "[16]", DEVICE, "0.1", "")
+    );
+    std::fs::write(dir.join("w/k.json"), text).unwrap();
+    let o = kw(&dir, &["report", "w", "-o", "rep"]);
+    assert!(o.status.success(), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("record #2 cannot be used"),
+        "{}",
+        both(&o)
+    );
+    let html = std::fs::read_to_string(dir.join("rep").join("index.html")).unwrap();
+    assert!(
+        html.contains("record #2 cannot be used"),
+        "the page says it"
+    );
+    assert!(!html.contains("block_size_x=777"), "the record is drawn");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `kw simulate --json` file kept in a directory given to `kw report` was read as a wisdom
+/// file and reported unreadable (and, since unreadable inputs fail the report, failed it).
+#[test]
+fn report_takes_simulation_output_kept_in_a_directory() {
+    let dir = common::unique_dir("fuzz-report-simdir");
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    std::fs::write(
+        dir.join("d/scores.json"),
+        r#"[{"budget":5,"max_fraction":0.92,"mean_fraction":0.82,"min_fraction":0.72,"optimum_hits":0,"seeds":2,"strategy":"hybrid6"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d/k.json"),
+        format!(
+            r#"{{"format": "kernel-wisdom", "version": 1, "tuning_key": "k", "records": [{}]}}"#,
+            record(r#"{"block_size_x": 64}"#, "[4096]", DEVICE, "1.0", "")
+        ),
+    )
+    .unwrap();
+    let o = kw(&dir, &["report", "d", "-o", "rep"]);
+    assert!(o.status.success(), "{}", both(&o));
+    let html = std::fs::read_to_string(dir.join("rep").join("index.html")).unwrap();
+    assert!(html.contains("hybrid6"), "the scores are drawn");
+    assert!(!html.contains("not a valid wisdom file"), "read as wisdom");
     let _ = std::fs::remove_dir_all(&dir);
 }

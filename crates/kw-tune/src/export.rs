@@ -78,10 +78,14 @@ pub fn kt_cache_json(header: &LogHeader, records: &[LogRecord]) -> Json {
     file
 }
 
-/// The log's records that can be exported: those whose configuration, point and key agree
-/// with each other and with the header's parameters (an edited line that disagrees is left
-/// out, with one warning naming each, as a resume leaves it out).
-fn consistent_records(log: &Path, header: &LogHeader, records: Vec<LogRecord>) -> Vec<LogRecord> {
+/// The log's records that can be exported or reported: those whose configuration, point and
+/// key agree with each other and with the header's parameters (an edited line that disagrees
+/// is left out, with one warning naming each, as a resume leaves it out).
+pub fn consistent_records(
+    log: &Path,
+    header: &LogHeader,
+    records: Vec<LogRecord>,
+) -> Vec<LogRecord> {
     let why = |r: &LogRecord| -> Option<String> {
         if r.point.len() != header.params.len() || r.config.iter().count() != header.params.len() {
             return Some(format!(

@@ -305,9 +305,23 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                                 f.records.iter().map(|r| r.device.name.as_str()).collect();
                             devices.sort();
                             devices.dedup();
-                            let records = match f.rejected.len() {
-                                0 => f.records.len().to_string(),
-                                n => format!("{} ({n} skipped)", f.records.len()),
+                            // Records that load but that no selection uses (an undeclared
+                            // value) are skipped too, as `show` says and the runtime does.
+                            let numbers = f.record_numbers();
+                            for (r, n) in f.records.iter().zip(&numbers) {
+                                if let Some(why) = r.defect() {
+                                    eprintln!(
+                                        "kw wisdom ls: warning: {}: record #{n} cannot be used: \
+                                         {} (the runtime skips it)",
+                                        path.display(),
+                                        printable(&why)
+                                    );
+                                }
+                            }
+                            let usable = f.records.iter().filter(|r| r.defect().is_none()).count();
+                            let records = match f.rejected.len() + f.records.len() - usable {
+                                0 => usable.to_string(),
+                                n => format!("{usable} ({n} skipped)"),
                             };
                             vec![
                                 path.display().to_string(),

@@ -75,10 +75,19 @@ fn classify(path: &Path, out: &mut Vec<Input>) -> Result<()> {
             .collect();
         entries.sort();
         let before = out.len();
-        let wisdom = crate::cmd::wisdom::wisdom_files_in(path)?;
+        // `*.json`: wisdom files, and `kw simulate --json` output kept beside them.
+        let mut wisdom = Vec::new();
+        let mut simulations = Vec::new();
+        for f in crate::cmd::wisdom::wisdom_files_in(path)? {
+            match read_json(&f, "report input") {
+                Ok(v) if strategies::is_simulation(&v) => simulations.push(Input::Simulation(f, v)),
+                _ => wisdom.push(f),
+            }
+        }
         if !wisdom.is_empty() {
             out.push(Input::Wisdom(path.to_path_buf(), wisdom));
         }
+        out.extend(simulations);
         for e in entries {
             if is_capture(&e) {
                 out.push(Input::Capture(e));
@@ -147,7 +156,14 @@ pub fn run(args: ReportArgs) -> Result<()> {
     for input in &inputs {
         match input {
             Input::Log(p) => {
-                let log = kw_tune::log::read_log(p)?;
+                let mut log = kw_tune::log::read_log(p)?;
+                // An edited line (a value the log does not declare) is no result of the run:
+                // left out, with a warning, as `kw log export` and a resume leave it out.
+                log.records = kw_tune::export::consistent_records(
+                    p,
+                    &log.header,
+                    std::mem::take(&mut log.records),
+                );
                 run::section(&mut page, p, &log)?;
             }
             Input::Wisdom(dir, files) => {
@@ -155,7 +171,29 @@ pub fn run(args: ReportArgs) -> Result<()> {
                 let mut problems = Vec::new();
                 for f in files {
                     match WisdomFile::load(f) {
-                        Ok(w) => {
+                        Ok(mut w) => {
+                            // Records that load but that no selection uses (an undeclared
+                            // value, a time that is not positive): left out of the maps and
+                            // tables, and said, as `kw wisdom show` says them.
+                            let numbers = w.record_numbers();
+                            let mut unusable = Vec::new();
+                            let mut i = 0;
+                            w.records.retain(|r| {
+                                let n = numbers[i];
+                                i += 1;
+                                match r.defect() {
+                                    Some(why) => {
+                                        unusable.push(format!("record #{n} cannot be used: {why}"));
+                                        false
+                                    }
+                                    None => true,
+                                }
+                            });
+                            for why in &unusable {
+                                let line = format!("{}: {why}", f.display());
+                                eprintln!("kw report: warning: {line}");
+                                problems.push(line);
+                            }
                             // Records (and alternates) left out are said on the page and on
                             // standard error, as `kw wisdom ls` says them.
                             let rejected = w.rejected.iter().map(|why| format!("left out {why}"));

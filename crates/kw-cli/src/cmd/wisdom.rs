@@ -553,7 +553,14 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
             if std::fs::canonicalize(input).ok() == out_canon && out_canon.is_some() {
                 continue; // the output's own files are merged under the lock
             }
-            paths.extend(wisdom_files_in(input)?);
+            let found = wisdom_files_in(input)?;
+            if found.is_empty() {
+                eprintln!(
+                    "kw wisdom merge: warning: {} holds no wisdom file (*.json)",
+                    input.display()
+                );
+            }
+            paths.extend(found);
         } else {
             paths.push(input.clone());
         }

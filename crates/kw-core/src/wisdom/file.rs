@@ -194,6 +194,15 @@ impl WisdomFile {
             #[serde(default)]
             version: Option<serde_json::Value>,
         }
+        // Another JSON document (a list of `kw simulate` scores, say) is said as such, not as
+        // the first field the reader fails on.
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            return Err(invalid(
+                "a JSON list, not a wisdom file (a JSON object with `\"format\": \
+                 \"kernel-wisdom\"`)"
+                    .into(),
+            ));
+        }
         let ident: Ident = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
         if ident.format.as_deref() != Some("kernel-wisdom") {
             return Err(invalid("missing `\"format\": \"kernel-wisdom\"`".into()));
@@ -554,6 +563,17 @@ pub fn wisdom_file_name(tuning_key: &str) -> String {
     }
     if s.is_empty() {
         s.push('_');
+    }
+    // A file name is at most 255 bytes, and the lock and temporary files add up to 25 to it:
+    // a longer key keeps its first 200 characters and a hash of the whole key (names up to
+    // 230 characters, which could be written before, stay as they were).
+    if s.len() > 230 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a: stable across builds
+        for b in tuning_key.as_bytes() {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        s.truncate(200);
+        s.push_str(&format!("-{hash:016x}"));
     }
     format!("{s}.json")
 }
@@ -1137,6 +1157,24 @@ mod tests {
     /// Two tuning keys of one file name (`conv/fwd` and `conv_fwd`): neither `add_record`,
     /// `merge_into` nor the search path mixes their records or replaces the other key's file
     /// (a merge of both lost one key whole and said it kept two records).
+    #[test]
+    fn a_long_key_gets_a_short_file_name_of_its_own_and_a_list_is_said() {
+        let long = "k".repeat(300);
+        let (a, b) = (
+            wisdom_file_name(&long),
+            wisdom_file_name(&format!("{long}x")),
+        );
+        assert!(a.len() <= 230 && b.len() <= 230, "{a}");
+        assert_ne!(a, b, "keys that differ past the cut keep their own files");
+        let just = "k".repeat(230);
+        assert_eq!(wisdom_file_name(&just), format!("{just}.json"), "as before");
+        let e = WisdomFile::parse(Path::new("s.json"), b" [{\"strategy\": \"x\"}]").unwrap_err();
+        assert!(
+            e.to_string().contains("a JSON list, not a wisdom file"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn keys_of_one_file_name_are_never_mixed() {
         let dir = std::env::temp_dir().join(format!("kw-wisdom-collide-{}", std::process::id()));

@@ -400,10 +400,9 @@ pub fn explain_numbered(
                 selection.distance
             );
             let _ = writeln!(s, "  configuration: {}", r.config.key());
-            let (given, asked) = (
-                trim_ones(&r.problem_size).len(),
-                trim_ones(&query.problem_size).len(),
-            );
+            // Axes as written (a size of [1] has one), trailing axes of 1 aside.
+            let written = |size: &[i64]| trim_ones(size).len().max(size.len().min(1));
+            let (given, asked) = (written(&r.problem_size), written(&query.problem_size));
             if given < asked {
                 let axes = |n: usize| format!("{n} ax{}", if n == 1 { "is" } else { "es" });
                 let _ = writeln!(

@@ -34,11 +34,38 @@ pub fn sbatch_option(line: &str) -> Result<String> {
     if text.is_empty() || text.contains(['\n', '\r']) {
         bail!("--sbatch-line {line:?}: expected one Slurm option such as `--qos=high`");
     }
-    Ok(if text.starts_with('-') {
+    let option = if text.starts_with('-') {
         text.to_string()
     } else {
         format!("--{text}")
-    })
+    };
+    // Options the run's mechanics rest on: the array's indexes are the shards, every task
+    // one process on one node, the logs where the merge job says they are.
+    let name = option
+        .split(['=', ' '])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    const KW_SETS: [(&str, &str); 11] = [
+        ("--array", "--tasks"),
+        ("-a", "--tasks"),
+        ("--output", "the logs' place in SHARED/slurm-logs"),
+        ("-o", "the logs' place in SHARED/slurm-logs"),
+        ("--wrap", "the array script"),
+        ("--nodes", "one node per task"),
+        ("-N", "one node per task"),
+        ("--ntasks", "one process per task"),
+        ("-n", "one process per task"),
+        ("--job-name", "--job-name"),
+        ("-J", "--job-name"),
+    ];
+    if let Some((_, by)) = KW_SETS.iter().find(|(o, _)| *o == name) {
+        bail!(
+            "--sbatch-line {line:?}: kw slurm sets `{name}` itself ({by}); a line of yours \
+             would override it and break the run"
+        );
+    }
+    Ok(option)
 }
 
 /// Checks a Slurm time limit (`MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`, `D-HH:MM:SS`,
@@ -249,6 +276,30 @@ mod tests {
         assert_eq!(sbatch_option(" -C a100 ").unwrap(), "-C a100");
         assert!(sbatch_option("--qos=x\nrm -rf /").is_err());
         assert!(sbatch_option("#SBATCH").is_err());
+        // What the run rests on is kw slurm's own: refused, however written.
+        for line in [
+            "--array=0-9",
+            "array=1",
+            "-a 3",
+            "--output=/tmp/x",
+            "-o x",
+            "--wrap=ls",
+            "--nodes=2",
+            "-N 2",
+            "ntasks=4",
+            "-J other",
+        ] {
+            let e = sbatch_option(line).unwrap_err().to_string();
+            assert!(e.contains("kw slurm sets"), "{line}: {e}");
+        }
+        assert_eq!(
+            sbatch_option("--ntasks-per-node=1").unwrap(),
+            "--ntasks-per-node=1"
+        );
+        assert_eq!(
+            sbatch_option("--gres=gpu:a100:4").unwrap(),
+            "--gres=gpu:a100:4"
+        );
         for good in ["90", "2:00:00", "1-12:00", "UNLIMITED"] {
             check_time(good).unwrap();
         }

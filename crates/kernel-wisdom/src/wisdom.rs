@@ -299,9 +299,8 @@ impl WisdomSource {
             launch.map(|f| move |r: &WisdomRecord, size: &[i64]| f(&r.config, size).map(fill_of));
         let mut query = self.query.clone();
         query.problem_size = problem_size.to_vec();
-        // The file whose best match comes at the earliest step; the earlier file on ties.
-        let mut best: Option<(usize, Selection)> = None;
-        for (fi, file) in self.files.iter().enumerate() {
+        let mut selections: Vec<Selection> = Vec::with_capacity(self.files.len());
+        for file in &self.files {
             let mut index = 0;
             let selection = select_filling(
                 &file.records,
@@ -327,10 +326,11 @@ impl WisdomSource {
                     .trim_end(),
                 );
             }
-            if best.as_ref().is_none_or(|(_, b)| selection.step < b.step) {
-                best = Some((fi, selection));
-            }
+            selections.push(selection);
         }
+        // The file whose best match comes at the earliest step; the earlier file on ties.
+        let best =
+            kw_core::wisdom::earliest_step(&selections).map(|fi| (fi, selections.swap_remove(fi)));
         match best {
             Some((
                 fi,

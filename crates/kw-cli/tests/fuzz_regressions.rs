@@ -1274,8 +1274,19 @@ fn report_takes_simulation_output_kept_in_a_directory() {
         ),
     )
     .unwrap();
+    // Other JSON beside them (a Kernel Tuner cache) is no input of the report: skipped.
+    std::fs::write(
+        dir.join("d/kt_cache.json"),
+        r#"{"device_name": "D", "kernel_name": "k", "tune_params_keys": ["a"], "cache": {}}"#,
+    )
+    .unwrap();
     let o = kw(&dir, &["report", "d", "-o", "rep"]);
     assert!(o.status.success(), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("kt_cache.json: not a wisdom file"),
+        "{}",
+        both(&o)
+    );
     let html = std::fs::read_to_string(dir.join("rep").join("index.html")).unwrap();
     assert!(html.contains("hybrid6"), "the scores are drawn");
     assert!(!html.contains("not a valid wisdom file"), "read as wisdom");

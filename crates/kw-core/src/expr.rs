@@ -128,9 +128,9 @@ pub enum BinaryOp {
     Gt,
     /// `>=`
     Ge,
-    /// `&&` / `and` (short-circuit; as in Python, `a and b` is `a` when `a` is false, else `b`)
+    /// `&&` / `and` (short-circuit; a bool, as in C)
     And,
-    /// `||` / `or` (short-circuit; as in Python, `a or b` is `a` when `a` is true, else `b`)
+    /// `||` / `or` (short-circuit; a bool, as in C)
     Or,
 }
 

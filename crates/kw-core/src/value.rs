@@ -32,15 +32,24 @@ impl Value {
     }
 
     /// Equal as Python compares parameter values (Kernel Tuner's files are Python's): numbers
-    /// by value (`16 == 16.0`), anything else exactly. How a configuration read from a file
-    /// (a cache whose entries numpy wrote as `16.0`, a `Default`) finds its declared value.
+    /// by value (`16 == 16.0`), bools as the numbers 0 and 1 (`True == 1`), anything else
+    /// exactly. How a configuration read from a file (a cache whose entries numpy wrote as
+    /// `16.0`, a flag written `1` for a space's `True`, a `Default`) finds its declared value.
     pub fn same(&self, other: &Value) -> bool {
-        match (self, other) {
-            (Value::Int(a), Value::Int(b)) => a == b,
-            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-                self.as_f64() == other.as_f64()
-            }
-            _ => self == other,
+        let whole = |v: &Value| match v {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            _ => None,
+        };
+        match (whole(self), whole(other)) {
+            (Some(a), Some(b)) => a == b,
+            _ => match (self, other) {
+                (Value::Str(_), _) | (_, Value::Str(_)) => self == other,
+                _ => {
+                    let f = |v: &Value| whole(v).map_or_else(|| v.as_f64(), |i| Some(i as f64));
+                    f(self) == f(other)
+                }
+            },
         }
     }
 
@@ -178,7 +187,7 @@ impl From<String> for Value {
 }
 
 /// A hashable key of a value, equal for values [`Value::same`] finds equal (numbers by value:
-/// `16` and `16.0` share one; whole numbers past 2^63 as floats aside).
+/// `16` and `16.0` share one, `True` and `1` too; whole numbers past 2^63 as floats aside).
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub enum ValueKey {
     /// A whole number, however written.
@@ -187,8 +196,6 @@ pub enum ValueKey {
     Float(u64),
     /// A string.
     Str(String),
-    /// A bool.
-    Bool(bool),
 }
 
 impl Value {
@@ -200,7 +207,7 @@ impl Value {
             Value::Float(f) if f.is_nan() => ValueKey::Float(f64::NAN.to_bits()),
             Value::Float(f) => ValueKey::Float(f.to_bits()),
             Value::Str(s) => ValueKey::Str(s.clone()),
-            Value::Bool(b) => ValueKey::Bool(*b),
+            Value::Bool(b) => ValueKey::Int(*b as i64),
         }
     }
 }

@@ -204,7 +204,7 @@ fn a_default_breaking_the_conditions_is_replaced_with_a_note() {
     let note = spec.notes.join("\n");
     assert!(
         note.contains("bad_default_T1.json")
-            && note.contains("breaks the condition")
+            && note.contains("breaks condition #0 `tile_size_x > 1 or tile_stride_x == 0`")
             && note.contains("tile_stride_x=1"),
         "{note}"
     );
@@ -281,7 +281,7 @@ fn a_t1_problem_size_written_as_floats_or_badly_is_said_as_such() {
     assert!(spec.notes.is_empty(), "{:?}", spec.notes);
     assert_eq!(spec.restrictions.len(), 1);
     for (size, says) in [
-        ("[\"96\"]", "gives badly"),
+        ("[\"96\"]", "in a form kw cannot read"),
         ("[0]", "every axis must be at least 1"),
     ] {
         let spec =

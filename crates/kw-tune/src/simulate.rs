@@ -280,7 +280,8 @@ fn entry_notes(cache: &CacheFile) -> Vec<String> {
     let mut outside: Vec<String> = Vec::new();
     let mut twice: Vec<String> = Vec::new();
     let mut misspelt: Vec<String> = Vec::new();
-    let mut seen: HashMap<String, &str> = HashMap::new();
+    // By value, as the evaluator matches entries (`16` and `16.0` are one configuration).
+    let mut seen: HashMap<Vec<kw_core::value::ValueKey>, &str> = HashMap::new();
     let indexes: Vec<ValueIndex> = cache
         .params
         .iter()
@@ -298,7 +299,8 @@ fn entry_notes(cache: &CacheFile) -> Vec<String> {
             outside.push(format!("`{}` ({}={v})", entry.key, p.name));
             continue;
         }
-        if let Some(first) = seen.insert(format!("{:?}", entry.values), &entry.key) {
+        if let Some(first) = seen.insert(entry.values.iter().map(Value::key).collect(), &entry.key)
+        {
             twice.push(format!("`{first}` and `{}`", entry.key));
         }
         if !key_spells(&entry.key, &entry.values) {
@@ -582,6 +584,13 @@ mod tests {
         assert!(notes.contains("1 cache entry with a key that does not spell its parameter values: the values are used (e.g. `9,1.5` (values 2,1.5))"), "{notes}");
         // The undeclared value is not a configuration; the repeated one is `9,1.5`'s 3.0.
         assert_eq!(sim.optimum, 1.0);
+        // One configuration written `2.0` and `2`: the same (the evaluator keeps one), said.
+        let twice = format!(
+            r#"{good},"1,2":{{"a":1,"b":2,"time":0.25}},"1,2.0":{{"a":1,"b":2.0,"time":9.0}}"#
+        );
+        std::fs::write(&path, cache(&twice)).unwrap();
+        let notes = Simulation::load(&path, None).unwrap().notes.join("\n");
+        assert!(notes.contains("recorded under another key too"), "{notes}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -481,12 +481,7 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                 .collect();
             // As the runtime chooses between the files of the search path: the one whose best
             // match comes at the earliest step; the earlier file on ties.
-            let mut chosen = 0;
-            for (i, sel) in selections.iter().enumerate() {
-                if sel.step < selections[chosen].step {
-                    chosen = i;
-                }
-            }
+            let chosen = kw_core::wisdom::earliest_step(&selections).unwrap_or(0);
             let (path, file) = &files[chosen];
             let selection = &selections[chosen];
             println!(

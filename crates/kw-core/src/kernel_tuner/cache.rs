@@ -185,6 +185,10 @@ fn outcome(rec: &serde_json::Map<String, serde_json::Value>, objective: &str) ->
         return Some(Outcome::Failed(reason));
     }
     match rec.get(objective)? {
+        // Python's `NaN` / `Infinity` (made strings when read, `python_json`): no measurement.
+        serde_json::Value::String(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => {
+            Some(Outcome::Failed(format!("{s} (not a finite value)")))
+        }
         serde_json::Value::String(s) => Some(Outcome::Failed(s.clone())),
         serde_json::Value::Number(n) => n.as_f64().map(Outcome::measured),
         _ => None,

@@ -64,7 +64,7 @@ const MAX_UNZIPPED: u64 = 1 << 30;
 
 /// Reads a file, transparently un-gzipping it when it starts with the gzip magic bytes.
 pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
-    read_raw_text(path).map(|t| python_json(&t))
+    read_raw_text(path).map(python_json)
 }
 
 /// JSON as Python's `json.dumps` writes it, made standard JSON: a leading byte-order mark is
@@ -72,15 +72,17 @@ pub(crate) fn read_text(path: &Path) -> Result<String, KtError> {
 /// writes for a metric, or a time, that is not finite) become the strings `"NaN"`,
 /// `"Infinity"` and `"-Infinity"`: a time that is a string is a failed configuration, and
 /// other fields holding one are not used. Text inside strings is left as it is.
-pub(crate) fn python_json(text: &str) -> String {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+pub(crate) fn python_json(mut text: String) -> String {
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
     if !text.contains("NaN") && !text.contains("Infinity") {
-        return text.to_string();
+        return text; // as read: no copy of a large file
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut in_string = false;
     let mut escaped = false;
-    let mut rest = text;
+    let mut rest = text.as_str();
     while let Some(c) = rest.chars().next() {
         if in_string {
             if escaped {
@@ -191,7 +193,9 @@ pub fn load_space_spec(path: &Path) -> Result<T1Spec, KtError> {
     let text = read_text(path)?;
     let json = parse_json(path, &text)?;
     if json.get("ConfigurationSpace").is_some() {
-        Ok(T1Spec::from_json(path, &json)?.at_own_size(path, &json))
+        Ok(T1Spec::from_json(path, &json)?
+            .with_valid_default(path, &json)
+            .at_own_size(path, &json))
     } else if json.get("tune_params").is_some() || json.get("results").is_some() {
         let cache = CacheFile::from_json(path, &json, Some(&text))?;
         Ok(T1Spec {

@@ -25,7 +25,9 @@ impl T1Spec {
     pub fn load(path: &Path) -> Result<T1Spec, KtError> {
         let text = read_text(path)?;
         let json = parse_json(path, &text)?;
-        Ok(T1Spec::from_json(path, &json)?.at_own_size(path, &json))
+        Ok(T1Spec::from_json(path, &json)?
+            .with_valid_default(path, &json)
+            .at_own_size(path, &json))
     }
 
     /// The space without a launch: conditions over the problem size (`ProblemSize[i]`) are
@@ -53,7 +55,7 @@ impl T1Spec {
             ),
             Err(e) => (
                 None,
-                format!("the file gives badly (`KernelSpecification.ProblemSize`: {e})"),
+                format!("the file gives in a form kw cannot read ({e})"),
             ),
         };
         self.at_size(path, size, &lacking)
@@ -193,7 +195,7 @@ impl T1Spec {
                     .or_else(|| c.as_str())
                     .ok_or_else(|| fmt(format!("condition #{i} has no `Expression`")))?;
                 // `ProblemSize[i]`: a restriction over the problem size (checked per launch).
-                let e = super::t1_expr::parse_t1(text)
+                let e = super::t1_expr::parse_t1(text, false)
                     .map_err(|e| fmt(format!("condition #{i}: {e}")))?;
                 restrictions.push(e);
             }
@@ -203,23 +205,25 @@ impl T1Spec {
             .and_then(|k| k.get("KernelName"))
             .and_then(|v| v.as_str())
             .map(String::from);
-        let mut spec = T1Spec {
+        Ok(T1Spec {
             notes,
             params,
             restrictions,
             kernel_name,
-        };
-        spec.valid_default(path);
-        Ok(spec)
+        })
     }
 
     /// A `Default` configuration that breaks the file's own conditions (published files do:
     /// benchmark_hub's dedispersion and hotspot) is replaced by the first valid configuration,
-    /// with a note: a data error of a published file is read with a note, not refused. Only
-    /// conditions over the parameters alone are checked here (those over the problem size
-    /// are checked per launch). Nothing changes when no configuration is valid, or when the
-    /// space is too costly to build (the error comes where the space is built).
-    fn valid_default(&mut self, path: &Path) {
+    /// with a note naming the condition as written: a data error of a published file is read
+    /// with a note, not refused. Only conditions over the parameters alone are checked here
+    /// (those over the problem size are checked per launch); a condition the default cannot
+    /// evaluate (a division by zero) breaks it too. Nothing changes when no configuration is
+    /// valid, or when the space is too costly to build (the error comes where the space is
+    /// built). For a space to tune or describe (`kw tune --t1`, `kw space`), not for a T1 file
+    /// whose conditions restrict a cache's measured values. `json`: the file, as read; call it
+    /// before [`T1Spec::at_size`] (the restrictions still in the file's order).
+    pub(crate) fn with_valid_default(mut self, path: &Path, json: &serde_json::Value) -> T1Spec {
         struct Defaults<'a>(&'a [Parameter]);
         impl crate::eval::Scope for Defaults<'_> {
             fn param(&self, name: &str) -> Option<Value> {
@@ -227,39 +231,53 @@ impl T1Spec {
                 Some(p.default.clone())
             }
         }
+        use crate::eval::EvalError;
         let fixed: Vec<Expr> = self
             .restrictions
             .iter()
             .filter(|r| !crate::kernel_def::launch_check::depends_on_launch(r))
             .cloned()
             .collect();
-        let Some(broken) = fixed
-            .iter()
-            .find(|r| r.eval_bool(&Defaults(&self.params)) == Ok(false))
-        else {
-            return;
+        let broken = self.restrictions.iter().position(|r| {
+            !crate::kernel_def::launch_check::depends_on_launch(r)
+                && match r.eval_bool(&Defaults(&self.params)) {
+                    Ok(ok) => !ok,
+                    Err(EvalError::UnknownParam { .. } | EvalError::NoDevice(_)) => false,
+                    Err(_) => true,
+                }
+        });
+        let Some(broken) = broken else {
+            return self;
         };
-        let Ok(space) = crate::space::TuningSpace::new(self.params.clone(), fixed.clone()) else {
-            return;
+        let written = json
+            .get("ConfigurationSpace")
+            .and_then(|s| s.get("Conditions"))
+            .and_then(|c| c.get(broken))
+            .and_then(|c| c.get("Expression").or(Some(c)))
+            .and_then(|t| t.as_str())
+            .map_or_else(|| self.restrictions[broken].to_string(), str::to_string);
+        let Ok(space) = crate::space::TuningSpace::new(self.params.clone(), fixed) else {
+            return self;
         };
         let Some(first) = space.point_at(0) else {
-            return;
+            return self;
         };
-        let old = self
-            .params
-            .iter()
-            .map(|p| format!("{}={}", p.name, p.default))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let old = crate::config::Config(
+            self.params
+                .iter()
+                .map(|p| (p.name.clone(), p.default.clone()))
+                .collect(),
+        );
         for (p, &i) in self.params.iter_mut().zip(&first) {
             p.default = p.values[i as usize].clone();
         }
         self.notes.push(format!(
-            "{}: the `Default` configuration ({old}) breaks the condition `{broken}`; the first \
-             valid configuration is the default instead: {}",
+            "{}: the `Default` configuration ({old}) breaks condition #{broken} `{written}`; \
+             the first valid configuration is the default instead: {}",
             path.display(),
             space.config(&first)
         ));
+        self
     }
 }
 
@@ -278,7 +296,9 @@ pub(super) fn problem_size(ks: &serde_json::Value) -> Result<Option<Vec<i64>>, S
     use serde_json::Value as Json;
     match ks.get("ProblemSize") {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(n)) => Ok(Some(vec![whole(n).unwrap_or(0)])),
+        Some(Json::Number(n)) => whole(n)
+            .map(|v| Some(vec![v]))
+            .ok_or_else(|| format!("`ProblemSize` {n} is not a whole number")),
         Some(Json::Array(a)) => a
             .iter()
             .map(|v| {

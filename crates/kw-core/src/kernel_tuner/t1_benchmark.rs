@@ -186,7 +186,7 @@ impl T1Benchmark {
     pub fn load(path: &Path) -> Result<T1Benchmark, KtError> {
         let text = read_text(path)?;
         let json = parse_json(path, &text)?;
-        let mut spec = T1Spec::from_json(path, &json)?;
+        let mut spec = T1Spec::from_json(path, &json)?.with_valid_default(path, &json);
         let mut notes = std::mem::take(&mut spec.notes);
         notes.extend(unused_fields(path, &json));
         // The schema's version: 1 is the one this reader follows; another is read the same

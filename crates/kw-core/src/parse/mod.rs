@@ -59,7 +59,9 @@ pub(crate) const MAX_DEPTH: usize = 200;
 /// (evaluation, printing, serialisation, dropping). The limit keeps every accepted expression
 /// readable again from its JSON form (serde_json refuses documents nested deeper than 128
 /// levels; a node takes two) and from its printed form (200 parentheses): longer
-/// chains are an error, never a stack overflow. Restrictions in practice are a few levels deep.
+/// chains are an error, never a stack overflow, except `and` / `or` chains, which are
+/// associative and are grouped as a balanced tree instead. Restrictions in practice are a few
+/// levels deep.
 pub const MAX_TREE_DEPTH: usize = 48;
 
 /// The depth of an expression tree (a leaf is 1), computed without recursion.

@@ -110,6 +110,19 @@ pub enum WisdomError {
         /// Its records.
         records: usize,
     },
+    /// The file has no room for one more record (found before a tuning run, so that its
+    /// record is not lost after the search).
+    #[error("{path}: no room for one more record: its {records} record(s) and one more like its largest would make {bytes} bytes, more than the {limit} bytes a wisdom file may have (keep fewer records per tuning key, e.g. merge per device, or tune into another wisdom directory)")]
+    NoRoom {
+        /// The file.
+        path: PathBuf,
+        /// Its records now.
+        records: usize,
+        /// Its size with one more record.
+        bytes: u64,
+        /// The most a wisdom file may have.
+        limit: u64,
+    },
     /// Some records of the file are invalid, so it is not rewritten (that would drop them).
     #[error("{path}: not rewriting a wisdom file with invalid records ({}); fix or remove them", rejected.join("; "))]
     HasInvalidRecords {
@@ -635,15 +648,13 @@ pub fn check_key(dir: &Path, tuning_key: &str) -> Result<(), WisdomError> {
 /// [`check_key`] against a size limit of `limit` bytes.
 fn check_key_within(dir: &Path, tuning_key: &str, limit: u64) -> Result<(), WisdomError> {
     let path = dir.join(wisdom_file_name(tuning_key));
-    // As the writers see it: nothing there (a link to nothing is replaced by the write).
-    if !path.exists() {
+    let Some(mut f) = check_rewritable(dir, tuning_key)? else {
         return Ok(());
-    }
-    let (f, _) = WisdomFile::load_for_rewrite(&path)?;
-    let mut f = same_key(&path, f, tuning_key)?;
-    // A file near the size limit: one more record like its largest must still fit
-    // ([`WisdomError::TooLarge`], with that record counted), else the run's record could not
-    // be written after its search. Files under half the limit are not measured.
+    };
+    // A file near the size limit: one more record like its largest must still fit, else the
+    // run's record could not be written after its search ([`WisdomError::NoRoom`]; a record
+    // that would replace one of the same slot would fit, but which slot is not known yet).
+    // Files under half the limit are not measured.
     let on_disk = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     if on_disk > limit / 2 {
         let largest = f
@@ -653,10 +664,29 @@ fn check_key_within(dir: &Path, tuning_key: &str, limit: u64) -> Result<(), Wisd
             .cloned();
         if let Some(r) = largest {
             f.records.push(r);
-            f.text_within(&path, limit)?;
+            if let Err(WisdomError::TooLarge { bytes, limit, .. }) = f.text_within(&path, limit) {
+                return Err(WisdomError::NoRoom {
+                    path,
+                    records: f.records.len() - 1,
+                    bytes,
+                    limit,
+                });
+            }
         }
     }
     Ok(())
+}
+
+/// The wisdom file of `tuning_key` in `dir`, read as a writer reads it before rewriting it
+/// (no invalid record, that key's own), or `None` when there is none (a link to nothing
+/// included: the write replaces it).
+fn check_rewritable(dir: &Path, tuning_key: &str) -> Result<Option<WisdomFile>, WisdomError> {
+    let path = dir.join(wisdom_file_name(tuning_key));
+    if !path.exists() {
+        return Ok(None);
+    }
+    let (f, _) = WisdomFile::load_for_rewrite(&path)?;
+    same_key(&path, f, tuning_key).map(Some)
 }
 
 /// `file` (read from `path`) when it holds `tuning_key`'s wisdom, else
@@ -913,8 +943,9 @@ fn merge_within(
             });
         }
         // An output file that cannot be rewritten (damaged, holding invalid records, not a
-        // regular file, another key's) is found now, before any other key's file is written.
-        check_key(dir, key)?;
+        // regular file, another key's) is found now, before any other key's file is written
+        // (its size after the merge is checked by the first pass below).
+        check_rewritable(dir, key)?;
         let lock_path = dir.join(format!("{}.lock", wisdom_file_name(key)));
         let lock_usable = std::fs::symlink_metadata(&lock_path).is_err()
             || std::fs::metadata(&lock_path).is_ok_and(|m| m.is_file());
@@ -1037,8 +1068,18 @@ mod tests {
             !dir.join(wisdom_file_name("a")).exists(),
             "key `a` was written before key `b` was found too large"
         );
-        let (written, _) = merge_within(&dir, vec![a, b1, b2], 10 * limit).unwrap();
+        let (written, _) = merge_within(&dir, vec![a, b1.clone(), b2], 10 * limit).unwrap();
         assert_eq!(written.len(), 2);
+        // A file past half the limit merged with a slower record of its own slot: the merge
+        // fits (one record), whatever room a record more would need (the review found the
+        // headroom check of `kw tune` applied to merges).
+        let path = dir.join(wisdom_file_name("b"));
+        let mut slower = b1.clone();
+        slower.records[0].objective.median_ms = 9.0;
+        let one = b1.text_within(&path, u64::MAX).unwrap().len() as u64;
+        fs::write(&path, b1.text_within(&path, u64::MAX).unwrap()).unwrap();
+        let (written, _) = merge_within(&dir, vec![slower], one + one / 2).unwrap();
+        assert_eq!(written, vec![(path, 1)]);
         let _ = fs::remove_dir_all(&dir);
     }
 
@@ -1064,7 +1105,9 @@ mod tests {
             "the file itself fits"
         );
         match check_key_within(&dir, "k", limit) {
-            Err(WisdomError::TooLarge { records, .. }) => assert_eq!(records, 3),
+            Err(e @ WisdomError::NoRoom { records: 2, .. }) => {
+                assert!(e.to_string().contains("no room for one more record"), "{e}");
+            }
             other => panic!("{other:?}"),
         }
         // Room for a third record: fine.

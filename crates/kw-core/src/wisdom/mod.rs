@@ -30,6 +30,6 @@ pub use record::{
     ORIGIN_ONLINE,
 };
 pub use select::{
-    explain, explain_numbered, log_distance, select, select_filling, Fill, FillNote, Query,
-    Selection, Step, KEEP_FILL,
+    earliest_step, explain, explain_numbered, log_distance, select, select_filling, Fill, FillNote,
+    Query, Selection, Step, KEEP_FILL,
 };

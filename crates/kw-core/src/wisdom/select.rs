@@ -142,6 +142,19 @@ fn rounded(x: f64) -> i64 {
 /// Says whether a record matches one selection step.
 type Matcher<'a> = dyn Fn(&WisdomRecord) -> bool + 'a;
 
+/// Which of several wisdom files' selections decides (the files of a search path, in order):
+/// the one whose match comes at the earliest step, the earlier file on ties; `None` when there
+/// are none. The runtime and `kw wisdom explain` choose by it.
+pub fn earliest_step(selections: &[Selection]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, s) in selections.iter().enumerate() {
+        if best.is_none_or(|b| s.step < selections[b].step) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
 /// Selects the record for `query` among `records`. `usable` says whether a record may be used
 /// (for the runtime: its configuration is valid in the current space); records it refuses, and
 /// records with a defect ([`WisdomRecord::defect`], e.g. a negative time), are skipped with the

@@ -20,7 +20,7 @@ use crate::log::read_log;
 use crate::strategy::PriorScores;
 use kw_core::kernel_tuner::{CacheFile, Outcome};
 use kw_core::wisdom::WisdomFile;
-use kw_core::{config::Config, space::Point, space::TuningSpace, value::Value};
+use kw_core::{config::Config, space::Point, space::TuningSpace};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -709,19 +709,8 @@ impl SourceNotes {
     }
 }
 
-/// `v`'s other spelling as Python compares it (`True == 1`): a bool as 0 or 1, and 0 or 1 as
-/// a bool, for priors whose files write a flag one way and this space the other.
-fn bool_as_int(v: &Value) -> Option<Value> {
-    match v {
-        Value::Bool(b) => Some(Value::Int(*b as i64)),
-        Value::Int(0) => Some(Value::Bool(false)),
-        Value::Int(1) => Some(Value::Bool(true)),
-        _ => None,
-    }
-}
-
 /// The point of `config` in `space` by parameter names, or `None` (noted) when a value is not
-/// declared there (numbers compared by value), the configuration breaks a restriction, or it
+/// declared there (numbers compared by value, bools as 0 and 1), the configuration breaks a restriction, or it
 /// names none of the space's parameters.
 fn map_config(
     space: &TuningSpace,
@@ -748,10 +737,7 @@ fn map_config(
     let mut point = Vec::with_capacity(space.params().len());
     for (k, p) in space.params().iter().enumerate() {
         let index = match config.get(&p.name) {
-            Some(v) => match space
-                .value_index(k, v)
-                .or_else(|| bool_as_int(v).and_then(|w| space.value_index(k, &w)))
-            {
+            Some(v) => match space.value_index(k, v) {
                 Some(i) => i as u32,
                 None => {
                     // One example per parameter (up to three): the parameter that rules out

@@ -75,13 +75,29 @@ fn classify(path: &Path, out: &mut Vec<Input>) -> Result<()> {
             .collect();
         entries.sort();
         let before = out.len();
-        // `*.json`: wisdom files, and `kw simulate --json` output kept beside them.
+        // `*.json`: wisdom files (`"format": "kernel-wisdom"`, or damaged ones that say so),
+        // `kw simulate --json` output kept beside them; other JSON (a Kernel Tuner cache, a
+        // T1 file, a kw slurm manifest) is not the report's: skipped with a note.
         let mut wisdom = Vec::new();
         let mut simulations = Vec::new();
         for f in crate::cmd::wisdom::wisdom_files_in(path)? {
+            let is_wisdom = |v: &serde_json::Value| {
+                v.get("format").and_then(|x| x.as_str()) == Some("kernel-wisdom")
+            };
+            let claims_wisdom = || {
+                use kw_core::files::{caps, read, ReadRules};
+                read(&f, ReadRules::new("report input", caps::WISDOM))
+                    .is_ok_and(|b| b.windows(14).any(|w| w == b"kernel-wisdom\""))
+            };
             match read_json(&f, "report input") {
+                Ok(v) if is_wisdom(&v) => wisdom.push(f),
                 Ok(v) if strategies::is_simulation(&v) => simulations.push(Input::Simulation(f, v)),
-                _ => wisdom.push(f),
+                Err(_) if claims_wisdom() => wisdom.push(f),
+                _ => eprintln!(
+                    "kw report: note: {}: not a wisdom file or `kw simulate --json` output: \
+                     skipped",
+                    f.display()
+                ),
             }
         }
         if !wisdom.is_empty() {

@@ -300,15 +300,23 @@ fn new_run(a: SlurmArgs) -> Result<()> {
     // Two runs into one directory at once: the second waits, then finds the first's manifest
     // (the check below and the write are one step under this lock).
     let lock_path = shared.join(".kw-slurm.lock");
-    let lock = kw_core::files::FileModes::get()
-        .open_lock(&lock_path)
-        .with_context(|| format!("{}: cannot open the lock file", lock_path.display()))?;
-    kw_core::files::lock_waiting(
-        &lock,
-        &lock_path,
-        &format!("the run in {}", shared.display()),
-    )
-    .with_context(|| format!("{}: cannot lock", lock_path.display()))?;
+    let lock = match kw_core::files::FileModes::get().open_lock(&lock_path) {
+        Ok(lock) => {
+            kw_core::files::lock_waiting(
+                &lock,
+                &lock_path,
+                &format!("the run in {}", shared.display()),
+            )
+            .with_context(|| format!("{}: cannot lock", lock_path.display()))?;
+            Some(lock)
+        }
+        // Another user's run made it (private): their manifest, found below, says more.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => None,
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("{}: cannot open the lock file", lock_path.display()))
+        }
+    };
     let manifest_path = Manifest::path(&shared);
     if manifest_path.exists() {
         if !a.force {

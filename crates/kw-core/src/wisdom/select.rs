@@ -241,10 +241,18 @@ pub fn select_filling(
             continue;
         }
         let key = |i: usize| nearness(&records[i], &query.problem_size);
-        matching.sort_by(|&a, &b| {
+        let order = |&a: &usize, &b: &usize| {
             let (sa, sb) = records[a].objective.scores(&records[b].objective);
             key(a).cmp(&key(b)).then(sa.total_cmp(&sb)).then(a.cmp(&b))
-        });
+        };
+        if fill.is_some() {
+            // The fill rule looks past the nearest: the whole order.
+            matching.sort_by(order);
+        } else if let Some(first) = matching.iter().copied().min_by(order) {
+            // Only the nearest is used: found in one pass (a report's selection maps ask
+            // thousands of sizes of a file of thousands of records).
+            matching = vec![first];
+        }
         if let Some(&nearest) = matching.first() {
             let mut pick = nearest;
             let nearest_step = *step != Step::ExactDeviceExactSize;

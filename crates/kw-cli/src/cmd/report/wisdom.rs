@@ -230,6 +230,16 @@ fn selection_maps(page: &mut Page, f: &WisdomFile) -> Result<()> {
             devices.push(r);
         }
     }
+    // Three maps per device: past a dozen devices the page is no longer readable (and each
+    // map asks the selection 64 sizes of every record): the first ones, and a note.
+    const DRAWN: usize = 12;
+    if devices.len() > DRAWN {
+        page.note(&format!(
+            "Selection maps are drawn for the first {DRAWN} of the {} devices.",
+            devices.len()
+        ));
+        devices.truncate(DRAWN);
+    }
     let other = "\u{0}another device";
     for d in devices {
         let steps = [

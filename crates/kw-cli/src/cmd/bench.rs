@@ -548,7 +548,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             if !args.kernels.is_empty() {
                 bail!("{e}");
             }
-            if !args.json {
+            if args.json {
+                // Standard output holds one measured object per line; the skip is said aside.
+                eprintln!("kw bench: {name} skipped: {e}");
+            } else {
                 println!("{name:<11} skipped: {e}");
             }
             continue;

@@ -1034,14 +1034,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_merge_refuses_a_key_too_large_before_writing_any() {
+    /// A directory of this test's own (process and thread), not there yet.
+    fn fresh_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
-            "kw-merge-within-{}-{:?}",
+            "{name}-{}-{:?}",
             std::process::id(),
             std::thread::current().id()
         ));
         let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_merge_refuses_a_key_too_large_before_writing_any() {
+        let dir = fresh_dir("kw-merge-within");
         let parse = |key: &str, times: &[&str]| {
             let text = String::from_utf8(file_of(times))
                 .unwrap()
@@ -1085,12 +1091,7 @@ mod tests {
 
     #[test]
     fn a_file_with_no_room_for_one_more_record_is_refused_before_a_run() {
-        let dir = std::env::temp_dir().join(format!(
-            "kw-check-key-within-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = fs::remove_dir_all(&dir);
+        let dir = fresh_dir("kw-check-key-within");
         fs::create_dir_all(&dir).unwrap();
         let f = WisdomFile::parse(Path::new("k.json"), &file_of(&["1", "2"])).unwrap();
         let path = dir.join(wisdom_file_name("k"));

@@ -295,3 +295,25 @@ fn a_t1_problem_size_written_as_floats_or_badly_is_said_as_such() {
         assert!(spec.restrictions.is_empty());
     }
 }
+
+/// A value that is not of the parameter's declared `Type` (`uint` listing -1, `float`
+/// listing a string) was taken without a word: it is used as written, with a note.
+#[test]
+fn a_t1_value_not_of_its_type_is_noted() {
+    for (ty, values, shown) in [
+        ("uint", "[-1, 2]", "-1 (int)"),
+        ("float", r#"[1.5, "x"]"#, "\"x\" (string)"),
+    ] {
+        let t1 = format!(
+            r#"{{"ConfigurationSpace": {{"TuningParameters": [{{"Name": "a", "Type": "{ty}", "Values": {values}}}], "Conditions": []}}}}"#
+        );
+        let spec =
+            kw_core::kernel_tuner::T1Spec::load(&temp("type_T1.json", t1.as_bytes())).expect(ty);
+        let note = spec.notes.join("\n");
+        assert!(
+            note.contains(&format!("is of Type `{ty}` but lists {shown}")),
+            "{note}"
+        );
+        assert_eq!(spec.params[0].values.len(), 2);
+    }
+}

@@ -313,7 +313,13 @@ fn published_quirks_are_read_with_notes() {
     let space = kw_core::kernel_tuner::load_space_spec(&p).unwrap();
     assert_eq!(space.params[0].default, kw_core::value::Value::Int(1));
     assert_eq!(space.params[1].default, kw_core::value::Value::Int(5));
-    assert!(space.notes.is_empty(), "{:?}", space.notes);
+    // The one note: 0.5 is no `int`, the parameter's Type.
+    assert_eq!(space.notes.len(), 1, "{:?}", space.notes);
+    assert!(
+        space.notes[0].contains("of Type `int` but lists 0.5"),
+        "{:?}",
+        space.notes
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 

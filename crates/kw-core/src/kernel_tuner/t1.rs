@@ -124,7 +124,26 @@ impl T1Spec {
                     crate::kernel_tuner::value_list::MAX_VALUES
                 )));
             }
-            let values = match p.get("Type").and_then(|t| t.as_str()) {
+            // A value that is not of the declared `Type` is used as written, with a note (a
+            // data error of the file: the kernel sees the value, not the type).
+            let declared = p.get("Type").and_then(|t| t.as_str());
+            let fits = |v: &Value| match declared {
+                Some("int") => matches!(v, Value::Int(_)),
+                Some("uint") => matches!(v, Value::Int(i) if *i >= 0),
+                Some("float" | "double") => matches!(v, Value::Int(_) | Value::Float(_)),
+                Some("bool") => matches!(v, Value::Bool(_) | Value::Int(0 | 1)),
+                Some("string") => matches!(v, Value::Str(_)),
+                _ => true,
+            };
+            if let Some(odd) = values.iter().find(|v| !fits(v)) {
+                notes.push(format!(
+                    "{}: `{name}` is of Type `{}` but lists {odd} ({}): used as written",
+                    path.display(),
+                    declared.unwrap_or_default(),
+                    odd.type_name()
+                ));
+            }
+            let values = match declared {
                 Some("float") => values
                     .into_iter()
                     .map(|v| v.as_f64().map(Value::Float).unwrap_or(v))

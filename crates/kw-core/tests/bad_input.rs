@@ -317,3 +317,20 @@ fn a_t1_value_not_of_its_type_is_noted() {
         assert_eq!(spec.params[0].values.len(), 2);
     }
 }
+
+/// A JSON array of Kernel Tuner restriction strings is Python, as a T1 file's conditions:
+/// `(a and b) == 32` compares `b` when `a` is true.
+#[test]
+fn restriction_strings_of_a_json_array_are_read_as_python() {
+    let path = temp("rj.json", br#"["(a and b) == 32"]"#);
+    let r = kw_core::kernel_tuner::load_restrictions(&path, None).unwrap();
+    let space = kw_core::space::TuningSpace::new(
+        vec![
+            kw_core::space::Parameter::new("a", [0, 1, 2]),
+            kw_core::space::Parameter::new("b", [16, 32]),
+        ],
+        r.exprs,
+    )
+    .unwrap();
+    assert_eq!(space.len(), 2);
+}

@@ -267,7 +267,8 @@ pub fn load_restrictions(path: &Path, size: Option<&[i64]>) -> Result<Restrictio
             let s = item.as_str().ok_or_else(|| {
                 KtError::format(path, format!("restriction #{i} is not a string"))
             })?;
-            crate::expr::Expr::parse(s)
+            // Kernel Tuner's restriction strings are Python, as a T1 file's conditions.
+            t1_expr::parse_t1(s, false)
                 .map_err(|e| KtError::format(path, format!("restriction #{i}: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -41,7 +41,12 @@ impl T1Spec {
             .get("KernelSpecification")
             .map_or(Ok(None), problem_size);
         let (size, lacking) = match given {
-            Ok(Some(s)) if s.iter().all(|&a| a >= 1) => (Some(s), String::new()),
+            Ok(Some(s)) if s.iter().all(|&a| a >= 1) => {
+                let lacking = format!(
+                    "axis beyond the ones the file gives (`KernelSpecification.ProblemSize` {s:?})"
+                );
+                (Some(s), lacking)
+            }
             Ok(Some(s)) => (
                 None,
                 format!(

@@ -76,10 +76,32 @@ pub(super) fn parse_t1(text: &str, as_value: bool) -> Result<Expr, crate::parse:
 /// `and` / `or` stays as it is, and so does its printed form. `value`: `e`'s value is used.
 fn python_values(e: Expr, value: bool) -> Result<Expr, String> {
     use crate::expr::{BinaryOp, UnaryOp};
+    /// Whether `e`'s value is a bool whatever its operands (a comparison, a `not`, an `and` /
+    /// `or` of such): Python's operand is then the bool C's `&&` gives, and nothing needs
+    /// writing out (a chained comparison is an `and` of comparisons).
+    fn boolish(e: &Expr) -> bool {
+        match e {
+            Expr::Binary { op, lhs, rhs } => match op {
+                BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge => true,
+                BinaryOp::And | BinaryOp::Or => boolish(lhs) && boolish(rhs),
+                _ => false,
+            },
+            Expr::Unary {
+                op: UnaryOp::Not, ..
+            } => true,
+            Expr::Lit(crate::value::Value::Bool(_)) => true,
+            _ => false,
+        }
+    }
     fn walk(e: Expr, value: bool) -> Expr {
         match e {
             Expr::Binary { op, lhs, rhs } if matches!(op, BinaryOp::And | BinaryOp::Or) => {
-                if !value {
+                if !value || (boolish(&lhs) && boolish(&rhs)) {
                     return Expr::binary(op, walk(*lhs, false), walk(*rhs, false));
                 }
                 // The chain of this operator, in order (it is associative, Python's values
@@ -151,7 +173,7 @@ fn python_values(e: Expr, value: bool) -> Result<Expr, String> {
     fn cost(e: &Expr, value: bool) -> u64 {
         match e {
             Expr::Binary { op, lhs, rhs } if matches!(op, BinaryOp::And | BinaryOp::Or) => {
-                if !value {
+                if !value || (boolish(lhs) && boolish(rhs)) {
                     return 1u64
                         .saturating_add(cost(lhs, false))
                         .saturating_add(cost(rhs, false));
@@ -310,6 +332,19 @@ mod tests {
             parse_t1("a or 128", true).unwrap().eval(&Ab(0, 0)),
             Ok(Value::Int(128))
         );
+        // A chained comparison used as a value is a bool: nothing written out, as Python.
+        assert_eq!(count("(0 <= (0 <= a <= 1) <= 1) == 1"), 9);
+        assert_eq!(count("((a < b < 40) or 0) == 1"), 6);
+        // Nested chains with compound middles (each written twice) stop at a size, quickly.
+        let mut nested = "(0 < a < 9 < a + 10)".to_string();
+        for _ in 0..24 {
+            nested = format!("(0 < {nested} < 9 < {nested} + 10)");
+            if nested.len() > 1_000_000 {
+                break;
+            }
+        }
+        let e = parse_t1(&nested, false).unwrap_err();
+        assert!(e.message.contains("too large"), "{}", e.message);
         // Nesting that would write an operand 2^40 times is refused, not built.
         let mut deep = "a".to_string();
         for i in 0..40 {

@@ -54,6 +54,10 @@ fn excerpt(text: &str, column: usize) -> String {
 /// not a stack overflow).
 pub(crate) const MAX_DEPTH: usize = 200;
 
+/// Most nodes a chained comparison may make once spelled out (`a < b < c` is `(a < b) &&
+/// (b < c)`, its middle operand written twice): nested chains would double at each level.
+pub(crate) const MAX_NODES: usize = 100_000;
+
 /// Deepest expression tree accepted. A flat chain `a + b + ...` is parsed by a loop but
 /// builds a tree as deep as it is long, and every walk of an [`Expr`] recurses over it
 /// (evaluation, printing, serialisation, dropping). The limit keeps every accepted expression

@@ -1,7 +1,7 @@
 //! The parser: text tokens to an [`Expr`], by precedence climbing.
 
 use super::lexer::lex;
-use super::{tree_depth, ParseError, Tok, MAX_DEPTH, MAX_TREE_DEPTH};
+use super::{tree_depth, ParseError, Tok, MAX_DEPTH, MAX_NODES, MAX_TREE_DEPTH};
 use crate::did_you_mean::closest;
 use crate::expr::{ArgRef, BinaryOp, DeviceAttr, Expr, Func, UnaryOp};
 use crate::value::Value;
@@ -207,6 +207,23 @@ impl Parser<'_> {
             operands.push(self.additive()?);
         }
         // Chained comparisons mean what Python means: a < b < c  ==  (a < b) and (b < c).
+        // The middle operands are written twice: nested chains with compound middles double
+        // at each level, so the size is checked before they are (24 levels took 6 GB).
+        if ops.len() >= 2 {
+            let nodes = |e: &Expr| {
+                let mut n = 0usize;
+                e.visit(&mut |_| n += 1);
+                n
+            };
+            let middle: usize = operands[1..operands.len() - 1].iter().map(nodes).sum();
+            let all: usize = operands.iter().map(nodes).sum();
+            if all + middle > MAX_NODES {
+                return Err(self.error(format!(
+                    "expression too large: more than {MAX_NODES} operations once its chained \
+                     comparisons are spelled out (each middle operand is written twice)"
+                )));
+            }
+        }
         let mut result: Option<Expr> = None;
         let mut d = 0;
         for (i, op) in ops.into_iter().enumerate() {

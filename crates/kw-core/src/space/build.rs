@@ -159,10 +159,16 @@ impl TuningSpace {
             external,
         };
         let empty: Point = vec![0; n];
+        let mut unevaluable = None;
         for &ri in &constant {
-            if !space.check(ri, &empty, 0)? {
-                return Ok(space);
+            match space.check(ri, &empty, 0) {
+                Ok(true) => {}
+                Ok(false) => return Ok(space),
+                Err(e) => unevaluable = unevaluable.or(Some(e)),
             }
+        }
+        if let Some(e) = unevaluable {
+            return Err(e);
         }
         let mut point = vec![0u32; n];
         let mut work = BuildWork::default();
@@ -255,12 +261,25 @@ impl TuningSpace {
                     what: String::new(),
                 });
             }
+            // A restriction that cannot be evaluated here (a division by zero) is an error only
+            // where every other restriction holds: where another rules the configuration out,
+            // as a guard over a parameter bound later may (`b != 0` after `a % b == 0`), it is
+            // simply not valid. Kernel Tuner checks in order; this does not depend on it.
+            let mut unevaluable = None;
             for ri in 0..self.checks[k].len() {
-                if !self.check(self.checks[k][ri], point, k + 1)? {
-                    continue 'values;
+                match self.check(self.checks[k][ri], point, k + 1) {
+                    Ok(true) => {}
+                    Ok(false) => continue 'values,
+                    Err(e) => unevaluable = unevaluable.or(Some(e)),
                 }
             }
             let sub = self.build(k + 1, point, work, limits)?;
+            if let Some(e) = unevaluable {
+                if sub > 0 {
+                    return Err(e);
+                }
+                continue 'values;
+            }
             if sub > 0 {
                 work.kept += 1;
                 total = total.checked_add(sub).ok_or(SpaceError::TooLarge)?;
@@ -333,6 +352,58 @@ mod tests {
         };
         let e = TuningSpace::with_limits(params, sum(), &EmptyScope, few).unwrap_err();
         assert!(matches!(e, SpaceError::TooCostly { evaluations, .. } if evaluations > 100));
+    }
+
+    /// A restriction that cannot be evaluated (`a % b` at `b = 0`) is an error only where
+    /// every other restriction holds: a guard over a parameter bound later, or listed later,
+    /// rules such configurations out, whatever the order of the restrictions.
+    #[test]
+    fn a_restriction_that_cannot_be_evaluated_is_an_error_only_where_nothing_else_rules_it_out() {
+        let params = || {
+            vec![
+                Parameter::new("a", (0..6).collect::<Vec<i64>>()),
+                Parameter::new("b", vec![0i64, 1, 2, 3]),
+                Parameter::new("c", vec![0i64, 1, 2]),
+            ]
+        };
+        let exprs = |texts: &[&str]| -> Vec<Expr> {
+            texts.iter().map(|t| Expr::parse(t).unwrap()).collect()
+        };
+        // Kernel Tuner's count, in order: b = 0 is ruled out by the guard before `a % b`.
+        let expected = (0..6i64)
+            .flat_map(|a| (1..4i64).flat_map(move |b| (1..3i64).map(move |c| (a, b, c))))
+            .filter(|(a, b, _)| a % b == 0)
+            .count() as u128;
+        for order in [["b * c != 0", "a % b == 0"], ["a % b == 0", "b * c != 0"]] {
+            let space = TuningSpace::new(params(), exprs(&order)).unwrap();
+            assert_eq!(space.len(), expected, "{order:?}");
+            // A configuration left out by the guard names it, not the division.
+            let point = space
+                .point(&crate::config::Config(
+                    [("a", 2i64), ("b", 0), ("c", 1)]
+                        .into_iter()
+                        .map(|(n, v)| (n.to_string(), Value::Int(v)))
+                        .collect(),
+                ))
+                .unwrap();
+            let guard = Expr::parse("b * c != 0").unwrap().to_string();
+            assert_eq!(space.violations(&point).unwrap(), vec![guard]);
+        }
+        // Without a guard, or with one that lets b = 0 through, it is an error naming the
+        // restriction and a configuration where it fails.
+        for texts in [&["a % b == 0"][..], &["a % b == 0", "c != 1"][..]] {
+            let e = TuningSpace::new(params(), exprs(texts)).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, SpaceError::Eval { .. }), "{text}");
+            assert!(text.contains("(a % b)") && text.contains("b=0"), "{text}");
+        }
+        // Two restrictions that cannot be evaluated where nothing else rules them out.
+        let e = TuningSpace::new(params(), exprs(&["a % b == 0", "c % b == 0"])).unwrap_err();
+        assert!(matches!(e, SpaceError::Eval { .. }), "{e}");
+        // A constant restriction that cannot be evaluated is moot beside a false one.
+        let space = TuningSpace::new(params(), exprs(&["1 % 0 == 0", "1 == 2"])).unwrap();
+        assert!(space.is_empty());
+        assert!(TuningSpace::new(params(), exprs(&["1 % 0 == 0"])).is_err());
     }
 
     fn dup(values: Vec<Value>) -> Option<String> {

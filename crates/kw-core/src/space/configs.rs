@@ -64,15 +64,23 @@ impl TuningSpace {
         Ok(point)
     }
 
-    /// The restrictions (as text) that a full configuration breaks, or the evaluation error.
+    /// The restrictions (as text) that a full configuration breaks, or the evaluation error
+    /// of one that cannot be evaluated there when no other is broken (as the space's count
+    /// decides).
     pub fn violations(&self, point: &[u32]) -> Result<Vec<String>, SpaceError> {
         let mut out = Vec::new();
+        let mut unevaluable = None;
         for ri in 0..self.restrictions.len() {
-            if !self.check(ri, point, self.params.len())? {
-                out.push(self.restrictions[ri].to_string());
+            match self.check(ri, point, self.params.len()) {
+                Ok(true) => {}
+                Ok(false) => out.push(self.restrictions[ri].to_string()),
+                Err(e) => unevaluable = unevaluable.or(Some(e)),
             }
         }
-        Ok(out)
+        match unevaluable {
+            Some(e) if out.is_empty() => Err(e),
+            _ => Ok(out),
+        }
     }
 
     /// Kernel Tuner's cache key of a point: values as Python prints them, joined by `,`.

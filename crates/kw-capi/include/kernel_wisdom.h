@@ -26,7 +26,8 @@
  * Expressions are the project's expression language: integers, floats, strings ("float"),
  * + - * / // % ** == != < <= > >= and or not (&& || !), a if c else b, chained comparisons
  * (32 <= block_size_x * block_size_y <= 1024), min max div_ceil round_up floor ceil round
- * abs select ifelse; tuning parameters by name, args.NAME / args[i] for arguments,
+ * abs select ifelse int float bool sqrt exp log log2 log10, Python's x in [1, 2] /
+ * range(...), & | ^ << >> ~, math.* (docs/expressions.md); tuning parameters by name, args.NAME / args[i] for arguments,
  * problem_size.x / problem_size[0], device.max_threads_per_block (and other attributes).
  *
  * Link with -lkernel_wisdom (pkg-config kernel_wisdom, or CMake

@@ -77,6 +77,15 @@ pub enum EvalError {
     /// Integer overflow.
     #[error("integer overflow in `{0}`")]
     Overflow(String),
+    /// A value outside what an operation takes: `sqrt(-1)`, `log(0)`, a negative shift,
+    /// `int("x")` (Python's `ValueError`).
+    #[error("invalid value in `{op}`: {reason}")]
+    InvalidValue {
+        /// The operator or function.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A function called with the wrong number of arguments.
     #[error("`{func}` takes {expected} argument(s), got {got}")]
     Arity {
@@ -198,6 +207,11 @@ fn mismatch(op: &str, a: &Value, b: Option<&Value>) -> EvalError {
 fn unary(op: UnaryOp, v: Value) -> Result<Value, EvalError> {
     match op {
         UnaryOp::Not => Ok(Value::Bool(!v.truthy())),
+        UnaryOp::BitNot => match v {
+            Value::Int(i) => Ok(Value::Int(!i)),
+            Value::Bool(b) => Ok(Value::Int(!(b as i64))),
+            _ => Err(mismatch("~", &v, None)),
+        },
         UnaryOp::Neg => match num(&v) {
             Some(Num::I(i)) => i
                 .checked_neg()
@@ -228,6 +242,9 @@ fn binary(op: BinaryOp, a: Value, b: Value) -> Result<Value, EvalError> {
     }
     if let (Add, Value::Str(x), Value::Str(y)) = (op, &a, &b) {
         return Ok(Value::Str(format!("{x}{y}")));
+    }
+    if matches!(op, BitAnd | BitOr | BitXor | Shl | Shr) {
+        return bitwise(op, &a, &b);
     }
     let (x, y) = match (num(&a), num(&b)) {
         (Some(x), Some(y)) => (x, y),
@@ -279,11 +296,69 @@ fn binary(op: BinaryOp, a: Value, b: Value) -> Result<Value, EvalError> {
                 FloorDiv => py_divmod(x, y).0,
                 Mod => py_divmod(x, y).1,
                 Pow if x == 0.0 && y < 0.0 => return Err(zero()),
-                Pow => x.powf(y),
+                Pow => {
+                    let r = x.powf(y);
+                    // Python raises where the result is out of range; a negative number to a
+                    // fractional power is a complex number there, which nothing here takes.
+                    if r.is_infinite() && x.is_finite() && y.is_finite() {
+                        return Err(overflow());
+                    }
+                    if r.is_nan() && !x.is_nan() && !y.is_nan() {
+                        return Err(EvalError::InvalidValue {
+                            op: sym.into(),
+                            reason: format!("{x} to the power {y} is not a real number"),
+                        });
+                    }
+                    r
+                }
                 _ => unreachable!("comparisons and logic are handled above"),
             }))
         }
     }
+}
+
+/// `&`, `|`, `^`, `<<`, `>>` as Python's, on integers (bools are 0/1; `&`, `|`, `^` of two
+/// bools give a bool). A float is a type error; a negative shift count, a value error.
+fn bitwise(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, EvalError> {
+    use BinaryOp::*;
+    let sym = op.symbol();
+    if let (Value::Bool(x), Value::Bool(y), BitAnd | BitOr | BitXor) = (a, b, op) {
+        return Ok(Value::Bool(match op {
+            BitAnd => x & y,
+            BitOr => x | y,
+            _ => x ^ y,
+        }));
+    }
+    let int = |v: &Value| match v {
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(*b as i64),
+        _ => None,
+    };
+    let (Some(x), Some(y)) = (int(a), int(b)) else {
+        return Err(mismatch(sym, a, Some(b)));
+    };
+    Ok(Value::Int(match op {
+        BitAnd => x & y,
+        BitOr => x | y,
+        BitXor => x ^ y,
+        Shl | Shr if y < 0 => {
+            return Err(EvalError::InvalidValue {
+                op: sym.into(),
+                reason: "negative shift count".into(),
+            })
+        }
+        Shl if x == 0 => 0,
+        Shl => {
+            // Exact or an overflow: Python's integers do not wrap.
+            let shifted = u32::try_from(y)
+                .ok()
+                .filter(|&n| n < 64)
+                .map(|n| x << n)
+                .filter(|&r| (r >> y) == x);
+            shifted.ok_or_else(|| EvalError::Overflow(sym.into()))?
+        }
+        _ => x >> y.min(63),
+    }))
 }
 
 /// Python's `divmod` of floats (CPython's `float_divmod`, `y` not 0): the remainder from
@@ -419,6 +494,85 @@ fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError
             }
             None => Err(mismatch(name, &vals[0], None)),
         },
+        Func::Bool => Ok(Value::Bool(vals[0].truthy())),
+        Func::Int => match &vals[0] {
+            Value::Int(i) => Ok(Value::Int(*i)),
+            Value::Bool(b) => Ok(Value::Int(*b as i64)),
+            Value::Float(f) if f.is_nan() => Err(EvalError::InvalidValue {
+                op: name.into(),
+                reason: "cannot convert NaN to an integer".into(),
+            }),
+            Value::Float(f) if f.trunc().abs() < 9.2e18 => Ok(Value::Int(f.trunc() as i64)),
+            Value::Float(_) => Err(EvalError::Overflow(name.into())),
+            Value::Str(s) => s
+                .trim()
+                .replace('_', "")
+                .parse::<i64>()
+                .ok()
+                .filter(|_| !s.trim().starts_with('_') && !s.contains("__"))
+                .map(Value::Int)
+                .ok_or_else(|| EvalError::InvalidValue {
+                    op: name.into(),
+                    reason: format!("{s:?} is not a whole number"),
+                }),
+        },
+        Func::Float => match &vals[0] {
+            Value::Str(s) => {
+                s.trim()
+                    .parse::<f64>()
+                    .map(Value::Float)
+                    .map_err(|_| EvalError::InvalidValue {
+                        op: name.into(),
+                        reason: format!("{s:?} is not a number"),
+                    })
+            }
+            v => Ok(Value::Float(num(v).map(to_f).expect("not a string"))),
+        },
+        Func::Sqrt | Func::Exp | Func::Log | Func::Log2 | Func::Log10 => {
+            let x = match num(&vals[0]) {
+                Some(n) => to_f(n),
+                None => return Err(mismatch(name, &vals[0], None)),
+            };
+            let domain = |reason: &str| EvalError::InvalidValue {
+                op: name.into(),
+                reason: reason.into(),
+            };
+            let log = |x: f64| {
+                if x > 0.0 {
+                    Ok(x.ln())
+                } else {
+                    Err(domain(
+                        "math domain error (the logarithm of a number not above 0)",
+                    ))
+                }
+            };
+            let r = match func {
+                Func::Sqrt if x < 0.0 => {
+                    return Err(domain("math domain error (a negative number)"))
+                }
+                Func::Sqrt => x.sqrt(),
+                Func::Exp => x.exp(),
+                Func::Log2 => log(x).map(|_| x.log2())?,
+                Func::Log10 => log(x).map(|_| x.log10())?,
+                _ => match vals.get(1) {
+                    None => log(x)?,
+                    Some(base) => {
+                        let base = num(base)
+                            .map(to_f)
+                            .ok_or_else(|| mismatch(name, &vals[0], Some(base)))?;
+                        let d = log(base)?;
+                        if d == 0.0 {
+                            return Err(EvalError::DivisionByZero(name.into()));
+                        }
+                        log(x)? / d
+                    }
+                },
+            };
+            if r.is_infinite() && x.is_finite() {
+                return Err(EvalError::Overflow(name.into()));
+            }
+            Ok(Value::Float(r))
+        }
         Func::Select => unreachable!("handled above"),
     }
 }
@@ -505,6 +659,113 @@ mod tests {
             Err(EvalError::Arity { .. })
         ));
         assert!(matches!(ev("2 ** 100"), Err(EvalError::Overflow(_))));
+    }
+
+    /// Python's forms that Kernel Tuner restrictions use beyond arithmetic: membership,
+    /// bitwise operators, conversions, `math`, and built-ins over a list; each value as
+    /// CPython 3 gives it (a = 6, b = 3, c = 0).
+    #[test]
+    fn python_membership_bitwise_conversions_and_math() {
+        let cases: &[(&str, Value)] = &[
+            ("a in [1,2,6]", Value::Bool(true)),
+            ("a not in (1,2)", Value::Bool(true)),
+            ("a in (6,)", Value::Bool(true)),
+            ("a in {1, 2}", Value::Bool(false)),
+            ("a in []", Value::Bool(false)),
+            ("b in range(4)", Value::Bool(true)),
+            ("a in range(0, 10, 3)", Value::Bool(true)),
+            ("a in range(1, 10, 3)", Value::Bool(false)),
+            ("a in range(10, 0, -2)", Value::Bool(true)),
+            ("a in range(10, 6, -2)", Value::Bool(false)),
+            ("2.5 in range(4)", Value::Bool(false)),
+            ("2.0 in range(4)", Value::Bool(true)),
+            ("1 < a in [6]", Value::Bool(true)),
+            ("a & 1 == 0", Value::Bool(true)),
+            ("a | b", Value::Int(7)),
+            ("a ^ b", Value::Int(5)),
+            ("1 << a", Value::Int(64)),
+            ("a >> 1", Value::Int(3)),
+            ("-a >> 1", Value::Int(-3)),
+            ("-a >> 100", Value::Int(-1)),
+            ("~a", Value::Int(-7)),
+            ("~True", Value::Int(-2)),
+            ("a & b | c ^ 1", Value::Int(3)),
+            ("a << 2 + 1", Value::Int(48)),
+            ("True & False", Value::Bool(false)),
+            ("True | 2", Value::Int(3)),
+            ("(a & (a - 1)) == 0", Value::Bool(false)),
+            ("int(7/2)", Value::Int(3)),
+            ("int(-7/2)", Value::Int(-3)),
+            ("int(' 42 ')", Value::Int(42)),
+            ("float(a) / 4", Value::Float(1.5)),
+            ("float('2.5')", Value::Float(2.5)),
+            ("bool(c)", Value::Bool(false)),
+            ("pow(2, a)", Value::Int(64)),
+            ("math.ceil(a/4)", Value::Int(2)),
+            ("math.floor(-a/4)", Value::Int(-2)),
+            ("math.sqrt(16)", Value::Float(4.0)),
+            ("math.log2(8)", Value::Float(3.0)),
+            ("math.log(8, 2)", Value::Float(3.0)),
+            ("math.log10(1000)", Value::Float(3.0)),
+            ("math.pow(2, 3)", Value::Float(8.0)),
+            ("math.fabs(-3)", Value::Float(3.0)),
+            ("math.trunc(-2.7)", Value::Int(-2)),
+            ("max([a, b, 7])", Value::Int(7)),
+            ("min({a, b})", Value::Int(3)),
+            ("any([c, 0])", Value::Bool(false)),
+            ("all([a, b])", Value::Bool(true)),
+            ("all([])", Value::Bool(true)),
+            ("sum([a, b, True])", Value::Int(10)),
+            ("len([a, b, c])", Value::Int(3)),
+        ];
+        struct Abc;
+        impl Scope for Abc {
+            fn param(&self, name: &str) -> Option<Value> {
+                let v = match name {
+                    "a" => 6,
+                    "b" => 3,
+                    "c" => 0,
+                    _ => return None,
+                };
+                Some(Value::Int(v))
+            }
+        }
+        for (text, want) in cases {
+            let e = Expr::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let got = e.eval(&Abc).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(&got, want, "{text}");
+            // The printed form reads back as the same tree.
+            assert_eq!(Expr::parse(&e.to_string()).unwrap(), e, "{text}");
+        }
+        let invalid = |text: &str| matches!(ev(text), Err(EvalError::InvalidValue { .. }));
+        assert!(invalid("1 << -1"));
+        assert!(invalid("math.sqrt(-1)"));
+        assert!(invalid("math.log(0)"));
+        assert!(invalid("int('x')"));
+        assert!(invalid("(-8.0) ** 0.5"));
+        assert!(matches!(ev("1 << 64"), Err(EvalError::Overflow(_))));
+        assert!(matches!(ev("3.5 ** 1100"), Err(EvalError::Overflow(_))));
+        assert!(matches!(ev("math.exp(1000)"), Err(EvalError::Overflow(_))));
+        assert!(matches!(
+            ev("math.log(8, 1)"),
+            Err(EvalError::DivisionByZero(_))
+        ));
+        assert!(matches!(ev("1.5 & 1"), Err(EvalError::TypeMismatch { .. })));
+        assert!(matches!(ev("~1.5"), Err(EvalError::TypeMismatch { .. })));
+        for bad in [
+            "a in 3",
+            "a in (3)",
+            "a in range(0, 8, 0)",
+            "a in range(0, 8, s)",
+            "a in [1] == b",
+            "math.gamma(3)",
+            "any(a, b)",
+            "pow(2, 3, 5)",
+            "max([])",
+            "math.log(1, 2, 3)",
+        ] {
+            assert!(Expr::parse(bad).is_err(), "{bad} should not parse");
+        }
     }
 
     struct Names;

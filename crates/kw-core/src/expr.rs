@@ -96,6 +96,8 @@ pub enum UnaryOp {
     Neg,
     /// Logical negation `!x` / `not x`.
     Not,
+    /// Bitwise inversion `~x` (integers: `-x - 1`, as in Python).
+    BitNot,
 }
 
 /// Binary operators. `/` is true division (as in Python: `7 / 2 == 3.5`); `//` is floor division.
@@ -132,6 +134,16 @@ pub enum BinaryOp {
     And,
     /// `||` / `or` (short-circuit; a bool, as in C)
     Or,
+    /// `&` (bitwise and of integers; of two bools a bool, as in Python)
+    BitAnd,
+    /// `|` (bitwise or)
+    BitOr,
+    /// `^` (bitwise exclusive or)
+    BitXor,
+    /// `<<` (left shift)
+    Shl,
+    /// `>>` (arithmetic right shift)
+    Shr,
 }
 
 impl BinaryOp {
@@ -153,6 +165,11 @@ impl BinaryOp {
             BinaryOp::Ge => ">=",
             BinaryOp::And => "&&",
             BinaryOp::Or => "||",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
         }
     }
 }
@@ -179,11 +196,27 @@ pub enum Func {
     Abs,
     /// `select(cond, a, b)` (also `ifelse`): `a` if `cond` else `b`, only the chosen side evaluated.
     Select,
+    /// `int(x)`: an integer, as Python's (floats truncated toward zero, strings read).
+    Int,
+    /// `float(x)`: a float, as Python's.
+    Float,
+    /// `bool(x)`: the truth of `x`.
+    Bool,
+    /// `sqrt(x)` (float result; also `math.sqrt`)
+    Sqrt,
+    /// `exp(x)` (also `math.exp`)
+    Exp,
+    /// `log(x)` or `log(x, base)` (natural by default; also `math.log`)
+    Log,
+    /// `log2(x)` (also `math.log2`)
+    Log2,
+    /// `log10(x)` (also `math.log10`)
+    Log10,
 }
 
 impl Func {
     /// Every function.
-    pub const ALL: [Func; 9] = [
+    pub const ALL: [Func; 17] = [
         Func::Min,
         Func::Max,
         Func::DivCeil,
@@ -193,6 +226,14 @@ impl Func {
         Func::Round,
         Func::Abs,
         Func::Select,
+        Func::Int,
+        Func::Float,
+        Func::Bool,
+        Func::Sqrt,
+        Func::Exp,
+        Func::Log,
+        Func::Log2,
+        Func::Log10,
     ];
 
     /// The function's name in text.
@@ -207,6 +248,14 @@ impl Func {
             Func::Round => "round",
             Func::Abs => "abs",
             Func::Select => "select",
+            Func::Int => "int",
+            Func::Float => "float",
+            Func::Bool => "bool",
+            Func::Sqrt => "sqrt",
+            Func::Exp => "exp",
+            Func::Log => "log",
+            Func::Log2 => "log2",
+            Func::Log10 => "log10",
         }
     }
 
@@ -224,6 +273,9 @@ impl Func {
             Func::Min | Func::Max => (1, usize::MAX),
             Func::DivCeil | Func::RoundUp => (2, 2),
             Func::Floor | Func::Ceil | Func::Round | Func::Abs => (1, 1),
+            Func::Int | Func::Float | Func::Bool => (1, 1),
+            Func::Sqrt | Func::Exp | Func::Log2 | Func::Log10 => (1, 1),
+            Func::Log => (1, 2),
             Func::Select => (3, 3),
         }
     }
@@ -456,6 +508,10 @@ impl fmt::Display for Expr {
                 op: UnaryOp::Not,
                 arg,
             } => write!(f, "(!{arg})"),
+            Expr::Unary {
+                op: UnaryOp::BitNot,
+                arg,
+            } => write!(f, "(~{arg})"),
             Expr::Binary { op, lhs, rhs } => write!(f, "({lhs} {} {rhs})", op.symbol()),
             Expr::Call { func, args } => {
                 write!(f, "{}(", func.name())?;

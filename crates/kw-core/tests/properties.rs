@@ -28,7 +28,7 @@ fn leaf() -> impl Strategy<Value = Expr> {
     ]
 }
 
-const BINOPS: [BinaryOp; 15] = [
+const BINOPS: [BinaryOp; 20] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -44,13 +44,20 @@ const BINOPS: [BinaryOp; 15] = [
     BinaryOp::Ge,
     BinaryOp::And,
     BinaryOp::Or,
+    BinaryOp::BitAnd,
+    BinaryOp::BitOr,
+    BinaryOp::BitXor,
+    BinaryOp::Shl,
+    BinaryOp::Shr,
 ];
 
 fn expr() -> impl Strategy<Value = Expr> {
     leaf().prop_recursive(5, 40, 4, |inner| {
         prop_oneof![
-            (any::<bool>(), inner.clone())
-                .prop_map(|(neg, e)| Expr::unary(if neg { UnaryOp::Neg } else { UnaryOp::Not }, e)),
+            (0..3usize, inner.clone()).prop_map(|(i, e)| Expr::unary(
+                [UnaryOp::Neg, UnaryOp::Not, UnaryOp::BitNot][i],
+                e
+            )),
             (0..BINOPS.len(), inner.clone(), inner.clone())
                 .prop_map(|(i, a, b)| Expr::binary(BINOPS[i], a, b)),
             (0..Func::ALL.len(), prop::collection::vec(inner, 3)).prop_map(|(i, mut args)| {

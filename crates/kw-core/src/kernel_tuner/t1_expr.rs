@@ -88,9 +88,16 @@ fn python_values(e: Expr, value: bool) -> Result<Expr, String> {
                 | BinaryOp::Le
                 | BinaryOp::Gt
                 | BinaryOp::Ge => true,
-                BinaryOp::And | BinaryOp::Or => boolish(lhs) && boolish(rhs),
+                BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::BitAnd
+                | BinaryOp::BitOr
+                | BinaryOp::BitXor => boolish(lhs) && boolish(rhs),
                 _ => false,
             },
+            Expr::Call {
+                func: Func::Bool, ..
+            } => true,
             Expr::Unary {
                 op: UnaryOp::Not, ..
             } => true,

@@ -188,10 +188,19 @@ impl Parser<'_> {
         self.comparison()
     }
 
+    /// Whether the next tokens are `in` or `not in`.
+    fn at_in(&self) -> bool {
+        self.is_kw("in")
+            || (self.is_kw("not") && matches!(self.peek_at(1), Tok::Ident(w) if w == "in"))
+    }
+
     fn comparison(&mut self) -> Result<Expr, ParseError> {
-        let first = self.additive()?;
+        let first = self.bit_or()?;
         let mut operands = vec![first];
         let mut ops = Vec::new();
+        // `x in [...]` / `x not in [...]`: the membership test of the last operand, which
+        // ends the chain.
+        let mut membership = None;
         loop {
             let op = match self.peek() {
                 Tok::Sym("==") => BinaryOp::Eq,
@@ -200,11 +209,35 @@ impl Parser<'_> {
                 Tok::Sym("<=") => BinaryOp::Le,
                 Tok::Sym(">") => BinaryOp::Gt,
                 Tok::Sym(">=") => BinaryOp::Ge,
+                _ if self.at_in() => {
+                    let negated = self.is_kw("not");
+                    if negated {
+                        self.next();
+                    }
+                    self.next();
+                    let item = operands.last().expect("one operand").clone();
+                    let test = self.membership(item)?;
+                    membership = Some(if negated {
+                        Expr::unary(UnaryOp::Not, test)
+                    } else {
+                        test
+                    });
+                    let more =
+                        matches!(self.peek(), Tok::Sym("==" | "!=" | "<" | "<=" | ">" | ">="))
+                            || self.at_in();
+                    if more {
+                        return Err(self.error(
+                            "a comparison after `in [...]` is not supported: add parentheses"
+                                .into(),
+                        ));
+                    }
+                    break;
+                }
                 _ => break,
             };
             self.next();
             ops.push(op);
-            operands.push(self.additive()?);
+            operands.push(self.bit_or()?);
         }
         // Chained comparisons mean what Python means: a < b < c  ==  (a < b) and (b < c).
         // The middle operands are written twice: nested chains with compound middles double
@@ -226,9 +259,20 @@ impl Parser<'_> {
         }
         let mut result: Option<Expr> = None;
         let mut d = 0;
-        for (i, op) in ops.into_iter().enumerate() {
-            let mut cd = tree_depth(&operands[i]);
-            let cmp = self.join(op, operands[i].clone(), &mut cd, operands[i + 1].clone())?;
+        let tests = ops
+            .into_iter()
+            .enumerate()
+            .map(|(i, op)| {
+                let mut cd = tree_depth(&operands[i]);
+                self.join(op, operands[i].clone(), &mut cd, operands[i + 1].clone())
+                    .map(|e| (e, cd))
+            })
+            .chain(membership.map(|m| {
+                let depth = tree_depth(&m);
+                Ok((m, depth))
+            }));
+        for test in tests {
+            let (cmp, cd) = test?;
             result = Some(match result {
                 None => {
                     d = cd;
@@ -240,36 +284,190 @@ impl Parser<'_> {
         Ok(result.unwrap_or_else(|| operands.pop().expect("one operand")))
     }
 
-    fn additive(&mut self) -> Result<Expr, ParseError> {
-        let mut e = self.term()?;
+    /// The test of `item`'s membership, just after `in`: of a list, tuple or set written out
+    /// (`item == a or item == b ...`) or of `range(...)`.
+    fn membership(&mut self, item: Expr) -> Result<Expr, ParseError> {
+        if self.is_kw("range") && matches!(self.peek_at(1), Tok::Sym("(")) {
+            return self.range_test(item);
+        }
+        let at = self.pos;
+        let Some(items) = self.collection()? else {
+            return Err(self.error(format!(
+                "`in` takes a list, a tuple or a set written out (`[1, 2, 4]`) or `range(...)`, \
+                 found {}",
+                describe(self.peek())
+            )));
+        };
+        let size = |e: &Expr| {
+            let mut n = 0usize;
+            e.visit(&mut |_| n += 1);
+            n
+        };
+        let total: usize = items.iter().map(size).sum::<usize>() + items.len() * (size(&item) + 2);
+        if total > MAX_NODES {
+            self.pos = at;
+            return Err(self.error(format!(
+                "expression too large: more than {MAX_NODES} operations once `in` is spelled out"
+            )));
+        }
+        if items.is_empty() {
+            return Ok(Expr::Lit(Value::Bool(false)));
+        }
+        let tests = items
+            .into_iter()
+            .map(|e| Expr::binary(BinaryOp::Eq, item.clone(), e))
+            .collect();
+        self.logic_chain(BinaryOp::Or, tests)
+    }
+
+    /// `item in range(start, stop, step)` as Python means it, without listing the range:
+    /// `start <= item < stop and (item - start) % step == 0` (a negative step mirrored). The
+    /// step must be a whole number written out.
+    fn range_test(&mut self, item: Expr) -> Result<Expr, ParseError> {
+        let at = self.pos;
+        self.next();
+        let mut args = self.call_args()?;
+        let step = match args.len() {
+            1 | 2 => 1,
+            3 => match args.pop() {
+                Some(Expr::Lit(Value::Int(0))) => {
+                    self.pos = at;
+                    return Err(self.error("`range`'s step must not be zero".into()));
+                }
+                Some(Expr::Lit(Value::Int(step))) => step,
+                _ => {
+                    self.pos = at;
+                    return Err(self.error(
+                        "`range`'s step must be a whole number written out (`range(0, 64, 8)`)"
+                            .into(),
+                    ));
+                }
+            },
+            n => {
+                self.pos = at;
+                return Err(self.error(format!("`range` takes 1 to 3 arguments, got {n}")));
+            }
+        };
+        let stop = args.pop().expect("one argument");
+        let start = args.pop().unwrap_or(Expr::Lit(Value::Int(0)));
+        let (low, high, offset, stride) = if step > 0 {
+            (
+                Expr::binary(BinaryOp::Le, start.clone(), item.clone()),
+                Expr::binary(BinaryOp::Lt, item.clone(), stop),
+                Expr::binary(BinaryOp::Sub, item, start),
+                step,
+            )
+        } else {
+            (
+                Expr::binary(BinaryOp::Lt, stop, item.clone()),
+                Expr::binary(BinaryOp::Le, item.clone(), start.clone()),
+                Expr::binary(BinaryOp::Sub, start, item),
+                step.checked_neg()
+                    .ok_or_else(|| self.error("`range`'s step is too large".into()))?,
+            )
+        };
+        let stride = Expr::binary(
+            BinaryOp::Eq,
+            Expr::binary(BinaryOp::Mod, offset, Expr::Lit(Value::Int(stride))),
+            Expr::Lit(Value::Int(0)),
+        );
+        let e = Expr::binary(
+            BinaryOp::And,
+            Expr::binary(BinaryOp::And, low, high),
+            stride,
+        );
+        if tree_depth(&e) > MAX_TREE_DEPTH {
+            self.pos = at;
+            return Err(self.error(format!(
+                "expression too deep: more than {MAX_TREE_DEPTH} nested operations"
+            )));
+        }
+        Ok(e)
+    }
+
+    /// A list, tuple or set written out (`[a, b]`, `(a, b)`, `(a,)`, `{a, b}`), or `None` when
+    /// none starts here. `(a)` is `a`, not a tuple, as in Python.
+    fn collection(&mut self) -> Result<Option<Vec<Expr>>, ParseError> {
+        let close = match self.peek() {
+            Tok::Sym("[") => "]",
+            Tok::Sym("(") => ")",
+            Tok::Sym("{") => "}",
+            _ => return Ok(None),
+        };
+        let open = self.pos;
+        self.next();
+        let mut items = Vec::new();
+        let mut trailing_comma = false;
+        while !self.is_sym(close) {
+            items.push(self.ternary()?);
+            trailing_comma = self.is_sym(",");
+            if !trailing_comma {
+                break;
+            }
+            self.next();
+        }
+        self.expect_sym(close)?;
+        if close == ")" && items.len() == 1 && !trailing_comma {
+            self.pos = open;
+            return Err(self.error(
+                "`(x)` is not a tuple: write `(x,)` or `[x]` for a collection of one".into(),
+            ));
+        }
+        Ok(Some(items))
+    }
+
+    fn bit_or(&mut self) -> Result<Expr, ParseError> {
+        self.left_assoc(&[("|", BinaryOp::BitOr)], Self::bit_xor)
+    }
+
+    fn bit_xor(&mut self) -> Result<Expr, ParseError> {
+        self.left_assoc(&[("^", BinaryOp::BitXor)], Self::bit_and)
+    }
+
+    fn bit_and(&mut self) -> Result<Expr, ParseError> {
+        self.left_assoc(&[("&", BinaryOp::BitAnd)], Self::shift)
+    }
+
+    fn shift(&mut self) -> Result<Expr, ParseError> {
+        self.left_assoc(
+            &[("<<", BinaryOp::Shl), (">>", BinaryOp::Shr)],
+            Self::additive,
+        )
+    }
+
+    /// `operand (op operand)*` for the operators `ops` of one precedence level, grouped from
+    /// the left.
+    fn left_assoc(
+        &mut self,
+        ops: &[(&str, BinaryOp)],
+        operand: fn(&mut Self) -> Result<Expr, ParseError>,
+    ) -> Result<Expr, ParseError> {
+        let mut e = operand(self)?;
         let mut d = tree_depth(&e);
         loop {
-            let op = match self.peek() {
-                Tok::Sym("+") => BinaryOp::Add,
-                Tok::Sym("-") => BinaryOp::Sub,
-                _ => return Ok(e),
+            let Some(&(_, op)) = ops.iter().find(|(sym, _)| self.is_sym(sym)) else {
+                return Ok(e);
             };
             self.next();
-            let rhs = self.term()?;
+            let rhs = operand(self)?;
             e = self.join(op, e, &mut d, rhs)?;
         }
     }
 
+    fn additive(&mut self) -> Result<Expr, ParseError> {
+        self.left_assoc(&[("+", BinaryOp::Add), ("-", BinaryOp::Sub)], Self::term)
+    }
+
     fn term(&mut self) -> Result<Expr, ParseError> {
-        let mut e = self.unary()?;
-        let mut d = tree_depth(&e);
-        loop {
-            let op = match self.peek() {
-                Tok::Sym("*") => BinaryOp::Mul,
-                Tok::Sym("/") => BinaryOp::Div,
-                Tok::Sym("//") => BinaryOp::FloorDiv,
-                Tok::Sym("%") => BinaryOp::Mod,
-                _ => return Ok(e),
-            };
-            self.next();
-            let rhs = self.unary()?;
-            e = self.join(op, e, &mut d, rhs)?;
-        }
+        self.left_assoc(
+            &[
+                ("*", BinaryOp::Mul),
+                ("/", BinaryOp::Div),
+                ("//", BinaryOp::FloorDiv),
+                ("%", BinaryOp::Mod),
+            ],
+            Self::unary,
+        )
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
@@ -308,6 +506,10 @@ impl Parser<'_> {
             Tok::Sym("!") => {
                 self.next();
                 Ok(Expr::unary(UnaryOp::Not, self.unary()?))
+            }
+            Tok::Sym("~") => {
+                self.next();
+                Ok(Expr::unary(UnaryOp::BitNot, self.unary()?))
             }
             _ => self.power(),
         }
@@ -365,53 +567,217 @@ impl Parser<'_> {
         }
     }
 
+    /// The arguments of a call, from its `(` to its `)`.
+    fn call_args(&mut self) -> Result<Vec<Expr>, ParseError> {
+        self.expect_sym("(")?;
+        let mut args = Vec::new();
+        if !self.is_sym(")") {
+            loop {
+                args.push(self.ternary()?);
+                if self.is_sym(",") {
+                    self.next();
+                } else {
+                    break;
+                }
+            }
+        }
+        self.expect_sym(")")?;
+        Ok(args)
+    }
+
+    /// The single argument of `min([...])`, `any([...])` and the like: a collection written
+    /// out, from the call's `(` to its `)`; `None` (nothing read) when another argument
+    /// starts there.
+    fn list_arg(&mut self) -> Result<Option<Vec<Expr>>, ParseError> {
+        if !matches!(self.peek_at(1), Tok::Sym("[" | "{")) {
+            return Ok(None);
+        }
+        self.expect_sym("(")?;
+        let items = self.collection()?.expect("a collection starts here");
+        self.expect_sym(")")?;
+        Ok(Some(items))
+    }
+
+    fn arity_error(&mut self, start: usize, name: &str, func: Func, got: usize) -> ParseError {
+        let (lo, hi) = func.arity();
+        self.pos = start;
+        // Named as written (`ifelse` is `select` by another name).
+        self.error(format!(
+            "`{name}` takes {} argument(s), got {got}",
+            if hi == usize::MAX {
+                format!("at least {lo}")
+            } else if hi == lo {
+                lo.to_string()
+            } else {
+                format!("{lo} or {hi}")
+            },
+        ))
+    }
+
+    /// A call of `func` (named `name` as written) with these arguments, their count checked.
+    fn checked_call(
+        &mut self,
+        start: usize,
+        name: &str,
+        func: Func,
+        args: Vec<Expr>,
+    ) -> Result<Expr, ParseError> {
+        let (lo, hi) = func.arity();
+        if args.len() < lo || args.len() > hi {
+            return Err(self.arity_error(start, name, func, args.len()));
+        }
+        Ok(Expr::call(func, args))
+    }
+
+    /// A call of `name`, at its `(`: a built-in function, or one of Python's that is written
+    /// with them (`pow(a, b)` is `a ** b`, `any([a, b])` is `a or b` as bools, `sum([a, b])`
+    /// is `0 + a + b`, `max([a, b])` is `max(a, b)`).
+    fn call(&mut self, name: String, start: usize) -> Result<Expr, ParseError> {
+        match name.as_str() {
+            "pow" => {
+                let mut args = self.call_args()?;
+                if args.len() != 2 {
+                    self.pos = start;
+                    return Err(
+                        self.error(format!("`pow` takes 2 arguments here, got {}", args.len()))
+                    );
+                }
+                let exp = args.pop().expect("two arguments");
+                let base = args.pop().expect("two arguments");
+                return Ok(Expr::binary(BinaryOp::Pow, base, exp));
+            }
+            "len" => {
+                let Some(items) = self.list_arg()? else {
+                    self.pos = start;
+                    return Err(
+                        self.error("`len` takes a list written out here (`len([a, b])`)".into())
+                    );
+                };
+                return Ok(Expr::Lit(Value::Int(items.len() as i64)));
+            }
+            "any" | "all" | "sum" => {
+                let Some(items) = self.list_arg()? else {
+                    self.pos = start;
+                    return Err(self.error(format!(
+                        "`{name}` takes a list written out here (`{name}([a, b])`)"
+                    )));
+                };
+                if name == "sum" {
+                    let mut e = Expr::Lit(Value::Int(0));
+                    let mut d = 0;
+                    for item in items {
+                        e = self.join(BinaryOp::Add, e, &mut d, item)?;
+                    }
+                    return Ok(e);
+                }
+                let (op, empty) = if name == "any" {
+                    (BinaryOp::Or, false)
+                } else {
+                    (BinaryOp::And, true)
+                };
+                if items.is_empty() {
+                    return Ok(Expr::Lit(Value::Bool(empty)));
+                }
+                let truths = items
+                    .into_iter()
+                    .map(|e| Expr::call(Func::Bool, vec![e]))
+                    .collect();
+                return self.logic_chain(op, truths);
+            }
+            _ => {}
+        }
+        let func = Func::from_name(&name).ok_or_else(|| {
+            let names = Func::ALL
+                .iter()
+                .map(|f| f.name())
+                .chain(["ifelse", "pow", "any", "all", "sum", "len"]);
+            self.pos = start;
+            self.error(match closest(&name, names) {
+                Some(s) => format!("unknown function `{name}` (did you mean `{s}`?)"),
+                None => format!("unknown function `{name}`"),
+            })
+        })?;
+        if matches!(func, Func::Min | Func::Max) {
+            if let Some(items) = self.list_arg()? {
+                if items.is_empty() {
+                    self.pos = start;
+                    return Err(self.error(format!("`{name}` of an empty list")));
+                }
+                return Ok(Expr::call(func, items));
+            }
+        }
+        let args = self.call_args()?;
+        self.checked_call(start, &name, func, args)
+    }
+
+    /// `math.NAME`, at its `.`: Python's `math` functions that kw has (`math.ceil` is `ceil`,
+    /// `math.pow(a, b)` is `float(a ** b)`, `math.fabs` is `float(abs(x))`, `math.trunc` is
+    /// `int`) and its constants `pi`, `e` and `tau`.
+    fn math(&mut self, start: usize) -> Result<Expr, ParseError> {
+        let at = self.pos + 1;
+        let member = self.member()?;
+        let constant = match member.as_str() {
+            "pi" => Some(std::f64::consts::PI),
+            "e" => Some(std::f64::consts::E),
+            "tau" => Some(std::f64::consts::TAU),
+            _ => None,
+        };
+        if let Some(c) = constant {
+            return Ok(Expr::Lit(Value::Float(c)));
+        }
+        let written = format!("math.{member}");
+        let func = match member.as_str() {
+            "ceil" => Some(Func::Ceil),
+            "floor" => Some(Func::Floor),
+            "sqrt" => Some(Func::Sqrt),
+            "exp" => Some(Func::Exp),
+            "log" => Some(Func::Log),
+            "log2" => Some(Func::Log2),
+            "log10" => Some(Func::Log10),
+            "trunc" => Some(Func::Int),
+            "fabs" => Some(Func::Abs),
+            _ => None,
+        };
+        if !self.is_sym("(") || (func.is_none() && member != "pow") {
+            self.pos = at;
+            return Err(self.error(format!(
+                "`{written}` is not available (kw has math.ceil, floor, trunc, sqrt, exp, log, \
+                 log2, log10, pow, fabs, pi, e, tau)"
+            )));
+        }
+        let args = self.call_args()?;
+        let Some(func) = func else {
+            // math.pow
+            let [base, exp]: [Expr; 2] = args.try_into().map_err(|args: Vec<Expr>| {
+                self.pos = start;
+                self.error(format!("`math.pow` takes 2 arguments, got {}", args.len()))
+            })?;
+            let power = Expr::binary(BinaryOp::Pow, base, exp);
+            return Ok(Expr::call(Func::Float, vec![power]));
+        };
+        let e = self.checked_call(start, &written, func, args)?;
+        Ok(if member == "fabs" {
+            Expr::call(Func::Float, vec![e])
+        } else {
+            e
+        })
+    }
+
     fn named(&mut self, name: String, start: usize) -> Result<Expr, ParseError> {
         match name.as_str() {
             "true" | "True" => return Ok(Expr::Lit(Value::Bool(true))),
             "false" | "False" => return Ok(Expr::Lit(Value::Bool(false))),
-            "and" | "or" | "not" | "if" | "else" => {
+            "and" | "or" | "not" | "if" | "else" | "in" => {
                 self.pos = start;
                 return Err(self.error(format!("expected a value, found keyword `{name}`")));
             }
             _ => {}
         }
+        if name == "math" && self.is_sym(".") {
+            return self.math(start);
+        }
         if self.is_sym("(") {
-            let func = Func::from_name(&name).ok_or_else(|| {
-                let names = Func::ALL.iter().map(|f| f.name()).chain(["ifelse"]);
-                self.pos = start;
-                self.error(match closest(&name, names) {
-                    Some(s) => format!("unknown function `{name}` (did you mean `{s}`?)"),
-                    None => format!("unknown function `{name}`"),
-                })
-            })?;
-            self.next();
-            let mut args = Vec::new();
-            if !self.is_sym(")") {
-                loop {
-                    args.push(self.ternary()?);
-                    if self.is_sym(",") {
-                        self.next();
-                    } else {
-                        break;
-                    }
-                }
-            }
-            self.expect_sym(")")?;
-            let (lo, hi) = func.arity();
-            if args.len() < lo || args.len() > hi {
-                self.pos = start;
-                // Named as written (`ifelse` is `select` by another name).
-                return Err(self.error(format!(
-                    "`{name}` takes {} argument(s), got {}",
-                    if hi == usize::MAX {
-                        format!("at least {lo}")
-                    } else {
-                        lo.to_string()
-                    },
-                    args.len()
-                )));
-            }
-            return Ok(Expr::call(func, args));
+            return self.call(name, start);
         }
         let dotted = self.is_sym(".") || self.is_sym("[");
         match name.as_str() {

@@ -167,9 +167,6 @@ impl TuningSpace {
                 Err(e) => unevaluable = unevaluable.or(Some(e)),
             }
         }
-        if let Some(e) = unevaluable {
-            return Err(e);
-        }
         let mut point = vec![0u32; n];
         let mut work = BuildWork::default();
         space.len = space
@@ -184,7 +181,18 @@ impl TuningSpace {
                 },
                 e => e,
             })?;
-        Ok(space)
+        // A constant restriction that cannot be evaluated is an error only where the others
+        // leave configurations (as any other restriction is).
+        match unevaluable {
+            Some(e) if space.len > 0 => Err(e),
+            Some(_) => {
+                // Empty, as when a constant restriction is false.
+                space.len = 0;
+                space.memo = vec![HashMap::new(); n];
+                Ok(space)
+            }
+            None => Ok(space),
+        }
     }
 
     /// The restriction over the most parameters, as text with their count (for
@@ -402,6 +410,9 @@ mod tests {
         assert!(matches!(e, SpaceError::Eval { .. }), "{e}");
         // A constant restriction that cannot be evaluated is moot beside a false one.
         let space = TuningSpace::new(params(), exprs(&["1 % 0 == 0", "1 == 2"])).unwrap();
+        assert!(space.is_empty());
+        // ... and beside restrictions that leave no configuration.
+        let space = TuningSpace::new(params(), exprs(&["a > 9", "1 % 0 == 0"])).unwrap();
         assert!(space.is_empty());
         assert!(TuningSpace::new(params(), exprs(&["1 % 0 == 0"])).is_err());
     }

@@ -12,8 +12,11 @@
  *
  * Errors: every function returns a kw_status (KW_OK = 0). On failure kw_last_error()
  * returns the calling thread's message, valid until the next failing call on that thread.
- * Null, freed or made-up handles, wrong argument counts or types and expression text that
- * does not parse are errors with a message, never a crash. Every (array, count) pair is
+ * Null, freed or made-up kw handles, wrong argument counts or types and expression text that
+ * does not parse are errors with a message, never a crash. The driver's own handles
+ * (cl_mem, cl_command_queue, cl_context, cl_event, CUdeviceptr, streams) are trusted: a
+ * made-up or released one is undefined behaviour, as it is in the driver's API; NULL ones
+ * are checked. Every (array, count) pair is
  * checked before anything is read: a count above KW_MAX_COUNT (SIZE_MAX, a negative number
  * passed as size_t) or an array not aligned for its elements is KW_ERROR_INVALID, a NULL
  * array with a non-zero count KW_ERROR_NULL; a launch's argument count is compared with the
@@ -305,8 +308,9 @@ static inline kw_arg kw_arg_f64(double v) {
  * with an empty axis (0 elements) launches nothing and returns KW_OK (nothing is compiled
  * or captured; kw_kernel_launch_opencl then returns a NULL out_event). */
 int kw_kernel_launch(const kw_kernel* kernel, void* stream, const kw_arg* args, size_t nargs);
-/* OpenCL: launches on `queue` (NULL: the device's own) after `nwait` cl_events; with a
- * non-NULL out_event, returns the launch's cl_event (release it with clReleaseEvent). */
+/* OpenCL: launches on `queue` (NULL: the device's own) after `nwait` cl_events (a NULL
+ * entry is KW_ERROR_NULL); with a non-NULL out_event, returns the launch's cl_event (release
+ * it with clReleaseEvent). */
 int kw_kernel_launch_opencl(const kw_kernel* kernel, void* queue, void* const* wait_events,
                             size_t nwait, void** out_event, const kw_arg* args,
                             size_t nargs);

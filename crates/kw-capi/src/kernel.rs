@@ -360,7 +360,9 @@ unsafe fn queue<'a>(
     wait: &'a [*mut c_void],
 ) -> Queue<'a> {
     if stream.is_null() {
-        return Queue::DEFAULT;
+        // SAFETY: as the caller promised (the events of the device's context; none on CUDA,
+        // whose launches pass none).
+        return unsafe { Queue::default_after(wait) };
     }
     match kernel.backend() {
         // SAFETY: as the caller promised.
@@ -415,6 +417,12 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
         }
         // SAFETY (all): as the header requires.
         let wait = unsafe { slice(wait_events, nwait, "wait_events") }?;
+        if let Some(i) = wait.iter().position(|e| e.is_null()) {
+            return Err(CError::new(
+                Status::Null,
+                format!("wait_events[{i}] is NULL (a cl_event is expected)"),
+            ));
+        }
         let mut kargs = Converted::new();
         unsafe { kargs.fill(&kernel, args_ptr, nargs) }?;
         let q = unsafe { queue(&kernel, queue_ptr, wait) };

@@ -717,6 +717,7 @@ mod tests {
             ("all([])", Value::Bool(true)),
             ("sum([a, b, True])", Value::Int(10)),
             ("len([a, b, c])", Value::Int(3)),
+            ("0x10 + 0o17 + 0b1_01", Value::Int(16 + 15 + 5)),
         ];
         struct Abc;
         impl Scope for Abc {
@@ -763,6 +764,9 @@ mod tests {
             "pow(2, 3, 5)",
             "max([])",
             "math.log(1, 2, 3)",
+            "0x",
+            "0b102",
+            "0xfffffffffffffffffffffffffffffffff",
         ] {
             assert!(Expr::parse(bad).is_err(), "{bad} should not parse");
         }

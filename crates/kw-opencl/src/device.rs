@@ -403,7 +403,16 @@ impl ClDevice {
                 .map(ClMemory::raw)
                 .ok_or_else(|| Self::foreign(&format!("the buffer of argument {index}"))),
             Mem::Raw(r) => match r.handle() {
-                RawHandle::OpenCl(h) => Ok(h as cl_mem),
+                RawHandle::OpenCl(h) => {
+                    // SAFETY: `RawMem`'s constructor vouched for a live buffer.
+                    if !unsafe { crate::memory::in_context(&self.shared, h as cl_mem) }? {
+                        return Err(Self::foreign(&format!(
+                            "the cl_mem of argument {index}, of another OpenCL context ({}),",
+                            crate::memory::OTHER_CONTEXT_HINT
+                        )));
+                    }
+                    Ok(h as cl_mem)
+                }
                 _ => Err(Self::foreign(&format!(
                     "the CUDA pointer of argument {index}"
                 ))),

@@ -21,6 +21,24 @@ pub struct ClMemory {
     len: usize,
 }
 
+/// What to do about a buffer of another context (another device's, or the same device opened
+/// twice), which this device's queue cannot use.
+pub(crate) const OTHER_CONTEXT_HINT: &str = "create it in the context the device was attached \
+     to; a device opened by kernel-wisdom (kw_device_open) has a context of its own: attach the \
+     application's context and queue instead, kw_device_attach_opencl";
+
+/// Whether `mem` belongs to `shared`'s context.
+///
+/// # Safety
+/// `mem` must be a live `cl_mem`.
+pub(crate) unsafe fn in_context(shared: &Shared, mem: cl_mem) -> Result<bool, BackendError> {
+    use opencl3::memory::{get_mem_object_info, CL_MEM_CONTEXT};
+    let context = get_mem_object_info(mem, CL_MEM_CONTEXT)
+        .map_err(|e| api("clGetMemObjectInfo(CL_MEM_CONTEXT)", e.into()))?
+        .to_ptr();
+    Ok(context as usize == shared.context.get() as usize)
+}
+
 impl ClMemory {
     /// Enqueues a copy of all of `src` (same context) to the start of this buffer without
     /// waiting; `None` when there is nothing to copy.
@@ -84,20 +102,15 @@ impl ClMemory {
         mem: cl_mem,
         len: usize,
     ) -> Result<ClMemory, BackendError> {
-        // A buffer of another context (another device's, or the same device opened twice)
-        // cannot be used by this queue: refused by name rather than left to the driver.
-        use opencl3::memory::{get_mem_object_info, CL_MEM_CONTEXT};
-        let context = get_mem_object_info(mem, CL_MEM_CONTEXT)
-            .map_err(|e| api("clGetMemObjectInfo(CL_MEM_CONTEXT)", e.into()))?
-            .to_ptr();
-        if context as usize != shared.context.get() as usize {
+        // Refused by name rather than left to the driver.
+        // SAFETY: the caller vouches for `mem`.
+        if !unsafe { in_context(&shared, mem) }? {
             return Err(BackendError::Api {
                 op: "view",
-                message: "the cl_mem belongs to another OpenCL context than the device's (create \
-                          it in the context the device was attached to; a device opened by \
-                          kernel-wisdom (kw_device_open) has a context of its own: attach the \
-                          application's context and queue instead, kw_device_attach_opencl)"
-                    .into(),
+                message: format!(
+                    "the cl_mem belongs to another OpenCL context than the device's \
+                     ({OTHER_CONTEXT_HINT})"
+                ),
             });
         }
         // SAFETY: the caller vouches for `mem`; the retain balances `Buffer`'s release.

@@ -41,7 +41,16 @@ impl WisdomKernel {
         self.space.check_config(config).map(drop).map_err(invalid)
     }
 
+    /// A backend's error of a configuration's compile or launch; an argument the backend
+    /// refuses (a buffer of another device or context) is the arguments' fault, whatever the
+    /// configuration, and said as such.
     pub(super) fn config_error(&self, config: &Config, source: BackendError) -> Error {
+        if matches!(
+            source,
+            BackendError::Argument { .. } | BackendError::Foreign { .. }
+        ) {
+            return Error::Backend(source);
+        }
         Error::Config {
             kernel: self.def.kernel_name.clone(),
             config: config.key(),

@@ -195,6 +195,44 @@ int main(void) {
     args[2] = kw_arg_i32(0);
     expect("empty problem size", kw_kernel_launch(k, NULL, args, 3), KW_OK, NULL);
     args[2] = kw_arg_i32(n);
+    {
+        /* A buffer of another context: refused by name, as a library routine refuses it. */
+        app_cl other;
+        cl_mem foreign;
+        void* no_event[2] = {NULL, NULL};
+        app_cl_open(&other);
+        foreign = app_buffer(&other, n * sizeof(float));
+        args[0] = kw_arg_buffer(foreign, KW_F32, KW_COUNT_AUTO);
+        expect("buffer of another context", kw_kernel_launch(k, NULL, args, 3),
+               KW_ERROR_BACKEND, "another OpenCL context");
+        args[0] = kw_arg_buffer(x, KW_F32, KW_COUNT_AUTO);
+        expect("null wait event",
+               kw_kernel_launch_opencl(k, NULL, no_event, 2, NULL, args, 3), KW_ERROR_NULL,
+               "wait_events[0] is NULL");
+        clReleaseMemObject(foreign);
+        app_cl_close(&other);
+    }
+    {
+        /* A definition that declares an int buffer for the kernel's float*: the arguments'
+           fault, whatever the configuration. */
+        static const int64_t block[] = {32, 64};
+        kw_builder* ib = NULL;
+        kw_kernel* ik = NULL;
+        kw_builder_new_from_string(&ib, "scale", "scale.cl", source);
+        kw_builder_tune_int(ib, "block_size_x", block, 2, 32);
+        kw_builder_problem_size(ib, "args.n", NULL, NULL);
+        kw_builder_block_size(ib, "block_size_x", NULL, NULL);
+        kw_builder_arg_buffer(ib, "x", KW_I32, KW_INOUT);
+        kw_builder_arg_scalar(ib, "s", KW_F32);
+        kw_builder_arg_scalar(ib, "n", KW_I32);
+        expect("int definition for float*", kw_kernel_create(&ik, ib, dev, NULL), KW_OK, NULL);
+        args[0] = kw_arg_buffer(x, KW_I32, KW_COUNT_AUTO);
+        expect("int buffer for float*", kw_kernel_launch(ik, NULL, args, 3), KW_ERROR_ARGUMENTS,
+               "float*");
+        args[0] = kw_arg_buffer(x, KW_F32, KW_COUNT_AUTO);
+        kw_kernel_free(ik);
+        kw_builder_free(ib);
+    }
     expect("good launch", kw_kernel_launch(k, NULL, args, 3), KW_OK, NULL);
     expect("synchronize", kw_device_synchronize(dev), KW_OK, NULL);
 

@@ -7,8 +7,11 @@
  * Prints "REPORT config=<configuration> wrong=<elements>"; exit status 0 when every element
  * is right, 77 when there is no PoCL platform. Capture, wisdom and logging come from the
  * environment (KW_CAPTURE, KW_WISDOM_PATH, KW_LOG): the program has no flush call. */
+#define _POSIX_C_SOURCE 199309L /* nanosleep, under -std=c99 */
 #include "kernel_wisdom.h"
 #include "pocl.h"
+
+#include <time.h>
 
 #define CHECK(call)                                                                   \
     do {                                                                              \
@@ -97,6 +100,46 @@ int main(int argc, char** argv) {
     clEnqueueReadBuffer(app.queue, c, CL_TRUE, 0, bytes, hc, 0, NULL, NULL);
     for (i = 0; i < n; i++)
         if (hc[i] != ha[i] + hb[i]) wrong++;
+    /* The device's own queue (NULL) waits for the events too: gated by a user event, the
+       launch stays pending until the application opens the gate. */
+    {
+        cl_int err = CL_SUCCESS, status = CL_QUEUED;
+        cl_event gate = clCreateUserEvent(app.context, &err);
+        void* gates[1];
+        float zero = 0.0f;
+        int polls;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "no user event\n");
+            return 1;
+        }
+        clEnqueueFillBuffer(app.queue, c, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+        clFinish(app.queue);
+        gates[0] = gate;
+        CHECK(kw_kernel_launch_opencl(k, NULL, (void* const*)gates, 1, &event, args, 4));
+        done = (cl_event)event;
+        clFlush(app.queue);
+        /* Ran before the gate opened: it would be complete within these 200 ms. */
+        for (polls = 0; polls < 20 && status != CL_COMPLETE; polls++) {
+            clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                           NULL);
+            nanosleep(&pause, NULL);
+        }
+        if (status == CL_COMPLETE) {
+            fprintf(stderr, "the launch on the device's queue ran before its wait event\n");
+            return 1;
+        }
+        clSetUserEventStatus(gate, CL_COMPLETE);
+        if (clWaitForEvents(1, &done) != CL_SUCCESS) {
+            fprintf(stderr, "the gated launch failed\n");
+            return 1;
+        }
+        clReleaseEvent(done);
+        clReleaseEvent(gate);
+        clEnqueueReadBuffer(app.queue, c, CL_TRUE, 0, bytes, hc, 0, NULL, NULL);
+        for (i = 0; i < n; i++)
+            if (hc[i] != ha[i] + hb[i]) wrong++;
+    }
     CHECK(kw_kernel_config(k, n, 1, 1, config, sizeof config));
     printf("device: %s\n", name);
     printf("REPORT config=%s wrong=%d\n", config, wrong);

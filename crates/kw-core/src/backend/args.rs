@@ -217,6 +217,19 @@ impl<'a> Queue<'a> {
         }
     }
 
+    /// The device's own queue, and the events (OpenCL `cl_event` handles) a launch on it must
+    /// wait for (a CUDA device has none: `wait` must be empty there).
+    ///
+    /// # Safety
+    /// Every entry of `wait` must be a live `cl_event` of the context of the device it is
+    /// used with.
+    pub unsafe fn default_after(wait: &'a [*mut std::ffi::c_void]) -> Queue<'a> {
+        Queue {
+            raw: RawQueue::Default,
+            wait,
+        }
+    }
+
     /// The handle.
     pub fn raw(&self) -> RawQueue {
         self.raw

@@ -38,6 +38,36 @@ pub(crate) fn lex(text: &str) -> Result<Lexer, ParseError> {
             continue;
         }
         let start = i;
+        // Python's `0x1f`, `0o17`, `0b101` (underscores allowed between digits).
+        let radix = match (c, chars.get(i + 1)) {
+            ('0', Some('x' | 'X')) => Some(16),
+            ('0', Some('o' | 'O')) => Some(8),
+            ('0', Some('b' | 'B')) => Some(2),
+            _ => None,
+        };
+        if let Some(radix) = radix {
+            i += 2;
+            let mut digits = String::new();
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                if chars[i] != '_' {
+                    digits.push(chars[i]);
+                }
+                i += 1;
+            }
+            let written: String = chars[start..i].iter().collect();
+            let value = u128::from_str_radix(&digits, radix).map_err(|_| {
+                err(
+                    start,
+                    if digits.chars().all(|d| d.is_digit(radix)) && !digits.is_empty() {
+                        format!("integer `{written}` is too large")
+                    } else {
+                        format!("malformed number `{written}`")
+                    },
+                )
+            })?;
+            toks.push((Tok::Int(value), start));
+            continue;
+        }
         if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
         {
             let mut s = String::new();

@@ -212,11 +212,20 @@ pub enum Func {
     Log2,
     /// `log10(x)` (also `math.log10`)
     Log10,
+    /// `is_in(x, a, b, ...)`: whether `x` equals one of the others (Python's `x in [a, b]`,
+    /// every element evaluated).
+    IsIn,
+    /// `in_range(x, start, stop, step)`: Python's `x in range(start, stop, step)`.
+    InRange,
+    /// `any([a, b, ...])`: whether one is true (every element evaluated).
+    Any,
+    /// `all([a, b, ...])`: whether all are true (every element evaluated).
+    All,
 }
 
 impl Func {
     /// Every function.
-    pub const ALL: [Func; 17] = [
+    pub const ALL: [Func; 21] = [
         Func::Min,
         Func::Max,
         Func::DivCeil,
@@ -234,6 +243,10 @@ impl Func {
         Func::Log,
         Func::Log2,
         Func::Log10,
+        Func::IsIn,
+        Func::InRange,
+        Func::Any,
+        Func::All,
     ];
 
     /// The function's name in text.
@@ -256,6 +269,10 @@ impl Func {
             Func::Log => "log",
             Func::Log2 => "log2",
             Func::Log10 => "log10",
+            Func::IsIn => "is_in",
+            Func::InRange => "in_range",
+            Func::Any => "any",
+            Func::All => "all",
         }
     }
 
@@ -276,6 +293,9 @@ impl Func {
             Func::Int | Func::Float | Func::Bool => (1, 1),
             Func::Sqrt | Func::Exp | Func::Log2 | Func::Log10 => (1, 1),
             Func::Log => (1, 2),
+            Func::IsIn => (1, usize::MAX),
+            Func::InRange => (4, 4),
+            Func::Any | Func::All => (0, usize::MAX),
             Func::Select => (3, 3),
         }
     }
@@ -514,14 +534,16 @@ impl fmt::Display for Expr {
             } => write!(f, "(~{arg})"),
             Expr::Binary { op, lhs, rhs } => write!(f, "({lhs} {} {rhs})", op.symbol()),
             Expr::Call { func, args } => {
-                write!(f, "{}(", func.name())?;
+                // `any` and `all` take a list, as in Python.
+                let list = matches!(func, Func::Any | Func::All);
+                write!(f, "{}({}", func.name(), if list { "[" } else { "" })?;
                 for (i, a) in args.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
                     write!(f, "{a}")?;
                 }
-                f.write_str(")")
+                f.write_str(if list { "])" } else { ")" })
             }
         }
     }

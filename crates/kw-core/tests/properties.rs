@@ -60,7 +60,7 @@ fn expr() -> impl Strategy<Value = Expr> {
             )),
             (0..BINOPS.len(), inner.clone(), inner.clone())
                 .prop_map(|(i, a, b)| Expr::binary(BINOPS[i], a, b)),
-            (0..Func::ALL.len(), prop::collection::vec(inner, 3)).prop_map(|(i, mut args)| {
+            (0..Func::ALL.len(), prop::collection::vec(inner, 4)).prop_map(|(i, mut args)| {
                 let f = Func::ALL[i];
                 let (lo, hi) = f.arity();
                 args.truncate(hi.min(3).max(lo));

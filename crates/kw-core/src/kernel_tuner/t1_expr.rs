@@ -96,7 +96,8 @@ fn python_values(e: Expr, value: bool) -> Result<Expr, String> {
                 _ => false,
             },
             Expr::Call {
-                func: Func::Bool, ..
+                func: Func::Bool | Func::IsIn | Func::InRange | Func::Any | Func::All,
+                ..
             } => true,
             Expr::Unary {
                 op: UnaryOp::Not, ..

@@ -285,104 +285,38 @@ impl Parser<'_> {
     }
 
     /// The test of `item`'s membership, just after `in`: of a list, tuple or set written out
-    /// (`item == a or item == b ...`) or of `range(...)`.
+    /// (`is_in(item, a, b)`) or of `range(...)` (`in_range(item, start, stop, step)`), every
+    /// element evaluated, as Python builds the list first.
     fn membership(&mut self, item: Expr) -> Result<Expr, ParseError> {
         if self.is_kw("range") && matches!(self.peek_at(1), Tok::Sym("(")) {
-            return self.range_test(item);
+            let at = self.pos;
+            self.next();
+            let mut args = self.call_args()?;
+            if args.is_empty() || args.len() > 3 {
+                self.pos = at;
+                return Err(self.error(format!(
+                    "`range` takes 1 to 3 arguments, got {}",
+                    args.len()
+                )));
+            }
+            if args.len() == 1 {
+                args.insert(0, Expr::Lit(Value::Int(0)));
+            }
+            if args.len() == 2 {
+                args.push(Expr::Lit(Value::Int(1)));
+            }
+            args.insert(0, item);
+            return Ok(Expr::call(Func::InRange, args));
         }
-        let at = self.pos;
-        let Some(items) = self.collection()? else {
+        let Some(mut items) = self.collection()? else {
             return Err(self.error(format!(
                 "`in` takes a list, a tuple or a set written out (`[1, 2, 4]`) or `range(...)`, \
                  found {}",
                 describe(self.peek())
             )));
         };
-        let size = |e: &Expr| {
-            let mut n = 0usize;
-            e.visit(&mut |_| n += 1);
-            n
-        };
-        let total: usize = items.iter().map(size).sum::<usize>() + items.len() * (size(&item) + 2);
-        if total > MAX_NODES {
-            self.pos = at;
-            return Err(self.error(format!(
-                "expression too large: more than {MAX_NODES} operations once `in` is spelled out"
-            )));
-        }
-        if items.is_empty() {
-            return Ok(Expr::Lit(Value::Bool(false)));
-        }
-        let tests = items
-            .into_iter()
-            .map(|e| Expr::binary(BinaryOp::Eq, item.clone(), e))
-            .collect();
-        self.logic_chain(BinaryOp::Or, tests)
-    }
-
-    /// `item in range(start, stop, step)` as Python means it, without listing the range:
-    /// `start <= item < stop and (item - start) % step == 0` (a negative step mirrored). The
-    /// step must be a whole number written out.
-    fn range_test(&mut self, item: Expr) -> Result<Expr, ParseError> {
-        let at = self.pos;
-        self.next();
-        let mut args = self.call_args()?;
-        let step = match args.len() {
-            1 | 2 => 1,
-            3 => match args.pop() {
-                Some(Expr::Lit(Value::Int(0))) => {
-                    self.pos = at;
-                    return Err(self.error("`range`'s step must not be zero".into()));
-                }
-                Some(Expr::Lit(Value::Int(step))) => step,
-                _ => {
-                    self.pos = at;
-                    return Err(self.error(
-                        "`range`'s step must be a whole number written out (`range(0, 64, 8)`)"
-                            .into(),
-                    ));
-                }
-            },
-            n => {
-                self.pos = at;
-                return Err(self.error(format!("`range` takes 1 to 3 arguments, got {n}")));
-            }
-        };
-        let stop = args.pop().expect("one argument");
-        let start = args.pop().unwrap_or(Expr::Lit(Value::Int(0)));
-        let (low, high, offset, stride) = if step > 0 {
-            (
-                Expr::binary(BinaryOp::Le, start.clone(), item.clone()),
-                Expr::binary(BinaryOp::Lt, item.clone(), stop),
-                Expr::binary(BinaryOp::Sub, item, start),
-                step,
-            )
-        } else {
-            (
-                Expr::binary(BinaryOp::Lt, stop, item.clone()),
-                Expr::binary(BinaryOp::Le, item.clone(), start.clone()),
-                Expr::binary(BinaryOp::Sub, start, item),
-                step.checked_neg()
-                    .ok_or_else(|| self.error("`range`'s step is too large".into()))?,
-            )
-        };
-        let stride = Expr::binary(
-            BinaryOp::Eq,
-            Expr::binary(BinaryOp::Mod, offset, Expr::Lit(Value::Int(stride))),
-            Expr::Lit(Value::Int(0)),
-        );
-        let e = Expr::binary(
-            BinaryOp::And,
-            Expr::binary(BinaryOp::And, low, high),
-            stride,
-        );
-        if tree_depth(&e) > MAX_TREE_DEPTH {
-            self.pos = at;
-            return Err(self.error(format!(
-                "expression too deep: more than {MAX_TREE_DEPTH} nested operations"
-            )));
-        }
-        Ok(e)
+        items.insert(0, item);
+        Ok(Expr::call(Func::IsIn, items))
     }
 
     /// A list, tuple or set written out (`[a, b]`, `(a, b)`, `(a,)`, `{a, b}`), or `None` when
@@ -670,19 +604,8 @@ impl Parser<'_> {
                     }
                     return Ok(e);
                 }
-                let (op, empty) = if name == "any" {
-                    (BinaryOp::Or, false)
-                } else {
-                    (BinaryOp::And, true)
-                };
-                if items.is_empty() {
-                    return Ok(Expr::Lit(Value::Bool(empty)));
-                }
-                let truths = items
-                    .into_iter()
-                    .map(|e| Expr::call(Func::Bool, vec![e]))
-                    .collect();
-                return self.logic_chain(op, truths);
+                let func = if name == "any" { Func::Any } else { Func::All };
+                return Ok(Expr::call(func, items));
             }
             _ => {}
         }
@@ -752,8 +675,9 @@ impl Parser<'_> {
                 self.pos = start;
                 self.error(format!("`math.pow` takes 2 arguments, got {}", args.len()))
             })?;
-            let power = Expr::binary(BinaryOp::Pow, base, exp);
-            return Ok(Expr::call(Func::Float, vec![power]));
+            // In floats, as Python's `math.pow` (`math.pow(10, 20)` is 1e20).
+            let float = |e| Expr::call(Func::Float, vec![e]);
+            return Ok(Expr::binary(BinaryOp::Pow, float(base), float(exp)));
         };
         let e = self.checked_call(start, &written, func, args)?;
         Ok(if member == "fabs" {

@@ -104,10 +104,8 @@ impl KernelDef {
                     format!("default {} is not one of its values", p.default),
                 );
             }
-            for (j, v) in p.values.iter().enumerate() {
-                if p.values[..j].contains(v) {
-                    push(loc.clone(), format!("lists the value {v} twice"));
-                }
+            for v in crate::space::repeated_values(&p.values) {
+                push(loc.clone(), format!("lists the value {v} twice"));
             }
         }
         for (i, a) in self.args.iter().enumerate() {

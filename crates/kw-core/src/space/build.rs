@@ -91,16 +91,11 @@ impl TuningSpace {
             if by_name.insert(p.name.clone(), i).is_some() {
                 return Err(SpaceError::DuplicateParam(p.name.clone()));
             }
-            // A set, not a scan of the values before each (quadratic: 400,000 values took
-            // more than a minute).
-            let mut seen = std::collections::HashSet::with_capacity(p.values.len());
-            for v in &p.values {
-                if !seen.insert(ValueKey::of(v)) {
-                    return Err(SpaceError::DuplicateValue {
-                        param: p.name.clone(),
-                        value: v.to_string(),
-                    });
-                }
+            if let Some(v) = repeated_values(&p.values).next() {
+                return Err(SpaceError::DuplicateValue {
+                    param: p.name.clone(),
+                    value: v.to_string(),
+                });
             }
             if !p.values.contains(&p.default) {
                 return Err(SpaceError::DefaultNotListed {
@@ -302,6 +297,13 @@ impl TuningSpace {
     pub(super) fn node(&self, k: usize, point: &[u32]) -> Option<&Node> {
         self.memo[k].get(&self.state(k, point))
     }
+}
+
+/// The values of `values` equal (`==`) to one before them, in order: with a set, not a scan
+/// of the values before each (quadratic: 400,000 values took more than a minute).
+pub(crate) fn repeated_values(values: &[Value]) -> impl Iterator<Item = &Value> {
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
+    values.iter().filter(move |v| !seen.insert(ValueKey::of(v)))
 }
 
 /// A value as a hash key that is equal exactly when the values are (`==`): 0.0 and -0.0 are one

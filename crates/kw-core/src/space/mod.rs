@@ -36,6 +36,7 @@ use thiserror::Error;
 
 mod build;
 pub use build::{BuildWork, BUILD_LIMITS};
+pub(crate) use build::repeated_values;
 mod configs;
 
 /// A configuration as value indices, one per parameter (in parameter order).

@@ -139,6 +139,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for r in online_reports() {
+        if r.kept() {
+            println!(
+                "tuned `{}` at {:?}: kept {{{}}} {:.4} ms, the best found after {} evaluations",
+                r.tuning_key, r.problem_size, r.tuned, r.tuned_ms, r.evaluations
+            );
+            continue;
+        }
         println!(
             "tuned `{}` at {:?}: {{{}}} {:.4} ms (was {{{}}} {}) after {} evaluations",
             r.tuning_key,

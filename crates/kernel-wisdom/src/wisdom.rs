@@ -105,7 +105,8 @@ pub fn search_path(app_dir: Option<&Path>) -> Vec<PathBuf> {
         say_unusable(d, WISDOM_PATH_ENV);
     }
     dirs.extend(kw_core::user_dirs::user_wisdom_dir());
-    if let Some(d) = app_dir {
+    // Naming the default (`wisdom`, as the quick start does) is the default: said as little.
+    if let Some(d) = app_dir.filter(|d| *d != Path::new(DEFAULT_WISDOM_DIR)) {
         say_unusable(d, "the application's wisdom directory");
     }
     dirs.push(app_dir.map_or_else(|| PathBuf::from(DEFAULT_WISDOM_DIR), Path::to_path_buf));

@@ -72,6 +72,50 @@ fn bad_arguments_and_wisdom_directories_fail_before_tuning() {
     assert_eq!(said.matches("/dev/zero").count(), 1, "{said}");
 }
 
+/// `--log` and `--t4` mean the same with one capture as with several when they name a
+/// directory (an existing one, or written with a trailing `/`): one file per capture in it,
+/// the directory made before anything runs; a `--prior` that cannot be read is refused
+/// before the results log of an earlier run is moved aside.
+#[test]
+fn output_directories_and_missing_priors_are_settled_before_tuning() {
+    let Some((dir, capture, idx)) = setup("outputs") else {
+        return;
+    };
+    let c = capture.to_str().unwrap();
+    let short = ["--samples", "2", "--warmup", "0", "--budget", "2"];
+    let stem = capture.file_stem().unwrap().to_string_lossy().into_owned();
+    std::fs::create_dir_all(dir.join("logs-here")).unwrap();
+    let mut args = vec!["tune", c, "--device", &idx];
+    args.extend(short);
+    args.extend(["--log", "logs-here", "--t4", "t4/new/"]);
+    let out = kw(&dir, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(dir.join(format!("logs-here/{stem}.tune.jsonl")).is_file());
+    assert!(dir.join(format!("t4/new/{stem}.t4.json")).is_file());
+    // A missing prior: said as such, and the log above is not moved aside for it.
+    let mut args = vec!["tune", c, "--device", &idx];
+    args.extend(short);
+    args.extend(["--log", "logs-here", "--prior", "no-such-prior.json"]);
+    let out = kw(&dir, &args);
+    assert!(!out.status.success());
+    let said = text(&out);
+    assert!(
+        said.contains("--prior no-such-prior.json: cannot read it"),
+        "{said}"
+    );
+    let moved = std::fs::read_dir(dir.join("logs-here"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".prev")
+        })
+        .count();
+    assert_eq!(moved, 0, "the log was not moved aside");
+}
+
 /// A batch goes on past a capture that cannot be tuned, and exits non-zero naming it; a
 /// kernel whose source is empty stops after the first configurations all fail to compile,
 /// shows the compiler's error and writes no wisdom.

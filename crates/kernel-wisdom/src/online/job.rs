@@ -58,6 +58,13 @@ pub struct OnlineReport {
     pub job_dir: PathBuf,
 }
 
+impl OnlineReport {
+    /// Whether the tuning found the configuration in use best (nothing changes).
+    pub fn kept(&self) -> bool {
+        self.tuned.key() == self.in_use.key()
+    }
+}
+
 static REPORTS: Mutex<Vec<OnlineReport>> = Mutex::new(Vec::new());
 /// Held by the tuning that runs: one at a time per process, so that `KW_TUNE_SHARE` caps the
 /// share of all of them together.
@@ -169,14 +176,22 @@ fn run(job: Job, capture: Deferred) {
                 Some(at) => format!("every process sharing the directory switches at launch {at}"),
                 None => "launches switch now".into(),
             };
-            let before = report.in_use_ms.map_or(String::new(), |ms| {
-                format!(" (the configuration in use: {ms:.4} ms)")
-            });
-            kw_core::diag::info(&format!(
-                "online tuning of {what}: {{{}}} at {:.4} ms{before} after {} evaluations{share}; \
-                 {when}",
-                report.tuned, report.tuned_ms, report.evaluations
-            ));
+            if report.kept() {
+                kw_core::diag::info(&format!(
+                    "online tuning of {what}: the configuration in use, {{{}}}, is the best found \
+                     ({:.4} ms) after {} evaluations{share}; launches keep it",
+                    report.tuned, report.tuned_ms, report.evaluations
+                ));
+            } else {
+                let before = report.in_use_ms.map_or(String::new(), |ms| {
+                    format!(" (the configuration in use: {ms:.4} ms)")
+                });
+                kw_core::diag::info(&format!(
+                    "online tuning of {what}: {{{}}} at {:.4} ms{before} after {} \
+                     evaluations{share}; {when}",
+                    report.tuned, report.tuned_ms, report.evaluations
+                ));
+            }
             REPORTS
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -298,10 +313,17 @@ fn tune(job: &Job, c: &CaptureJob) -> Result<Option<OnlineReport>, String> {
     // Published: the job keeps its capture, results log and output (for `kw tune` to
     // refine), not a second copy of the record.
     let _ = std::fs::remove_dir_all(&wisdom_dir);
+    // The configuration in use found best: its time is the result's (a median of the
+    // confirmation), not the search's single measurement of it.
+    let in_use_ms = if config.key() == job.in_use.key() {
+        Some(tuned_ms)
+    } else {
+        logged_time(&dir.join("tune.jsonl"), &job.in_use)
+    };
     Ok(Some(OnlineReport {
         tuning_key: job.files.key.clone(),
         problem_size: job.files.size.clone(),
-        in_use_ms: logged_time(&dir.join("tune.jsonl"), &job.in_use),
+        in_use_ms,
         in_use: job.in_use.clone(),
         tuned: config,
         tuned_ms,

@@ -80,13 +80,18 @@ pub fn run(args: DevicesArgs) -> Result<()> {
     let shown: Vec<String> = path
         .iter()
         .map(|d| {
-            let state = if d.is_dir() { "" } else { " (missing)" };
+            let state = match std::fs::metadata(d) {
+                Ok(m) if m.is_dir() => "",
+                Ok(_) => " (not a directory)",
+                Err(_) => " (missing)",
+            };
             format!("{}{state}", d.display())
         })
         .collect();
     println!(
         "wisdom search path (KW_WISDOM_PATH, then the per-user directory kw tune writes to, \
-         then the application's directory, ./wisdom by default): {}",
+         then the application's directory, ./wisdom by default, then online tuning's directory \
+         when it exists): {}",
         shown.join(", ")
     );
     match kw_core::user_dirs::state_dir() {

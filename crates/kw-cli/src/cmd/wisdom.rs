@@ -14,8 +14,8 @@ pub enum WisdomCmd {
     /// List the wisdom files of a directory (default: every directory of the search path).
     #[command(after_help = "Examples:\n  kw wisdom ls\n  kw wisdom ls wisdom/")]
     Ls {
-        /// The wisdom directory (default: KW_WISDOM_PATH, the per-user wisdom directory and
-        /// ./wisdom, those that exist).
+        /// The wisdom directory (default: KW_WISDOM_PATH, the per-user wisdom directory,
+        /// ./wisdom and online tuning's directory, those that exist).
         dir: Option<PathBuf>,
     },
     /// Show the records of a tuning key (or of a wisdom file given by path).
@@ -26,14 +26,14 @@ pub enum WisdomCmd {
         /// Tuning key, or path to a wisdom file.
         key: std::ffi::OsString,
         /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
-        /// directory, then ./wisdom).
+        /// directory, ./wisdom, then online tuning's directory).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
     },
     /// Explain which record the runtime would choose for a device and problem size, and why.
     #[command(
         after_help = "Examples:\n  kw wisdom explain vector_add --device 0 --problem-size 3000000\n  \
-                            kw wisdom explain gemm --device H100 --arch sm_90 --problem-size 4096,4096"
+                            kw wisdom explain kw_gemm --device H100 --arch sm_90 --problem-size 4096,4096,4096"
     )]
     Explain {
         /// Tuning key, or path to a wisdom file.
@@ -52,7 +52,7 @@ pub enum WisdomCmd {
         #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
         problem_size: Vec<i64>,
         /// Wisdom directories to search (default: $KW_WISDOM_PATH, the per-user wisdom
-        /// directory, then ./wisdom).
+        /// directory, ./wisdom, then online tuning's directory).
         #[arg(long = "dir")]
         dirs: Vec<PathBuf>,
         /// A capture of the kernel: records whose configuration its tuning space (on the

@@ -35,8 +35,8 @@ use std::collections::HashMap;
 use thiserror::Error;
 
 mod build;
-pub use build::{BuildWork, BUILD_LIMITS};
 pub(crate) use build::repeated_values;
+pub use build::{BuildWork, BUILD_LIMITS};
 mod configs;
 
 /// A configuration as value indices, one per parameter (in parameter order).

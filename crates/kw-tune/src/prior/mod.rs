@@ -75,6 +75,13 @@ fn labelled(path: &Path, device: &str) -> String {
 /// kw results log (`.jsonl`) or a wisdom file (one source per record: each its device's and
 /// problem size's best configuration).
 pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
+    // A file that cannot be opened is said as such, not as three formats it is not.
+    if let Err(e) = std::fs::File::open(path) {
+        return Err(TuneError::Prior {
+            path: path.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        });
+    }
     let log_error = match read_log(path) {
         Ok(log) => {
             let results = log

@@ -22,8 +22,8 @@ pub struct TuneArgs {
     pub(super) reference_config: Option<String>,
     /// Capture a bundled kernel first (into KW_CAPTURE_DIR, else `captures/`) and tune it
     /// (on CUDA when a CUDA device exists): `vector_add[:N]`, `stencil2d[:WxH]` or
-    /// `stencil2d-wide[:WxH]` (its space widened to 232 configurations): a self-contained
-    /// measurement.
+    /// `stencil2d-wide[:WxH]` (its space widened to 288 combinations, of which a device's
+    /// limits leave some: 232 on an H100): a self-contained measurement.
     #[arg(long)]
     pub(super) bundled: Option<String>,
     /// Search strategy (`kw simulate --strategy all` compares them on recorded spaces).
@@ -54,8 +54,8 @@ pub struct TuneArgs {
     /// other stop condition is given).
     #[arg(long)]
     pub(super) time: Option<String>,
-    /// More stop conditions, any of which stops: `fraction=0.5`, `target=MS`,
-    /// `no-improvement=N`, `no-improvement-time=5m` (comma-separated).
+    /// More stop conditions, any of which stops: `evals=N`, `time=15m`, `fraction=0.5`,
+    /// `target=MS`, `no-improvement=N`, `no-improvement-time=5m` (comma-separated).
     #[arg(long)]
     pub(super) stop: Option<String>,
     /// The device: an index or a name substring (default: KW_DEVICE, else the first device of

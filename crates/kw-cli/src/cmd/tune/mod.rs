@@ -65,10 +65,26 @@ fn file_stem(capture: &Path) -> String {
         .map_or("capture".into(), |s| s.to_string_lossy().into_owned())
 }
 
+/// Whether an output option (`--log`, `--t4`) names a directory for one file per capture:
+/// with several captures, or when it is a directory already or written as one (`out/`), so
+/// that the same option means the same with one capture as with several.
+fn output_dir(path: &Path, several: bool) -> bool {
+    several
+        || path.is_dir()
+        || path
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::MAIN_SEPARATOR)
+        || matches!(
+            path.components().next_back(),
+            Some(std::path::Component::CurDir | std::path::Component::ParentDir)
+        )
+}
+
 fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
     let stem = file_stem(capture);
     match &args.log {
-        Some(p) if several => p.join(format!("{stem}.tune.jsonl")),
+        Some(p) if output_dir(p, several) => p.join(format!("{stem}.tune.jsonl")),
         Some(p) => p.clone(),
         None => args.log_dir().join(format!("{stem}.tune.jsonl")),
     }
@@ -77,12 +93,43 @@ fn log_path_for(args: &TuneArgs, capture: &Path, several: bool) -> PathBuf {
 /// The T4 results file of `capture` (`--t4`), if asked for.
 fn t4_path_for(args: &TuneArgs, capture: &Path, several: bool) -> Option<PathBuf> {
     args.t4.as_ref().map(|t4| {
-        if several {
+        if output_dir(t4, several) {
             t4.join(format!("{}.t4.json", file_stem(capture)))
         } else {
             t4.clone()
         }
     })
+}
+
+/// Makes the directories `--log` and `--t4` write into and checks that they take files,
+/// before anything runs (a T4 file is written after the search: a directory missing then
+/// lost the run's export).
+fn prepare_outputs(args: &TuneArgs, several: bool) -> Result<()> {
+    for (option, path) in [("--log", &args.log), ("--t4", &args.t4)] {
+        let Some(path) = path else { continue };
+        let dir = if output_dir(path, several) {
+            path.as_path()
+        } else {
+            kw_core::files::parent_dir(path)
+        };
+        kw_core::files::FileModes::get()
+            .create_dir_all(dir)
+            .with_context(|| format!("{option} {}: creating {}", path.display(), dir.display()))?;
+        let probe = dir.join(format!(".kw-write-check-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .with_context(|| {
+                format!(
+                    "{option} {}: cannot write in {}",
+                    path.display(),
+                    dir.display()
+                )
+            })?;
+        let _ = std::fs::remove_file(&probe);
+    }
+    Ok(())
 }
 
 /// Refuses, before anything runs, a results log or T4 file that would take the place of a
@@ -228,6 +275,11 @@ pub fn run(args: TuneArgs) -> Result<()> {
         );
     }
     let stop = check_options(&args)?;
+    // A prior that cannot be opened is found before a results log is moved aside.
+    for file in &args.prior {
+        std::fs::File::open(file)
+            .with_context(|| format!("--prior {}: cannot read it", file.display()))?;
+    }
     // Found now, not after an hour of tuning.
     check_writable(&args.wisdom_dir()?).context("the wisdom directory (--wisdom-dir)")?;
     if args.log.is_none() {
@@ -280,11 +332,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
             flag.store(true, Ordering::SeqCst);
         });
     }
-    if several {
-        for dir in [&args.log, &args.t4].into_iter().flatten() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-    }
+    prepare_outputs(&args, several)?;
     let mut failed: Vec<String> = Vec::new();
     let stop_of = |capture: &Path| {
         t1_stops

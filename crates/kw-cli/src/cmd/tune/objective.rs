@@ -30,9 +30,14 @@ pub(super) fn chosen(args: &TuneArgs, def: &KernelDef) -> Result<Option<Objectiv
     };
     let name = args.objective_name.as_deref().unwrap_or(text);
     if name == TIME {
+        let fix = if args.objective_name.is_some() {
+            "give --objective-name another name"
+        } else {
+            "name it with --objective-name"
+        };
         anyhow::bail!(
             "--objective `{text}`: the name `{TIME}` is the median time's (to tune for the \
-             time, leave --objective out); name it with --objective-name"
+             time, leave --objective out); {fix}"
         );
     }
     let o = ObjectiveDef::parse(name, text, args.maximize)

@@ -55,7 +55,7 @@ impl DeviceSelector {
 
     /// The selector from `KW_DEVICE` (index 0 when unset).
     pub fn from_env() -> DeviceSelector {
-        DeviceSelector::parse(&std::env::var(DEVICE_ENV).unwrap_or_default())
+        DeviceSelector::parse(&kw_core::diag::env_var(DEVICE_ENV).unwrap_or_default())
     }
 }
 

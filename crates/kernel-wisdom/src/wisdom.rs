@@ -232,8 +232,7 @@ impl WisdomSource {
                 }
             })
             .collect();
-        let device_name = std::env::var(DEVICE_NAME_ENV)
-            .ok()
+        let device_name = kw_core::diag::env_var(DEVICE_NAME_ENV)
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| device.name.clone());
         WisdomSource {

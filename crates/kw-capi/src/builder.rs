@@ -480,6 +480,15 @@ pub unsafe extern "C" fn kw_builder_tolerance(
     with(b, |k| {
         // SAFETY: a string, as the header requires.
         let name = unsafe { text(name, "argument name") }?;
+        if flags & !3 != 0 {
+            return Err(CError::new(
+                Status::Invalid,
+                format!(
+                    "tolerance of `{name}`: flags {flags:#x} hold bits other than KW_TOL_EXACT (1) \
+                     and KW_TOL_NAN_IS_ERROR (2)"
+                ),
+            ));
+        }
         k.tolerance(
             name,
             kernel_wisdom::Tolerance {

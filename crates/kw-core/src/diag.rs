@@ -42,6 +42,10 @@ impl Level {
 pub fn level() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
     *LEVEL.get_or_init(|| match std::env::var(LOG_ENV) {
+        Err(std::env::VarError::NotUnicode(v)) => {
+            eprintln!("kernel-wisdom: {LOG_ENV}={v:?} is not valid UTF-8 text; using info");
+            Level::Info
+        }
         Err(_) => Level::Info,
         Ok(v) => Level::parse(&v).unwrap_or_else(|| {
             eprintln!(
@@ -60,8 +64,27 @@ pub fn debug_enabled() -> bool {
 
 fn emit(at: Level, message: &str) {
     if level() >= at {
-        eprintln!("kernel-wisdom: {message}");
+        eprintln!("kernel-wisdom: {}", printable(message));
     }
+}
+
+/// `text` with control characters other than line breaks and tabs written as escapes
+/// (`\u{1b}`): a name read from a file (a tuning key, a path) must not drive the terminal.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if bad(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// Prints an error.
@@ -98,6 +121,21 @@ pub fn once(key: &str) -> bool {
 pub fn warn_once(message: &str) {
     if once(message) {
         warn(message);
+    }
+}
+
+/// The value of environment variable `name`: `None` when unset, and when it is not valid UTF-8
+/// text, which is warned about once (a setting that is ignored is said).
+pub fn env_var(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) => Some(v),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(v)) => {
+            warn_once(&format!(
+                "{name}={v:?} is not valid UTF-8 text: ignored, as if it were not set"
+            ));
+            None
+        }
     }
 }
 
@@ -168,6 +206,16 @@ mod tests {
         assert!(once(&key));
         assert!(!once(&key));
         assert!(once(&format!("{key}-other")));
+    }
+
+    #[test]
+    fn messages_show_control_characters_as_escapes() {
+        assert_eq!(
+            printable("key `bl\u{0}ur`\tnext\nline"),
+            "key `bl\\u{0}ur`\tnext\nline"
+        );
+        assert_eq!(printable("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub fn resolve(
 }
 
 fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    crate::diag::env_var(name)
 }
 
 /// The per-user wisdom directory (see the module's table).

@@ -46,3 +46,34 @@ fn invalid_settings_are_warned_about_once() {
         assert!(line.starts_with("kernel-wisdom: "), "{line}");
     }
 }
+
+/// A setting that is not UTF-8 text is said once, not ignored silently.
+#[cfg(unix)]
+#[test]
+fn settings_that_are_not_text_are_warned_about_once() {
+    use std::os::unix::ffi::OsStrExt;
+    const NOT_TEXT_CHILD: &str = "KW_ENV_NOT_TEXT_CHILD";
+    if std::env::var_os(NOT_TEXT_CHILD).is_some() {
+        assert_eq!(
+            kw_core::files::FileModes::get(),
+            kw_core::files::FileModes::PRIVATE
+        );
+        let _ = kw_core::files::FileModes::get();
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "settings_that_are_not_text_are_warned_about_once",
+            "--nocapture",
+        ])
+        .env(NOT_TEXT_CHILD, "1")
+        .env("KW_FILE_MODE", std::ffi::OsStr::from_bytes(b"gr\xffoup"))
+        .env("KW_LOG", "warn")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("KW_FILE_MODE=").count(), 1, "{err}");
+    assert!(err.contains("is not valid UTF-8 text"), "{err}");
+}

@@ -92,7 +92,19 @@ int main(void) {
         const char* flags[] = {"-cl-mad-enable"};
         expect("compiler flags", kw_builder_compiler_flags(b, flags, 1), KW_OK, NULL);
     }
+    expect("unknown tolerance flags", kw_builder_tolerance(b, "x", 1e-5, 1e-6, 0xff),
+           KW_ERROR_INVALID, "flags 0xff");
     expect("builder still good", kw_builder_check(b), KW_OK, NULL);
+    {
+        /* A NaN among a parameter's values can never be selected: refused by the check. */
+        kw_builder* nan_b = scale_builder();
+        double nan_values[2];
+        nan_values[0] = 1.0;
+        nan_values[1] = strtod("nan", NULL);
+        kw_builder_tune_double(nan_b, "factor", nan_values, 2, 1.0);
+        expect("NaN value", kw_builder_check(nan_b), KW_ERROR_DEFINITION, "not a finite number");
+        kw_builder_free(nan_b);
+    }
 
     /* A definition with problems: every one is reported. */
     bad = scale_builder();

@@ -26,7 +26,7 @@ pub fn set_gentle(bytes: usize) {
 pub fn gentle_chunk() -> usize {
     static FROM_ENV: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let from_env = FROM_ENV.get_or_init(|| {
-        let v = std::env::var("KW_GENTLE_CHUNK").ok()?;
+        let v = crate::diag::env_var("KW_GENTLE_CHUNK")?;
         let parsed = v.trim().parse().ok();
         if parsed.is_none() {
             crate::diag::warn_once(&format!(

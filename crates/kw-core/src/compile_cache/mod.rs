@@ -127,7 +127,7 @@ impl CacheSettings {
 
     /// The settings of this process's environment.
     pub fn from_env() -> CacheSettings {
-        CacheSettings::from_vars(|name| std::env::var(name).ok())
+        CacheSettings::from_vars(crate::diag::env_var)
     }
 }
 

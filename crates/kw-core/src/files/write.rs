@@ -67,9 +67,9 @@ impl FileModes {
     /// and the private modes are used).
     pub fn get() -> FileModes {
         static MODES: OnceLock<FileModes> = OnceLock::new();
-        *MODES.get_or_init(|| match std::env::var(FILE_MODE_ENV) {
-            Err(_) => FileModes::PRIVATE,
-            Ok(v) => FileModes::parse(&v).unwrap_or_else(|| {
+        *MODES.get_or_init(|| match crate::diag::env_var(FILE_MODE_ENV) {
+            None => FileModes::PRIVATE,
+            Some(v) => FileModes::parse(&v).unwrap_or_else(|| {
                 crate::diag::warn_once(&format!(
                     "invalid {FILE_MODE_ENV}={v:?} (expected private, group or shared); using \
                      private (files 0600, directories 0700)"

@@ -107,6 +107,17 @@ impl KernelDef {
             for v in crate::space::repeated_values(&p.values) {
                 push(loc.clone(), format!("lists the value {v} twice"));
             }
+            // A NaN equals nothing (no record could name it) and JSON holds neither.
+            if let Some(v) = p
+                .values
+                .iter()
+                .find(|v| matches!(v, crate::value::Value::Float(f) if !f.is_finite()))
+            {
+                push(
+                    loc.clone(),
+                    format!("lists {v}, which is not a finite number"),
+                );
+            }
         }
         for (i, a) in self.args.iter().enumerate() {
             let loc = format!("argument `{}`", a.name);

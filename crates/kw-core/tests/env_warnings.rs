@@ -6,6 +6,21 @@ use std::process::Command;
 
 const CHILD: &str = "KW_ENV_WARNINGS_CHILD";
 
+/// Runs `test` of this binary in a child process with `marker` set, `KW_LOG=warn` and
+/// `vars`; asserts that it passed and returns its standard error.
+fn child(test: &str, marker: &str, vars: &[(&str, &std::ffi::OsStr)]) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .env(marker, "1")
+        .env("KW_LOG", "warn")
+        .envs(vars.iter().copied())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
 #[test]
 fn invalid_settings_are_warned_about_once() {
     if std::env::var_os(CHILD).is_some() {
@@ -20,21 +35,15 @@ fn invalid_settings_are_warned_about_once() {
         let _ = kw_core::files::FileModes::get();
         return;
     }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "invalid_settings_are_warned_about_once",
-            "--nocapture",
-        ])
-        .env(CHILD, "1")
-        .env("KW_CACHE", "sometimes")
-        .env("KW_CACHE_MAX_BYTES", "0")
-        .env("KW_FILE_MODE", "777")
-        .env("KW_LOG", "warn")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = child(
+        "invalid_settings_are_warned_about_once",
+        CHILD,
+        &[
+            ("KW_CACHE", "sometimes".as_ref()),
+            ("KW_CACHE_MAX_BYTES", "0".as_ref()),
+            ("KW_FILE_MODE", "777".as_ref()),
+        ],
+    );
     for (var, used) in [
         ("KW_CACHE=\"sometimes\"", "the cache stays on"),
         ("KW_CACHE_MAX_BYTES=\"0\"", "using 1073741824"),
@@ -61,19 +70,11 @@ fn settings_that_are_not_text_are_warned_about_once() {
         let _ = kw_core::files::FileModes::get();
         return;
     }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "settings_that_are_not_text_are_warned_about_once",
-            "--nocapture",
-        ])
-        .env(NOT_TEXT_CHILD, "1")
-        .env("KW_FILE_MODE", std::ffi::OsStr::from_bytes(b"gr\xffoup"))
-        .env("KW_LOG", "warn")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = child(
+        "settings_that_are_not_text_are_warned_about_once",
+        NOT_TEXT_CHILD,
+        &[("KW_FILE_MODE", std::ffi::OsStr::from_bytes(b"gr\xffoup"))],
+    );
     assert_eq!(err.matches("KW_FILE_MODE=").count(), 1, "{err}");
     assert!(err.contains("is not valid UTF-8 text"), "{err}");
 }

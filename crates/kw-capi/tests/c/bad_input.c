@@ -22,18 +22,21 @@ static const char* source =
     "    int i = get_global_id(0); if (i < n) x[i] *= s;\n"
     "}\n";
 
-static kw_builder* scale_builder(void) {
+/* The definition of `scale`, its buffer declared of type `x_type`. */
+static kw_builder* scale_builder_of(int x_type) {
     static const int64_t block[] = {32, 64};
     kw_builder* b = NULL;
     kw_builder_new_from_string(&b, "scale", "scale.cl", source);
     kw_builder_tune_int(b, "block_size_x", block, 2, 32);
     kw_builder_problem_size(b, "args.n", NULL, NULL);
     kw_builder_block_size(b, "block_size_x", NULL, NULL);
-    kw_builder_arg_buffer(b, "x", KW_F32, KW_INOUT);
+    kw_builder_arg_buffer(b, "x", x_type, KW_INOUT);
     kw_builder_arg_scalar(b, "s", KW_F32);
     kw_builder_arg_scalar(b, "n", KW_I32);
     return b;
 }
+
+static kw_builder* scale_builder(void) { return scale_builder_of(KW_F32); }
 
 int main(void) {
     app_cl app;
@@ -227,16 +230,8 @@ int main(void) {
     {
         /* A definition that declares an int buffer for the kernel's float*: the arguments'
            fault, whatever the configuration. */
-        static const int64_t block[] = {32, 64};
-        kw_builder* ib = NULL;
+        kw_builder* ib = scale_builder_of(KW_I32);
         kw_kernel* ik = NULL;
-        kw_builder_new_from_string(&ib, "scale", "scale.cl", source);
-        kw_builder_tune_int(ib, "block_size_x", block, 2, 32);
-        kw_builder_problem_size(ib, "args.n", NULL, NULL);
-        kw_builder_block_size(ib, "block_size_x", NULL, NULL);
-        kw_builder_arg_buffer(ib, "x", KW_I32, KW_INOUT);
-        kw_builder_arg_scalar(ib, "s", KW_F32);
-        kw_builder_arg_scalar(ib, "n", KW_I32);
         expect("int definition for float*", kw_kernel_create(&ik, ib, dev, NULL), KW_OK, NULL);
         args[0] = kw_arg_buffer(x, KW_I32, KW_COUNT_AUTO);
         expect("int buffer for float*", kw_kernel_launch(ik, NULL, args, 3), KW_ERROR_ARGUMENTS,

@@ -455,9 +455,68 @@ fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
         _ => match (num(a)?, num(b)?) {
             (Num::I(x), Num::I(y)) => Some(x.cmp(&y)),
-            (x, y) => to_f(x).partial_cmp(&to_f(y)),
+            (Num::I(x), Num::F(y)) => int_float_cmp(x, y),
+            (Num::F(x), Num::I(y)) => int_float_cmp(y, x).map(Ordering::reverse),
+            (Num::F(x), Num::F(y)) => x.partial_cmp(&y),
         },
     }
+}
+
+/// Python's `round(x, n)`: an integer stays one (rounded to a multiple of `10^-n`, halves to
+/// even), a float is rounded to `n` decimals as its exact value says (`round(2.675, 2)` is
+/// 2.67: the float is a little below 2.675).
+fn round_to(x: &Value, n: &Value) -> Result<Value, EvalError> {
+    let n = match n {
+        Value::Int(i) => *i,
+        Value::Bool(b) => *b as i64,
+        _ => return Err(mismatch("round", x, Some(n))),
+    };
+    match num(x) {
+        Some(Num::I(i)) if n >= 0 => Ok(Value::Int(i)),
+        Some(Num::I(i)) => {
+            if n < -18 {
+                return Ok(Value::Int(0));
+            }
+            let p = 10i128.pow((-n) as u32);
+            let (q, r) = ((i as i128).div_euclid(p), (i as i128).rem_euclid(p));
+            let up = 2 * r > p || (2 * r == p && q % 2 != 0);
+            let rounded = (q + up as i128) * p;
+            i64::try_from(rounded)
+                .map(Value::Int)
+                .map_err(|_| EvalError::Overflow("round".into()))
+        }
+        Some(Num::F(f)) if !f.is_finite() || n > 340 => Ok(Value::Float(f)),
+        Some(Num::F(f)) if n >= 0 => {
+            // Formatting rounds the exact binary value, halves to even.
+            let text = format!("{f:.prec$}", prec = n as usize);
+            Ok(Value::Float(text.parse().unwrap_or(f)))
+        }
+        Some(Num::F(f)) => {
+            let p = 10f64.powi((-n).min(400) as i32);
+            Ok(Value::Float((f / p).round_ties_even() * p))
+        }
+        None => Err(mismatch("round", x, None)),
+    }
+}
+
+/// An integer against a float, exactly, as Python compares them (`2**53 + 1 == 2.0**53` is
+/// false there; converting the integer to a float would round it).
+fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    // 2^63 and -2^63 are exact floats: beyond them every i64 is below or above.
+    if f >= 9_223_372_036_854_775_808.0 {
+        return Some(Ordering::Less);
+    }
+    if f < -9_223_372_036_854_775_808.0 {
+        return Some(Ordering::Greater);
+    }
+    let whole = f.trunc();
+    Some(i.cmp(&(whole as i64)).then_with(|| {
+        // Equal whole parts: the float's fraction decides.
+        0.0_f64.partial_cmp(&(f - whole)).unwrap_or(Ordering::Equal)
+    }))
 }
 
 fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError> {
@@ -520,6 +579,7 @@ fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError
                 binary(BinaryOp::Mul, q, Value::Int(b))
             }
         }
+        Func::Round if vals.len() == 2 => round_to(&vals[0], &vals[1]),
         Func::Floor | Func::Ceil | Func::Round | Func::Abs => match num(&vals[0]) {
             Some(Num::I(i)) if func == Func::Abs => i
                 .checked_abs()
@@ -772,6 +832,28 @@ mod tests {
             ("sum([a, b, True])", Value::Int(10)),
             ("len([a, b, c])", Value::Int(3)),
             ("0x10 + 0o17 + 0b1_01", Value::Int(16 + 15 + 5)),
+            // Integers and floats compare exactly (2^53 + 1 is not 2.0^53).
+            ("9007199254740993 == 9007199254740992.0", Value::Bool(false)),
+            ("9007199254740993 > 9007199254740992.0", Value::Bool(true)),
+            (
+                "9223372036854775807 == 9223372036854775807.0",
+                Value::Bool(false),
+            ),
+            (
+                "9223372036854775807 < 9223372036854775807.0",
+                Value::Bool(true),
+            ),
+            ("-3 < -2.5", Value::Bool(true)),
+            ("-3 == -3.0", Value::Bool(true)),
+            ("2 > 2.5", Value::Bool(false)),
+            ("round(2.675, 2)", Value::Float(2.67)),
+            ("round(2.5, 0)", Value::Float(2.0)),
+            ("round(1250, -2)", Value::Int(1200)),
+            ("round(1350, -2)", Value::Int(1400)),
+            ("round(-1250, -2)", Value::Int(-1200)),
+            ("round(a, 1)", Value::Int(6)),
+            ("round(0.125, 2)", Value::Float(0.12)),
+            ("round(123.456, -1)", Value::Float(120.0)),
         ];
         struct Abc;
         impl Scope for Abc {

@@ -190,7 +190,7 @@ pub enum Func {
     Floor,
     /// `ceil(x)` (int result)
     Ceil,
-    /// `round(x)` (int result, halves to even as in Python)
+    /// `round(x)` (int result, halves to even as in Python); `round(x, n)` to `n` decimals
     Round,
     /// `abs(x)`
     Abs,
@@ -289,7 +289,8 @@ impl Func {
         match self {
             Func::Min | Func::Max => (1, usize::MAX),
             Func::DivCeil | Func::RoundUp => (2, 2),
-            Func::Floor | Func::Ceil | Func::Round | Func::Abs => (1, 1),
+            Func::Floor | Func::Ceil | Func::Abs => (1, 1),
+            Func::Round => (1, 2),
             Func::Int | Func::Float | Func::Bool => (1, 1),
             Func::Sqrt | Func::Exp | Func::Log2 | Func::Log10 => (1, 1),
             Func::Log => (1, 2),

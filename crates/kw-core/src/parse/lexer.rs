@@ -98,7 +98,12 @@ pub(crate) fn lex(text: &str) -> Result<Lexer, ParseError> {
                     .map_err(|_| err(start, format!("malformed number `{s}`")))?;
                 if !f.is_finite() {
                     // JSON (captures, definitions) cannot hold it: refused here.
-                    return Err(err(start, format!("number `{s}` is too large for 64 bits")));
+                    return Err(err(
+                        start,
+                        format!(
+                            "number `{s}` is beyond the largest float (infinity cannot be written)"
+                        ),
+                    ));
                 }
                 Tok::Float(f)
             } else {

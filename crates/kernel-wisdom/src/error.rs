@@ -176,3 +176,15 @@ impl std::fmt::Debug for Error {
         std::fmt::Display::fmt(self, f)
     }
 }
+
+impl Error {
+    /// Whether the launch's arguments are at fault whatever the configuration: an argument
+    /// the backend refuses (its type against the kernel's parameter, a buffer of another
+    /// device or context).
+    pub fn is_arguments_fault(&self) -> bool {
+        matches!(
+            self,
+            Error::Backend(BackendError::Argument { .. } | BackendError::Foreign { .. })
+        )
+    }
+}

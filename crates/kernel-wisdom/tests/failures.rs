@@ -58,6 +58,37 @@ fn a_configuration_that_does_not_compile_surfaces_its_build_log() {
     assert_eq!(kernel.compiled_count(), before);
 }
 
+/// A buffer of another device (or context) is the arguments' fault whatever the
+/// configuration: an argument error, and the selection is not blamed (no fallback, no failure
+/// recorded), so the next good launch still runs the selected configuration.
+#[test]
+fn a_foreign_buffer_does_not_demote_the_selection() {
+    let Some((index, dev)) = common::opencl_device() else {
+        return;
+    };
+    let other = open_device(&DeviceSelector::Index(index)).unwrap();
+    let mut chosen = Config::default();
+    chosen.set("block_size_x", 16);
+    chosen.set("elems_per_thread", 2);
+    let pick = chosen.clone();
+    let kernel = WisdomKernel::new(fragile(1).build().unwrap(), dev.clone())
+        .unwrap()
+        .with_selector(move |_| Some(pick.clone()));
+    let n = 1000;
+    let foreign = DeviceBuffer::<i32>::new(other.as_ref(), n).unwrap();
+    let err = kernel
+        .launch(&[foreign.arg(), 7i32.into(), (n as i32).into()])
+        .unwrap_err();
+    assert!(err.is_arguments_fault(), "{err}");
+    assert!(kernel.failures().is_empty(), "{:?}", kernel.failures());
+    let out = DeviceBuffer::from_slice(dev.as_ref(), &vec![-1i32; n]).unwrap();
+    kernel
+        .launch(&[out.arg(), 7i32.into(), (n as i32).into()])
+        .unwrap();
+    assert!(out.to_vec().unwrap().iter().all(|&x| x == 7));
+    assert_eq!(kernel.config_for(&[n as i64, 1, 1]), Some(chosen));
+}
+
 #[test]
 fn a_selected_configuration_that_fails_falls_back_to_the_default() {
     let Some(dev) = device() else { return };

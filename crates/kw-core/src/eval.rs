@@ -462,6 +462,20 @@ fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// Python's `int(text)` of a decimal: a sign, then digits with single underscores between
+/// them (`1_000`; `1_`, `_1` and `1__0` are not numbers).
+fn python_int(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let well_formed = !digits.is_empty()
+        && digits
+            .split('_')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+    if !well_formed {
+        return None;
+    }
+    text.replace('_', "").parse().ok()
+}
+
 /// Python's `round(x, n)`: an integer stays one (rounded to a multiple of `10^-n`, halves to
 /// even), a float is rounded to `n` decimals as its exact value says (`round(2.675, 2)` is
 /// 2.67: the float is a little below 2.675).
@@ -526,8 +540,10 @@ fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError
             func: func.name(),
             expected: if hi == usize::MAX {
                 format!("at least {lo}")
-            } else {
+            } else if hi == lo {
                 lo.to_string()
+            } else {
+                format!("{lo} or {hi}")
             },
             got: args.len(),
         });
@@ -615,17 +631,14 @@ fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError
             }),
             Value::Float(f) if f.trunc().abs() < 9.2e18 => Ok(Value::Int(f.trunc() as i64)),
             Value::Float(_) => Err(EvalError::Overflow(name.into())),
-            Value::Str(s) => s
-                .trim()
-                .replace('_', "")
-                .parse::<i64>()
-                .ok()
-                .filter(|_| !s.trim().starts_with('_') && !s.contains("__"))
-                .map(Value::Int)
-                .ok_or_else(|| EvalError::InvalidValue {
-                    op: name.into(),
-                    reason: format!("{s:?} is not a whole number"),
-                }),
+            Value::Str(s) => {
+                python_int(s.trim())
+                    .map(Value::Int)
+                    .ok_or_else(|| EvalError::InvalidValue {
+                        op: name.into(),
+                        reason: format!("{s:?} is not a whole number"),
+                    })
+            }
         },
         Func::Float => match &vals[0] {
             Value::Str(s) => {
@@ -879,6 +892,8 @@ mod tests {
         assert!(invalid("math.sqrt(-1)"));
         assert!(invalid("math.log(0)"));
         assert!(invalid("int('x')"));
+        assert!(invalid("int('1_')") && invalid("int('-_1')") && invalid("int('1__0')"));
+        assert_eq!(ev("int(' -1_000 ')").unwrap(), Value::Int(-1000));
         assert!(invalid("(-8.0) ** 0.5"));
         assert!(matches!(ev("1 << 64"), Err(EvalError::Overflow(_))));
         assert!(matches!(
@@ -931,6 +946,9 @@ mod tests {
             "0x",
             "0b102",
             "0xfffffffffffffffffffffffffffffffff",
+            "0x1__f",
+            "0x_",
+            "0b1_",
         ] {
             assert!(Expr::parse(bad).is_err(), "{bad} should not parse");
         }

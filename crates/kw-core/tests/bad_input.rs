@@ -164,7 +164,10 @@ fn fuzz_findings_of_the_expression_parser() {
     assert!(Expr::parse("\"\\u{110000}\"").is_err());
     assert!(Expr::parse("\"\\u{}\"").is_err());
     let err = Expr::parse("x != 1e999").unwrap_err();
-    assert!(err.to_string().contains("beyond the largest float"), "{err}");
+    assert!(
+        err.to_string().contains("beyond the largest float"),
+        "{err}"
+    );
     assert!(Expr::parse("x != -1e999").is_err());
 }
 

@@ -187,14 +187,17 @@ impl ClDevice {
             ));
         }
         if g.shared_memory_bytes > 0 && !has_local {
-            return Err(arg_err(
-                declared,
-                format!(
+            // The configuration's shared memory: its fault, not the arguments'.
+            return Err(BackendError::Launch {
+                kernel: k.name().to_string(),
+                grid: g.grid,
+                block: g.block,
+                message: format!(
                     "{} bytes of dynamic local memory were asked for, but the kernel has no \
                      trailing `__local` parameter for them",
                     g.shared_memory_bytes
                 ),
-            ));
+            });
         }
         // The position of application argument `i` among the parameters (the local
         // arguments come by increasing position).
@@ -290,7 +293,17 @@ impl ClDevice {
                     if let Some(Err(message)) = a.checked_bytes() {
                         return Err(arg_err(i, message));
                     }
-                    let handle: cl_mem = self.mem_handle(mem, i)?;
+                    // A buffer this device cannot use is the argument's fault, whatever
+                    // the configuration.
+                    let handle: cl_mem = self.mem_handle(mem, i).map_err(|e| {
+                        arg_err(
+                            i,
+                            match e {
+                                BackendError::Api { message, .. } => message,
+                                e => e.to_string(),
+                            },
+                        )
+                    })?;
                     // SAFETY: the kernel is locked; `handle` is a live buffer of this context
                     // and the driver copies the handle's bytes before returning.
                     unsafe {
@@ -406,10 +419,14 @@ impl ClDevice {
                 RawHandle::OpenCl(h) => {
                     // SAFETY: `RawMem`'s constructor vouched for a live buffer.
                     if !unsafe { crate::memory::in_context(&self.shared, h as cl_mem) }? {
-                        return Err(Self::foreign(&format!(
-                            "the cl_mem of argument {index}, of another OpenCL context ({}),",
-                            crate::memory::OTHER_CONTEXT_HINT
-                        )));
+                        return Err(BackendError::Api {
+                            op: "launch",
+                            message: format!(
+                                "the cl_mem belongs to another OpenCL context than the \
+                                 device's ({})",
+                                crate::memory::OTHER_CONTEXT_HINT
+                            ),
+                        });
                     }
                     Ok(h as cl_mem)
                 }

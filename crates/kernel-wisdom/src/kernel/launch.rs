@@ -140,6 +140,12 @@ impl WisdomKernel {
                 reason: "a timed launch runs on the device's own queue or stream only".into(),
             });
         }
+        if options.timed && !options.queue.wait_list().is_empty() {
+            return Err(Error::LaunchOptions {
+                kernel: self.def.kernel_name.clone(),
+                reason: "a timed launch waits for no events: wait for them first".into(),
+            });
+        }
         let ps = self.checked_problem_size(args)?;
         if ps.contains(&0) {
             if let Some(config) = options.config {
@@ -195,7 +201,9 @@ impl WisdomKernel {
         want_event: bool,
     ) -> Result<(Option<Arc<Selected>>, Option<Event>), Error> {
         match self.launch_selected(queue, selected, ps, args, want_event) {
-            Err(e) if selected.config != self.default_config => {
+            // Arguments the backend refuses (a buffer of another context) are refused whatever
+            // the configuration: the selection is not blamed for them.
+            Err(e) if selected.config != self.default_config && !e.is_arguments_fault() => {
                 self.record_failure(&selected.config, ps, &e);
                 let default = self.default_at(ps, Some(args))?;
                 let fallback = Arc::new(self.make_selected(default, ps)?);

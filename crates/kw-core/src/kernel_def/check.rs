@@ -361,6 +361,10 @@ impl KernelDef {
             device,
             ..crate::kernel_def::eval::DefScope::new(self)
         };
+        // A restriction that cannot be evaluated at the default is a problem only where no
+        // other is broken there (a guard rules the default out first).
+        let mut broken = false;
+        let mut unevaluable = Vec::new();
         for (i, r) in self.restrictions.iter().enumerate() {
             if crate::kernel_def::launch_check::depends_on_launch(r) {
                 // Decided per launch (the default may be invalid at some sizes).
@@ -368,16 +372,38 @@ impl KernelDef {
             }
             match r.eval_bool(&scope) {
                 Ok(true) => {}
-                Ok(false) => out.push(DefProblem {
-                    location: "default configuration".into(),
-                    message: format!("{config} breaks restriction {i} `{r}`"),
-                }),
+                Ok(false) => {
+                    broken = true;
+                    out.push(DefProblem {
+                        location: "default configuration".into(),
+                        message: format!("{config} breaks restriction {i} `{r}`"),
+                    })
+                }
                 Err(EvalError::NoDevice(_)) if device.is_none() => {}
-                Err(e) => out.push(DefProblem {
-                    location: format!("restriction {i} `{r}`"),
-                    message: e.to_string(),
-                }),
+                Err(e) => {
+                    // A value the arithmetic cannot take is guarded; a name it does not know
+                    // or a type it cannot take is a problem of the restriction itself.
+                    let guarded = matches!(
+                        e,
+                        EvalError::DivisionByZero(_)
+                            | EvalError::InvalidValue { .. }
+                            | EvalError::Overflow(_)
+                            | EvalError::FloatOverflow(_)
+                    );
+                    let problem = DefProblem {
+                        location: format!("restriction {i} `{r}`"),
+                        message: e.to_string(),
+                    };
+                    if guarded {
+                        unevaluable.push(problem);
+                    } else {
+                        out.push(problem);
+                    }
+                }
             }
+        }
+        if !broken {
+            out.extend(unevaluable);
         }
         if let Some(device) = device {
             self.check_limits(&config, device, out);

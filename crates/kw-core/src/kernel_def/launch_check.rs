@@ -92,6 +92,9 @@ impl crate::kernel_def::KernelDef {
             device,
             ..DefScope::new(self)
         };
+        // A restriction that cannot be evaluated is an error only where no other is broken
+        // (a guard such as `args.k != 0` rules the launch out first), as in the space's count.
+        let mut unevaluable = None;
         for r in self.restrictions.iter().filter(|r| depends_on_launch(r)) {
             match r.eval_bool(&scope) {
                 Ok(true) => {}
@@ -103,15 +106,15 @@ impl crate::kernel_def::KernelDef {
                 }
                 Err(crate::eval::EvalError::UnknownArg(_)) if args.is_none() => {}
                 Err(e) => {
-                    return Err(LaunchInvalid::Eval {
+                    unevaluable = unevaluable.or(Some(LaunchInvalid::Eval {
                         restriction: r.to_string(),
                         problem_size: *problem_size,
                         reason: e.to_string(),
-                    })
+                    }))
                 }
             }
         }
-        Ok(())
+        unevaluable.map_or(Ok(()), Err)
     }
 
     /// The tuning space at one launch: every restriction, with the problem size, the
@@ -216,5 +219,25 @@ mod tests {
         assert!(def
             .check_at_launch(&c, &[1, 1, 1], Some(&bad), None)
             .is_err());
+    }
+
+    /// A launch restriction that cannot be evaluated (`% args.n` at n = 0) is broken by its
+    /// guard whatever their order; without a guard it is an evaluation error.
+    #[test]
+    fn a_guard_listed_after_a_division_decides_at_launch() {
+        let c = sample_def().default_config();
+        for guarded in [true, false] {
+            let mut def = sample_def();
+            def.restrictions.push((problem_size(0) % arg("n")).eq_(0));
+            if guarded {
+                def.restrictions.push(arg("n").ne_(0));
+            }
+            let zero = vec![Value::Int(0); 4];
+            let err = def
+                .check_at_launch(&c, &[64, 1, 1], Some(&zero), None)
+                .unwrap_err();
+            let broken = matches!(err, super::LaunchInvalid::Broken { .. });
+            assert_eq!(broken, guarded, "{err}");
+        }
     }
 }

@@ -55,6 +55,12 @@ pub(crate) fn lex(text: &str) -> Result<Lexer, ParseError> {
                 i += 1;
             }
             let written: String = chars[start..i].iter().collect();
+            // Python's rule: an underscore only between digits, or after the prefix.
+            let body = &written[2..];
+            let body = body.strip_prefix('_').unwrap_or(body);
+            if body.split('_').any(str::is_empty) {
+                return Err(err(start, format!("malformed number `{written}`")));
+            }
             let value = u128::from_str_radix(&digits, radix).map_err(|_| {
                 err(
                     start,

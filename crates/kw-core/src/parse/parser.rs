@@ -145,7 +145,7 @@ impl Parser<'_> {
         self.logic_chain(BinaryOp::And, operands)
     }
 
-    /// `a op b op c ...` for `and` / `or`: grouped from the left (`((a op b) op c)`), as
+    /// `a op b op c ...` for `and` / `or` (and `sum`'s `+`): grouped from the left (`((a op b) op c)`), as
     /// always; a chain too long for that depth (`a == 0 or a == 1 or ...` over 48 values) is
     /// grouped as a balanced tree instead, which means the same (`and` / `or` are associative,
     /// Python's value semantics included, and operands are still evaluated left to right).
@@ -215,6 +215,11 @@ impl Parser<'_> {
                         self.next();
                     }
                     self.next();
+                    // After a comparison the item is written twice (`a < b in [..]` is
+                    // `a < b and is_in(b, ..)`): checked as a chain's middle operands are.
+                    if !ops.is_empty() {
+                        self.check_chain_size(&operands, true)?;
+                    }
                     let item = operands.last().expect("one operand").clone();
                     let test = self.membership(item)?;
                     membership = Some(if negated {
@@ -243,19 +248,7 @@ impl Parser<'_> {
         // The middle operands are written twice: nested chains with compound middles double
         // at each level, so the size is checked before they are (24 levels took 6 GB).
         if ops.len() >= 2 {
-            let nodes = |e: &Expr| {
-                let mut n = 0usize;
-                e.visit(&mut |_| n += 1);
-                n
-            };
-            let middle: usize = operands[1..operands.len() - 1].iter().map(nodes).sum();
-            let all: usize = operands.iter().map(nodes).sum();
-            if all + middle > MAX_NODES {
-                return Err(self.error(format!(
-                    "expression too large: more than {MAX_NODES} operations once its chained \
-                     comparisons are spelled out (each middle operand is written twice)"
-                )));
-            }
+            self.check_chain_size(&operands, false)?;
         }
         let mut result: Option<Expr> = None;
         let mut d = 0;
@@ -282,6 +275,31 @@ impl Parser<'_> {
             });
         }
         Ok(result.unwrap_or_else(|| operands.pop().expect("one operand")))
+    }
+
+    /// Refuses a chained comparison whose operands, its middle ones written twice (and the
+    /// last too when `last_twice`: an `in` follows), would pass [`MAX_NODES`]: nested chains
+    /// with compound middles double at each level (24 levels took 6 GB).
+    fn check_chain_size(&self, operands: &[Expr], last_twice: bool) -> Result<(), ParseError> {
+        let nodes = |e: &Expr| {
+            let mut n = 0usize;
+            e.visit(&mut |_| n += 1);
+            n
+        };
+        let end = if last_twice {
+            operands.len()
+        } else {
+            operands.len() - 1
+        };
+        let twice: usize = operands[1.min(end)..end].iter().map(nodes).sum();
+        let all: usize = operands.iter().map(nodes).sum();
+        if all + twice > MAX_NODES {
+            return Err(self.error(format!(
+                "expression too large: more than {MAX_NODES} operations once its chained \
+                 comparisons are spelled out (each middle operand is written twice)"
+            )));
+        }
+        Ok(())
     }
 
     /// The test of `item`'s membership, just after `in`: of a list, tuple or set written out
@@ -597,12 +615,11 @@ impl Parser<'_> {
                     )));
                 };
                 if name == "sum" {
-                    let mut e = Expr::Lit(Value::Int(0));
-                    let mut d = 0;
-                    for item in items {
-                        e = self.join(BinaryOp::Add, e, &mut d, item)?;
-                    }
-                    return Ok(e);
+                    // `0 + a + b ...`, grouped balanced past the depth a long list would
+                    // reach (as `and` / `or` chains are).
+                    let mut operands = vec![Expr::Lit(Value::Int(0))];
+                    operands.extend(items);
+                    return self.logic_chain(BinaryOp::Add, operands);
                 }
                 let func = if name == "any" { Func::Any } else { Func::All };
                 return Ok(Expr::call(func, items));

@@ -77,13 +77,14 @@ pub struct TuneArgs {
     /// ~/.local/share/kernel-wisdom/wisdom); give a project's `wisdom/` to ship the result.
     #[arg(long)]
     pub(super) wisdom_dir: Option<PathBuf>,
-    /// The results log (JSON lines); with several captures, a directory for one log each.
-    /// Default: `<capture name>.tune.jsonl` in the state directory's `logs/`.
+    /// The results log (JSON lines); with several captures, or when it is a directory or
+    /// ends in `/`, a directory for one log each (`<capture name>.tune.jsonl`). Default:
+    /// `<capture name>.tune.jsonl` in the state directory's `logs/`.
     #[arg(long)]
     pub(super) log: Option<PathBuf>,
     /// Also write the results as a T4 results file (the auto-tuning community's results
-    /// schema) here, after each capture's run; with several captures, a directory for one
-    /// file each (`<capture name>.t4.json`).
+    /// schema) here, after each capture's run; with several captures, or when it is a
+    /// directory or ends in `/`, a directory for one file each (`<capture name>.t4.json`).
     #[arg(long, value_name = "OUT.json")]
     pub(super) t4: Option<PathBuf>,
     /// The state directory (results logs in its `logs/`). Default: KW_STATE_DIR, else

@@ -115,7 +115,11 @@ fn prepare_outputs(args: &TuneArgs, several: bool) -> Result<()> {
         kw_core::files::FileModes::get()
             .create_dir_all(dir)
             .with_context(|| format!("{option} {}: creating {}", path.display(), dir.display()))?;
-        let probe = dir.join(format!(".kw-write-check-{}", std::process::id()));
+        // The pid and the clock: a probe a crashed run left behind is never this one's.
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let probe = dir.join(format!(".kw-write-check-{}-{nonce}", std::process::id()));
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

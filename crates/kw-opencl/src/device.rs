@@ -295,7 +295,7 @@ impl ClDevice {
                     }
                     // A buffer this device cannot use is the argument's fault, whatever
                     // the configuration.
-                    let handle: cl_mem = self.mem_handle(mem, i).map_err(|e| {
+                    let handle: cl_mem = self.mem_handle(mem, "the buffer").map_err(|e| {
                         arg_err(
                             i,
                             match e {
@@ -406,15 +406,15 @@ impl ClDevice {
         }
     }
 
-    /// The `cl_mem` of a buffer argument.
-    fn mem_handle(&self, mem: &Mem<'_>, index: usize) -> Result<cl_mem, BackendError> {
+    /// The `cl_mem` of a buffer (`what`: how to name it in an error).
+    fn mem_handle(&self, mem: &Mem<'_>, what: &str) -> Result<cl_mem, BackendError> {
         match mem {
             Mem::Device(m) => m
                 .as_any()
                 .downcast_ref::<ClMemory>()
                 .filter(|m| Arc::ptr_eq(&m.shared, &self.shared))
                 .map(ClMemory::raw)
-                .ok_or_else(|| Self::foreign(&format!("the buffer of argument {index}"))),
+                .ok_or_else(|| Self::foreign(what)),
             Mem::Raw(r) => match r.handle() {
                 RawHandle::OpenCl(h) => {
                     // SAFETY: `RawMem`'s constructor vouched for a live buffer.
@@ -430,9 +430,7 @@ impl ClDevice {
                     }
                     Ok(h as cl_mem)
                 }
-                _ => Err(Self::foreign(&format!(
-                    "the CUDA pointer of argument {index}"
-                ))),
+                _ => Err(Self::foreign(&format!("{what}, a CUDA pointer,"))),
             },
         }
     }
@@ -545,7 +543,11 @@ impl Device for ClDevice {
         let raw_queue = self.raw_queue(queue)?;
         let mut raw = Vec::with_capacity(sources.len());
         for (i, (mem, bytes)) in sources.iter().enumerate() {
-            raw.push((self.mem_handle(mem, i)?, mem.len_bytes(), *bytes));
+            raw.push((
+                self.mem_handle(mem, &format!("the buffer of argument {i}"))?,
+                mem.len_bytes(),
+                *bytes,
+            ));
         }
         // SAFETY: the queue and its events are live (the `Queue`'s constructor vouched for
         // them); device memory was checked to be this context's, raw memory was vouched for

@@ -109,16 +109,19 @@ impl<T> Registry<T> {
         if bits == 0 {
             return Err(CError::new(Status::Null, format!("a null {name} handle")));
         }
+        // A number no handle ever had (`(kw_device*)1`) is said as such, whatever its kind bits.
+        let id = bits >> KIND_BITS;
+        let issued = id != 0 && id < NEXT.load(Ordering::Relaxed);
         match Kind::of(bits) {
             Some(k) if k == self.kind => Ok(bits),
-            Some(other) => Err(CError::new(
+            Some(other) if issued => Err(CError::new(
                 Status::Handle,
                 format!(
                     "a {} handle was given where a {name} is expected",
                     other.c_name()
                 ),
             )),
-            None => Err(CError::new(
+            _ => Err(CError::new(
                 Status::Handle,
                 format!("{bits:#x} is not a {name} handle (not made by kernel-wisdom)"),
             )),
@@ -195,5 +198,12 @@ mod tests {
         assert!(A.remove(std::ptr::null()).is_ok());
         let made_up = 0x1000 as *const c_void;
         assert_eq!(A.get(made_up).unwrap_err().status, Status::Handle);
+        // A small number never issued, with another kind's bits, is not called that kind's.
+        let one = B.get(1 as *const c_void).unwrap_err();
+        assert!(
+            one.message.contains("not made by kernel-wisdom"),
+            "{}",
+            one.message
+        );
     }
 }

@@ -21,6 +21,7 @@ use crate::status::{guard, CError, Status};
 use crate::types::{KwArg, ARG_BUFFER, ARG_SCALAR, COUNT_AUTO, TYPES};
 use kernel_wisdom::library::{HotspotCoefficients, Library, NbodyStep};
 use kernel_wisdom::DeviceBuffer;
+use kw_core::backend::BackendError;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 
@@ -164,9 +165,17 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
             }
         }
         // A view is refused by the backend when the memory is not this device's (a cl_mem of
-        // another context): said with the routine and the buffer.
-        let view = DeviceBuffer::view(device.as_ref(), raw)
-            .map_err(|e| bad(Status::Backend, e.to_string()))?;
+        // another context): the argument's fault, as at a kernel launch, said with the
+        // routine and the buffer.
+        let view = DeviceBuffer::view(device.as_ref(), raw).map_err(|e| {
+            let status = match e {
+                BackendError::Api { op: "view", .. } | BackendError::Foreign { .. } => {
+                    Status::Arguments
+                }
+                _ => Status::Backend,
+            };
+            bad(status, e.to_string())
+        })?;
         out.push(view);
     }
     out.try_into()

@@ -266,6 +266,20 @@ int main(int argc, char** argv) {
     s = kw_library_transpose(lib, R, C, f32(NULL, R * C), f32(dt, R * C));
     expect("transpose, a null buffer", s, KW_ERROR_NULL,
            "library routine `transpose`: input: a null buffer");
+    {
+        /* A cl_mem of another context: the argument's fault, as at a kernel launch. */
+        app_cl other;
+        cl_mem foreign;
+        float t = 0.0f;
+        app_cl_open(&other);
+        foreign = app_buffer(&other, 16 * sizeof(float));
+        s = kw_library_sum(lib, f32(foreign, 16), &t);
+        expect("sum, a buffer of another context", s, KW_ERROR_ARGUMENTS,
+               "library routine `sum`: input: view failed: the cl_mem belongs to another "
+               "OpenCL context");
+        clReleaseMemObject(foreign);
+        app_cl_close(&other);
+    }
     s = kw_library_stencil3d(lib, NX, NY, NZ + 1, 0.5f, 0.25f, f32(dg, NX * NY * NZ),
                              f32(dgo, NX * NY * NZ));
     expect("stencil3d, a grid larger than the buffers", s, KW_ERROR_INVALID,

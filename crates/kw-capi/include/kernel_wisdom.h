@@ -332,7 +332,7 @@ int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, c
  * library's device and the routine's length for it (or KW_COUNT_AUTO: the driver's size,
  * which must then be that length exactly); a count larger than the driver says the memory
  * holds is KW_ERROR_INVALID, a cl_mem of another OpenCL context than the device's
- * KW_ERROR_BACKEND. An output must not share memory with another buffer of the call
+ * KW_ERROR_ARGUMENTS (as at a kernel launch). An output must not share memory with another buffer of the call
  * (KW_ERROR_INVALID: "... output and input share memory"). Every routine works at every size; the work is
  * enqueued on the device's own queue or stream (the queue given to kw_device_attach_opencl;
  * kw_device_synchronize waits for it). A length that does not fit the shape is

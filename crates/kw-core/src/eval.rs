@@ -385,27 +385,19 @@ fn in_range(x: &Value, start: &Value, stop: &Value, step: &Value) -> Result<Valu
     let Some(x) = num(x) else {
         return Ok(Value::Bool(false));
     };
-    let inside = |x: f64| {
-        let (lo, hi) = (start as f64, stop as f64);
-        let within = if step > 0 {
-            lo <= x && x < hi
-        } else {
-            hi < x && x <= lo
-        };
-        within && ((x - lo) / step as f64).fract() == 0.0
+    // The elements are integers: a float is one of them only when it is a whole number,
+    // compared as the integer it is (exactly).
+    let x = match x {
+        Num::I(i) => i as i128,
+        Num::F(f) if f.fract() == 0.0 && f.abs() < 1e38 => f as i128,
+        Num::F(_) => return Ok(Value::Bool(false)),
     };
-    Ok(Value::Bool(match x {
-        Num::I(x) => {
-            let x = x as i128;
-            let within = if step > 0 {
-                start <= x && x < stop
-            } else {
-                stop < x && x <= start
-            };
-            within && (x - start) % step == 0
-        }
-        Num::F(f) => inside(f),
-    }))
+    let within = if step > 0 {
+        start <= x && x < stop
+    } else {
+        stop < x && x <= start
+    };
+    Ok(Value::Bool(within && (x - start) % step == 0))
 }
 
 /// Python's `divmod` of floats (CPython's `float_divmod`, `y` not 0): the remainder from
@@ -464,7 +456,8 @@ fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 
 /// Python's `int(text)` of a decimal: a sign, then digits with single underscores between
 /// them (`1_000`; `1_`, `_1` and `1__0` are not numbers).
-fn python_int(text: &str) -> Option<i64> {
+/// `None` when it is not a number; `Some(None)` when it is one beyond 64 bits.
+fn python_int(text: &str) -> Option<Option<i64>> {
     let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
     let well_formed = !digits.is_empty()
         && digits
@@ -473,7 +466,7 @@ fn python_int(text: &str) -> Option<i64> {
     if !well_formed {
         return None;
     }
-    text.replace('_', "").parse().ok()
+    Some(text.replace('_', "").parse().ok())
 }
 
 /// Python's `round(x, n)`: an integer stays one (rounded to a multiple of `10^-n`, halves to
@@ -488,7 +481,9 @@ fn round_to(x: &Value, n: &Value) -> Result<Value, EvalError> {
     match num(x) {
         Some(Num::I(i)) if n >= 0 => Ok(Value::Int(i)),
         Some(Num::I(i)) => {
-            if n < -18 {
+            // |i| < 10^19 / 2: nothing is left past 19 digits (at 19, 6e18 rounds to 10^19,
+            // which overflows below).
+            if n < -19 {
                 return Ok(Value::Int(0));
             }
             let p = 10i128.pow((-n) as u32);
@@ -505,9 +500,29 @@ fn round_to(x: &Value, n: &Value) -> Result<Value, EvalError> {
             let text = format!("{f:.prec$}", prec = n as usize);
             Ok(Value::Float(text.parse().unwrap_or(f)))
         }
+        // Past 308 digits every finite float rounds to a zero of its sign.
+        Some(Num::F(f)) if n < -308 => Ok(Value::Float(0.0 * f)),
         Some(Num::F(f)) => {
-            let p = 10f64.powi((-n).min(400) as i32);
-            Ok(Value::Float((f / p).round_ties_even() * p))
+            let k = (-n) as u32;
+            let r = if f.abs() < 9.2e18 && k <= 18 {
+                // Exactly: the float's whole part and fraction against 10^k, halves to even.
+                let floor = f.floor();
+                let (m, frac) = (floor as i128, f - floor);
+                let p = 10i128.pow(k);
+                let (q, rem) = (m.div_euclid(p), m.rem_euclid(p));
+                // rem + frac against p / 2 (p is even): above it when 2 * rem passes p, or
+                // meets it with a fraction; a tie (no fraction) goes to the even multiple.
+                let twice = 2 * rem;
+                let up = twice > p || (twice == p && (frac > 0.0 || q % 2 != 0));
+                ((q + up as i128) * p) as f64
+            } else {
+                let p = 10f64.powi(k as i32);
+                (f / p).round_ties_even() * p
+            };
+            if r.is_infinite() {
+                return Err(EvalError::FloatOverflow("round".into()));
+            }
+            Ok(Value::Float(r))
         }
         None => Err(mismatch("round", x, None)),
     }
@@ -631,14 +646,14 @@ fn call(func: Func, args: &[Expr], scope: &dyn Scope) -> Result<Value, EvalError
             }),
             Value::Float(f) if f.trunc().abs() < 9.2e18 => Ok(Value::Int(f.trunc() as i64)),
             Value::Float(_) => Err(EvalError::Overflow(name.into())),
-            Value::Str(s) => {
-                python_int(s.trim())
-                    .map(Value::Int)
-                    .ok_or_else(|| EvalError::InvalidValue {
-                        op: name.into(),
-                        reason: format!("{s:?} is not a whole number"),
-                    })
-            }
+            Value::Str(s) => match python_int(s.trim()) {
+                Some(Some(i)) => Ok(Value::Int(i)),
+                Some(None) => Err(EvalError::Overflow(name.into())),
+                None => Err(EvalError::InvalidValue {
+                    op: name.into(),
+                    reason: format!("{s:?} is not a whole number"),
+                }),
+            },
         },
         Func::Float => match &vals[0] {
             Value::Str(s) => {
@@ -845,6 +860,7 @@ mod tests {
             ("sum([a, b, True])", Value::Int(10)),
             ("len([a, b, c])", Value::Int(3)),
             ("0x10 + 0o17 + 0b1_01", Value::Int(16 + 15 + 5)),
+            ("1_000 + 1e1_0 / 1e10", Value::Float(1001.0)),
             // Integers and floats compare exactly (2^53 + 1 is not 2.0^53).
             ("9007199254740993 == 9007199254740992.0", Value::Bool(false)),
             ("9007199254740993 > 9007199254740992.0", Value::Bool(true)),
@@ -867,6 +883,14 @@ mod tests {
             ("round(a, 1)", Value::Int(6)),
             ("round(0.125, 2)", Value::Float(0.12)),
             ("round(123.456, -1)", Value::Float(120.0)),
+            ("round(125.5, -1)", Value::Float(130.0)),
+            ("round(125.0, -1)", Value::Float(120.0)),
+            ("round(-125.0, -1)", Value::Float(-120.0)),
+            ("round(-125.5, -1)", Value::Float(-130.0)),
+            ("round(135.0, -1)", Value::Float(140.0)),
+            ("round(1.5, -9223372036854775808)", Value::Float(0.0)),
+            ("round(123.0, -400)", Value::Float(0.0)),
+            ("round(6000000000000000000, -20)", Value::Int(0)),
         ];
         struct Abc;
         impl Scope for Abc {
@@ -893,6 +917,22 @@ mod tests {
         assert!(invalid("math.log(0)"));
         assert!(invalid("int('x')"));
         assert!(invalid("int('1_')") && invalid("int('-_1')") && invalid("int('1__0')"));
+        assert!(matches!(
+            ev("round(6000000000000000000, -19)"),
+            Err(EvalError::Overflow(_))
+        ));
+        assert!(matches!(
+            ev("round(1.6e308, -308)"),
+            Err(EvalError::FloatOverflow(_))
+        ));
+        assert!(matches!(
+            ev("int('99999999999999999999')"),
+            Err(EvalError::Overflow(_))
+        ));
+        assert!(matches!(
+            ev("9007199254740992.0 in range(9007199254740993, 9007199254740995)"),
+            Ok(Value::Bool(false))
+        ));
         assert_eq!(ev("int(' -1_000 ')").unwrap(), Value::Int(-1000));
         assert!(invalid("(-8.0) ** 0.5"));
         assert!(matches!(ev("1 << 64"), Err(EvalError::Overflow(_))));
@@ -947,6 +987,9 @@ mod tests {
             "0b102",
             "0xfffffffffffffffffffffffffffffffff",
             "0x1__f",
+            "1__0",
+            "1_ + 2",
+            "1_e5",
             "0x_",
             "0b1_",
         ] {

@@ -420,10 +420,10 @@ impl ClDevice {
                     // SAFETY: `RawMem`'s constructor vouched for a live buffer.
                     if !unsafe { crate::memory::in_context(&self.shared, h as cl_mem) }? {
                         return Err(BackendError::Api {
-                            op: "launch",
+                            op: "a buffer argument",
                             message: format!(
-                                "the cl_mem belongs to another OpenCL context than the \
-                                 device's ({})",
+                                "{what} belongs to another OpenCL context than the device's \
+                                 ({})",
                                 crate::memory::OTHER_CONTEXT_HINT
                             ),
                         });

@@ -42,7 +42,8 @@ pub struct LaunchOptions<'a> {
     /// your own event on your stream).
     pub event: bool,
     /// Wait for the launch and return its device time, measured with device events or
-    /// profiling counters. Only on the device's own queue; no capture, no fallback.
+    /// profiling counters. Only on the device's own queue, with no events to wait for; no
+    /// capture, no fallback.
     pub timed: bool,
 }
 

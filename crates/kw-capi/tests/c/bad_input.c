@@ -219,7 +219,7 @@ int main(void) {
         foreign = app_buffer(&other, n * sizeof(float));
         args[0] = kw_arg_buffer(foreign, KW_F32, KW_COUNT_AUTO);
         expect("buffer of another context", kw_kernel_launch(k, NULL, args, 3),
-               KW_ERROR_ARGUMENTS, "argument 0: the cl_mem belongs to another OpenCL context");
+               KW_ERROR_ARGUMENTS, "argument 0: the buffer belongs to another OpenCL context");
         args[0] = kw_arg_buffer(x, KW_F32, KW_COUNT_AUTO);
         expect("null wait event",
                kw_kernel_launch_opencl(k, NULL, no_event, 2, NULL, args, 3), KW_ERROR_NULL,

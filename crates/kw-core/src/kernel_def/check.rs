@@ -499,6 +499,26 @@ mod tests {
     use crate::expr::{arg, lit, param};
     use crate::kernel_def::sample_def;
 
+    /// A restriction that cannot be evaluated at the default is not a problem of its own
+    /// where another restriction is broken there (the guard rules the default out); alone,
+    /// it is.
+    #[test]
+    fn a_guarded_division_at_the_default_is_not_a_second_problem() {
+        for guarded in [true, false] {
+            let mut def = sample_def();
+            // The default has elems_per_thread = 1: `1 // (e - 1)` cannot be evaluated there.
+            def.restrictions
+                .push((lit(1).floor_div(param("elems_per_thread") - 1)).ge(0));
+            if guarded {
+                def.restrictions.push(param("elems_per_thread").gt(1));
+            }
+            let problems = def.check(None);
+            let text = format!("{problems:?}");
+            assert_eq!(!guarded, text.contains("division by zero"), "{text}");
+            assert_eq!(guarded, text.contains("breaks restriction"), "{text}");
+        }
+    }
+
     #[test]
     fn a_good_definition_has_no_problems() {
         assert_eq!(sample_def().check(Some(&test_device())), vec![]);

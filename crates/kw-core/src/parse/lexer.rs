@@ -83,6 +83,16 @@ pub(crate) fn lex(text: &str) -> Result<Lexer, ParseError> {
                 if d.is_ascii_digit() {
                     s.push(d);
                 } else if d == '_' {
+                    // Python's rule: an underscore only between two digits (`1_000`).
+                    let between = i > start
+                        && chars[i - 1].is_ascii_digit()
+                        && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+                    if !between {
+                        return Err(err(
+                            start,
+                            "malformed number: an underscore must stand between digits".into(),
+                        ));
+                    }
                 } else if d == '.' && !is_float && !s.contains('e') {
                     is_float = true;
                     s.push(d);

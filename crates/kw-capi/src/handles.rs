@@ -199,7 +199,9 @@ mod tests {
         let made_up = 0x1000 as *const c_void;
         assert_eq!(A.get(made_up).unwrap_err().status, Status::Handle);
         // A small number never issued, with another kind's bits, is not called that kind's.
-        let one = B.get(1 as *const c_void).unwrap_err();
+        let one = B
+            .get(std::ptr::without_provenance::<c_void>(1))
+            .unwrap_err();
         assert!(
             one.message.contains("not made by kernel-wisdom"),
             "{}",

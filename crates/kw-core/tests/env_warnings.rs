@@ -6,6 +6,15 @@ use std::process::Command;
 
 const CHILD: &str = "KW_ENV_WARNINGS_CHILD";
 
+/// In a child: the file modes, read twice (a warning is said once), are the private ones.
+fn file_modes_read_twice_are_private() {
+    assert_eq!(
+        kw_core::files::FileModes::get(),
+        kw_core::files::FileModes::PRIVATE
+    );
+    let _ = kw_core::files::FileModes::get();
+}
+
 /// Runs `test` of this binary in a child process with `marker` set, `KW_LOG=warn` and
 /// `vars`; asserts that it passed and returns its standard error.
 fn child(test: &str, marker: &str, vars: &[(&str, &std::ffi::OsStr)]) -> String {
@@ -28,11 +37,7 @@ fn invalid_settings_are_warned_about_once() {
         let cache = kw_core::compile_cache::CompileCache::global();
         let _ = kw_core::compile_cache::CompileCache::global();
         assert_eq!(cache.max_bytes(), kw_core::compile_cache::DEFAULT_MAX_BYTES);
-        assert_eq!(
-            kw_core::files::FileModes::get(),
-            kw_core::files::FileModes::PRIVATE
-        );
-        let _ = kw_core::files::FileModes::get();
+        file_modes_read_twice_are_private();
         return;
     }
     let err = child(
@@ -63,11 +68,7 @@ fn settings_that_are_not_text_are_warned_about_once() {
     use std::os::unix::ffi::OsStrExt;
     const NOT_TEXT_CHILD: &str = "KW_ENV_NOT_TEXT_CHILD";
     if std::env::var_os(NOT_TEXT_CHILD).is_some() {
-        assert_eq!(
-            kw_core::files::FileModes::get(),
-            kw_core::files::FileModes::PRIVATE
-        );
-        let _ = kw_core::files::FileModes::get();
+        file_modes_read_twice_are_private();
         return;
     }
     let err = child(

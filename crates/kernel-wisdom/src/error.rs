@@ -178,13 +178,9 @@ impl std::fmt::Debug for Error {
 }
 
 impl Error {
-    /// Whether the launch's arguments are at fault whatever the configuration: an argument
-    /// the backend refuses (its type against the kernel's parameter, a buffer of another
-    /// device or context).
+    /// Whether the launch's arguments are at fault whatever the configuration
+    /// ([`BackendError::is_arguments_fault`]).
     pub fn is_arguments_fault(&self) -> bool {
-        matches!(
-            self,
-            Error::Backend(BackendError::Argument { .. } | BackendError::Foreign { .. })
-        )
+        matches!(self, Error::Backend(b) if b.is_arguments_fault())
     }
 }

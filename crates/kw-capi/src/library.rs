@@ -169,9 +169,8 @@ unsafe fn buffers_of<T: kw_core::scalar::Scalar, const N: usize>(
         // routine and the buffer.
         let view = DeviceBuffer::view(device.as_ref(), raw).map_err(|e| {
             let status = match e {
-                BackendError::Api { op: "view", .. } | BackendError::Foreign { .. } => {
-                    Status::Arguments
-                }
+                BackendError::Api { op: "view", .. } => Status::Arguments,
+                ref e if e.is_arguments_fault() => Status::Arguments,
                 _ => Status::Backend,
             };
             bad(status, e.to_string())

@@ -40,14 +40,10 @@ pub fn resolve(
         .or_else(|| nonempty("HOME").map(|h| under(PathBuf::from(h).join(home_rel))))
 }
 
-fn env(name: &str) -> Option<String> {
-    crate::diag::env_var(name)
-}
-
 /// The per-user wisdom directory (see the module's table).
 pub fn user_wisdom_dir() -> Option<PathBuf> {
     resolve(
-        &env,
+        &crate::diag::env_var,
         USER_WISDOM_DIR_ENV,
         "XDG_DATA_HOME",
         ".local/share",
@@ -57,7 +53,13 @@ pub fn user_wisdom_dir() -> Option<PathBuf> {
 
 /// The state directory (see the module's table).
 pub fn state_dir() -> Option<PathBuf> {
-    resolve(&env, STATE_DIR_ENV, "XDG_STATE_HOME", ".local/state", "")
+    resolve(
+        &crate::diag::env_var,
+        STATE_DIR_ENV,
+        "XDG_STATE_HOME",
+        ".local/state",
+        "",
+    )
 }
 
 #[cfg(test)]

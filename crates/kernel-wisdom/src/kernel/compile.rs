@@ -45,10 +45,7 @@ impl WisdomKernel {
     /// refuses (a buffer of another device or context) is the arguments' fault, whatever the
     /// configuration, and said as such.
     pub(super) fn config_error(&self, config: &Config, source: BackendError) -> Error {
-        if matches!(
-            source,
-            BackendError::Argument { .. } | BackendError::Foreign { .. }
-        ) {
+        if source.is_arguments_fault() {
             return Error::Backend(source);
         }
         Error::Config {

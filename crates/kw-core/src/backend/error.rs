@@ -124,3 +124,15 @@ pub enum BackendError {
         message: String,
     },
 }
+
+impl BackendError {
+    /// Whether the launch's arguments are at fault whatever the configuration: an argument
+    /// the backend refuses (its type against the kernel's parameter, a buffer of another
+    /// device or context).
+    pub fn is_arguments_fault(&self) -> bool {
+        matches!(
+            self,
+            BackendError::Argument { .. } | BackendError::Foreign { .. }
+        )
+    }
+}

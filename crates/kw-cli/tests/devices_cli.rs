@@ -57,3 +57,46 @@ fn library_errors_debug_print_in_words() {
     assert_eq!(debug, e.to_string());
     assert!(!debug.contains("NoDevice {"), "{debug}");
 }
+
+/// Without any platform (an ICD loader with no vendor file), `kw devices` says why there is
+/// no device and still shows the cache and wisdom directories, exit status 0: no device is
+/// an answer. `--json` prints an empty list and says why on stderr.
+#[test]
+fn kw_devices_without_a_platform_says_why() {
+    let empty = std::env::temp_dir().join(format!("kw-devices-no-icd-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = |json: bool| {
+        let mut cmd = kw_core::child_env::command(env!("CARGO_BIN_EXE_kw"));
+        cmd.arg("devices").env("OCL_ICD_VENDORS", &empty);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(false);
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.lines().any(|l| l.starts_with("0    ")) {
+        // A CUDA device, or an ICD loader that ignores OCL_ICD_VENDORS.
+        eprintln!("SKIPPED: a device is still listed without OpenCL vendors: {text}");
+        let _ = std::fs::remove_dir_all(&empty);
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("no device: "), "{text}");
+    assert!(text.contains("compile cache"), "{text}");
+    assert!(text.contains("wisdom search path"), "{text}");
+    let json = run(true);
+    assert!(json.status.success());
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(list.is_empty());
+    assert!(
+        String::from_utf8_lossy(&json.stderr).contains("no device: "),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&empty);
+}

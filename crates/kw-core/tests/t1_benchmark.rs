@@ -212,6 +212,60 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
 /// the field; with a kernel beside them (this repository's convolution, standing in for the
 /// published one), the constant-memory filter (`MemType: Constant`) becomes a symbol and the
 /// images the kernel's two arguments.
+/// `LocalSize` given as a number is that number (a whole float too; `16.0` was read as 1),
+/// and a number that is no size, or a constant `GlobalSize` below 1 (a benchmark of nothing),
+/// is an error naming the field.
+#[test]
+fn numeric_and_constant_sizes_are_checked() {
+    let d = dir("sizes");
+    let args = serde_json::json!([{"Name": "n", "Type": "int32", "MemoryType": "Scalar",
+                                   "FillValue": 1000}]);
+    let with = |local: serde_json::Value, global: Option<serde_json::Value>| {
+        let mut s = spec(args.clone(), "OpenCL");
+        let ks = &mut s["KernelSpecification"];
+        ks["LocalSize"] = serde_json::json!({ "X": local });
+        if let Some(g) = global {
+            ks.as_object_mut().unwrap().remove("ProblemSize");
+            ks["GlobalSize"] = g;
+        }
+        T1Benchmark::load(&write(&d, &s))
+    };
+    let b = with(serde_json::json!(16.0), None).unwrap();
+    assert_eq!(b.def.block_size[0].to_string(), "16");
+    for bad in [
+        serde_json::json!(16.5),
+        serde_json::json!(0),
+        serde_json::json!(-4),
+    ] {
+        let e = with(bad.clone(), None).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "`LocalSize.X` {bad} is not a whole number of at least 1"
+            )),
+            "{e}"
+        );
+    }
+    let b = with(
+        serde_json::json!(8),
+        Some(serde_json::json!({"X": "1000 / 2"})),
+    )
+    .unwrap();
+    assert_eq!(b.def.problem_size[0].to_string(), "500");
+    for (g, why) in [
+        ("0", "is 0"),
+        ("1 // 0", "cannot be evaluated"),
+        ("2.5", "is 2.5"),
+    ] {
+        let e = with(serde_json::json!(8), Some(serde_json::json!({"X": g})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`GlobalSize.X` `"), "{e}");
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("k_T1.json"), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn published_files_are_read_or_refused_precisely() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tuning-spaces");

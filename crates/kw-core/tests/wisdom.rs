@@ -374,6 +374,39 @@ fn merge_into_beside_writers_loses_no_record() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `merge_into` holds every key's lock from its size check to its last write: while one
+/// key's lock is held elsewhere (a tune adding a record), no key's file is written yet.
+#[test]
+fn merge_into_holds_every_key_lock_before_writing() {
+    let dir = std::env::temp_dir().join(format!("kw-merge-all-locks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let held = std::fs::File::create(dir.join(format!("{}.lock", wisdom_file_name("b")))).unwrap();
+    held.lock().unwrap();
+    let merger = {
+        let dir = dir.clone();
+        std::thread::spawn(move || {
+            let files = ["a", "b"].map(|key| {
+                let mut f = WisdomFile::new(key);
+                f.records = vec![record("merged", "a", "cuda", &[8], 32, 1.0)];
+                f
+            });
+            merge_into(&dir, files.to_vec()).unwrap()
+        })
+    };
+    // Correct code never writes `a` while `b` is locked, however long this waits.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!dir.join(wisdom_file_name("a")).exists());
+    held.unlock().unwrap();
+    let (written, _) = merger.join().unwrap();
+    assert_eq!(written.len(), 2);
+    for key in ["a", "b"] {
+        let f = WisdomFile::load(&dir.join(wisdom_file_name(key))).unwrap();
+        assert_eq!(f.records.len(), 1);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Steps 1-3 stay within the query's backend.
 #[test]
 fn selection_steps_respect_the_backend() {

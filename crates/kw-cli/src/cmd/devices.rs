@@ -17,8 +17,16 @@ pub struct DevicesArgs {
 
 /// Runs `kw devices`.
 pub fn run(args: DevicesArgs) -> Result<()> {
-    let devices = list_devices()?;
+    // No device is an answer, not a failure: the reason is said (an OpenCL loader without a
+    // platform, no CUDA driver), and so are the cache and wisdom directories.
+    let (devices, none_because) = match list_devices() {
+        Ok(devices) => (devices, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
     if args.json {
+        if let Some(why) = &none_because {
+            eprintln!("kw devices: no device: {}", kw_core::diag::printable(why));
+        }
         let list: Vec<serde_json::Value> = devices
             .iter()
             .map(|d| {
@@ -37,9 +45,14 @@ pub fn run(args: DevicesArgs) -> Result<()> {
         return Ok(());
     }
     if devices.is_empty() {
-        println!("no device: no CUDA driver and no OpenCL platform answered");
+        match &none_because {
+            Some(why) => println!("no device: {}", kw_core::diag::printable(why)),
+            None => println!("no device: no CUDA driver and no OpenCL platform answered"),
+        }
     }
-    println!("index  backend  architecture  name (vendor, driver)");
+    if !devices.is_empty() {
+        println!("index  backend  architecture  name (vendor, driver)");
+    }
     for d in &devices {
         println!(
             "{:<5}  {:<7}  {:<12}  {} ({}, driver {})",

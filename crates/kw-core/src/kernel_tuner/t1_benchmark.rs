@@ -278,7 +278,18 @@ impl T1Benchmark {
         let axis_expr = |obj: &str, axis: &str, default: Expr| -> Result<Expr, KtError> {
             match field(obj).and_then(|o| o.get(axis)) {
                 None | Some(Json::Null) => Ok(default),
-                Some(Json::Number(n)) => Ok(lit(n.as_i64().unwrap_or(1))),
+                // A whole number of at least 1 (`16.0` too, as `SharedMemory` takes it).
+                Some(Json::Number(n)) => match n.as_i64().or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                        .map(|f| f as i64)
+                }) {
+                    Some(v) if v >= 1 => Ok(lit(v)),
+                    _ => Err(fmt(
+                        path,
+                        format!("`{obj}.{axis}` {n} is not a whole number of at least 1"),
+                    )),
+                },
                 Some(Json::String(s)) => {
                     t1_expr(s, &spec).map_err(|e| fmt(path, format!("`{obj}.{axis}` `{s}`: {e}")))
                 }
@@ -357,11 +368,37 @@ impl T1Benchmark {
                         args: vec![g[i].clone(), block[i].clone()],
                     })
                 };
-                // The problem size: the global size when it does not depend on parameters.
+                // The problem size: the global size when it does not depend on parameters
+                // (each axis a whole number of at least 1: a benchmark of nothing is refused).
                 let size: Vec<Expr> = if g.iter().all(|e| e.params().is_empty()) {
-                    g.iter()
-                        .map(|e| Expr::Lit(e.eval(&SizeScope(&[])).unwrap_or(Value::Int(1))))
-                        .collect()
+                    let mut size = Vec::with_capacity(3);
+                    for (e, axis) in g.iter().zip(["X", "Y", "Z"]) {
+                        let v = e.eval(&SizeScope(&[]));
+                        let whole = v.as_ref().ok().and_then(|v| match v {
+                            Value::Int(i) => Some(*i),
+                            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                                Some(*f as i64)
+                            }
+                            _ => None,
+                        });
+                        match whole {
+                            Some(n) if n >= 1 => size.push(lit(n)),
+                            _ => {
+                                let got = match v {
+                                    Ok(v) => format!("is {v}"),
+                                    Err(err) => format!("cannot be evaluated: {err}"),
+                                };
+                                return Err(fmt(
+                                    path,
+                                    format!(
+                                        "`GlobalSize.{axis}` `{e}` {got}: a global size must \
+                                         be a whole number of at least 1"
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    size
                 } else {
                     vec![lit(1)]
                 };

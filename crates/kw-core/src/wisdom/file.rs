@@ -904,10 +904,9 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
 /// ([`merge_files`]) and replaced atomically, so a merge beside a running tune loses none of
 /// the tune's records. Returns each file written with its record count, and the report. The
 /// files of `dir` are checked before any is written, and so is the size of every merged file
-/// ([`WisdomError::TooLarge`]: a first pass merges without writing). Only a record that a
-/// concurrent `kw tune` adds between that pass and the write can still make a key's file too
-/// large after the keys before it were written (each file is whole: the old one or the
-/// merged one).
+/// ([`WisdomError::TooLarge`]: a first pass merges without writing). The locks of every key
+/// are held from that pass to the last write, so a concurrent `kw tune` waits and cannot
+/// make a file too large between the check and the write.
 pub fn merge_into(
     dir: &Path,
     inputs: Vec<WisdomFile>,
@@ -975,22 +974,30 @@ fn merge_within(
         let file = merged.pop().unwrap_or_else(|| WisdomFile::new(key));
         Ok::<_, WisdomError>((path, file, report, dropped))
     };
+    // Every key's lock is held from the first pass to the last write, so that a `kw tune`
+    // adding a record meanwhile waits, and the sizes checked are the sizes written. Taken in
+    // the order of the file names, so that two merges of overlapping keys never wait on
+    // each other in a circle (a tune takes one key's lock at a time).
+    by_key.sort_by_cached_key(|(key, _)| wisdom_file_name(key));
+    let _locks = by_key
+        .iter()
+        .map(|(key, _)| lock_key(dir, key))
+        .collect::<Result<Vec<_>, _>>()?;
     // First pass, nothing written: a key whose merged file would be too large for any kw to
     // read is refused before another key's file is replaced.
-    for (key, files) in &by_key {
-        let (path, file, _, _) = merge_key(key, files.clone())?;
+    let mut merged = Vec::with_capacity(by_key.len());
+    for (key, files) in by_key {
+        let (path, file, report, dropped) = merge_key(&key, files)?;
         file.text_within(&path, limit)?;
+        merged.push((path, file, report, dropped));
     }
     let mut written = Vec::new();
     let mut total = MergeReport::default();
-    for (key, files) in by_key {
-        let lock = lock_key(dir, &key)?;
-        let (path, file, report, dropped) = merge_key(&key, files)?;
+    for (path, file, report, dropped) in merged {
         total.read += report.read;
         total.dropped.extend(report.dropped);
         dropped.say();
         file.save(&path)?;
-        drop(lock);
         written.push((path, file.records.len()));
     }
     Ok((written, total))

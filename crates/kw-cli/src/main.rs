@@ -172,7 +172,8 @@ fn main() {
 }
 
 /// The error and its causes, `: `-separated, without repeats: a cause whose text its
-/// parent's message already ends with (typed errors that print their source) is left out.
+/// parent's message already ends with (typed errors that print their source) is left out;
+/// control characters other than line breaks and tabs are written as escapes.
 pub(crate) fn error_text(e: &anyhow::Error) -> String {
     let mut out = String::new();
     let mut last = String::new();
@@ -187,12 +188,22 @@ pub(crate) fn error_text(e: &anyhow::Error) -> String {
         out.push_str(&text);
         last = text;
     }
-    out
+    // A name read from a file (a tuning key, a path) must not drive the terminal.
+    kw_core::diag::printable(&out).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A tuning key read from a capture (`kw tune`'s error lines) cannot clear the screen.
+    #[test]
+    fn error_text_escapes_control_characters() {
+        let e = anyhow::anyhow!("the metadata's tuning_key `\u{1b}[2J\u{1b}[31mevil`");
+        let text = error_text(&e.context("tuning x.kwcap"));
+        assert!(!text.contains('\u{1b}'), "{text:?}");
+        assert!(text.contains("evil"), "{text:?}");
+    }
+
     #[test]
     fn broken_pipes_are_told_apart() {
         assert!(is_broken_pipe_panic(

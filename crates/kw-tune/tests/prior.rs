@@ -192,6 +192,27 @@ fn a_results_log_and_a_wisdom_file_are_matched_by_name() {
     }
 }
 
+/// A FIFO given as a prior is refused at once (it blocked `kw tune` and `kw simulate` for
+/// ever: each format's reader opened it, waiting for a writer).
+#[test]
+fn a_fifo_prior_is_refused_without_waiting() {
+    let fifo = temp("fifo.json");
+    let _ = std::fs::remove_file(&fifo);
+    match std::process::Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("SKIPPED: mkfifo is not available");
+            return;
+        }
+    }
+    let err = prior::load(&fifo).expect_err("a FIFO").to_string();
+    assert!(
+        err.contains("FIFO") && err.contains("not a regular file"),
+        "{err}"
+    );
+    std::fs::remove_file(&fifo).ok();
+}
+
 /// With more records than the prior takes configurations, the records of the device being
 /// tuned come first, nearest problem size first: a retune evaluates the record of its own
 /// size before any other, whatever the order of the file.

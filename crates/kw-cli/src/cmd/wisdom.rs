@@ -562,7 +562,12 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
     }
     let mut files = Vec::new();
     for p in &paths {
-        let (f, unknown) = WisdomFile::load_noting_unknown(p)?;
+        let (mut f, unknown) = WisdomFile::load_noting_unknown(p)?;
+        // The records left out are reported after the merge: each names its file.
+        f.set_aside_unmergeable();
+        for why in &mut f.rejected {
+            *why = format!("{}: {why}", p.display());
+        }
         for why in &f.notes {
             eprintln!("kw wisdom merge: {}: {}", p.display(), printable(why));
         }
@@ -573,7 +578,10 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<()> {
     }
     let (written, report) = merge_into(out, files)?;
     for (key, why) in &report.dropped {
-        eprintln!("kw wisdom merge: left out a record of `{key}`: {why}");
+        eprintln!(
+            "kw wisdom merge: left out a record of `{key}`: {}",
+            printable(why)
+        );
     }
     let mut after = 0;
     for (path, n) in &written {

@@ -125,7 +125,7 @@ impl FileError {
 }
 
 /// What a file that is not regular is, in words.
-fn kind_of(m: &Metadata) -> &'static str {
+pub(crate) fn kind_of(m: &Metadata) -> &'static str {
     let t = m.file_type();
     #[cfg(unix)]
     {

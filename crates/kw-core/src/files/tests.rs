@@ -29,6 +29,41 @@ fn a_fifo_is_refused_without_blocking() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A lock file that is a link (to a regular file too), a FIFO or a directory is refused,
+/// saying which (a link was "Too many levels of symbolic links", a FIFO "a directory, or a
+/// link that leads nowhere"); the link's target is not touched.
+#[cfg(unix)]
+#[test]
+fn a_lock_file_of_another_kind_is_refused_saying_what_it_is() {
+    let d = scratch("locks");
+    let target = d.join("victim");
+    std::fs::write(&target, "keep").unwrap();
+    let link = d.join("link.lock");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = d.join("fifo.lock");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let dir = d.join("dir.lock");
+    std::fs::create_dir(&dir).unwrap();
+    for (path, kind) in [
+        (&link, "a symbolic link"),
+        (&fifo, "a FIFO"),
+        (&dir, "a directory"),
+    ] {
+        let e = FileModes::PRIVATE.open_lock(path).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("it is {kind}, not a regular file")),
+            "{e}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert!(FileModes::PRIVATE.open_lock(&d.join("new.lock")).is_ok());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn a_link_to_a_device_is_refused_and_no_follow_refuses_links() {

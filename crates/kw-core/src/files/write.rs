@@ -94,16 +94,41 @@ impl FileModes {
 
     /// Opens (creating it with these modes when missing) a lock file for reading and
     /// writing, never through a symbolic link and never truncating what another holder
-    /// wrote.
+    /// wrote. A path that is not a regular file (a link, a FIFO, a directory) is an error
+    /// that says what it is.
     pub fn open_lock(self, path: &Path) -> std::io::Result<std::fs::File> {
         let mut o = OpenOptions::new();
         o.create(true).truncate(false).read(true).write(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            o.mode(self.file).custom_flags(libc::O_NOFOLLOW);
+            o.mode(self.file)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
         }
-        o.open(path)
+        let not_regular = |kind: &str| {
+            std::io::Error::other(format!(
+                "it is {kind}, not a regular file (kw neither follows nor uses such a lock \
+                 file): remove it"
+            ))
+        };
+        let file = match o.open(path) {
+            Ok(f) => f,
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(not_regular("a symbolic link"))
+            }
+            Err(e) => {
+                return Err(match std::fs::symlink_metadata(path) {
+                    Ok(m) if !m.is_file() => not_regular(super::kind_of(&m)),
+                    _ => e,
+                })
+            }
+        };
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular(super::kind_of(&meta)));
+        }
+        Ok(file)
     }
 
     /// Creates `dir` and its missing parents, each with these modes (existing ones are left

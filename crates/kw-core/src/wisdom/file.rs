@@ -308,6 +308,21 @@ impl WisdomFile {
             .collect()
     }
 
+    /// Moves the records that no space can use to [`WisdomFile::rejected`] ("record #N: why",
+    /// numbered by their place in the file): a negative or non-finite time, an undeclared
+    /// value ([`WisdomRecord::defect`]), and what [`add_record`] refuses to write (a tolerance
+    /// of -1). [`merge_files`] leaves them out so.
+    pub fn set_aside_unmergeable(&mut self) {
+        let numbers = self.record_numbers();
+        let records = std::mem::take(&mut self.records);
+        for (r, n) in records.into_iter().zip(numbers) {
+            match r.defect().or_else(|| check_new_record(&r).err()) {
+                Some(why) => self.rejected.push(format!("record #{n}: {why}")),
+                None => self.records.push(r),
+            }
+        }
+    }
+
     /// The rejected records, then the alternates left out ([`WisdomFile::notes`]), as errors
     /// naming this file (to report them).
     pub fn rejected_errors(&self, path: &Path) -> Vec<WisdomError> {
@@ -870,17 +885,14 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
             slots.push(HashMap::new());
             out.len() - 1
         });
+        let mut input = input;
+        input.set_aside_unmergeable();
         for why in &input.rejected {
             report.read += 1;
             report.dropped.push((input.tuning_key.clone(), why.clone()));
         }
         for r in input.records {
             report.read += 1;
-            // What add_record refuses to write is not merged either (a tolerance of -1).
-            if let Some(why) = r.defect().or_else(|| check_new_record(&r).err()) {
-                report.dropped.push((input.tuning_key.clone(), why));
-                continue;
-            }
             let file = &mut out[idx];
             match slots[idx].entry(slot_of(&r)) {
                 std::collections::hash_map::Entry::Vacant(v) => {
@@ -945,18 +957,6 @@ fn merge_within(
         // regular file, another key's) is found now, before any other key's file is written
         // (its size after the merge is checked by the first pass below).
         check_rewritable(dir, key)?;
-        let lock_path = dir.join(format!("{}.lock", wisdom_file_name(key)));
-        let lock_usable = std::fs::symlink_metadata(&lock_path).is_err()
-            || std::fs::metadata(&lock_path).is_ok_and(|m| m.is_file());
-        if !lock_usable {
-            return Err(WisdomError::Io {
-                path: lock_path,
-                action: "cannot use the lock file",
-                source: std::io::Error::other(
-                    "not a regular file (a directory, or a link that leads nowhere); remove it",
-                ),
-            });
-        }
     }
     // The merged file of `key`: the inputs and the file of `dir` (read now), and what the
     // rewrite of that file leaves out.

@@ -75,8 +75,11 @@ fn labelled(path: &Path, device: &str) -> String {
 /// kw results log (`.jsonl`) or a wisdom file (one source per record: each its device's and
 /// problem size's best configuration).
 pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
-    // A file that cannot be opened is said as such, not as three formats it is not.
-    if let Err(e) = std::fs::File::open(path) {
+    // A file that cannot be opened, or is not a regular file (a FIFO is refused, never
+    // waited on), is said as such, not as three formats it is not. Each format's reader
+    // enforces its own size cap.
+    let rules = kw_core::files::ReadRules::new("prior", u64::MAX);
+    if let Err(e) = kw_core::files::open_regular(path, rules) {
         return Err(TuneError::Prior {
             path: path.to_path_buf(),
             message: format!("cannot read it: {e}"),

@@ -266,6 +266,85 @@ fn numeric_and_constant_sizes_are_checked() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Kernel Tuner's `MemType: Constant` on a vector (its OpenCL convolution example's filter,
+/// a `__constant float*` parameter) is an ordinary buffer argument in OpenCL, and a
+/// constant-memory symbol set from the host in CUDA.
+#[test]
+fn mem_type_constant_is_a_buffer_in_opencl_and_a_symbol_in_cuda() {
+    let d = dir("memtype");
+    let args = serde_json::json!([
+        {"Name": "a", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite",
+         "FillType": "Constant", "FillValue": 0.0, "Size": "ProblemSize[0]"},
+        {"Name": "f", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+         "MemType": "Constant", "FillType": "Random", "RandomSeed": 2, "Size": 9}
+    ]);
+    let b = T1Benchmark::load(&write(&d, &spec(args.clone(), "OpenCL"))).unwrap();
+    assert_eq!(b.def.args.len(), 2);
+    assert_eq!(b.def.args[1].name, "f");
+    assert!(b.symbols.is_empty());
+    let b = T1Benchmark::load(&write(&d, &spec(args, "CUDA"))).unwrap();
+    assert_eq!(b.def.args.len(), 1);
+    assert_eq!(b.symbols.len(), 1);
+    assert_eq!(b.symbols[0].name, "f");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Headers are found in the `-I` directories of `CompilerOptions` too (relative to the T1
+/// file, as Kernel Tuner's compiler finds them), embedded, and the `-I` options not passed on.
+#[test]
+fn headers_are_found_in_the_include_directories_of_compiler_options() {
+    let d = dir("include");
+    let args = serde_json::json!([{"Name": "n", "Type": "int32", "MemoryType": "Scalar",
+                                   "FillValue": 1000}]);
+    let mut s = spec(args, "OpenCL");
+    s["KernelSpecification"]["KernelFile"] = serde_json::json!("inc_k.cl");
+    std::fs::write(
+        d.join("inc_k.cl"),
+        "#include \"defs.h\"\n__kernel void k(int n) { (void)SCALE; }\n",
+    )
+    .unwrap();
+    let p = write(&d, &s);
+    let e = T1Benchmark::load(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("`#include \"defs.h\"` not found beside it"),
+        "{e}"
+    );
+    std::fs::create_dir_all(d.join("inc/more")).unwrap();
+    std::fs::write(
+        d.join("inc/defs.h"),
+        "#include \"more.h\"\n#define SCALE 2\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("inc/more/more.h"), "#define MORE 1\n").unwrap();
+    for options in [
+        serde_json::json!(["-I inc", "-Iinc/more", "-DX=1"]),
+        serde_json::json!(["-I", "inc", "-DX=1", "-I", "inc/more"]),
+    ] {
+        s["KernelSpecification"]["CompilerOptions"] = options;
+        let b = T1Benchmark::load(&write(&d, &s)).unwrap();
+        let names: Vec<&str> = b
+            .def
+            .source
+            .headers
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(
+            names.contains(&"defs.h") && names.contains(&"more.h"),
+            "{names:?}"
+        );
+        assert_eq!(b.def.compiler_flags, ["-DX=1"]);
+    }
+    s["KernelSpecification"]["CompilerOptions"] = serde_json::json!(["-I elsewhere"]);
+    let e = T1Benchmark::load(&write(&d, &s)).unwrap_err().to_string();
+    assert!(
+        e.contains("or in the `-I` directories [\"elsewhere\"]"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn published_files_are_read_or_refused_precisely() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tuning-spaces");

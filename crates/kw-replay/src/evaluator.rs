@@ -122,6 +122,9 @@ pub struct ReplayEvaluator {
     ready: Option<(u128, crate::compile::Compiled)>,
     /// The device's compile cache and its counters when the evaluator started.
     cache: Option<(Arc<CompileCache>, CacheStats)>,
+    /// Called once per measurement, when its first launch has finished
+    /// ([`ReplayEvaluator::on_first_launch`]).
+    first_launch: Option<Box<dyn FnMut() + Send>>,
 }
 
 impl ReplayEvaluator {
@@ -166,6 +169,23 @@ impl ReplayEvaluator {
             ready: None,
             pool,
             cache,
+            first_launch: None,
+        }
+    }
+
+    /// Calls `hook` in each measurement once its first launch has finished. A driver may
+    /// compile at a configuration's first launch (PoCL builds its work-group function then):
+    /// a worker process tells `kw tune`, which gives that launch a limit of its own.
+    pub fn on_first_launch(&mut self, hook: Box<dyn FnMut() + Send>) {
+        self.first_launch = Some(hook);
+    }
+
+    /// Tells the hook, if `first` (then no longer).
+    fn first_launch_done(&mut self, first: &mut bool) {
+        if std::mem::take(first) {
+            if let Some(hook) = &mut self.first_launch {
+                hook();
+            }
         }
     }
 
@@ -329,24 +349,32 @@ impl ReplayEvaluator {
         let max = self.options.max_samples.max(1);
         let min = self.options.min_samples.clamp(1, max);
         let mut samples = Vec::new();
+        // The first launch is told once ([`ReplayEvaluator::on_first_launch`]).
+        let mut first = true;
         if every {
             // One run at a time, each verified.
             for _ in 0..self.options.warmup {
                 self.run_once(kernel.as_ref(), &geometry, true)?;
+                self.first_launch_done(&mut first);
             }
             let started = Instant::now();
             while samples.len() < max
                 && (samples.len() < min || started.elapsed() < self.options.time_budget)
             {
                 samples.push(self.run_once(kernel.as_ref(), &geometry, true)?);
+                self.first_launch_done(&mut first);
             }
         } else {
             // Batches enqueued without a host wait per run: the warm-ups, then the least
             // number of samples, then as many more as the time budget allows (estimated from
             // the first batch).
-            self.run_batch(kernel.as_ref(), &geometry, self.options.warmup)?;
+            if self.options.warmup > 0 {
+                self.run_batch(kernel.as_ref(), &geometry, self.options.warmup)?;
+                self.first_launch_done(&mut first);
+            }
             let started = Instant::now();
             samples = self.run_batch(kernel.as_ref(), &geometry, min)?;
+            self.first_launch_done(&mut first);
             let per_run = started.elapsed().as_secs_f64() / min as f64;
             let left = self
                 .options

@@ -441,3 +441,42 @@ fn an_interrupted_run_resumes_without_re_evaluating() {
         budget
     );
 }
+
+/// The first-launch hook (a worker tells `kw tune`, which gives a driver's compile at that
+/// launch a limit of its own) is called once per measurement, after a launch, in every
+/// measuring mode, warm-ups or none.
+#[test]
+fn the_first_launch_is_told_once_per_measurement() {
+    let Some(session) = inplace_session("first-launch", 1024) else {
+        return;
+    };
+    let space = session.space();
+    let default = space.point(&session.def().default_config()).unwrap();
+    for (warmup, verify) in [
+        (1, VerifyMode::Last),
+        (0, VerifyMode::Last),
+        (2, VerifyMode::EveryRun),
+        (0, VerifyMode::EveryRun),
+    ] {
+        let options = MeasureOptions {
+            warmup,
+            verify,
+            ..fast()
+        };
+        let mut eval = ReplayEvaluator::new(session.clone(), options, 1);
+        let told = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = told.clone();
+        eval.on_first_launch(Box::new(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+        }));
+        for n in 1..=3 {
+            eval.evaluate(&default).unwrap();
+            assert_eq!(
+                told.load(Ordering::SeqCst),
+                n,
+                "warmup {warmup}, {verify:?}"
+            );
+        }
+        assert!(eval.stats().launches >= 3 * (warmup as u64 + 2));
+    }
+}

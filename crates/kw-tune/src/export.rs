@@ -86,41 +86,7 @@ pub fn consistent_records(
     header: &LogHeader,
     records: Vec<LogRecord>,
 ) -> Vec<LogRecord> {
-    let why = |r: &LogRecord| -> Option<String> {
-        if r.point.len() != header.params.len() || r.config.iter().count() != header.params.len() {
-            return Some(format!(
-                "its configuration `{}` does not name the log's {} parameters",
-                r.config.key(),
-                header.params.len()
-            ));
-        }
-        let mut key = Vec::with_capacity(header.params.len());
-        for (p, &i) in header.params.iter().zip(r.point.iter()) {
-            let Some(v) = r.config.get(&p.name) else {
-                return Some(format!("it has no value of `{}`", p.name));
-            };
-            // As `Parameter::index_of`: the value itself first (`1` and `1.0` may both be
-            // values), then the same number written otherwise.
-            let at = p
-                .values
-                .iter()
-                .position(|x| x == v)
-                .or_else(|| p.values.iter().position(|x| x.same(v)));
-            if at != Some(i as usize) {
-                return Some(match at {
-                    None => format!("value {v} of `{}` is not among the log's values", p.name),
-                    Some(_) => format!(
-                        "its configuration `{}` is not its point {:?}",
-                        r.config.key(),
-                        r.point
-                    ),
-                });
-            }
-            key.push(v.python_str());
-        }
-        let key = key.join(",");
-        (r.key != key).then(|| format!("its key `{}` is not its configuration's `{key}`", r.key))
-    };
+    let why = |r: &LogRecord| disagreement(header, r);
     let mut dropped = Vec::new();
     let kept: Vec<LogRecord> = records
         .into_iter()
@@ -278,6 +244,51 @@ pub fn export_log_t4(log: &Path, out: &Path) -> Result<usize, TuneError> {
     Ok(contents.records.len())
 }
 
+/// Why a log record disagrees with itself or the header (its configuration, point and key),
+/// if it does.
+fn disagreement(header: &LogHeader, r: &LogRecord) -> Option<String> {
+    if r.config.iter().count() != header.params.len() {
+        return Some(format!(
+            "its configuration `{}` does not name the log's {} parameters",
+            r.config.key(),
+            header.params.len()
+        ));
+    }
+    if r.point.len() != header.params.len() {
+        return Some(format!(
+            "its `point` has {} index(es), not one per parameter of the log ({})",
+            r.point.len(),
+            header.params.len()
+        ));
+    }
+    let mut key = Vec::with_capacity(header.params.len());
+    for (p, &i) in header.params.iter().zip(r.point.iter()) {
+        let Some(v) = r.config.get(&p.name) else {
+            return Some(format!("it has no value of `{}`", p.name));
+        };
+        // As `Parameter::index_of`: the value itself first (`1` and `1.0` may both be
+        // values), then the same number written otherwise.
+        let at = p
+            .values
+            .iter()
+            .position(|x| x == v)
+            .or_else(|| p.values.iter().position(|x| x.same(v)));
+        if at != Some(i as usize) {
+            return Some(match at {
+                None => format!("value {v} of `{}` is not among the log's values", p.name),
+                Some(_) => format!(
+                    "its configuration `{}` is not its point {:?}",
+                    r.config.key(),
+                    r.point
+                ),
+            });
+        }
+        key.push(v.python_str());
+    }
+    let key = key.join(",");
+    (r.key != key).then(|| format!("its key `{}` is not its configuration's `{key}`", r.key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +332,14 @@ mod tests {
             &header,
             vec![good.clone(), other_value, not_its_point, not_its_key],
         );
-        assert_eq!(kept, vec![good]);
+        assert_eq!(kept, vec![good.clone()]);
+        // A short point is said as such (it was "does not name the log's 2 parameters").
+        let mut short = good;
+        short.point = vec![1];
+        let why = disagreement(&header, &short).unwrap();
+        assert_eq!(
+            why,
+            "its `point` has 1 index(es), not one per parameter of the log (2)"
+        );
     }
 }

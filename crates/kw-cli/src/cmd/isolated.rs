@@ -30,6 +30,9 @@ pub const FIRST_TIMEOUT: Duration = Duration::from_secs(120);
 /// time limit counts from the worker's `compiled`): a compile of a heavily unrolled
 /// configuration takes seconds while others compile beside it, and is no hang.
 pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+/// The least time limit of a configuration's first launch, in which a driver may compile
+/// (PoCL builds its work-group function then), unless `--eval-timeout` sets one.
+pub const FIRST_LAUNCH_TIMEOUT: Duration = Duration::from_secs(60);
 /// Lines of a dead worker's stderr kept for its failure reason.
 const STDERR_TAIL: usize = 3;
 
@@ -487,16 +490,30 @@ impl IsolatedEvaluator {
         let whole = Instant::now();
         let mut began = whole;
         let mut compiled = false;
+        let mut launched = false;
         let limit = self.timeout.limit();
+        // A driver may compile at the first launch (PoCL: seconds, more while compiles run
+        // beside it): that launch has a limit of its own, unless the user set one.
+        let first_limit = match self.timeout.fixed {
+            Some(fixed) => fixed,
+            None => limit.max(FIRST_LAUNCH_TIMEOUT),
+        };
         let w = self.worker.as_mut().expect("a worker runs");
         let waited = if sent {
-            // The compile under its own limit, then the launches under the evaluation's.
+            // The compile under its own limit, the first launch under its own, then the
+            // launches under the evaluation's.
             match w.wait(limit.max(COMPILE_TIMEOUT), &self.cancel, self.deadline) {
                 Waited::Reply(Reply::Compiled { index }) if index < points.len() => {
                     *chosen = index;
                     compiled = true;
                     began = Instant::now();
-                    w.wait(limit, &self.cancel, self.deadline)
+                    match w.wait(first_limit, &self.cancel, self.deadline) {
+                        Waited::Reply(Reply::Launched) => {
+                            launched = true;
+                            w.wait(limit, &self.cancel, self.deadline)
+                        }
+                        other => other,
+                    }
                 }
                 other => other,
             }
@@ -563,11 +580,22 @@ impl IsolatedEvaluator {
                     t.as_secs_f64()
                 )))
             }
+            Waited::TimedOut(t) if !launched => {
+                self.evaluations += 1;
+                self.retire(true);
+                Err(EvalFailure::new(format!(
+                    "timed out: its first launch did not finish within {:.1} s (the first \
+                     launch's time limit, which includes a driver's compile at that launch; \
+                     --eval-timeout)",
+                    t.as_secs_f64()
+                )))
+            }
             Waited::TimedOut(t) => {
                 self.evaluations += 1;
                 self.retire(true);
                 Err(EvalFailure::new(format!(
-                    "timed out: no result within {:.1} s of its launches (the evaluation time limit; --eval-timeout)",
+                    "timed out: no result within {:.1} s of its launches after the first (the \
+                     evaluation time limit; --eval-timeout)",
                     t.as_secs_f64()
                 )))
             }

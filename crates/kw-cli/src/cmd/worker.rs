@@ -167,12 +167,17 @@ pub enum Reply {
         reason: String,
     },
     /// The configuration of the `evaluate` in progress is compiled (or failed to compile):
-    /// its launches start now. `kw tune`'s evaluation time limit counts from here.
+    /// its launches start now.
     Compiled {
         /// Its position in `evaluate_any`'s points (0 for `evaluate`).
         #[serde(default)]
         index: usize,
     },
+    /// The first launch of the configuration `compiled` named has finished (a driver may
+    /// compile at the first launch: PoCL does): `kw tune`'s evaluation time limit counts
+    /// from here, the first launch having had a limit of its own. Workers before it never
+    /// sent it.
+    Launched,
     /// The result of one `evaluate`.
     Result {
         /// The objective (median ms) when it succeeded.
@@ -417,6 +422,11 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                         args.options(),
                         pool,
                     ));
+                    // Written from this thread, which holds `out` (standard output's lock
+                    // is reentrant); a failed write shows as the worker's death.
+                    e.on_first_launch(Box::new(|| {
+                        let _ = reply(&mut std::io::stdout().lock(), &Reply::Launched);
+                    }));
                     reply(&mut out, &Reply::Ready { start_s })?;
                     for points in waiting.drain(..) {
                         evaluate(&mut out, e, &points, start_s)?;

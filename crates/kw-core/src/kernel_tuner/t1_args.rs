@@ -159,16 +159,18 @@ pub(super) enum T1Arg {
     /// A `__local` argument (`MemoryType: Local`): the runtime passes it, sized by `Size`.
     Local(LocalArgDef),
     /// A constant-memory symbol (`MemoryType: Symbol`, or Kernel Tuner's `MemType: Constant`
-    /// on a `Vector`): not a kernel parameter; set by name before the launches.
+    /// on a `Vector` in CUDA): not a kernel parameter; set by name before the launches.
     Symbol(SymbolDef, SymbolValue),
 }
 
 /// Reads argument #`i` (`a`) of the file at `path`: its declaration and its data. `probs` is
 /// the problem size, `base` the file's directory, `position` its place among the kernel's
-/// parameters (symbols are not parameters); notes for the user go to `notes`.
+/// parameters (symbols are not parameters), `backend` the file's language; notes for the
+/// user go to `notes`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn argument(
     path: &Path,
+    backend: crate::device::BackendKind,
     spec: &T1Spec,
     probs: &[i64],
     base: &Path,
@@ -191,7 +193,10 @@ pub(super) fn argument(
         .get("MemoryType")
         .and_then(Json::as_str)
         .unwrap_or("Vector");
-    let constant = a.get("MemType").and_then(Json::as_str) == Some("Constant");
+    // Kernel Tuner's `MemType: Constant` on a vector: in CUDA a `__constant__` symbol set from
+    // the host; in OpenCL the kernel's `__constant` pointer parameter, an ordinary buffer.
+    let constant = a.get("MemType").and_then(Json::as_str) == Some("Constant")
+        && backend == crate::device::BackendKind::Cuda;
     match memory {
         // A vector by value (`float4 s`) would be passed as one of its lanes.
         "Scalar" if lanes > 1 => {

@@ -73,6 +73,22 @@ pub struct T1Benchmark {
     pub references: Vec<(usize, Vec<u8>)>,
 }
 
+/// The include directories of `flags` (`-IDIR`, `-I DIR` in one entry, or `-I` then `DIR`),
+/// in order, and the other flags as they are.
+fn include_options(flags: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut dirs = Vec::new();
+    let mut rest = Vec::new();
+    let mut entries = flags.iter();
+    while let Some(f) = entries.next() {
+        match f.trim().strip_prefix("-I").map(str::trim) {
+            Some("") => dirs.extend(entries.next().map(|d| d.trim().to_string())),
+            Some(dir) => dirs.push(dir.to_string()),
+            None => rest.push(f.clone()),
+        }
+    }
+    (dirs, rest)
+}
+
 /// `ReferenceArguments`: each names (`TargetName`) a written buffer argument and fills its
 /// expected contents as an argument is filled (its type and size are the target's).
 fn reference_arguments(
@@ -236,17 +252,6 @@ impl T1Benchmark {
                 format!("`KernelSpecification.KernelFile`: cannot read {e}"),
             )
         })?;
-        let include_dirs = vec![crate::includes::parent_dir(&source_path)];
-        let (headers, missing) = crate::includes::resolve(&source_text, &include_dirs);
-        if let Some(name) = missing.first() {
-            return Err(fmt(
-                path,
-                format!(
-                    "`KernelSpecification.KernelFile` {}: `#include \"{name}\"` not found beside it",
-                    source_path.display()
-                ),
-            ));
-        }
         let mut flags = Vec::new();
         if let Some(opts) = field("CompilerOptions") {
             let list = opts.as_array().ok_or_else(|| {
@@ -264,6 +269,29 @@ impl T1Benchmark {
                         .to_string(),
                 );
             }
+        }
+        // Headers are looked up beside the kernel file, then in the `-I` directories of
+        // `CompilerOptions` (relative to the T1 file, as Kernel Tuner's compiler takes them
+        // from its script's directory). They are embedded in the definition, so the `-I`
+        // options, whose paths mean nothing on another machine, are not passed on.
+        let mut include_dirs = vec![crate::includes::parent_dir(&source_path)];
+        let (searched, flags) = include_options(&flags);
+        include_dirs.extend(searched.iter().map(|d| base.join(d)));
+        let (headers, missing) = crate::includes::resolve(&source_text, &include_dirs);
+        if let Some(name) = missing.first() {
+            let also = if searched.is_empty() {
+                String::new()
+            } else {
+                format!(" or in the `-I` directories {searched:?} of `CompilerOptions`")
+            };
+            return Err(fmt(
+                path,
+                format!(
+                    "`KernelSpecification.KernelFile` {}: `#include \"{name}\"` not found beside \
+                     it{also}",
+                    source_path.display()
+                ),
+            ));
         }
         // The problem size.
         let problem = super::t1::problem_size(ks).map_err(|m| fmt(path, m))?;
@@ -441,7 +469,9 @@ impl T1Benchmark {
         let (mut symbols, mut symbol_values) = (Vec::new(), Vec::new());
         let mut position = 0;
         for (i, a) in arguments.iter().enumerate() {
-            match argument(path, &spec, &probs, base, i, position, a, &mut notes)? {
+            match argument(
+                path, backend, &spec, &probs, base, i, position, a, &mut notes,
+            )? {
                 T1Arg::Kernel(arg, input) => {
                     args.push(arg);
                     inputs.push(input);

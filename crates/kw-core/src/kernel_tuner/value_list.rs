@@ -66,7 +66,9 @@ impl Parser<'_> {
         })
     }
 
-    fn list_term(&mut self) -> Result<Vec<Value>, ParseError> {
+    /// A list of constants: `[...]` written out or a comprehension, `range(...)`,
+    /// `list(...)` (also the iterable of a comprehension in a restriction).
+    pub(crate) fn list_term(&mut self) -> Result<Vec<Value>, ParseError> {
         if self.is_kw("range") {
             return self.range();
         }

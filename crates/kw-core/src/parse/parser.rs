@@ -25,6 +25,8 @@ pub(crate) fn describe(t: &Tok) -> String {
     }
 }
 
+/// The most items a comprehension in an expression may make (each is written out).
+pub const MAX_COMPREHENSION: usize = 10_000;
 impl<'t> Parser<'t> {
     /// A parser at the first token of `text`.
     pub(crate) fn new(text: &'t str) -> Result<Parser<'t>, ParseError> {
@@ -352,6 +354,12 @@ impl Parser<'_> {
         let mut trailing_comma = false;
         while !self.is_sym(close) {
             items.push(self.ternary()?);
+            if items.len() == 1 && close != ")" && self.is_kw("for") {
+                let element = items.pop().expect("one item");
+                let items = self.comprehension(element)?;
+                self.expect_sym(close)?;
+                return Ok(Some(items));
+            }
             trailing_comma = self.is_sym(",");
             if !trailing_comma {
                 break;
@@ -366,6 +374,71 @@ impl Parser<'_> {
             ));
         }
         Ok(Some(items))
+    }
+
+    /// The items of a list or set comprehension, at its `for`: `[2 ** i for i in range(4, 9)]`,
+    /// `[a * i for i in [1, 2, 3] if i != 2]`. The iterable is a list of constants (written out,
+    /// `range(...)`, another comprehension); each of its values is put for the loop variable
+    /// in the element (which may name tuning parameters) and in the filter (which must not:
+    /// it decides which items there are). At most [`MAX_COMPREHENSION`] items.
+    fn comprehension(&mut self, element: Expr) -> Result<Vec<Expr>, ParseError> {
+        self.next(); // `for`
+        let var = match self.next() {
+            Tok::Ident(v) => v,
+            t => {
+                return Err(self.error(format!(
+                    "expected a loop variable after `for`, found {}",
+                    describe(&t)
+                )))
+            }
+        };
+        if !self.is_kw("in") {
+            return Err(self.error(format!("expected `in` after `for {var}`")));
+        }
+        self.next();
+        let at = self.pos;
+        let values = self.list_term()?;
+        let filter = if self.is_kw("if") {
+            self.next();
+            Some((self.pos, self.or()?))
+        } else {
+            None
+        };
+        if values.len() > MAX_COMPREHENSION {
+            self.pos = at;
+            return Err(self.error(format!(
+                "the comprehension has {} items; at most {MAX_COMPREHENSION} are taken",
+                values.len()
+            )));
+        }
+        let put = |e: &Expr, value: &Value| {
+            let mut e = e.clone();
+            e.visit_mut(&mut |node| {
+                if matches!(node, Expr::Param(name) if *name == var) {
+                    *node = Expr::Lit(value.clone());
+                }
+            });
+            e
+        };
+        let mut items = Vec::new();
+        for value in &values {
+            if let Some((fat, f)) = &filter {
+                let keep = put(f, value)
+                    .eval(&crate::eval::EmptyScope)
+                    .map_err(|err| {
+                        self.pos = *fat;
+                        self.error(format!(
+                            "the comprehension's filter must be a constant for each item (it \
+                         decides which items there are): {err}"
+                        ))
+                    })?;
+                if !keep.truthy() {
+                    continue;
+                }
+            }
+            items.push(put(&element, value));
+        }
+        Ok(items)
     }
 
     fn bit_or(&mut self) -> Result<Expr, ParseError> {

@@ -131,3 +131,52 @@ fn the_sum_of_a_long_list_reads() {
     );
     assert_eq!(parse(&e.to_string()).unwrap(), e);
 }
+
+/// List and set comprehensions, as Kernel Tuner restrictions write them (`x in [2**i for i in
+/// range(7, 9)]`): the iterable a list of constants, each value put for the loop variable
+/// (which hides a parameter of its name, as in Python); the element may name parameters,
+/// the filter may not.
+#[test]
+fn comprehensions_are_written_out() {
+    use crate::eval::Scope;
+    use crate::value::Value;
+    struct A(i64);
+    impl Scope for A {
+        fn param(&self, name: &str) -> Option<Value> {
+            matches!(name, "a" | "i").then_some(Value::Int(self.0))
+        }
+    }
+    let e = parse("a in [2**i for i in range(7, 9)]").unwrap();
+    assert_eq!(e.eval_bool(&A(128)), Ok(true));
+    assert_eq!(e.eval_bool(&A(256)), Ok(true));
+    assert_eq!(e.eval_bool(&A(64)), Ok(false));
+    assert_eq!(e.eval_bool(&A(512)), Ok(false));
+    // The element names a parameter; a filter; a set; nested iterables; sum and len.
+    let e = parse("sum([a * i for i in [1, 2, 3] if i != 2]) == 4 * a").unwrap();
+    assert_eq!(e.eval_bool(&A(5)), Ok(true));
+    let e = parse("a not in {i * 3 for i in [j + 1 for j in range(3)]}").unwrap();
+    assert_eq!(e.eval_bool(&A(6)), Ok(false));
+    assert_eq!(e.eval_bool(&A(7)), Ok(true));
+    assert_eq!(
+        parse("len([0 for i in range(5) if i % 2 == 0])")
+            .unwrap()
+            .eval(&A(0)),
+        Ok(Value::Int(3))
+    );
+    assert_eq!(
+        parse("max([a - i for i in range(4)])")
+            .unwrap()
+            .eval(&A(10)),
+        Ok(Value::Int(10))
+    );
+    // Errors: a filter over a parameter; an iterable that is not constant; too many items.
+    let m = parse("a in [i for i in range(9) if i < a]")
+        .unwrap_err()
+        .to_string();
+    assert!(m.contains("filter must be a constant"), "{m}");
+    assert!(parse("a in [i for i in [a, 2]]").is_err());
+    let m = parse("a in [i for i in range(20000)]")
+        .unwrap_err()
+        .to_string();
+    assert!(m.contains("at most 10000"), "{m}");
+}

@@ -528,3 +528,37 @@ fn a_record_of_fewer_axes_is_used_with_a_note() {
     let same = explain(&rs, &query("G", "a", "cuda", &[4096, 1]), &s);
     assert!(!same.contains("missing axes"), "{same}");
 }
+
+/// A record whose recorded space names a parameter twice, or a default that is not among its
+/// values, is left out when the file loads ("record #N: ..."): `kw wisdom show` reported
+/// such a default as the one the runtime uses, and the runtime used another.
+#[test]
+fn a_record_with_an_unsound_recorded_space_is_left_out() {
+    let dir = std::env::temp_dir().join(format!("kw-wisdom-recorded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = record("G", "a", "cuda", &[8], 32, 1.0);
+    assert_eq!(good.defect(), None);
+    let mut bad_default = record("G", "a", "cuda", &[16], 32, 1.0);
+    bad_default.space.parameters[0].default = kw_core::value::Value::Int(999);
+    let mut twice = record("G", "a", "cuda", &[32], 32, 1.0);
+    let first = twice.space.parameters[0].clone();
+    twice.space.parameters.push(first);
+    let mut f = WisdomFile::new("k");
+    f.records = vec![good, bad_default, twice];
+    let path = dir.join("k.json");
+    std::fs::write(&path, serde_json::to_string(&f).unwrap()).unwrap();
+    let loaded = WisdomFile::load(&path).unwrap();
+    assert_eq!(loaded.records.len(), 1);
+    assert_eq!(loaded.rejected.len(), 2, "{:?}", loaded.rejected);
+    assert!(
+        loaded.rejected[0].starts_with("record #2: the default 999 of `bx` is not among"),
+        "{:?}",
+        loaded.rejected
+    );
+    assert!(
+        loaded.rejected[1].starts_with("record #3: parameter `bx` is given twice"),
+        "{:?}",
+        loaded.rejected
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -218,8 +218,9 @@ impl WisdomRecord {
     }
 
     /// Checks what every record must satisfy whatever the kernel: a time that is a positive
-    /// finite number of milliseconds ([`crate::objective::valid_time`]), and a problem size with at least one axis, each at
-    /// least 1. Returns why not.
+    /// finite number of milliseconds ([`crate::objective::valid_time`]), a problem size with at
+    /// least one axis, each at least 1, and a recorded space (when there is one) that names
+    /// each parameter once, with its default among its values. Returns why not.
     pub fn validate(&self) -> Result<(), String> {
         let ms = self.objective.median_ms;
         if !crate::objective::valid_time(ms) {
@@ -233,6 +234,27 @@ impl WisdomRecord {
                 "problem size {:?} has an axis of {a} (every axis must be at least 1)",
                 self.problem_size
             ));
+        }
+        // The recorded space as a tuning space declares it (it names the defaults that
+        // `kw wisdom show` and `explain` report).
+        let recorded = &self.space.parameters;
+        for (i, p) in recorded.iter().enumerate() {
+            if recorded[..i].iter().any(|q| q.name == p.name) {
+                return Err(format!(
+                    "parameter `{}` is given twice in its recorded tuning space",
+                    p.name
+                ));
+            }
+            if !p
+                .values
+                .iter()
+                .any(|v| v == &p.default || v.same(&p.default))
+            {
+                return Err(format!(
+                    "the default {} of `{}` is not among its values in its recorded tuning space",
+                    p.default, p.name
+                ));
+            }
         }
         for (i, a) in self.alternates.iter().enumerate() {
             if !crate::objective::valid_time(a.median_ms) {

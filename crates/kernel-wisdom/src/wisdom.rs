@@ -441,11 +441,15 @@ mod tests {
         info.name = "NVIDIA H100 80GB HBM3".into();
         info.max_shared_memory_per_block = 48 << 10;
         let space = def.space(Some(&info)).unwrap();
-        // The shipped records as they were before split-K: without `KSPLIT`.
+        // The shipped records as they were before split-K: without `KSPLIT`, in their
+        // configuration and their recorded space.
         let mut file: serde_json::Value =
             serde_json::from_str(defs::shipped_wisdom("gemm").unwrap()).unwrap();
         for r in file["records"].as_array_mut().unwrap() {
             r["config"].as_object_mut().unwrap().remove("KSPLIT");
+            if let Some(params) = r["space"]["parameters"].as_array_mut() {
+                params.retain(|p| p["name"] != "KSPLIT");
+            }
         }
         let old = serde_json::to_string_pretty(&file).unwrap();
         assert!(

@@ -6,12 +6,27 @@ use std::path::{Path, PathBuf};
 
 /// The names in `#include "name"` lines of `text`, in order.
 pub fn quoted_includes(text: &str) -> Vec<String> {
+    includes(text)
+        .into_iter()
+        .filter(|(_, angle)| !angle)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The names in `#include "name"` (false) and `#include <name>` (true) lines of `text`, in
+/// order.
+fn includes(text: &str) -> Vec<(String, bool)> {
     text.lines()
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();
             let rest = rest.strip_prefix("include")?.trim_start();
-            let rest = rest.strip_prefix('"')?;
-            Some(rest[..rest.find('"')?].to_string())
+            let (close, angle) = match rest.chars().next()? {
+                '"' => ('"', false),
+                '<' => ('>', true),
+                _ => return None,
+            };
+            let rest = &rest[1..];
+            Some((rest[..rest.find(close)?].to_string(), angle))
         })
         .collect()
 }
@@ -19,22 +34,43 @@ pub fn quoted_includes(text: &str) -> Vec<String> {
 /// Resolves every quoted include of `text` (recursively) against `dirs`, returning the
 /// headers found and the names that were found nowhere.
 pub fn resolve(text: &str, dirs: &[PathBuf]) -> (Vec<Header>, Vec<String>) {
+    resolve_in(text, dirs, &[])
+}
+
+/// [`resolve`], with include directories (a compiler's `-I`): a quoted include is looked up
+/// in `dirs`, then in `include_dirs`; an `#include <name>` in `include_dirs` only, and one
+/// found nowhere is left to the compiler (a system header), not missing.
+pub fn resolve_in(
+    text: &str,
+    dirs: &[PathBuf],
+    include_dirs: &[PathBuf],
+) -> (Vec<Header>, Vec<String>) {
     let mut headers: Vec<Header> = Vec::new();
     let mut missing = Vec::new();
-    let mut queue = quoted_includes(text);
-    while let Some(name) = queue.pop() {
-        if headers.iter().any(|h| h.name == name) || missing.contains(&name) {
+    let mut system: Vec<String> = Vec::new();
+    let mut queue = includes(text);
+    while let Some((name, angle)) = queue.pop() {
+        if headers.iter().any(|h| h.name == name)
+            || missing.contains(&name)
+            || system.contains(&name)
+        {
             continue;
         }
-        let found = dirs.iter().map(|d| d.join(&name)).find_map(|p| {
+        let searched: Vec<&PathBuf> = if angle {
+            include_dirs.iter().collect()
+        } else {
+            dirs.iter().chain(include_dirs).collect()
+        };
+        let found = searched.iter().map(|d| d.join(&name)).find_map(|p| {
             let rules = crate::files::ReadRules::new("header", crate::files::caps::SOURCE);
             crate::files::read_to_string(&p, rules).ok()
         });
         match found {
             Some(text) => {
-                queue.extend(quoted_includes(&text));
+                queue.extend(includes(&text));
                 headers.push(Header { name, text });
             }
+            None if angle => system.push(name),
             None => missing.push(name),
         }
     }

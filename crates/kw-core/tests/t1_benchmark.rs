@@ -208,10 +208,6 @@ fn what_is_not_supported_is_an_error_naming_file_and_field() {
     let _ = std::fs::remove_dir_all(d);
 }
 
-/// The published T1 files of `../shared` load: without their kernel file the error names
-/// the field; with a kernel beside them (this repository's convolution, standing in for the
-/// published one), the constant-memory filter (`MemType: Constant`) becomes a symbol and the
-/// images the kernel's two arguments.
 /// `LocalSize` given as a number is that number (a whole float too; `16.0` was read as 1),
 /// and a number that is no size, or a constant `GlobalSize` below 1 (a benchmark of nothing),
 /// is an error naming the field.
@@ -342,9 +338,39 @@ fn headers_are_found_in_the_include_directories_of_compiler_options() {
         e.contains("or in the `-I` directories [\"elsewhere\"]"),
         "{e}"
     );
+    for (options, why) in [
+        (serde_json::json!(["-I"]), "followed by nothing"),
+        (serde_json::json!(["-I", "-DX=1"]), "followed by `-DX=1`"),
+    ] {
+        s["KernelSpecification"]["CompilerOptions"] = options;
+        let e = T1Benchmark::load(&write(&d, &s)).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+    }
+    // `#include <...>`: from the `-I` directories, embedded (the `-I` is not passed on);
+    // one found in none is left to the compiler (a system header).
+    std::fs::write(
+        d.join("inc_k.cl"),
+        "#include <defs.h>\n#include <stdint.h>\n__kernel void k(int n) { (void)SCALE; }\n",
+    )
+    .unwrap();
+    s["KernelSpecification"]["CompilerOptions"] = serde_json::json!(["-Iinc", "-Iinc/more"]);
+    let b = T1Benchmark::load(&write(&d, &s)).unwrap();
+    let names: Vec<&str> = b
+        .def
+        .source
+        .headers
+        .iter()
+        .map(|h| h.name.as_str())
+        .collect();
+    assert_eq!(names, ["defs.h", "more.h"]);
+    assert!(b.def.compiler_flags.is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The published T1 files of `../shared` load: without their kernel file the error names
+/// the field; with a kernel beside them (this repository's convolution, standing in for the
+/// published one), the constant-memory filter (`MemType: Constant`) becomes a symbol and the
+/// images the kernel's two arguments.
 #[test]
 fn published_files_are_read_or_refused_precisely() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tuning-spaces");

@@ -532,6 +532,8 @@ fn a_record_of_fewer_axes_is_used_with_a_note() {
 /// A record whose recorded space names a parameter twice, or a default that is not among its
 /// values, is left out when the file loads ("record #N: ..."): `kw wisdom show` reported
 /// such a default as the one the runtime uses, and the runtime used another.
+/// So is one whose configuration lacks a parameter of its recorded space (an empty
+/// configuration was taken silently as every default).
 #[test]
 fn a_record_with_an_unsound_recorded_space_is_left_out() {
     let dir = std::env::temp_dir().join(format!("kw-wisdom-recorded-{}", std::process::id()));
@@ -543,13 +545,20 @@ fn a_record_with_an_unsound_recorded_space_is_left_out() {
     let mut twice = record("G", "a", "cuda", &[32], 32, 1.0);
     let first = twice.space.parameters[0].clone();
     twice.space.parameters.push(first);
+    let mut empty = record("G", "a", "cuda", &[64], 32, 1.0);
+    empty.config = Config::default();
     let mut f = WisdomFile::new("k");
-    f.records = vec![good, bad_default, twice];
+    f.records = vec![good, bad_default, twice, empty];
     let path = dir.join("k.json");
     std::fs::write(&path, serde_json::to_string(&f).unwrap()).unwrap();
     let loaded = WisdomFile::load(&path).unwrap();
     assert_eq!(loaded.records.len(), 1);
-    assert_eq!(loaded.rejected.len(), 2, "{:?}", loaded.rejected);
+    assert_eq!(loaded.rejected.len(), 3, "{:?}", loaded.rejected);
+    assert!(
+        loaded.rejected[2].starts_with("record #4: its configuration lacks `bx`"),
+        "{:?}",
+        loaded.rejected
+    );
     assert!(
         loaded.rejected[0].starts_with("record #2: the default 999 of `bx` is not among"),
         "{:?}",
@@ -560,5 +569,30 @@ fn a_record_with_an_unsound_recorded_space_is_left_out() {
         "{:?}",
         loaded.rejected
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A merge of more keys than it holds locks at once (`MERGE_HELD_LOCKS`, each an open file:
+/// holding one per key failed with "Too many open files" past the process's limit) writes
+/// every key, each under its own lock.
+#[test]
+fn a_merge_of_many_keys_writes_every_one() {
+    let dir = std::env::temp_dir().join(format!("kw-merge-many-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let keys = MERGE_HELD_LOCKS + 20;
+    let files: Vec<WisdomFile> = (0..keys)
+        .map(|i| {
+            let mut f = WisdomFile::new(&format!("key{i}"));
+            f.records = vec![record("G", "a", "cuda", &[8], 32, 1.0)];
+            f
+        })
+        .collect();
+    let (written, report) = merge_into(&dir, files).unwrap();
+    assert_eq!(written.len(), keys);
+    assert_eq!(report.read, keys);
+    for i in [0, keys - 1] {
+        let f = WisdomFile::load(&dir.join(wisdom_file_name(&format!("key{i}")))).unwrap();
+        assert_eq!(f.records.len(), 1);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -82,6 +82,8 @@ struct Worker {
     stats: WireStats,
     /// It replied `loading`: `ready` (or `start_failed`) is still to come.
     loading: bool,
+    /// It says `launched` after a configuration's first launch (its `ready` said so).
+    tells_first_launch: bool,
 }
 
 /// How waiting for a reply ended.
@@ -151,6 +153,7 @@ impl Worker {
             stderr_tail,
             stats: WireStats::default(),
             loading: false,
+            tells_first_launch: false,
         })
     }
 
@@ -416,9 +419,13 @@ impl IsolatedEvaluator {
                 w.loading = true;
                 return Ok(());
             }
-            Waited::Reply(Reply::Ready { start_s }) => {
+            Waited::Reply(Reply::Ready {
+                start_s,
+                first_launch,
+            }) => {
                 w.loading = false;
                 w.stats.start_s = start_s;
+                w.tells_first_launch = first_launch;
                 return Ok(());
             }
             Waited::Reply(Reply::StartFailed { reason }) => EvalFailure::fatal(reason),
@@ -490,15 +497,17 @@ impl IsolatedEvaluator {
         let whole = Instant::now();
         let mut began = whole;
         let mut compiled = false;
-        let mut launched = false;
         let limit = self.timeout.limit();
-        // A driver may compile at the first launch (PoCL: seconds, more while compiles run
-        // beside it): that launch has a limit of its own, unless the user set one.
+        let w = self.worker.as_mut().expect("a worker runs");
+        // An OpenCL driver may compile at the first launch (PoCL: seconds, more while
+        // compiles run beside it): where the worker says when it ended, that launch has a
+        // limit of its own, unless the user set one.
+        let two_phases = w.tells_first_launch;
+        let mut launched = !two_phases;
         let first_limit = match self.timeout.fixed {
             Some(fixed) => fixed,
             None => limit.max(FIRST_LAUNCH_TIMEOUT),
         };
-        let w = self.worker.as_mut().expect("a worker runs");
         let waited = if sent {
             // The compile under its own limit, the first launch under its own, then the
             // launches under the evaluation's.
@@ -507,12 +516,18 @@ impl IsolatedEvaluator {
                     *chosen = index;
                     compiled = true;
                     began = Instant::now();
-                    match w.wait(first_limit, &self.cancel, self.deadline) {
-                        Waited::Reply(Reply::Launched) => {
-                            launched = true;
-                            w.wait(limit, &self.cancel, self.deadline)
+                    if launched {
+                        w.wait(limit, &self.cancel, self.deadline)
+                    } else {
+                        match w.wait(first_limit, &self.cancel, self.deadline) {
+                            Waited::Reply(Reply::Launched) => {
+                                launched = true;
+                                // The limit learned is of the launches after the first.
+                                began = Instant::now();
+                                w.wait(limit, &self.cancel, self.deadline)
+                            }
+                            other => other,
                         }
-                        other => other,
                     }
                 }
                 other => other,
@@ -594,9 +609,10 @@ impl IsolatedEvaluator {
                 self.evaluations += 1;
                 self.retire(true);
                 Err(EvalFailure::new(format!(
-                    "timed out: no result within {:.1} s of its launches after the first (the \
-                     evaluation time limit; --eval-timeout)",
-                    t.as_secs_f64()
+                    "timed out: no result within {:.1} s of its launches{} (the evaluation \
+                     time limit; --eval-timeout)",
+                    t.as_secs_f64(),
+                    if two_phases { " after the first" } else { "" }
                 )))
             }
             Waited::Cancelled => {

@@ -160,6 +160,11 @@ pub enum Reply {
     Ready {
         /// Seconds from the worker's start to now (opening the device, loading the capture).
         start_s: f64,
+        /// The worker says `launched` after each configuration's first launch: an OpenCL
+        /// driver may compile then (PoCL does), so that launch has a limit of its own. False
+        /// on CUDA (a module is loaded at its compile) and from workers before it.
+        #[serde(default)]
+        first_launch: bool,
     },
     /// The capture could not be loaded (not the fault of any configuration).
     StartFailed {
@@ -424,10 +429,20 @@ pub fn run(args: WorkerArgs) -> Result<()> {
                     ));
                     // Written from this thread, which holds `out` (standard output's lock
                     // is reentrant); a failed write shows as the worker's death.
-                    e.on_first_launch(Box::new(|| {
-                        let _ = reply(&mut std::io::stdout().lock(), &Reply::Launched);
-                    }));
-                    reply(&mut out, &Reply::Ready { start_s })?;
+                    let first_launch =
+                        e.session().device().info().backend == kw_core::device::BackendKind::Opencl;
+                    if first_launch {
+                        e.on_first_launch(Box::new(|| {
+                            let _ = reply(&mut std::io::stdout().lock(), &Reply::Launched);
+                        }));
+                    }
+                    reply(
+                        &mut out,
+                        &Reply::Ready {
+                            start_s,
+                            first_launch,
+                        },
+                    )?;
                     for points in waiting.drain(..) {
                         evaluate(&mut out, e, &points, start_s)?;
                     }

@@ -74,19 +74,27 @@ pub struct T1Benchmark {
 }
 
 /// The include directories of `flags` (`-IDIR`, `-I DIR` in one entry, or `-I` then `DIR`),
-/// in order, and the other flags as they are.
-fn include_options(flags: &[String]) -> (Vec<String>, Vec<String>) {
+/// in order, and the other flags as they are; a `-I` without a directory is an error.
+fn include_options(flags: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
     let mut dirs = Vec::new();
     let mut rest = Vec::new();
     let mut entries = flags.iter();
     while let Some(f) = entries.next() {
         match f.trim().strip_prefix("-I").map(str::trim) {
-            Some("") => dirs.extend(entries.next().map(|d| d.trim().to_string())),
+            Some("") => match entries.next().map(|d| d.trim()) {
+                Some(dir) if !dir.is_empty() && !dir.starts_with('-') => dirs.push(dir.into()),
+                other => {
+                    return Err(format!(
+                        "`CompilerOptions`: `-I` is followed by {}, not a directory",
+                        other.map_or_else(|| "nothing".to_string(), |o| format!("`{o}`"))
+                    ))
+                }
+            },
             Some(dir) => dirs.push(dir.to_string()),
             None => rest.push(f.clone()),
         }
     }
-    (dirs, rest)
+    Ok((dirs, rest))
 }
 
 /// `ReferenceArguments`: each names (`TargetName`) a written buffer argument and fills its
@@ -270,14 +278,19 @@ impl T1Benchmark {
                 );
             }
         }
-        // Headers are looked up beside the kernel file, then in the `-I` directories of
-        // `CompilerOptions` (relative to the T1 file, as Kernel Tuner's compiler takes them
-        // from its script's directory). They are embedded in the definition, so the `-I`
-        // options, whose paths mean nothing on another machine, are not passed on.
-        let mut include_dirs = vec![crate::includes::parent_dir(&source_path)];
-        let (searched, flags) = include_options(&flags);
-        include_dirs.extend(searched.iter().map(|d| base.join(d)));
-        let (headers, missing) = crate::includes::resolve(&source_text, &include_dirs);
+        // Headers are looked up in the `-I` directories of `CompilerOptions` (relative to
+        // the T1 file, as Kernel Tuner's compiler takes them from its script's directory),
+        // and for `#include "..."` beside the kernel file first; an `#include <...>` found in
+        // none is left to the compiler (a system header). They are embedded in the
+        // definition, so the `-I` options, whose paths mean nothing on another machine, are
+        // not passed on.
+        let (searched, flags) = include_options(&flags).map_err(|m| fmt(path, m))?;
+        let include_dirs: Vec<PathBuf> = searched.iter().map(|d| base.join(d)).collect();
+        let (headers, missing) = crate::includes::resolve_in(
+            &source_text,
+            &[crate::includes::parent_dir(&source_path)],
+            &include_dirs,
+        );
         if let Some(name) = missing.first() {
             let also = if searched.is_empty() {
                 String::new()

@@ -420,6 +420,15 @@ impl Parser<'_> {
             });
             e
         };
+        // Each item is the element written out: a nested comprehension in the element
+        // multiplies, so the whole is bounded as every expression is ([`MAX_NODES`]).
+        let nodes_of = |e: &Expr| {
+            let mut n = 0usize;
+            e.visit(&mut |_| n += 1);
+            n
+        };
+        let per_item = nodes_of(&element);
+        let mut nodes = 0usize;
         let mut items = Vec::new();
         for value in &values {
             if let Some((fat, f)) = &filter {
@@ -435,6 +444,14 @@ impl Parser<'_> {
                 if !keep.truthy() {
                     continue;
                 }
+            }
+            nodes = nodes.saturating_add(per_item);
+            if nodes > MAX_NODES {
+                self.pos = at;
+                return Err(self.error(format!(
+                    "expression too large: the comprehension writes out more than {MAX_NODES} \
+                     operations"
+                )));
             }
             items.push(put(&element, value));
         }

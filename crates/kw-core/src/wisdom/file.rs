@@ -911,14 +911,21 @@ pub fn merge_files(inputs: Vec<WisdomFile>) -> (Vec<WisdomFile>, MergeReport) {
     (out, report)
 }
 
+/// The most tuning keys whose locks a merge holds at once (each an open file): beyond, each
+/// key's lock is held for its own write only.
+pub const MERGE_HELD_LOCKS: usize = 256;
+
 /// Merges `inputs` into the wisdom files of `dir`: for each tuning key, under the lock
 /// [`add_record`] takes, the file in `dir` (if any) is read, merged with the inputs
 /// ([`merge_files`]) and replaced atomically, so a merge beside a running tune loses none of
 /// the tune's records. Returns each file written with its record count, and the report. The
 /// files of `dir` are checked before any is written, and so is the size of every merged file
 /// ([`WisdomError::TooLarge`]: a first pass merges without writing). The locks of every key
-/// are held from that pass to the last write, so a concurrent `kw tune` waits and cannot
-/// make a file too large between the check and the write.
+/// (up to [`MERGE_HELD_LOCKS`] keys) are held from that pass to the last write, so a
+/// concurrent `kw tune` waits and cannot make a file too large between the check and the
+/// write; with more keys, a record such a tune adds between them can still make a key's
+/// file too large after the keys before it were written (each file is whole: the old one or
+/// the merged one).
 pub fn merge_into(
     dir: &Path,
     inputs: Vec<WisdomFile>,
@@ -965,7 +972,12 @@ fn merge_within(
         let mut all = Vec::with_capacity(files.len() + 1);
         let mut dropped = Dropped::default();
         if path.exists() {
-            let (f, d) = WisdomFile::load_for_rewrite(&path)?;
+            let (mut f, d) = WisdomFile::load_for_rewrite(&path)?;
+            // Its records the merge leaves out are reported naming it, as the inputs' are.
+            f.set_aside_unmergeable();
+            for why in &mut f.rejected {
+                *why = format!("{}: {why}", path.display());
+            }
             all.push(same_key(&path, f, key)?);
             dropped = d;
         }
@@ -977,27 +989,44 @@ fn merge_within(
     // Every key's lock is held from the first pass to the last write, so that a `kw tune`
     // adding a record meanwhile waits, and the sizes checked are the sizes written. Taken in
     // the order of the file names, so that two merges of overlapping keys never wait on
-    // each other in a circle (a tune takes one key's lock at a time).
+    // each other in a circle (a tune takes one key's lock at a time). Past
+    // [`MERGE_HELD_LOCKS`] keys (each lock an open file), each key's lock is taken for its
+    // write only, and its file merged again under it.
     by_key.sort_by_cached_key(|(key, _)| wisdom_file_name(key));
-    let _locks = by_key
-        .iter()
-        .map(|(key, _)| lock_key(dir, key))
-        .collect::<Result<Vec<_>, _>>()?;
+    let hold_all = by_key.len() <= MERGE_HELD_LOCKS;
+    let _locks = if hold_all {
+        by_key
+            .iter()
+            .map(|(key, _)| lock_key(dir, key))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
     // First pass, nothing written: a key whose merged file would be too large for any kw to
     // read is refused before another key's file is replaced.
     let mut merged = Vec::with_capacity(by_key.len());
-    for (key, files) in by_key {
-        let (path, file, report, dropped) = merge_key(&key, files)?;
-        file.text_within(&path, limit)?;
-        merged.push((path, file, report, dropped));
+    for (key, files) in &by_key {
+        let m = merge_key(key, files.clone())?;
+        m.1.text_within(&m.0, limit)?;
+        merged.push(hold_all.then_some(m));
     }
     let mut written = Vec::new();
     let mut total = MergeReport::default();
-    for (path, file, report, dropped) in merged {
+    for ((key, files), m) in by_key.into_iter().zip(merged) {
+        let lock = if hold_all {
+            None
+        } else {
+            Some(lock_key(dir, &key)?)
+        };
+        let (path, file, report, dropped) = match m {
+            Some(m) => m,
+            None => merge_key(&key, files)?,
+        };
         total.read += report.read;
         total.dropped.extend(report.dropped);
         dropped.say();
         file.save(&path)?;
+        drop(lock);
         written.push((path, file.records.len()));
     }
     Ok((written, total))

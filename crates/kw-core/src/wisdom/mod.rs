@@ -23,7 +23,7 @@ mod select;
 pub use file::{
     add_record, check_key, check_writable, find_wisdom_file, find_wisdom_files, merge_files,
     merge_into, wisdom_file_name, AddOutcome, MergeReport, ReplacePolicy, WisdomError, WisdomFile,
-    WISDOM_FORMAT_VERSION,
+    MERGE_HELD_LOCKS, WISDOM_FORMAT_VERSION,
 };
 pub use record::{
     Alternate, Confirmation, Objective, Provenance, SpaceFingerprint, WisdomDevice, WisdomRecord,

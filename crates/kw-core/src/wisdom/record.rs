@@ -220,7 +220,8 @@ impl WisdomRecord {
     /// Checks what every record must satisfy whatever the kernel: a time that is a positive
     /// finite number of milliseconds ([`crate::objective::valid_time`]), a problem size with at
     /// least one axis, each at least 1, and a recorded space (when there is one) that names
-    /// each parameter once, with its default among its values. Returns why not.
+    /// each parameter once, with its default among its values, and that the configuration
+    /// sets. Returns why not.
     pub fn validate(&self) -> Result<(), String> {
         let ms = self.objective.median_ms;
         if !crate::objective::valid_time(ms) {
@@ -253,6 +254,15 @@ impl WisdomRecord {
                 return Err(format!(
                     "the default {} of `{}` is not among its values in its recorded tuning space",
                     p.default, p.name
+                ));
+            }
+            // A parameter the kernel had when the record was tuned: a configuration without
+            // it is damaged (one added since is in neither, and takes its default then:
+            // `add_new_parameters`).
+            if self.config.get(&p.name).is_none() {
+                return Err(format!(
+                    "its configuration lacks `{}`, which its recorded tuning space declares",
+                    p.name
                 ));
             }
         }

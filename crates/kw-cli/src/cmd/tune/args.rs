@@ -146,10 +146,11 @@ pub struct TuneArgs {
     /// Also measure the default configuration again (spread) and a device copy (bandwidth).
     #[arg(long)]
     pub(super) report_timing: bool,
-    /// Time limit of one evaluation (`30s`, `2m`), and of its first launch (where a driver
-    /// may compile, as PoCL does); past it the configuration is a failure ("timed out").
-    /// Default: 10 times the default configuration's evaluation, at least 10 s (120 s for the
-    /// default configuration itself), after a first launch of at least 60 s.
+    /// Time limit of one evaluation (`30s`, `2m`), and on OpenCL of its first launch (where a
+    /// driver may compile, as PoCL does); past it the configuration is a failure ("timed
+    /// out"). Default: 10 times the default configuration's evaluation, at least 10 s (120 s
+    /// for the default configuration itself), after (on OpenCL) a first launch of at least
+    /// 60 s.
     #[arg(long)]
     pub(super) eval_timeout: Option<String>,
     /// Measure in this process instead of a worker process: no time limit, and a

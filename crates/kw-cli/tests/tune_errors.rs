@@ -103,6 +103,32 @@ fn output_directories_and_missing_priors_are_settled_before_tuning() {
         said.contains("--prior no-such-prior.json: cannot read it"),
         "{said}"
     );
+    // A FIFO: refused at once (each reader waited for a writer for ever), and a directory.
+    std::fs::create_dir_all(dir.join("prior-dir")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("prior.fifo"))
+        .status()
+        .is_ok_and(|s| s.success());
+    for (prior, kind) in [("prior.fifo", "a FIFO"), ("prior-dir", "a directory")] {
+        if prior == "prior.fifo" && !made {
+            eprintln!("SKIPPED (the FIFO case): mkfifo is not available");
+            continue;
+        }
+        let mut args = vec!["tune", c, "--device", &idx];
+        args.extend(short);
+        args.extend(["--log", "logs-here", "--prior", prior]);
+        let out = kw(&dir, &args);
+        assert!(!out.status.success());
+        let said = text(&out);
+        assert!(
+            said.contains(&format!("--prior {prior}: cannot read it")),
+            "{said}"
+        );
+        assert!(
+            said.contains(&format!("is {kind}, not a regular file")),
+            "{said}"
+        );
+    }
     let moved = std::fs::read_dir(dir.join("logs-here"))
         .unwrap()
         .filter(|e| {

@@ -259,6 +259,44 @@ fn numeric_and_constant_sizes_are_checked() {
         assert!(e.contains(why), "{e}");
         assert!(e.contains("k_T1.json"), "{e}");
     }
+    // Over parameters: checked at the `Default` configuration (a capture of nothing was
+    // written).
+    let e = with(
+        serde_json::json!(8),
+        Some(serde_json::json!({"X": "block_size_x - 32"})),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("is 0 at the `Default` configuration"), "{e}");
+    // `ProblemSize[i]` in a `Size`: the constant global size of a file without a
+    // `ProblemSize` (it was 1: a buffer of one element); none where the global size is over
+    // parameters (an error, not 1).
+    let sized = serde_json::json!([
+        {"Name": "a", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite",
+         "FillType": "Constant", "FillValue": 0.0, "Size": "ProblemSize[0] * ProblemSize[1]"}
+    ]);
+    for (global, len) in [
+        (serde_json::json!({"X": "100", "Y": "37"}), Some(3700)),
+        (
+            serde_json::json!({"X": "block_size_x * 4", "Y": "37"}),
+            None,
+        ),
+    ] {
+        let mut s = spec(sized.clone(), "OpenCL");
+        let ks = &mut s["KernelSpecification"];
+        ks.as_object_mut().unwrap().remove("ProblemSize");
+        ks["GlobalSize"] = global;
+        match (T1Benchmark::load(&write(&d, &s)), len) {
+            (Ok(b), Some(len)) => {
+                let HostArg::Buffer { bytes, .. } = &b.inputs[0] else {
+                    panic!("a buffer")
+                };
+                assert_eq!(bytes.len(), len * 4);
+            }
+            (Err(e), None) => assert!(e.to_string().contains("problem size axis 0"), "{e}"),
+            (r, _) => panic!("{:?}", r.map(|b| b.name)),
+        }
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 

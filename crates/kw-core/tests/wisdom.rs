@@ -587,6 +587,27 @@ fn a_merge_of_many_keys_writes_every_one() {
             f
         })
         .collect();
+    // A lock file that cannot be used (a directory) at a late key: refused before any key's
+    // file is written (100 files were, of 300).
+    let late = dir.join(format!(
+        "{}.lock",
+        wisdom_file_name(&format!("key{}", keys - 2))
+    ));
+    std::fs::create_dir_all(&late).unwrap();
+    let e = merge_into(&dir, files.clone()).unwrap_err().to_string();
+    assert!(e.contains("it is a directory"), "{e}");
+    let written_before = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
+        .count();
+    assert_eq!(written_before, 0);
+    std::fs::remove_dir(&late).unwrap();
     let (written, report) = merge_into(&dir, files).unwrap();
     assert_eq!(written.len(), keys);
     assert_eq!(report.read, keys);

@@ -248,13 +248,6 @@ impl T1Spec {
     /// whose conditions restrict a cache's measured values. `json`: the file, as read; call it
     /// before [`T1Spec::at_size`] (the restrictions still in the file's order).
     pub(crate) fn with_valid_default(mut self, path: &Path, json: &serde_json::Value) -> T1Spec {
-        struct Defaults<'a>(&'a [Parameter]);
-        impl crate::eval::Scope for Defaults<'_> {
-            fn param(&self, name: &str) -> Option<Value> {
-                let p = self.0.iter().find(|p| p.name == name)?;
-                Some(p.default.clone())
-            }
-        }
         use crate::eval::EvalError;
         let fixed: Vec<Expr> = self
             .restrictions
@@ -264,7 +257,7 @@ impl T1Spec {
             .collect();
         let broken = self.restrictions.iter().position(|r| {
             !crate::kernel_def::launch_check::depends_on_launch(r)
-                && match r.eval_bool(&Defaults(&self.params)) {
+                && match r.eval_bool(&super::t1_expr::DefaultsScope(&self.params)) {
                     Ok(ok) => !ok,
                     Err(EvalError::UnknownParam { .. } | EvalError::NoDevice(_)) => false,
                     Err(_) => true,

@@ -32,7 +32,7 @@
 
 use super::t1::T1Spec;
 use super::t1_args::{argument, T1Arg};
-use super::t1_expr::{t1_expr, SizeScope};
+use super::t1_expr::{t1_expr, DefaultsScope};
 use super::{parse_json, read_text, KtError};
 use crate::device::BackendKind;
 use crate::expr::{lit, param, Expr, Func};
@@ -342,6 +342,8 @@ impl T1Benchmark {
             axis_expr("LocalSize", "Y", lit(1))?,
             axis_expr("LocalSize", "Z", lit(1))?,
         ];
+        // The global size when it is constant (the problem size of a file without one).
+        let mut constant_global: Option<Vec<i64>> = None;
         let (problem_size, grid) = match &problem {
             Some(p) => {
                 let div = |key: &str, default: &str| -> Result<Expr, KtError> {
@@ -409,40 +411,51 @@ impl T1Benchmark {
                         args: vec![g[i].clone(), block[i].clone()],
                     })
                 };
-                // The problem size: the global size when it does not depend on parameters
-                // (each axis a whole number of at least 1: a benchmark of nothing is refused).
-                let size: Vec<Expr> = if g.iter().all(|e| e.params().is_empty()) {
-                    let mut size = Vec::with_capacity(3);
-                    for (e, axis) in g.iter().zip(["X", "Y", "Z"]) {
-                        let v = e.eval(&SizeScope(&[]));
-                        let whole = v.as_ref().ok().and_then(|v| match v {
-                            Value::Int(i) => Some(*i),
-                            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
-                                Some(*f as i64)
-                            }
-                            _ => None,
-                        });
-                        match whole {
-                            Some(n) if n >= 1 => size.push(lit(n)),
-                            _ => {
-                                let got = match v {
-                                    Ok(v) => format!("is {v}"),
-                                    Err(err) => format!("cannot be evaluated: {err}"),
-                                };
-                                return Err(fmt(
-                                    path,
-                                    format!(
-                                        "`GlobalSize.{axis}` `{e}` {got}: a global size must \
-                                         be a whole number of at least 1"
-                                    ),
-                                ));
-                            }
+                // The problem size: the global size when it does not depend on parameters.
+                // Each axis a whole number of at least 1 (at the `Default` configuration when
+                // it depends on parameters): a benchmark of nothing is refused.
+                let mut size = Vec::with_capacity(3);
+                for (e, axis) in g.iter().zip(["X", "Y", "Z"]) {
+                    let v = e.eval(&DefaultsScope(&spec.params));
+                    let whole = v.as_ref().ok().and_then(|v| match v {
+                        Value::Int(i) => Some(*i),
+                        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(*f as i64),
+                        _ => None,
+                    });
+                    match whole {
+                        Some(n) if n >= 1 => size.push(lit(n)),
+                        _ => {
+                            let got = match v {
+                                Ok(v) => format!("is {v}"),
+                                Err(err) => format!("cannot be evaluated: {err}"),
+                            };
+                            let at = if e.params().is_empty() {
+                                ""
+                            } else {
+                                " at the `Default` configuration"
+                            };
+                            return Err(fmt(
+                                path,
+                                format!(
+                                    "`GlobalSize.{axis}` `{e}` {got}{at}: a global size must \
+                                     be a whole number of at least 1"
+                                ),
+                            ));
                         }
                     }
-                    size
+                }
+                if g.iter().any(|e| !e.params().is_empty()) {
+                    size = vec![lit(1)];
                 } else {
-                    vec![lit(1)]
-                };
+                    constant_global = Some(
+                        size.iter()
+                            .filter_map(|e| match e {
+                                Expr::Lit(Value::Int(n)) => Some(*n),
+                                _ => None,
+                            })
+                            .collect(),
+                    );
+                }
                 (size, Grid::Blocks(blocks))
             }
         };
@@ -472,7 +485,9 @@ impl T1Benchmark {
                 ))
             }
         };
-        let probs = problem.clone().unwrap_or_default();
+        // `ProblemSize[i]` in an argument's `Size`: the file's problem size, else its
+        // constant global size (a `GlobalSize` over parameters gives none: an error there).
+        let probs = problem.clone().or(constant_global).unwrap_or_default();
         let arguments = match field("Arguments") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(a)) => a.clone(),

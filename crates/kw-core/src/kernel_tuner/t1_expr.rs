@@ -9,8 +9,23 @@ use crate::expr::{Expr, Func};
 pub(super) struct SizeScope<'a>(pub(super) &'a [i64]);
 
 impl Scope for SizeScope<'_> {
+    /// An axis the file's `ProblemSize` lacks counts as 1; without a problem size (a file
+    /// that gives only a `GlobalSize` over parameters) there is none.
     fn problem_size(&self, axis: usize) -> Option<i64> {
+        if self.0.is_empty() {
+            return None;
+        }
         self.0.get(axis).copied().or(Some(1))
+    }
+}
+
+/// Scope of the parameters' defaults (the `Default` configuration), without a problem size.
+pub(super) struct DefaultsScope<'a>(pub(super) &'a [crate::space::Parameter]);
+
+impl Scope for DefaultsScope<'_> {
+    fn param(&self, name: &str) -> Option<crate::value::Value> {
+        let p = self.0.iter().find(|p| p.name == name)?;
+        Some(p.default.clone())
     }
 }
 

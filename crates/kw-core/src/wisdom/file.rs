@@ -728,13 +728,20 @@ fn create_dir(dir: &Path) -> Result<(), WisdomError> {
 /// Takes the exclusive advisory lock on `KEY.json.lock` in `dir` (the one every writer of
 /// that wisdom file takes); released when the returned file is dropped.
 fn lock_key(dir: &Path, tuning_key: &str) -> Result<File, WisdomError> {
+    let (lock, lock_path) = open_lock_file(dir, tuning_key)?;
+    let what = format!("the wisdom of `{tuning_key}` in {}", dir.display());
+    crate::files::lock_waiting(&lock, &lock_path, &what).map_err(io(&lock_path, "cannot lock"))?;
+    Ok(lock)
+}
+
+/// The lock file of `tuning_key`'s wisdom in `dir`, opened (made when missing), not locked;
+/// and its path.
+fn open_lock_file(dir: &Path, tuning_key: &str) -> Result<(File, PathBuf), WisdomError> {
     let lock_path = dir.join(format!("{}.lock", wisdom_file_name(tuning_key)));
     let lock = crate::files::FileModes::get()
         .open_lock(&lock_path)
         .map_err(io(&lock_path, "cannot open the lock file"))?;
-    let what = format!("the wisdom of `{tuning_key}` in {}", dir.display());
-    crate::files::lock_waiting(&lock, &lock_path, &what).map_err(io(&lock_path, "cannot lock"))?;
-    Ok(lock)
+    Ok((lock, lock_path))
 }
 
 /// Checks that wisdom can be written to `dir` (created when missing): creates and removes a
@@ -1000,6 +1007,11 @@ fn merge_within(
             .map(|(key, _)| lock_key(dir, key))
             .collect::<Result<Vec<_>, _>>()?
     } else {
+        // Each lock file opened (and closed) now: one that cannot be (a directory, a link)
+        // is found before any key's file is written.
+        for (key, _) in &by_key {
+            open_lock_file(dir, key)?;
+        }
         Vec::new()
     };
     // First pass, nothing written: a key whose merged file would be too large for any kw to

@@ -71,20 +71,26 @@ fn labelled(path: &Path, device: &str) -> String {
     }
 }
 
+/// Checks that a prior file can be read: a file that cannot be opened, or is not a regular
+/// file (a FIFO is refused, never waited on; a directory, a device), is said as such, not as
+/// three formats it is not. Each format's reader enforces its own size cap. `kw tune` asks
+/// before it moves an earlier results log aside.
+pub fn check_readable(path: &Path) -> Result<(), TuneError> {
+    let rules = kw_core::files::ReadRules::new("prior", u64::MAX);
+    match kw_core::files::open_regular(path, rules) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(TuneError::Prior {
+            path: path.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        }),
+    }
+}
+
 /// Reads a prior file: a Kernel Tuner cache file (`.json`, `.json.gz`) or T4 results file, a
 /// kw results log (`.jsonl`) or a wisdom file (one source per record: each its device's and
 /// problem size's best configuration).
 pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
-    // A file that cannot be opened, or is not a regular file (a FIFO is refused, never
-    // waited on), is said as such, not as three formats it is not. Each format's reader
-    // enforces its own size cap.
-    let rules = kw_core::files::ReadRules::new("prior", u64::MAX);
-    if let Err(e) = kw_core::files::open_regular(path, rules) {
-        return Err(TuneError::Prior {
-            path: path.to_path_buf(),
-            message: format!("cannot read it: {e}"),
-        });
-    }
+    check_readable(path)?;
     let log_error = match read_log(path) {
         Ok(log) => {
             let results = log

@@ -279,10 +279,11 @@ pub fn run(args: TuneArgs) -> Result<()> {
         );
     }
     let stop = check_options(&args)?;
-    // A prior that cannot be opened is found before a results log is moved aside.
+    // A prior that cannot be read (missing, a FIFO, a directory) is found before a results
+    // log is moved aside.
     for file in &args.prior {
-        std::fs::File::open(file)
-            .with_context(|| format!("--prior {}: cannot read it", file.display()))?;
+        // "--prior FILE: cannot read it: ...".
+        kw_tune::prior::check_readable(file).map_err(|e| anyhow::anyhow!("--{e}"))?;
     }
     // Found now, not after an hour of tuning.
     check_writable(&args.wisdom_dir()?).context("the wisdom directory (--wisdom-dir)")?;

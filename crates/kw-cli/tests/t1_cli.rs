@@ -475,3 +475,43 @@ fn from_t1_prints_the_file_it_wrote() {
     assert!(dir.join("caps/blur_v2.kwcap").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A name read from a file with control characters (a T1 `BenchmarkName`, the capture's
+/// tuning key) never reaches the terminal raw: `kw tune`'s header, progress and summary
+/// lines printed `\x1b[31m` and `\r` as they were.
+#[test]
+fn tune_escapes_control_characters_in_names() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = temp_dir("control");
+    std::fs::copy(t1_file().with_file_name("blur.cl"), dir.join("blur.cl")).unwrap();
+    let mut spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t1_file()).unwrap()).unwrap();
+    spec["General"]["BenchmarkName"] = serde_json::json!("bn\u{1b}[31mRED\u{1b}[0m\r\u{7}");
+    std::fs::write(dir.join("c_T1.json"), spec.to_string()).unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            "--t1",
+            "c_T1.json",
+            "--budget",
+            "2",
+            "--samples",
+            "2",
+            "--warmup",
+            "0",
+        ],
+    );
+    let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+    let text = String::from_utf8_lossy(&all);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("RED"), "{text}");
+    assert!(
+        !all.iter().any(|&b| b == 0x1b || b == b'\r' || b == 7),
+        "{text:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

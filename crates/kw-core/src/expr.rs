@@ -413,6 +413,17 @@ macro_rules! cmp_methods {
 }
 
 impl Expr {
+    /// The expression as a message quotes it: whole up to 200 characters, else its first 200
+    /// and `...` (a comprehension written out can print as hundreds of kilobytes).
+    pub fn quoted(&self) -> String {
+        const MOST: usize = 200;
+        let text = self.to_string();
+        match text.char_indices().nth(MOST) {
+            Some((at, _)) => format!("{}...", &text[..at]),
+            None => text,
+        }
+    }
+
     /// A binary expression.
     pub fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
         Expr::Binary {

@@ -340,7 +340,7 @@ fn headers_are_found_in_the_include_directories_of_compiler_options() {
     let p = write(&d, &s);
     let e = T1Benchmark::load(&p).unwrap_err().to_string();
     assert!(
-        e.contains("`#include \"defs.h\"` not found beside it"),
+        e.contains("`#include \"defs.h\"`: not found beside it"),
         "{e}"
     );
     std::fs::create_dir_all(d.join("inc/more")).unwrap();
@@ -402,6 +402,29 @@ fn headers_are_found_in_the_include_directories_of_compiler_options() {
         .collect();
     assert_eq!(names, ["defs.h", "more.h"]);
     assert!(b.def.compiler_flags.is_empty());
+    // A header that goes up with `..` (it failed at the compile, blaming the options), and
+    // one too large to read (it was "not found"): refused when the file loads, saying why.
+    std::fs::write(
+        d.join("inc/more/up.cl"),
+        "#include \"../defs.h\"\n__kernel void k(int n) {}\n",
+    )
+    .unwrap();
+    s["KernelSpecification"]["KernelFile"] = serde_json::json!("inc/more/up.cl");
+    let e = T1Benchmark::load(&write(&d, &s)).unwrap_err().to_string();
+    assert!(e.contains("must be a relative path without `..`"), "{e}");
+    let big = std::fs::File::create(d.join("big.h")).unwrap();
+    big.set_len(kw_core::files::caps::SOURCE + 1).unwrap();
+    std::fs::write(
+        d.join("big.cl"),
+        "#include \"big.h\"\n__kernel void k(int n) {}\n",
+    )
+    .unwrap();
+    s["KernelSpecification"]["KernelFile"] = serde_json::json!("big.cl");
+    let e = T1Benchmark::load(&write(&d, &s)).unwrap_err().to_string();
+    assert!(
+        e.contains("`#include \"big.h\"`: ") && !e.contains("not found"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -14,7 +14,7 @@ use opencl3::kernel::{
 };
 use opencl3::program::Program;
 use std::any::Any;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// A compiled OpenCL kernel. `clSetKernelArg` + enqueue are not thread-safe on one
@@ -217,14 +217,8 @@ fn header_dir(headers: &[Header]) -> Result<Option<PathBuf>, String> {
     }
     let mut key = Vec::new();
     for h in headers {
-        let safe = Path::new(&h.name)
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)));
-        if !safe {
-            return Err(format!(
-                "header name `{}` must be a relative path without `..`",
-                h.name
-            ));
+        if let Some(why) = kw_core::includes::header_name_problem(&h.name) {
+            return Err(why);
         }
         for part in [h.name.as_bytes(), h.text.as_bytes()] {
             key.extend_from_slice(&(part.len() as u64).to_le_bytes());

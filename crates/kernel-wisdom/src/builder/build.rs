@@ -57,14 +57,17 @@ impl KernelBuilder {
                 .into_iter()
                 .filter(|h| !self.headers.iter().any(|e| e.name == h.name)),
         );
-        for name in missing
+        for (name, why) in missing
             .into_iter()
-            .filter(|m| !self.headers.iter().any(|h| &h.name == m))
+            .filter(|(m, _)| !self.headers.iter().any(|h| &h.name == m))
         {
-            let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            let message = why.unwrap_or_else(|| {
+                let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+                format!("not found (searched: {})", searched.join(", "))
+            });
             problems.push(DefProblem {
                 location: format!("#include \"{name}\""),
-                message: format!("not found (searched: {})", searched.join(", ")),
+                message,
             });
         }
         let backend = self.backend.unwrap_or_else(|| {

@@ -100,14 +100,14 @@ impl crate::kernel_def::KernelDef {
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(LaunchInvalid::Broken {
-                        restriction: r.to_string(),
+                        restriction: r.quoted(),
                         problem_size: *problem_size,
                     })
                 }
                 Err(crate::eval::EvalError::UnknownArg(_)) if args.is_none() => {}
                 Err(e) => {
                     unevaluable = unevaluable.or(Some(LaunchInvalid::Eval {
-                        restriction: r.to_string(),
+                        restriction: r.quoted(),
                         problem_size: *problem_size,
                         reason: e.to_string(),
                     }))

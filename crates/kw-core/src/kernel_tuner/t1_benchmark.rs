@@ -291,17 +291,19 @@ impl T1Benchmark {
             &[crate::includes::parent_dir(&source_path)],
             &include_dirs,
         );
-        if let Some(name) = missing.first() {
-            let also = if searched.is_empty() {
-                String::new()
-            } else {
-                format!(" or in the `-I` directories {searched:?} of `CompilerOptions`")
-            };
+        if let Some((name, why)) = missing.first() {
+            let why = why.clone().unwrap_or_else(|| {
+                let also = if searched.is_empty() {
+                    String::new()
+                } else {
+                    format!(" or in the `-I` directories {searched:?} of `CompilerOptions`")
+                };
+                format!("not found beside it{also}")
+            });
             return Err(fmt(
                 path,
                 format!(
-                    "`KernelSpecification.KernelFile` {}: `#include \"{name}\"` not found beside \
-                     it{also}",
+                    "`KernelSpecification.KernelFile` {}: `#include \"{name}\"`: {why}",
                     source_path.display()
                 ),
             ));

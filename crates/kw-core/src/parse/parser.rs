@@ -397,7 +397,14 @@ impl Parser<'_> {
         }
         self.next();
         let at = self.pos;
-        let values = self.list_term()?;
+        let values = self.list_term().map_err(|mut e| {
+            e.message = format!(
+                "a comprehension's iterable must be a list of constants (it decides which \
+                 items there are): {}",
+                e.message
+            );
+            e
+        })?;
         let filter = if self.is_kw("if") {
             self.next();
             Some((self.pos, self.or()?))

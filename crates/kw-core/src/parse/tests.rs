@@ -174,7 +174,8 @@ fn comprehensions_are_written_out() {
         .unwrap_err()
         .to_string();
     assert!(m.contains("filter must be a constant"), "{m}");
-    assert!(parse("a in [i for i in [a, 2]]").is_err());
+    let m = parse("a in [i for i in [a, 2]]").unwrap_err().to_string();
+    assert!(m.contains("iterable must be a list of constants"), "{m}");
     let m = parse("a in [i for i in range(20000)]")
         .unwrap_err()
         .to_string();
@@ -185,4 +186,13 @@ fn comprehensions_are_written_out() {
         .unwrap_err()
         .to_string();
     assert!(m.contains("more than 100000 operations"), "{m}");
+    // Messages quote such an expression's start, not its 100 KB written out.
+    let long = parse("a in [i for i in range(5000)]").unwrap();
+    assert!(long.to_string().len() > 20_000);
+    let q = long.quoted();
+    assert!(
+        q.len() <= 203 && q.ends_with("...") && q.starts_with("is_in(a, 0, 1"),
+        "{q}"
+    );
+    assert_eq!(parse("a + 1").unwrap().quoted(), "(a + 1)");
 }

@@ -113,7 +113,7 @@ impl TuningSpace {
             let mut level = None;
             for name in r.params() {
                 let i = *by_name.get(name).ok_or_else(|| SpaceError::UnknownParam {
-                    restriction: r.to_string(),
+                    restriction: r.quoted(),
                     name: name.to_string(),
                     suggestion: closest(name, params.iter().map(|p| p.name.as_str())),
                 })?;
@@ -209,7 +209,7 @@ impl TuningSpace {
         self.restrictions[ri]
             .eval_bool(&scope)
             .map_err(|source| SpaceError::Eval {
-                restriction: self.restrictions[ri].to_string(),
+                restriction: self.restrictions[ri].quoted(),
                 config: self.partial_key(point, upto),
                 source,
             })

@@ -73,7 +73,7 @@ impl TuningSpace {
         for ri in 0..self.restrictions.len() {
             match self.check(ri, point, self.params.len()) {
                 Ok(true) => {}
-                Ok(false) => out.push(self.restrictions[ri].to_string()),
+                Ok(false) => out.push(self.restrictions[ri].quoted()),
                 Err(e) => unevaluable = unevaluable.or(Some(e)),
             }
         }

@@ -36,7 +36,12 @@ pub(super) fn check_options(args: &TuneArgs) -> Result<()> {
 /// The run's label in progress lines: the tuning key, and its devices when `--devices` chose
 /// them (`vector_add on devices 0, 1`).
 pub(super) fn label(key: &str, devices: &[ListedDevice]) -> String {
-    format!("{key}{}", super::device_set::on_devices(devices))
+    // A key read from a capture must not drive the terminal (progress, summary).
+    format!(
+        "{}{}",
+        kw_core::diag::printable(key),
+        super::device_set::on_devices(devices)
+    )
 }
 
 /// `devices: device 0 12 evaluations, device 1 11 (dropped: REASON)`.

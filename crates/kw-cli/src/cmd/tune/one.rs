@@ -87,7 +87,7 @@ pub(super) fn tune_one(
     // `(N configurations)` stays as it is: scripts read it (the side-by-side bench).
     eprintln!(
         "kw tune: {} ({} configurations) on {}; capture {}, problem size {}",
-        def.tuning_key,
+        kw_core::diag::printable(&def.tuning_key),
         space.len(),
         info.summary(),
         capture.display(),

@@ -39,8 +39,11 @@ pub fn print_summary(
     objective: Option<&ObjectiveDef>,
 ) {
     println!(
-        "kernel {kernel}: {} evaluations ({} from the log); stopped: {}",
-        report.progress.evaluations, report.replayed, report.reason
+        "kernel {}: {} evaluations ({} from the log); stopped: {}",
+        kw_core::diag::printable(kernel),
+        report.progress.evaluations,
+        report.replayed,
+        report.reason
     );
     // The search's values are times, or the objective's scores (its value, negated when
     // maximised).

@@ -175,8 +175,22 @@ impl WisdomSource {
         let files: Vec<SourceFile> = found
             .into_iter()
             .map(|(path, mut f)| {
-                for r in &mut f.records {
-                    r.add_new_parameters(space);
+                // Numbered by their place in the file, as `kw wisdom show` numbers them (and as
+                // the rejected records are).
+                let numbers = f.record_numbers();
+                for (r, n) in f.records.iter_mut().zip(&numbers) {
+                    // A parameter its recorded space declares but its configuration lacks (a
+                    // damaged or hand-made record, an empty configuration) takes its default,
+                    // as a parameter added since does, and is said once.
+                    r.add_new_parameters_noting(space, &mut |p| {
+                        kw_core::diag::warn_once(&format!(
+                            "{}: record #{n} of `{tuning_key}` lacks `{}`, which its recorded \
+                             tuning space declares: the runtime uses its default {}",
+                            path.display(),
+                            p.name,
+                            p.default
+                        ))
+                    });
                     // Alternates the current space does not hold are dropped (as records are
                     // passed over).
                     r.alternates.retain(|a| match space.check_config(&a.config) {
@@ -192,9 +206,6 @@ impl WisdomSource {
                         }
                     });
                 }
-                // Numbered by their place in the file, as `kw wisdom show` numbers them (and as
-                // the rejected records are).
-                let numbers = f.record_numbers();
                 // A record of another backend never configures this device (the selection
                 // stays within the backend), and its space may have parameters of its own
                 // (`read_only`, `stream_store` are CUDA-only): it is left out without a word.

@@ -132,9 +132,13 @@ fn prefetches_compile_while_the_capture_loads_and_ready_comes_before_the_first_r
     assert_eq!(kind(&ready), "ready", "{ready}");
     let start_s = ready["start_s"].as_f64().unwrap();
     assert!(start_s > 0.0, "{ready}");
-    // `compiled` before the result: `kw tune`'s evaluation time limit counts from it.
+    // `compiled` before the result, and on OpenCL (`ready` says so) `launched` after the
+    // first launch, where a driver may compile: `kw tune`'s time limits count from them.
     let compiled = w.reply().expect("compiled");
     assert_eq!(kind(&compiled), "compiled", "{compiled}");
+    assert_eq!(ready["first_launch"], true, "an OpenCL capture: {ready}");
+    let launched = w.reply().expect("launched");
+    assert_eq!(kind(&launched), "launched", "{launched}");
     let result = w.reply().expect("the result");
     assert_eq!(kind(&result), "result", "{result}");
     assert!(result["objective"].as_f64().is_some(), "{result}");
@@ -146,6 +150,7 @@ fn prefetches_compile_while_the_capture_loads_and_ready_comes_before_the_first_r
     // A prefetched configuration: compiled by the pool that started before the load.
     w.evaluate(&points[1]);
     assert_eq!(kind(&w.reply().expect("compiled")), "compiled");
+    assert_eq!(kind(&w.reply().expect("launched")), "launched");
     let result = w.reply().expect("the second result");
     assert!(result["objective"].as_f64().is_some(), "{result}");
     let stats = &result["stats"];
@@ -160,6 +165,7 @@ fn prefetches_compile_while_the_capture_loads_and_ready_comes_before_the_first_r
     let compiled = w.reply().expect("compiled");
     assert_eq!(kind(&compiled), "compiled", "{compiled}");
     assert_eq!(compiled["index"], 1, "{compiled}");
+    assert_eq!(kind(&w.reply().expect("launched")), "launched");
     let result = w.reply().expect("the third result");
     assert!(result["objective"].as_f64().is_some(), "{result}");
     assert!(w.finish().success());

@@ -323,6 +323,16 @@ fn mem_type_constant_is_a_buffer_in_opencl_and_a_symbol_in_cuda() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The names of the headers a benchmark's kernel embeds.
+fn header_names(b: &T1Benchmark) -> Vec<&str> {
+    b.def
+        .source
+        .headers
+        .iter()
+        .map(|h| h.name.as_str())
+        .collect()
+}
+
 /// Headers are found in the `-I` directories of `CompilerOptions` too (relative to the T1
 /// file, as Kernel Tuner's compiler finds them), embedded, and the `-I` options not passed on.
 #[test]
@@ -356,13 +366,7 @@ fn headers_are_found_in_the_include_directories_of_compiler_options() {
     ] {
         s["KernelSpecification"]["CompilerOptions"] = options;
         let b = T1Benchmark::load(&write(&d, &s)).unwrap();
-        let names: Vec<&str> = b
-            .def
-            .source
-            .headers
-            .iter()
-            .map(|h| h.name.as_str())
-            .collect();
+        let names = header_names(&b);
         assert_eq!(names.len(), 2, "{names:?}");
         assert!(
             names.contains(&"defs.h") && names.contains(&"more.h"),
@@ -393,14 +397,7 @@ fn headers_are_found_in_the_include_directories_of_compiler_options() {
     .unwrap();
     s["KernelSpecification"]["CompilerOptions"] = serde_json::json!(["-Iinc", "-Iinc/more"]);
     let b = T1Benchmark::load(&write(&d, &s)).unwrap();
-    let names: Vec<&str> = b
-        .def
-        .source
-        .headers
-        .iter()
-        .map(|h| h.name.as_str())
-        .collect();
-    assert_eq!(names, ["defs.h", "more.h"]);
+    assert_eq!(header_names(&b), ["defs.h", "more.h"]);
     assert!(b.def.compiler_flags.is_empty());
     // A header that goes up with `..` (it failed at the compile, blaming the options), and
     // one too large to read (it was "not found"): refused when the file loads, saying why.

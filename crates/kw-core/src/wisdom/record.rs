@@ -220,8 +220,7 @@ impl WisdomRecord {
     /// Checks what every record must satisfy whatever the kernel: a time that is a positive
     /// finite number of milliseconds ([`crate::objective::valid_time`]), a problem size with at
     /// least one axis, each at least 1, and a recorded space (when there is one) that names
-    /// each parameter once, with its default among its values, and that the configuration
-    /// sets. Returns why not.
+    /// each parameter once, with its default among its values. Returns why not.
     pub fn validate(&self) -> Result<(), String> {
         let ms = self.objective.median_ms;
         if !crate::objective::valid_time(ms) {
@@ -254,15 +253,6 @@ impl WisdomRecord {
                 return Err(format!(
                     "the default {} of `{}` is not among its values in its recorded tuning space",
                     p.default, p.name
-                ));
-            }
-            // A parameter the kernel had when the record was tuned: a configuration without
-            // it is damaged (one added since is in neither, and takes its default then:
-            // `add_new_parameters`).
-            if self.config.get(&p.name).is_none() {
-                return Err(format!(
-                    "its configuration lacks `{}`, which its recorded tuning space declares",
-                    p.name
                 ));
             }
         }
@@ -349,6 +339,25 @@ impl WisdomRecord {
     /// it was, in effect). Parameters the record has that the space lacks are left, and make it
     /// unusable ([`WisdomRecord::check_against`]).
     pub fn add_new_parameters(&mut self, space: &TuningSpace) {
+        self.add_new_parameters_noting(space, &mut |_| {});
+    }
+
+    /// [`WisdomRecord::add_new_parameters`], calling `lacked` with each parameter of `space`
+    /// the configuration lacks although its recorded space declares it: no parameter added
+    /// since, but a record written or edited without it (an empty configuration), which then
+    /// takes the default too.
+    pub fn add_new_parameters_noting(
+        &mut self,
+        space: &TuningSpace,
+        lacked: &mut dyn FnMut(&Parameter),
+    ) {
+        for p in space.params() {
+            if self.config.get(&p.name).is_none()
+                && self.space.parameters.iter().any(|q| q.name == p.name)
+            {
+                lacked(p);
+            }
+        }
         for a in &mut self.alternates {
             for p in space.params() {
                 if a.config.get(&p.name).is_none() {

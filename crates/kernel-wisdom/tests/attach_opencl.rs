@@ -163,6 +163,48 @@ fn declared_lengths_events_and_the_applications_buffers() {
     assert!(read(&queue, &c, n) == expected, "wrong result");
 }
 
+/// A launch on a queue of another context (a C program's mix-up) is refused up front,
+/// naming the queue, not handed to the driver to come back as CL_INVALID_CONTEXT blamed on
+/// the configuration; the right queue still works after it.
+#[test]
+fn a_queue_of_another_context_is_refused_by_name() {
+    let _turn = pocl_turn();
+    let Some((context, queue)) = app_setup() else {
+        eprintln!("SKIPPED: no PoCL OpenCL platform");
+        return;
+    };
+    let (_other_context, other_queue) = app_setup().expect("PoCL");
+    let device = Arc::new(ClDevice::attach(&context, &queue).expect("attach"));
+    let builder = demo_kernels::opencl::vector_add_builder();
+    let add = WisdomKernel::new(builder.build().unwrap(), device).unwrap();
+    let n = 100usize;
+    let (a, b, c) = (
+        buffer(&context, n),
+        buffer(&context, n),
+        buffer(&context, n),
+    );
+    let args = [
+        opencl::buffer_arg(&c),
+        opencl::buffer_arg(&a),
+        opencl::buffer_arg(&b),
+        (n as i32).into(),
+    ];
+    // SAFETY: a live queue (of another context: what is checked).
+    let foreign = unsafe { Queue::opencl_raw(other_queue.get(), &[]) };
+    let e = add
+        .launch_with(&args, LaunchOptions::new().on(foreign))
+        .expect_err("a queue of another context is refused")
+        .to_string();
+    assert!(
+        e.contains("command queue belongs to another OpenCL context"),
+        "{e}"
+    );
+    assert!(!e.contains("CL_INVALID_CONTEXT"), "{e}");
+    add.launch_with(&args, LaunchOptions::new().on(opencl::queue(&queue)))
+        .expect("the device's own queue");
+    queue.finish().unwrap();
+}
+
 #[test]
 fn bad_declarations_and_handles_are_errors() {
     let _turn = pocl_turn();

@@ -121,3 +121,55 @@ fn local_arguments_are_refused_where_they_cannot_stand() {
         .join("\n");
     assert!(text.contains("position 9 is outside"), "{text}");
 }
+
+/// `__local` memory beyond the device's (`CL_DEVICE_LOCAL_MEM_SIZE`, 512 KiB on PoCL): PoCL
+/// aborts the process at such a launch (an assertion in its pthread device), so the launch
+/// is refused first, naming the bytes and the limit; the kernel still launches after it.
+#[test]
+fn local_memory_beyond_the_device_is_refused_not_launched() {
+    let Some(dev) = device() else { return };
+    let mut b = KernelBuilder::new("smooth", Source::text("smooth.cl", SOURCE));
+    let bx = b.tune("block_size_x", [8, 16], 16);
+    let tile = b.tune("tile_size", [1, 100_000], 1);
+    b.tune("use_blocked", [0], 0);
+    b.tune("variant", [0], 0);
+    b.problem_size([arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx.clone(), 1, 1)
+        .output::<f32>("out")
+        .local::<f32>("tile", param("block_size_x") * tile + lit(2))
+        .input::<f32>("in")
+        .buffer_len("weights", lit(3))
+        .input::<f32>("weights")
+        .local::<f32>("w_local", 3)
+        .scalar::<i32>("n");
+    let kernel = WisdomKernel::new(b.build().unwrap(), dev.clone()).unwrap();
+    let n = 64usize;
+    let ib = DeviceBuffer::from_slice(dev.as_ref(), &vec![1.0f32; n]).unwrap();
+    let wb = DeviceBuffer::from_slice(dev.as_ref(), &[0.0f32, 1.0, 0.0]).unwrap();
+    let ob = DeviceBuffer::<f32>::new(dev.as_ref(), n).unwrap();
+    let args = [ob.arg(), ib.arg(), wb.arg(), (n as i32).into()];
+    let big = kernel_wisdom::Config(vec![
+        ("block_size_x".into(), 16i64.into()),
+        ("tile_size".into(), 100_000i64.into()),
+        ("use_blocked".into(), 0i64.into()),
+        ("variant".into(), 0i64.into()),
+    ]);
+    let e = kernel
+        .launch_with(&args, LaunchOptions::new().config(&big))
+        .expect_err("6.4 MB of local memory is refused")
+        .to_string();
+    assert!(e.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{e}");
+    assert!(e.contains("bytes of local memory"), "{e}");
+    let small = kernel_wisdom::Config(vec![
+        ("block_size_x".into(), 16i64.into()),
+        ("tile_size".into(), 1i64.into()),
+        ("use_blocked".into(), 0i64.into()),
+        ("variant".into(), 0i64.into()),
+    ]);
+    kernel
+        .launch_with(&args, LaunchOptions::new().config(&small))
+        .expect("a configuration within the device's local memory");
+    let got = ob.to_vec().unwrap();
+    assert!(got[1..n - 1].iter().all(|&v| v == 1.0), "{got:?}");
+}

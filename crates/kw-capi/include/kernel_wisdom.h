@@ -17,8 +17,8 @@
  * (cl_mem, cl_command_queue, cl_context, cl_event, CUdeviceptr, streams) are trusted: a
  * made-up or released one is undefined behaviour, as it is in the driver's API; NULL ones
  * are checked. Every (array, count) pair is
- * checked before anything is read: a count above KW_MAX_COUNT (SIZE_MAX, a negative number
- * passed as size_t) or an array not aligned for its elements is KW_ERROR_INVALID, a NULL
+ * checked before anything is read: a count above KW_MAX_COUNT (2^20; e.g. SIZE_MAX, or a
+ * negative number passed as size_t) or an array not aligned for its elements is KW_ERROR_INVALID, a NULL
  * array with a non-zero count KW_ERROR_NULL; a launch's argument count is compared with the
  * kernel's before any argument is read ("4 argument(s) given, the kernel takes 3").
  *
@@ -338,7 +338,8 @@ int kw_kernel_config(const kw_kernel* kernel, int64_t x, int64_t y, int64_t z, c
  * kw_device_synchronize waits for it). A length that does not fit the shape is
  * KW_ERROR_INVALID naming the routine, the buffer and both lengths ("library routine
  * `transpose`: input (rows x cols) holds 12 elements, the shape needs 15"), and nothing is
- * launched; a buffer that is a scalar or of another kw_type than KW_F32 is
+ * launched; a buffer that is a scalar or of another kw_type than the routine's (KW_F32;
+ * KW_U16, the bits of half floats, for kw_library_gemm_f16) is
  * KW_ERROR_ARGUMENTS (a type value that is no kw_type KW_ERROR_INVALID), a NULL one
  * KW_ERROR_NULL. */
 

@@ -368,7 +368,10 @@ fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
         "{se}"
     );
     assert!(se.contains("record #9 cannot be used"), "{se}");
-    assert!(so.contains("(tuning key `k`, 2 records, 7 skipped"), "{so}");
+    assert!(
+        so.contains("(tuning key `k`, 1 usable records, 8 skipped"),
+        "{so}"
+    );
     assert!(so.contains("\n#2 ") && so.contains("\n#9 "), "{so}");
     assert!(!so.contains("\n#1 "), "{so}");
     // By tuning key on a search path: said once, by the command.
@@ -414,7 +417,7 @@ fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
     }
     assert!(so.contains("chosen: record #2 "), "{so}");
     assert!(so.contains("skipped: record #9: value 48"), "{so}");
-    assert!(so.contains("(2 records, 7 skipped"), "{so}");
+    assert!(so.contains("(1 usable records, 8 skipped"), "{so}");
 
     // A file with nothing wrong: no warning.
     let out = kw(&dir, &["wisdom", "show", "merged/k.json"]);

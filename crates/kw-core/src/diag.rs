@@ -87,6 +87,17 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// A measured value (a time in milliseconds, an objective's score) as messages and tables
+/// print it: four decimals, or, from a billion up (a value read from a file can be anything
+/// finite), in exponent notation (`1.0000e300`), never hundreds of digits.
+pub fn figure(v: f64) -> String {
+    if v.abs() < 1e9 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.4e}")
+    }
+}
+
 /// Prints an error.
 pub fn error(message: &str) {
     emit(Level::Error, message);
@@ -181,6 +192,15 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_are_short_whatever_the_value() {
+        assert_eq!(figure(0.25), "0.2500");
+        assert_eq!(figure(123456.789), "123456.7890");
+        assert_eq!(figure(1e300), "1.0000e300");
+        assert_eq!(figure(-2.5e12), "-2.5000e12");
+        assert!(figure(f64::MAX).len() < 20);
+    }
 
     #[test]
     fn ratios_below_one_read_as_slower() {

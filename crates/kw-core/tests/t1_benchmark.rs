@@ -228,18 +228,25 @@ fn numeric_and_constant_sizes_are_checked() {
     };
     let b = with(serde_json::json!(16.0), None).unwrap();
     assert_eq!(b.def.block_size[0].to_string(), "16");
-    for bad in [
-        serde_json::json!(16.5),
-        serde_json::json!(0),
-        serde_json::json!(-4),
+    for (bad, why) in [
+        (serde_json::json!(16.5), "is not a whole number"),
+        (serde_json::json!(0), "is below 1"),
+        (serde_json::json!(-4), "is below 1"),
+        (
+            serde_json::json!(9223372036854775807i64),
+            "is too large (at most 2147483647)",
+        ),
+        (
+            serde_json::json!(18446744073709551615u64),
+            "is too large (at most 2147483647)",
+        ),
+        (
+            serde_json::json!(1e300),
+            "is too large (at most 2147483647)",
+        ),
     ] {
         let e = with(bad.clone(), None).unwrap_err().to_string();
-        assert!(
-            e.contains(&format!(
-                "`LocalSize.X` {bad} is not a whole number of at least 1"
-            )),
-            "{e}"
-        );
+        assert!(e.contains(&format!("`LocalSize.X` {bad} {why}")), "{e}");
     }
     let b = with(
         serde_json::json!(8),
@@ -267,7 +274,7 @@ fn numeric_and_constant_sizes_are_checked() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("is 0 at the `Default` configuration"), "{e}");
+    assert!(e.contains("at the `Default` configuration is 0"), "{e}");
     // `ProblemSize[i]` in a `Size`: the constant global size of a file without a
     // `ProblemSize` (it was 1: a buffer of one element); none where the global size is over
     // parameters (an error, not 1).
@@ -619,5 +626,126 @@ fn restrictions_over_the_problem_size_are_taken_at_the_results_size() {
         "{:?}",
         none.notes
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// KTT's T1 files (HiPerCoRe/KTT `Examples/CoulombSum2d/CoulombSum2dScript.json`): no
+/// `LocalSize`, the launch built from `GlobalSize` and `Modifiers`; `CompilerOptions` as one
+/// string; KTT's type names (`Float`, `UnsignedInt`).
+#[test]
+fn ktt_modifiers_compiler_option_strings_and_type_names() {
+    use kw_core::config::Config;
+    use kw_core::value::Value;
+    let d = dir("ktt");
+    std::fs::write(
+        d.join("c.cl"),
+        "__kernel void c(__global const float* atoms, __global float* grid, int n) {}\n",
+    )
+    .unwrap();
+    let file = |modifiers: serde_json::Value, extra: serde_json::Value| {
+        let mut ks = serde_json::json!({
+            "Language": "OpenCL", "KernelName": "c", "KernelFile": "c.cl",
+            "CompilerOptions": "-cl-fast-relaxed-math  -DKTT=1",
+            "GlobalSize": {"X": 512, "Y": 512, "Z": 1},
+            "Modifiers": modifiers,
+            "Arguments": [
+                {"Type": "Float", "Size": 64, "FillType": "Random", "FillValue": 1.0,
+                 "AccessType": "ReadOnly", "MemoryType": "Vector"},
+                {"Type": "float", "Size": 262144, "FillType": "Constant", "FillValue": 0.0,
+                 "AccessType": "WriteOnly", "MemoryType": "Vector"},
+                {"Type": "Int", "FillValue": 16, "MemoryType": "Scalar"}
+            ]
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            ks[k] = v.clone();
+        }
+        let spec = serde_json::json!({
+            "ConfigurationSpace": {
+                "TuningParameters": [
+                    {"Name": "WORK_GROUP_SIZE_X", "Type": "UnsignedInt", "Values": "[16, 32]", "Default": 16},
+                    {"Name": "WORK_GROUP_SIZE_Y", "Type": "UnsignedInt", "Values": "[1, 2, 4]", "Default": 1},
+                    {"Name": "OUTER_UNROLL_FACTOR", "Type": "UnsignedInt", "Values": "[1, 2, 4, 8]", "Default": 1}
+                ],
+                "Conditions": []
+            },
+            "KernelSpecification": ks
+        });
+        let p = d.join("c_T1.json");
+        std::fs::write(&p, serde_json::to_string(&spec).unwrap()).unwrap();
+        T1Benchmark::load(&p)
+    };
+    let modifiers = serde_json::json!([
+        {"Type": "Global", "Dimension": "X", "Parameter": "OUTER_UNROLL_FACTOR", "Action": "Divide"},
+        {"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Multiply"},
+        {"Type": "Local", "Dimension": "Y", "Parameter": "WORK_GROUP_SIZE_Y", "Action": "Multiply"}
+    ]);
+    let b = file(modifiers.clone(), serde_json::json!({})).unwrap();
+    assert!(
+        !b.notes.iter().any(|n| n.contains("Modifiers")),
+        "{:?}",
+        b.notes
+    );
+    let config = |x: i64, y: i64, u: i64| {
+        Config(vec![
+            ("WORK_GROUP_SIZE_X".into(), Value::Int(x)),
+            ("WORK_GROUP_SIZE_Y".into(), Value::Int(y)),
+            ("OUTER_UNROLL_FACTOR".into(), Value::Int(u)),
+        ])
+    };
+    // Global 512 / 4 = 128 work-items in X over 32-wide groups: 4 groups; 512 / 2 in Y.
+    let g = b
+        .def
+        .geometry(&config(32, 2, 4), &[512, 512, 1], None, None)
+        .unwrap();
+    assert_eq!(g.block, [32, 2, 1]);
+    assert_eq!(g.grid, [4, 256, 1]);
+    let g = b
+        .def
+        .geometry(&config(16, 4, 1), &[512, 512, 1], None, None)
+        .unwrap();
+    assert_eq!(g.block, [16, 4, 1]);
+    assert_eq!(g.grid, [32, 128, 1]);
+    // One string of options: split at spaces.
+    let flags = &b.def.compiler_flags;
+    assert!(
+        flags.iter().any(|f| f == "-cl-fast-relaxed-math"),
+        "{flags:?}"
+    );
+    assert!(flags.iter().any(|f| f == "-DKTT=1"), "{flags:?}");
+    // KTT's names for the argument types.
+    let HostArg::Buffer { bytes, .. } = &b.inputs[0] else {
+        panic!("a buffer")
+    };
+    assert_eq!(bytes.len(), 64 * 4);
+
+    // Modifiers that cannot be applied are errors naming the modifier.
+    for (m, why) in [
+        (
+            serde_json::json!([{"Type": "Global", "Dimension": "X", "Parameter": "NOPE", "Action": "Divide"}]),
+            "`Modifiers` #1: `Parameter` \"NOPE\" is not one of the TuningParameters",
+        ),
+        (
+            serde_json::json!([{"Type": "Local", "Dimension": "W", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Multiply"}]),
+            "`Modifiers` #1: `Dimension` \"W\" is not X, Y or Z",
+        ),
+        (
+            serde_json::json!([{"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Multiply"},
+                               {"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Power"}]),
+            "`Modifiers` #2: `Action` \"Power\" is not supported",
+        ),
+        (
+            serde_json::json!({"Type": "Local"}),
+            "`Modifiers` must be a list",
+        ),
+    ] {
+        let e = file(m, serde_json::json!({})).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("c_T1.json"), "{e}");
+    }
+    // A Global modifier with a ProblemSize (the grid then comes from GridDiv*): refused.
+    let e = file(modifiers, serde_json::json!({"ProblemSize": [512, 512]}))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("give a `GlobalSize` instead"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }

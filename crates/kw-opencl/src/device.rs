@@ -366,7 +366,33 @@ impl ClDevice {
                 },
             )?;
         }
-        // SAFETY: every argument was set above; `global` and `local` outlive the call.
+        // Local memory beyond the device's: PoCL aborts the process at the launch (an
+        // assertion) instead of failing it, so the total is checked here: the `__local`
+        // arguments, and what the driver says the kernel uses with them set (its own
+        // `__local` variables too).
+        let limit = self.info.max_shared_memory_per_block;
+        let asked: u64 = locals.iter().map(|(_, b)| b as u64).sum::<u64>()
+            + if has_local {
+                g.shared_memory_bytes.max(1) as u64
+            } else {
+                0
+            };
+        let used = guard
+            .get_local_mem_size(self.shared.device.id())
+            .unwrap_or(0)
+            .max(asked);
+        if limit > 0 && used > limit {
+            return Err(BackendError::Launch {
+                kernel: k.name().to_string(),
+                grid: g.grid,
+                block: g.block,
+                message: format!(
+                    "the launch needs {used} bytes of local memory ({asked} of them for its \
+                     `__local` arguments), more than the device's {limit} \
+                     (CL_DEVICE_LOCAL_MEM_SIZE)"
+                ),
+            });
+        }
         let wait = queue.wait_list();
         // SAFETY: every argument was set above; `global` and `local` outlive the call; the
         // queue and the events are live (the `Queue`'s constructor vouched for them).
@@ -400,7 +426,25 @@ impl ClDevice {
     /// The `cl_command_queue` a [`Queue`] names.
     fn raw_queue(&self, queue: Queue<'_>) -> Result<cl_command_queue, BackendError> {
         match queue.raw() {
-            RawQueue::OpenCl(q) => Ok(q as cl_command_queue),
+            RawQueue::OpenCl(q) => {
+                // A queue of another context reaches the driver as CL_INVALID_CONTEXT, which
+                // a launch would blame on its configuration: said here, as for a buffer.
+                use opencl3::command_queue::{get_command_queue_info, CL_QUEUE_CONTEXT};
+                let context = get_command_queue_info(q as cl_command_queue, CL_QUEUE_CONTEXT)
+                    .map_err(|e| api("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", e.into()))?
+                    .to_ptr();
+                if context as usize != self.shared.context.get() as usize {
+                    return Err(BackendError::Api {
+                        op: "the queue",
+                        message: format!(
+                            "the command queue belongs to another OpenCL context than the \
+                             device's ({})",
+                            crate::memory::OTHER_CONTEXT_HINT
+                        ),
+                    });
+                }
+                Ok(q as cl_command_queue)
+            }
             RawQueue::Default => Ok(self.shared.queue.get()),
             _ => Err(Self::foreign("a CUDA stream")),
         }

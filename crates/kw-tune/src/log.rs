@@ -227,6 +227,21 @@ pub struct LogRecord {
 }
 
 impl LogRecord {
+    /// Whether the record's times can be an evaluation's: `elapsed_s` and `eval_s` at least
+    /// 0 (a negative time comes from an edit or another program, and would reach exports
+    /// such as a T4 file's `timestamp`), each sample a finite number.
+    pub fn check_times(&self) -> Result<(), String> {
+        for (name, v) in [("elapsed_s", self.elapsed_s), ("eval_s", self.eval_s)] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(format!("`{name}` {v} is not a time (seconds, at least 0)"));
+            }
+        }
+        if let Some(bad) = self.samples.iter().flatten().find(|s| !s.is_finite()) {
+            return Err(format!("a sample {bad} is not a finite number"));
+        }
+        Ok(())
+    }
+
     /// The record's result.
     pub fn result(&self) -> EvalResult {
         match (self.objective, &self.failure) {
@@ -422,8 +437,9 @@ pub struct LogContents {
 const DROPPED_LISTED: usize = 5;
 
 /// Reads a results log. A record line that is torn or malformed (not UTF-8, not JSON, not a
-/// record; an unterminated last line), or whose objective value is not valid for the log's
-/// objective ([`LogHeader::check_objective`]: a time must be positive and finite), is dropped
+/// record; an unterminated last line), whose objective value is not valid for the log's
+/// objective ([`LogHeader::check_objective`]: a time must be positive and finite), or whose
+/// times cannot be an evaluation's ([`LogRecord::check_times`]), is dropped
 /// with one warning for the file (`kw_core::diag`: the file, each line's number and why, the
 /// value included) and listed in [`LogContents::dropped`]: only that evaluation is lost.
 /// A bad header line (without it nothing in the file can be trusted), a line longer than
@@ -516,9 +532,14 @@ pub fn read_log(path: &Path) -> Result<LogContents, TuneError> {
             // edit or another program) is never fed to a search: the line is dropped as a
             // malformed one is.
             match serde_json::from_str::<LogRecord>(text) {
-                Ok(r) => match r.objective.map(|v| h.check_objective(v)) {
-                    Some(Err(why)) => dropped.push((line_no, why)),
-                    _ => records.push(r),
+                Ok(r) => match r
+                    .objective
+                    .map(|v| h.check_objective(v))
+                    .unwrap_or(Ok(()))
+                    .and_then(|()| r.check_times())
+                {
+                    Err(why) => dropped.push((line_no, why)),
+                    Ok(()) => records.push(r),
                 },
                 Err(e) => dropped.push((line_no, format!("not a record: {e}"))),
             }
@@ -798,6 +819,28 @@ mod tests {
         );
         // Every line is kept for a resume (only a torn last line is cut).
         assert_eq!(log.valid_bytes, std::fs::metadata(&path).unwrap().len());
+    }
+
+    /// A negative `elapsed_s` or `eval_s` (an edit, another program) would reach a T4 export's
+    /// `timestamp`: such a line is dropped as one with an impossible objective is.
+    #[test]
+    fn a_negative_time_of_a_record_drops_its_line() {
+        let path = write(
+            "elapsed.jsonl",
+            &[
+                header("time"),
+                r#"{"eval":1,"key":"1","point":[0],"config":{"x":1},"objective":0.5,"elapsed_s":-3.0,"eval_s":0.1}"#.to_string(),
+                r#"{"eval":2,"key":"2","point":[1],"config":{"x":2},"objective":0.5,"elapsed_s":0.2,"eval_s":-0.1}"#.to_string(),
+                line(3, "0.25"),
+            ],
+        );
+        let log = read_log(&path).unwrap();
+        assert_eq!(log.records.len(), 1, "{:?}", log.records);
+        assert_eq!(log.records[0].eval, 3);
+        let why: Vec<&str> = log.dropped.iter().map(|(_, w)| w.as_str()).collect();
+        assert_eq!(log.dropped.len(), 2, "{why:?}");
+        assert!(why[0].contains("`elapsed_s` -3 is not a time"), "{why:?}");
+        assert!(why[1].contains("`eval_s` -0.1 is not a time"), "{why:?}");
     }
 
     #[test]

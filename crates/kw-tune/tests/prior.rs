@@ -327,6 +327,7 @@ fn prior_values_match_by_number_and_foreign_configurations_do_not_match() {
     use kw_core::value::Value;
     let source = prior::PriorSource {
         label: "numpy.json".into(),
+        kernel: String::new(),
         device: String::new(),
         problem_size: Vec::new(),
         results: vec![
@@ -391,5 +392,36 @@ fn a_flag_written_as_0_and_1_matches_true_and_false() {
         "{note}"
     );
     assert!(note.contains("`v` = 8"), "{note}");
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A prior that records another kernel's name (a cache file, a results log) is used where
+/// parameter names match, and said with both names; a source or a run that does not know its
+/// kernel's name (a wisdom record) is not. A cache's `schema_version` from a newer Kernel Tuner
+/// is read (with a warning).
+#[test]
+fn a_prior_of_another_kernel_is_noted_by_name() {
+    let path = temp("other-kernel.json");
+    std::fs::write(
+        &path,
+        r#"{"schema_version": "2.1.0", "device_name": "D", "kernel_name": "matmul_kernel", "problem_size": [64], "tune_params_keys": ["bx"],
+"tune_params": {"bx": [16, 32]}, "objective": "time", "cache": {
+"16": {"bx": 16, "time": 2.0}, "32": {"bx": 32, "time": 1.0}}}"#,
+    )
+    .unwrap();
+    let sources = prior::load(&path).expect("a newer schema is read");
+    assert_eq!(sources[0].kernel, "matmul_kernel");
+    let notes = prior::kernel_notes(&sources, "convolution_kernel");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("results of kernel `matmul_kernel`, not `convolution_kernel`"),
+        "{notes:?}"
+    );
+    assert!(notes[0].contains("other-kernel.json"), "{notes:?}");
+    assert!(prior::kernel_notes(&sources, "matmul_kernel").is_empty());
+    assert!(prior::kernel_notes(&sources, "").is_empty());
+    let mut unnamed = sources.clone();
+    unnamed[0].kernel.clear();
+    assert!(prior::kernel_notes(&unnamed, "convolution_kernel").is_empty());
     let _ = std::fs::remove_file(&path);
 }

@@ -13,6 +13,7 @@ use kw_tune::prior::{self, PriorParams, PriorShare, PriorSource, TrustSettings};
 fn source(space: &TuningSpace, label: &str, f: impl Fn(f64) -> f64) -> PriorSource {
     PriorSource {
         device: String::new(),
+        kernel: String::new(),
         problem_size: Vec::new(),
         label: label.into(),
         results: space
@@ -72,6 +73,7 @@ fn agreement_scales_the_configurations_taken() {
     // Half the sources' ranking shuffled: a partial agreement.
     let partial = PriorSource {
         label: "partial".into(),
+        kernel: String::new(),
         device: String::new(),
         problem_size: Vec::new(),
         results: fast

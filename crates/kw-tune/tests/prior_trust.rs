@@ -243,6 +243,7 @@ fn the_default_share_is_trust_and_parses() {
 fn neighbours_are_ungated_for_a_prior_of_the_same_device() {
     let source = |device: &str| PriorSource {
         label: format!("wisdom ({device})"),
+        kernel: String::new(),
         device: device.to_string(),
         problem_size: Vec::new(),
         results: vec![(Config(vec![("x".into(), Value::Int(3))]), Some(1.0))],
@@ -595,6 +596,7 @@ fn a_guided_climb_tries_the_neighbour_the_prior_ranks_best_first() {
     // Two sources: both rank 20 best; 21 beats 19 on both.
     let source = |label: &str, t19: f64, t21: f64| PriorSource {
         label: label.into(),
+        kernel: String::new(),
         device: label.into(),
         problem_size: Vec::new(),
         results: vec![

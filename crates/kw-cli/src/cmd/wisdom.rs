@@ -141,20 +141,19 @@ fn show_file(path: &Path, file: &WisdomFile) {
         }
     }
     println!(
-        "{} (tuning key `{}`, {} records{})",
+        "{} (tuning key `{}`, {})",
         path.display(),
         printable(&file.tuning_key),
-        file.records.len(),
-        skipped_note(file)
+        records_words(file)
     );
     for (r, n) in file.records.iter().zip(&numbers) {
         println!(
-            "#{:<3} {:<14} {:<30} {:<8} {:>10.4} ms  {}{}{}",
+            "#{:<3} {:<14} {:<30} {:<8} {:>10} ms  {}{}{}",
             n,
             size(&r.problem_size),
             printable(&r.device.name),
             printable(&r.device.architecture),
-            r.objective.median_ms,
+            kw_core::diag::figure(r.objective.median_ms),
             printable(&r.config.key()),
             if r.provenance.verified == Some(false) {
                 "  UNVERIFIED"
@@ -262,11 +261,19 @@ fn printable(text: &str) -> String {
     super::table::printable(&text.chars().take(300).collect::<String>())
 }
 
-/// `, N skipped` after a record count when the file had records that were skipped.
-fn skipped_note(file: &WisdomFile) -> String {
-    match file.rejected.len() {
-        0 => String::new(),
-        n => format!(", {n} skipped as invalid: see the warnings"),
+/// How many of `file`'s records a selection can use, and how many are skipped: those left
+/// out when it was read ([`WisdomFile::rejected`]) and those that read but cannot be used
+/// (`WisdomRecord::defect`). `ls`, `show` and `explain` count alike.
+fn usable_and_skipped(file: &WisdomFile) -> (usize, usize) {
+    let usable = file.records.iter().filter(|r| r.defect().is_none()).count();
+    (usable, file.rejected.len() + file.records.len() - usable)
+}
+
+/// `N records`, or `N usable records, M skipped: see the warnings` ([`usable_and_skipped`]).
+fn records_words(file: &WisdomFile) -> String {
+    match usable_and_skipped(file) {
+        (usable, 0) => format!("{usable} records"),
+        (usable, n) => format!("{usable} usable records, {n} skipped: see the warnings"),
     }
 }
 
@@ -318,10 +325,9 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
                                     );
                                 }
                             }
-                            let usable = f.records.iter().filter(|r| r.defect().is_none()).count();
-                            let records = match f.rejected.len() + f.records.len() - usable {
-                                0 => usable.to_string(),
-                                n => format!("{usable} ({n} skipped)"),
+                            let records = match usable_and_skipped(&f) {
+                                (usable, 0) => usable.to_string(),
+                                (usable, n) => format!("{usable} ({n} skipped)"),
                             };
                             vec![
                                 path.display().to_string(),
@@ -485,11 +491,10 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             let (path, file) = &files[chosen];
             let selection = &selections[chosen];
             println!(
-                "wisdom for `{}`: {} ({} records{})",
+                "wisdom for `{}`: {} ({})",
                 printable(&file.tuning_key),
                 path.display(),
-                file.records.len(),
-                skipped_note(file)
+                records_words(file)
             );
             for (n, note) in &missing[chosen] {
                 println!("note: record #{n}: {note} (filled in below)");

@@ -1,7 +1,6 @@
 use super::{json_value, parse_json, read_text, KtError};
 use crate::space::Parameter;
 use crate::value::Value;
-use std::collections::HashMap;
 use std::path::Path;
 
 /// What a cache entry records for its configuration.
@@ -72,6 +71,7 @@ impl CacheFile {
         if super::t4::is_t4(obj) {
             return super::t4::from_t4(path, obj, text);
         }
+        schema_note(path, obj.get("schema_version"));
         let text_field = |name: &str| {
             obj.get(name)
                 .and_then(|v| v.as_str())
@@ -126,7 +126,6 @@ impl CacheFile {
             let cache = cache
                 .as_object()
                 .ok_or_else(|| fmt("`cache` must be an object".into()))?;
-            let mut seen: HashMap<&str, ()> = HashMap::new();
             for (key, rec) in cache {
                 let rec = rec
                     .as_object()
@@ -144,7 +143,6 @@ impl CacheFile {
                     .and_then(|t| t.as_array())
                     .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
                     .unwrap_or_default();
-                seen.insert(key, ());
                 entries.push(CacheEntry {
                     key: key.clone(),
                     values,
@@ -214,6 +212,35 @@ impl Outcome {
             other => other,
         }
     }
+}
+
+/// The cache schema versions this reader knows: Kernel Tuner writes `"schema_version":
+/// "1.0.0"` in its cache files (older files have none, and read the same).
+const KNOWN_SCHEMA_MAJOR: u64 = 1;
+
+/// Warns once when a cache file's `schema_version` is not one this reader knows (a newer
+/// major version, or not a version at all): the file is still read as version 1, which its
+/// fields may no longer mean, and the user is told so rather than left to guess.
+fn schema_note(path: &Path, version: Option<&serde_json::Value>) {
+    let text = match version {
+        None | Some(serde_json::Value::Null) => return,
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    let major = text
+        .split('.')
+        .next()
+        .and_then(|m| m.trim().parse::<u64>().ok());
+    let why = match major {
+        Some(m) if m <= KNOWN_SCHEMA_MAJOR => return,
+        Some(_) => "newer than the versions this program reads (1.x)",
+        None => "not a version number",
+    };
+    crate::diag::warn_once(&format!(
+        "{}: cache `schema_version` {} is {why}: read as a version 1 cache file",
+        path.display(),
+        crate::diag::printable(&text.chars().take(40).collect::<String>())
+    ));
 }
 
 /// The objective's direction from a file's `objective_higher_is_better` (`flag`): absent,

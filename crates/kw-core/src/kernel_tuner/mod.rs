@@ -9,6 +9,7 @@ mod t1;
 mod t1_args;
 mod t1_benchmark;
 mod t1_expr;
+mod t1_modifiers;
 mod t4;
 mod value_list;
 

@@ -12,8 +12,21 @@ use crate::value::Value;
 use serde_json::Value as Json;
 use std::path::Path;
 
-/// The element type and how many of them make one value of a T1 `Type`.
+/// The element type and how many of them make one value of a T1 `Type`. Names are read
+/// without regard to case, and KTT's names (`Char`, `UnsignedChar`, `Short`, `Int`,
+/// `UnsignedInt`, `Long`, `UnsignedLong`: 8 to 64 bits) are the sized integers they mean.
 fn element_type(ty: &str) -> Result<(ScalarType, usize), String> {
+    let lower = ty.to_ascii_lowercase();
+    let ty = match lower.as_str() {
+        "char" => "int8",
+        "unsignedchar" => "uint8",
+        "short" => "int16",
+        "unsignedshort" => "uint16",
+        "unsignedint" => "uint32",
+        "long" => "int64",
+        "unsignedlong" => "uint64",
+        other => other,
+    };
     let (base, lanes) = match ty.find(|c: char| c.is_ascii_digit()) {
         Some(i)
             if ty.starts_with("float") || ty.starts_with("double") || ty.starts_with("half") =>

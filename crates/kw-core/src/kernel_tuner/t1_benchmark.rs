@@ -33,6 +33,7 @@
 use super::t1::T1Spec;
 use super::t1_args::{argument, T1Arg};
 use super::t1_expr::{t1_expr, DefaultsScope};
+use super::t1_modifiers;
 use super::{parse_json, read_text, KtError};
 use crate::device::BackendKind;
 use crate::expr::{lit, param, Expr, Func};
@@ -146,6 +147,32 @@ fn reference_arguments(
     Ok(out)
 }
 
+/// The largest `LocalSize` axis taken: a work-group or block dimension is far smaller on
+/// every device (1024 on NVIDIA GPUs), and a larger number is a mistake, not a size.
+const MAX_LOCAL: i64 = i32::MAX as i64;
+
+/// The largest `GlobalSize` axis taken: 2^53, the largest whole number every JSON reader
+/// holds exactly (a `GlobalSize` axis also becomes a problem size and a buffer length).
+const MAX_GLOBAL: i64 = 1 << 53;
+
+/// `v` as a size axis: a whole number from 1 to `max` (`16.0` is 16), else why not, in words
+/// that follow the value ("is not a whole number", "is below 1", "is too large (at most N)").
+fn whole_size(v: &Value, max: i64) -> Result<i64, String> {
+    let n = match *v {
+        Value::Int(i) => i as f64,
+        Value::Float(f) if f.is_finite() && f.fract() == 0.0 => f,
+        Value::Float(_) => return Err("is not a whole number".into()),
+        _ => return Err("is not a number".into()),
+    };
+    if n < 1.0 {
+        Err("is below 1".into())
+    } else if n > max as f64 {
+        Err(format!("is too large (at most {max})"))
+    } else {
+        Ok(n as i64)
+    }
+}
+
 fn fmt(path: &Path, message: String) -> KtError {
     KtError::format(path, message)
 }
@@ -174,6 +201,7 @@ fn unused_fields(path: &Path, json: &Json) -> Option<String> {
         "SharedMemory",
         "Arguments",
         "ReferenceArguments",
+        "Modifiers",
     ];
     let mut unused: Vec<String> = Vec::new();
     let keys = |v: &Json| -> Vec<String> {
@@ -261,13 +289,24 @@ impl T1Benchmark {
             )
         })?;
         let mut flags = Vec::new();
-        if let Some(opts) = field("CompilerOptions") {
-            let list = opts.as_array().ok_or_else(|| {
-                fmt(
-                    path,
-                    "`KernelSpecification.CompilerOptions` must be a list".into(),
-                )
-            })?;
+        // A list of options; one string (KTT writes that too) is its options split at spaces.
+        let one_string: Vec<Json>;
+        if let Some(opts) = field("CompilerOptions").filter(|o| !o.is_null()) {
+            let list = match opts {
+                Json::Array(list) => list,
+                Json::String(text) => {
+                    one_string = text.split_whitespace().map(Json::from).collect();
+                    &one_string
+                }
+                _ => {
+                    return Err(fmt(
+                        path,
+                        "`KernelSpecification.CompilerOptions` must be a list of strings (or \
+                         one string of options)"
+                            .into(),
+                    ))
+                }
+            };
             for o in list {
                 flags.push(
                     o.as_str()
@@ -322,31 +361,55 @@ impl T1Benchmark {
             match field(obj).and_then(|o| o.get(axis)) {
                 None | Some(Json::Null) => Ok(default),
                 // A whole number of at least 1 (`16.0` too, as `SharedMemory` takes it).
-                Some(Json::Number(n)) => match n.as_i64().or_else(|| {
-                    n.as_f64()
-                        .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-                        .map(|f| f as i64)
-                }) {
-                    Some(v) if v >= 1 => Ok(lit(v)),
-                    _ => Err(fmt(
-                        path,
-                        format!("`{obj}.{axis}` {n} is not a whole number of at least 1"),
-                    )),
-                },
+                Some(Json::Number(n)) => {
+                    let v = n
+                        .as_i64()
+                        .map_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN)), Value::Int);
+                    let max = if obj == "LocalSize" {
+                        MAX_LOCAL
+                    } else {
+                        MAX_GLOBAL
+                    };
+                    whole_size(&v, max)
+                        .map(lit)
+                        .map_err(|why| fmt(path, format!("`{obj}.{axis}` {n} {why}")))
+                }
                 Some(Json::String(s)) => {
                     t1_expr(s, &spec).map_err(|e| fmt(path, format!("`{obj}.{axis}` `{s}`: {e}")))
                 }
                 Some(_) => Err(fmt(path, format!("`{obj}.{axis}` must be a string"))),
             }
         };
-        let block = [
-            axis_expr("LocalSize", "X", param("block_size_x"))?,
-            axis_expr("LocalSize", "Y", lit(1))?,
-            axis_expr("LocalSize", "Z", lit(1))?,
-        ];
+        // KTT's launch modifiers; with them, a missing `LocalSize` is 1 on every axis (KTT's
+        // default), not `block_size_x`.
+        let mods = t1_modifiers::read(field("Modifiers"), &spec.params)
+            .map_err(|why| fmt(path, format!("`KernelSpecification.{why}")))?;
+        let local_x = if mods.is_empty() {
+            param("block_size_x")
+        } else {
+            lit(1)
+        };
+        let block = t1_modifiers::apply(
+            &mods,
+            false,
+            [
+                axis_expr("LocalSize", "X", local_x)?,
+                axis_expr("LocalSize", "Y", lit(1))?,
+                axis_expr("LocalSize", "Z", lit(1))?,
+            ],
+        );
         // The global size when it is constant (the problem size of a file without one).
         let mut constant_global: Option<Vec<i64>> = None;
         let (problem_size, grid) = match &problem {
+            Some(_) if mods.iter().any(|m| m.global) => {
+                return Err(fmt(
+                    path,
+                    "`KernelSpecification.Modifiers` of `Type` Global change a `GlobalSize`; \
+                     this file gives a `ProblemSize` (the grid then comes from it and \
+                     `GridDiv*`, as Kernel Tuner reads T1 files): give a `GlobalSize` instead"
+                        .into(),
+                ))
+            }
             Some(p) => {
                 let div = |key: &str, default: &str| -> Result<Expr, KtError> {
                     let names: Vec<String> = match field(key) {
@@ -386,11 +449,15 @@ impl T1Benchmark {
                 )
             }
             None => {
-                let g = [
-                    axis_expr("GlobalSize", "X", lit(1))?,
-                    axis_expr("GlobalSize", "Y", lit(1))?,
-                    axis_expr("GlobalSize", "Z", lit(1))?,
-                ];
+                let g = t1_modifiers::apply(
+                    &mods,
+                    true,
+                    [
+                        axis_expr("GlobalSize", "X", lit(1))?,
+                        axis_expr("GlobalSize", "Y", lit(1))?,
+                        axis_expr("GlobalSize", "Z", lit(1))?,
+                    ],
+                );
                 let cuda_type = match field("GlobalSizeType").and_then(Json::as_str) {
                     None => backend == BackendKind::Cuda,
                     Some("CUDA") => true,
@@ -419,16 +486,14 @@ impl T1Benchmark {
                 let mut size = Vec::with_capacity(3);
                 for (e, axis) in g.iter().zip(["X", "Y", "Z"]) {
                     let v = e.eval(&DefaultsScope(&spec.params));
-                    let whole = v.as_ref().ok().and_then(|v| match v {
-                        Value::Int(i) => Some(*i),
-                        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(*f as i64),
-                        _ => None,
-                    });
-                    match whole {
-                        Some(n) if n >= 1 => size.push(lit(n)),
+                    match v.as_ref().map(|v| whole_size(v, MAX_GLOBAL)) {
+                        Ok(Ok(n)) => size.push(lit(n)),
                         _ => {
                             let got = match v {
-                                Ok(v) => format!("is {v}"),
+                                Ok(v) => format!(
+                                    "is {v}, which {}",
+                                    whole_size(&v, MAX_GLOBAL).err().unwrap_or_default()
+                                ),
                                 Err(err) => format!("cannot be evaluated: {err}"),
                             };
                             let at = if e.params().is_empty() {
@@ -439,8 +504,8 @@ impl T1Benchmark {
                             return Err(fmt(
                                 path,
                                 format!(
-                                    "`GlobalSize.{axis}` `{e}` {got}{at}: a global size must \
-                                     be a whole number of at least 1"
+                                    "`GlobalSize.{axis}` `{e}`{at} {got}: a global size must \
+                                     be a whole number from 1 to {MAX_GLOBAL}"
                                 ),
                             ));
                         }

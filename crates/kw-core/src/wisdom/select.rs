@@ -435,8 +435,8 @@ pub fn explain_numbered(
             }
             let _ = writeln!(
                 s,
-                "  measured: {:.4} ms (median of {} samples); tuned {} by strategy {} in {} evaluations",
-                r.objective.median_ms,
+                "  measured: {} ms (median of {} samples); tuned {} by strategy {} in {} evaluations",
+                crate::diag::figure(r.objective.median_ms),
                 r.objective.samples,
                 if r.provenance.date.is_empty() { "(date unknown)" } else { &r.provenance.date },
                 if r.provenance.strategy.is_empty() { "?" } else { &r.provenance.strategy },

@@ -32,6 +32,9 @@ pub struct PriorSource {
     pub label: String,
     /// The device's name (empty when unknown).
     pub device: String,
+    /// The kernel's name as the source records it (a Kernel Tuner cache's `kernel_name`, a
+    /// results log's); empty when unknown (a wisdom record, found by its tuning key).
+    pub kernel: String,
     /// The problem size its results were measured at (empty when unknown).
     pub problem_size: Vec<i64>,
     /// The results.
@@ -57,6 +60,7 @@ impl PriorSource {
         PriorSource {
             label: labelled(path, &cache.device_name),
             device: cache.device_name.clone(),
+            kernel: cache.kernel_name.clone(),
             problem_size: cache.problem_size.clone(),
             results,
         }
@@ -102,6 +106,7 @@ pub fn load(path: &Path) -> Result<Vec<PriorSource>, TuneError> {
             return Ok(vec![PriorSource {
                 label: labelled(path, &device),
                 device,
+                kernel: log.header.kernel_name.unwrap_or_default(),
                 problem_size: log.header.problem_size.unwrap_or_default(),
                 results,
             }]);
@@ -154,6 +159,7 @@ pub fn wisdom_sources(path: &Path, wisdom: &WisdomFile) -> Vec<PriorSource> {
                     size.join("x")
                 ),
                 device: r.device.name.clone(),
+                kernel: String::new(),
                 problem_size: r.problem_size.clone(),
                 results: vec![(r.config.clone(), Some(score))],
             }
@@ -182,6 +188,27 @@ pub fn nearest_first(sources: &mut [PriorSource], device: &str, problem_size: &[
         let (ka, kb) = (key(a), key(b));
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
+}
+
+/// Notes for the sources whose recorded kernel is not `kernel` (the kernel being tuned; names
+/// compared as written, a source or a run that does not know its kernel's name is not noted):
+/// such results are used where their parameter names match this space's, which is right for
+/// a renamed kernel and wrong for another one, so the user is told which source it is.
+pub fn kernel_notes(sources: &[PriorSource], kernel: &str) -> Vec<String> {
+    if kernel.is_empty() {
+        return Vec::new();
+    }
+    sources
+        .iter()
+        .filter(|s| !s.kernel.is_empty() && s.kernel != kernel)
+        .map(|s| {
+            format!(
+                "{}: results of kernel `{}`, not `{kernel}`: used where their parameter names                  match this space's (leave the file out if it is another kernel's)",
+                s.label,
+                kw_core::diag::printable(&s.kernel)
+            )
+        })
+        .collect()
 }
 
 /// How a prior's results are ranked into proposals.

@@ -145,7 +145,7 @@ pub fn section(
 fn record_against_default(key: &str, r: &WisdomRecord) -> (Vec<String>, Option<(String, f64)>) {
     let c = r.objective.confirmation.as_ref();
     let default = c.map_or("not recorded".to_string(), |c| {
-        format!("{:.4} ms", c.default_median_ms)
+        format!("{} ms", kw_core::diag::figure(c.default_median_ms))
     });
     let words = c.map_or("-".to_string(), |c| {
         format!(
@@ -162,7 +162,7 @@ fn record_against_default(key: &str, r: &WisdomRecord) -> (Vec<String>, Option<(
         r.device.name.clone(),
         size_text(&r.problem_size),
         r.config.key(),
-        format!("{:.4} ms", r.objective.median_ms),
+        format!("{} ms", kw_core::diag::figure(r.objective.median_ms)),
         default,
         words,
     ];

@@ -34,6 +34,9 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let threads = args.threads();
     let sources = load_priors(&args.prior)?;
+    for note in kw_tune::prior::kernel_notes(&sources, &sim.cache.kernel_name) {
+        eprintln!("prior: note: {note}");
+    }
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
     // What a prior setting seeds is said once, not once per strategy.
     let mut told = Vec::new();

@@ -276,8 +276,14 @@ pub(super) fn tune_one(
     if captured.as_ref() != Some(&default) {
         initial.push(default.clone());
     }
-    let seeding =
-        super::prior::seeding(args, &def.tuning_key, space, &info.name, &meta.problem_size)?;
+    let seeding = super::prior::seeding(
+        args,
+        &def.tuning_key,
+        &def.kernel_name,
+        space,
+        &info.name,
+        &meta.problem_size,
+    )?;
     let mut strategy = strategies::create_seeded(&args.strategy, args.seed, &seeding)?;
     let mut watch = Watch {
         bar: &bar,

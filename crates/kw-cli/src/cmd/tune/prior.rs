@@ -8,13 +8,15 @@ use kw_core::space::TuningSpace;
 use kw_core::wisdom::{find_wisdom_files, WisdomFile};
 use kw_tune::prior::{self, PriorParams, PriorSource, Seeding};
 
-/// What seeds the search of `tuning_key` in `space` on the device named `device` at
-/// `problem_size`; says on stderr what was used. The files named with `--prior` come first,
+/// What seeds the search of `tuning_key` (kernel `kernel_name`) in `space` on the device
+/// named `device` at `problem_size`; says on stderr what was used (and which sources record
+/// another kernel, [`prior::kernel_notes`]). The files named with `--prior` come first,
 /// then the wisdom found; each group ordered with the records of that device first, nearest
 /// problem size first ([`prior::nearest_first`]).
 pub(super) fn seeding(
     args: &TuneArgs,
     tuning_key: &str,
+    kernel_name: &str,
     space: &TuningSpace,
     device: &str,
     problem_size: &[i64],
@@ -105,7 +107,10 @@ pub(super) fn seeding(
             eprintln!("kw tune: prior: {words}");
         }
     }
-    for note in &mapped.notes {
+    for note in prior::kernel_notes(&sources, kernel_name)
+        .iter()
+        .chain(&mapped.notes)
+    {
         eprintln!("kw tune: prior: note: {note}");
     }
     Ok(mapped.seeding())

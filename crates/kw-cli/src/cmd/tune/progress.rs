@@ -202,8 +202,8 @@ impl Watch<'_> {
         self.bar.inc(1);
         let best = match (self.best, &self.objective) {
             (None, _) => "-".to_string(),
-            (Some(b), Some(o)) => format!("{:.4} {}", o.score(b), o.name),
-            (Some(b), None) => format!("{b:.4} ms"),
+            (Some(b), Some(o)) => format!("{} {}", kw_core::diag::figure(o.score(b)), o.name),
+            (Some(b), None) => format!("{} ms", kw_core::diag::figure(b)),
         };
         let text = self.pace.tick(self.failures, &best);
         self.bar.set_message(text);

@@ -48,8 +48,8 @@ pub fn print_summary(
     // The search's values are times, or the objective's scores (its value, negated when
     // maximised).
     let shown = |score: f64| match objective {
-        Some(o) => format!("{:.4} {}", o.score(score), o.name),
-        None => format!("{score:.4} ms"),
+        Some(o) => format!("{} {}", kw_core::diag::figure(o.score(score)), o.name),
+        None => format!("{} ms", kw_core::diag::figure(score)),
     };
     if let Some(o) = objective {
         let way = if o.maximize { "maximised" } else { "minimised" };

@@ -369,7 +369,8 @@ impl ClDevice {
         // Local memory beyond the device's: PoCL aborts the process at the launch (an
         // assertion) instead of failing it, so the total is checked here: the `__local`
         // arguments, and what the driver says the kernel uses with them set (its own
-        // `__local` variables too).
+        // `__local` variables too). A kernel without `__local` arguments has its static
+        // local memory checked by the compiler, and launches without the driver query.
         let limit = self.info.max_shared_memory_per_block;
         let asked: u64 = locals.iter().map(|(_, b)| b as u64).sum::<u64>()
             + if has_local {
@@ -377,10 +378,14 @@ impl ClDevice {
             } else {
                 0
             };
-        let used = guard
-            .get_local_mem_size(self.shared.device.id())
-            .unwrap_or(0)
-            .max(asked);
+        let used = if asked > 0 {
+            guard
+                .get_local_mem_size(self.shared.device.id())
+                .unwrap_or(0)
+                .max(asked)
+        } else {
+            0
+        };
         if limit > 0 && used > limit {
             return Err(BackendError::Launch {
                 kernel: k.name().to_string(),

@@ -8,6 +8,7 @@
 //! (default `block_size_x`/`_y`/`_z`, as Kernel Tuner's `grid_div_*`), the block is
 //! `LocalSize`. Without `ProblemSize`, `GlobalSize` is the grid in blocks
 //! (`GlobalSizeType: CUDA`) or in threads (`OpenCL`, divided by `LocalSize`, rounded up).
+//! KTT's launch `Modifiers` change those sizes by tuning parameters (`t1_modifiers`).
 //! `Size` and `GlobalSize` strings are expressions of `ProblemSize[i]` and, as Kernel Tuner
 //! evaluates them, of `max(PARAM)` / `min(PARAM)` over a parameter's values. Every parameter
 //! is also a define, and `kernel_tuner` is defined as 1 (as Kernel Tuner does), so sources with

@@ -191,14 +191,18 @@ fn a_queue_of_another_context_is_refused_by_name() {
     ];
     // SAFETY: a live queue (of another context: what is checked).
     let foreign = unsafe { Queue::opencl_raw(other_queue.get(), &[]) };
-    let e = add
+    let err = add
         .launch_with(&args, LaunchOptions::new().on(foreign))
-        .expect_err("a queue of another context is refused")
-        .to_string();
+        .expect_err("a queue of another context is refused");
+    // The caller's fault, whatever the configuration: a selection is never blamed (and
+    // replaced by the default) for it.
+    assert!(err.is_arguments_fault(), "{err:?}");
+    let e = err.to_string();
     assert!(
-        e.contains("command queue belongs to another OpenCL context"),
+        e.contains("command queue (it belongs to another OpenCL context"),
         "{e}"
     );
+    assert!(add.failures().is_empty(), "{:?}", add.failures());
     assert!(!e.contains("CL_INVALID_CONTEXT"), "{e}");
     add.launch_with(&args, LaunchOptions::new().on(opencl::queue(&queue)))
         .expect("the device's own queue");

@@ -159,8 +159,10 @@ fn local_memory_beyond_the_device_is_refused_not_launched() {
         .launch_with(&args, LaunchOptions::new().config(&big))
         .expect_err("6.4 MB of local memory is refused")
         .to_string();
+    // An invalid configuration where the device is known (its geometry), before the
+    // backend's own check at the launch.
     assert!(e.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{e}");
-    assert!(e.contains("bytes of local memory"), "{e}");
+    assert!(e.contains("more local memory than the device has"), "{e}");
     let small = kernel_wisdom::Config(vec![
         ("block_size_x".into(), 16i64.into()),
         ("tile_size".into(), 1i64.into()),
@@ -172,4 +174,39 @@ fn local_memory_beyond_the_device_is_refused_not_launched() {
         .expect("a configuration within the device's local memory");
     let got = ob.to_vec().unwrap();
     assert!(got[1..n - 1].iter().all(|&v| v == 1.0), "{got:?}");
+}
+
+/// A kernel whose own `__local` array is larger than the device's local memory: PoCL's
+/// compiler accepts it and its launch aborted the process; the launch is refused instead.
+#[test]
+fn a_kernel_whose_own_local_arrays_are_too_large_is_refused() {
+    let Some(dev) = device() else { return };
+    let limit = dev.info().max_shared_memory_per_block;
+    let floats = limit / 4 + 4096;
+    let source = format!(
+        "__kernel void big(__global float* out, const int n) {{\n\
+         __local float s[{floats}];\n\
+         const int i = get_global_id(0);\n\
+         s[get_local_id(0)] = (float)i;\n\
+         barrier(CLK_LOCAL_MEM_FENCE);\n\
+         if (i < n) out[i] = s[get_local_id(0)] + s[{last}];\n\
+         }}\n",
+        last = floats - 1
+    );
+    let mut b = KernelBuilder::new("big", Source::text("big.cl", source));
+    let bx = b.tune("block_size_x", [16], 16);
+    b.problem_size([arg("n")])
+        .block_size(bx.clone(), 1, 1)
+        .grid_divisors(bx, 1, 1)
+        .output::<f32>("out")
+        .scalar::<i32>("n");
+    let kernel = WisdomKernel::new(b.build().unwrap(), dev.clone()).unwrap();
+    let out = DeviceBuffer::<f32>::new(dev.as_ref(), 64).unwrap();
+    match kernel.launch(&[out.arg(), 64i32.into()]) {
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{e}");
+        }
+        Ok(()) => panic!("a launch past the device's local memory ran"),
+    }
 }

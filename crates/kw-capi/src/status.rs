@@ -123,7 +123,8 @@ fn backend_status(e: &BackendError) -> Status {
     match e {
         BackendError::Unavailable { .. } | BackendError::NoSuchDevice { .. } => Status::Device,
         BackendError::Compile { .. } | BackendError::Launch { .. } => Status::Launch,
-        BackendError::Argument { .. } => Status::Arguments,
+        // An object of another context or backend (a buffer, a queue): the call's arguments.
+        BackendError::Argument { .. } | BackendError::Foreign { .. } => Status::Arguments,
         _ => Status::Backend,
     }
 }

@@ -911,7 +911,7 @@ fn bad_alternates_cost_only_themselves_and_are_said() {
     let o = kw(&dir, &["report", "w", "-o", "r"]);
     assert!(o.status.success(), "{}", both(&o));
     let err = stderr(&o);
-    assert!(err.contains("left out record #2: objective -1 ms"), "{err}");
+    assert!(err.contains("skipped record #2: objective -1 ms"), "{err}");
     assert!(
         err.contains("alternate #3 (block_size_x=48) left out"),
         "{err}"

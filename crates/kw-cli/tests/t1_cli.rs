@@ -515,3 +515,86 @@ fn tune_escapes_control_characters_in_names() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A KTT file whose global size a parameter divides (`Modifiers`): the configuration that
+/// divides it to 0 launches nothing, and `kw tune` says so ("its launch is empty"), not
+/// "wrong result"; the others are verified. On PoCL.
+#[test]
+fn a_modifier_that_empties_the_launch_is_an_invalid_configuration() {
+    if kernel_wisdom::list_devices().is_err() {
+        eprintln!("SKIPPED: no OpenCL platform");
+        return;
+    }
+    let dir = temp_dir("modifiers");
+    std::fs::write(
+        dir.join("fill.cl"),
+        "__kernel void fill(__global float* out) {\n\
+         const int i = get_global_id(0);\n\
+         for (int u = 0; u < UNROLL; u++) out[i * UNROLL + u] = (float)(i * UNROLL + u);\n\
+         }\n",
+    )
+    .unwrap();
+    let spec = serde_json::json!({
+        "General": {"BenchmarkName": "fill", "FormatVersion": 1},
+        "ConfigurationSpace": {
+            "TuningParameters": [
+                {"Name": "UNROLL", "Type": "UnsignedInt", "Values": "[1, 2, 4, 8, 16]", "Default": 1}
+            ],
+            "Conditions": []
+        },
+        "KernelSpecification": {
+            "Language": "OpenCL", "KernelName": "fill", "KernelFile": "fill.cl",
+            "CompilerOptions": "",
+            "GlobalSize": {"X": 8},
+            "Modifiers": [
+                {"Type": "Global", "Dimension": "X", "Parameter": "UNROLL", "Action": "Divide"}
+            ],
+            "Arguments": [
+                {"Name": "out", "Type": "Float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+                 "FillType": "Constant", "FillValue": 0.0, "Size": 8}
+            ]
+        }
+    });
+    std::fs::write(dir.join("fill_T1.json"), spec.to_string()).unwrap();
+    let out = kw(
+        &dir,
+        &[
+            "tune",
+            "--t1",
+            "fill_T1.json",
+            "--strategy",
+            "exhaustive",
+            "--budget",
+            "5",
+            "--samples",
+            "2",
+            "--warmup",
+            "0",
+            "--no-isolation",
+        ],
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("failures: 1 (invalid configuration: 1)"),
+        "{text}"
+    );
+    assert!(!text.contains("wrong result"), "{text}");
+    // The results log says why, for UNROLL=16 (8 / 16 = 0 work-items).
+    let logs: Vec<PathBuf> = std::fs::read_dir(dir.join("state/logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    let log = std::fs::read_to_string(&logs[0]).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("\"UNROLL\":16"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("its launch is empty"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -91,11 +91,32 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 /// print it: four decimals, or, from a billion up (a value read from a file can be anything
 /// finite), in exponent notation (`1.0000e300`), never hundreds of digits.
 pub fn figure(v: f64) -> String {
-    if v.abs() < 1e9 {
-        format!("{v:.4}")
+    let text = format!("{v:.4}");
+    // At most 9 digits before the point, after rounding (999999999.99999 rounds up).
+    if text.trim_start_matches('-').len() <= 14 {
+        text
     } else {
         format!("{v:.4e}")
     }
+}
+
+/// `text` for one line of a message: every control character escaped (line breaks and tabs
+/// too: a name read from a file must not begin a line that looks like the program's own),
+/// and at most `max_chars` characters of it, `...` marking a cut.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max_chars {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Prints an error.
@@ -167,9 +188,20 @@ pub fn ratio_words(baseline_ms: f64, new_ms: f64) -> String {
     if (r - 1.0).abs() < 0.005 {
         "as fast".into()
     } else if r > 1.0 {
-        format!("{r:.2}x faster")
+        format!("{}x faster", ratio(r))
     } else {
-        format!("{:.2}x slower", 1.0 / r)
+        format!("{}x slower", ratio(1.0 / r))
+    }
+}
+
+/// A ratio as messages print it: two decimals, or, from a million up (times read from a
+/// file can make any ratio), in exponent notation.
+pub fn ratio(r: f64) -> String {
+    let text = format!("{r:.2}");
+    if text.trim_start_matches('-').len() <= 10 {
+        text
+    } else {
+        format!("{r:.2e}")
     }
 }
 
@@ -194,12 +226,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_line_escapes_every_control_character_and_cuts() {
+        assert_eq!(one_line("evil\nkw tune: FAKE", 100), "evil\\nkw tune: FAKE");
+        assert_eq!(one_line("a\tb\u{1b}[31m", 100), "a\\tb\\u{1b}[31m");
+        assert_eq!(
+            one_line(&"x".repeat(500), 10),
+            format!("{}...", "x".repeat(10))
+        );
+        assert_eq!(one_line("short", 10), "short");
+    }
+
+    #[test]
     fn figures_are_short_whatever_the_value() {
         assert_eq!(figure(0.25), "0.2500");
         assert_eq!(figure(123456.789), "123456.7890");
         assert_eq!(figure(1e300), "1.0000e300");
         assert_eq!(figure(-2.5e12), "-2.5000e12");
         assert!(figure(f64::MAX).len() < 20);
+        assert_eq!(figure(999999999.99999), "1.0000e9");
+        assert_eq!(figure(999999999.9), "999999999.9000");
+        assert_eq!(ratio(1.5), "1.50");
+        assert_eq!(ratio(1e300), "1.00e300");
+        assert_eq!(ratio_words(1e300, 1.0), "1.00e300x faster");
     }
 
     #[test]

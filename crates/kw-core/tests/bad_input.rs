@@ -88,7 +88,7 @@ fn bad_t1_conditions_name_the_position() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("t1.json") && e.contains("condition #0") && e.contains("column 6"),
+        e.contains("t1.json") && e.contains("condition #1") && e.contains("column 6"),
         "{e}"
     );
 }
@@ -207,7 +207,7 @@ fn a_default_breaking_the_conditions_is_replaced_with_a_note() {
     let note = spec.notes.join("\n");
     assert!(
         note.contains("bad_default_T1.json")
-            && note.contains("breaks condition #0 `tile_size_x > 1 or tile_stride_x == 0`")
+            && note.contains("breaks condition #1 `tile_size_x > 1 or tile_stride_x == 0`")
             && note.contains("tile_stride_x=1"),
         "{note}"
     );

@@ -705,6 +705,10 @@ fn ktt_modifiers_compiler_option_strings_and_type_names() {
         .unwrap();
     assert_eq!(g.block, [16, 4, 1]);
     assert_eq!(g.grid, [32, 128, 1]);
+    // The problem is the global size before the modifiers: two grids of one kernel are two
+    // problem sizes (two wisdom records), not both 1.
+    let ps: Vec<String> = b.def.problem_size.iter().map(|e| e.to_string()).collect();
+    assert_eq!(ps, ["512", "512", "1"]);
     // One string of options: split at spaces.
     let flags = &b.def.compiler_flags;
     assert!(
@@ -722,30 +726,180 @@ fn ktt_modifiers_compiler_option_strings_and_type_names() {
     for (m, why) in [
         (
             serde_json::json!([{"Type": "Global", "Dimension": "X", "Parameter": "NOPE", "Action": "Divide"}]),
-            "`Modifiers` #1: `Parameter` \"NOPE\" is not one of the TuningParameters",
+            "`KernelSpecification.Modifiers` #1: `Parameter` \"NOPE\" is not one of the TuningParameters",
         ),
         (
             serde_json::json!([{"Type": "Local", "Dimension": "W", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Multiply"}]),
-            "`Modifiers` #1: `Dimension` \"W\" is not X, Y or Z",
+            "`KernelSpecification.Modifiers` #1: `Dimension` \"W\" is not X, Y or Z",
         ),
         (
             serde_json::json!([{"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Multiply"},
                                {"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X", "Action": "Power"}]),
-            "`Modifiers` #2: `Action` \"Power\" is not supported",
+            "`KernelSpecification.Modifiers` #2: `Action` \"Power\" is not supported",
         ),
         (
             serde_json::json!({"Type": "Local"}),
-            "`Modifiers` must be a list",
+            "`KernelSpecification.Modifiers` must be a list",
         ),
     ] {
         let e = file(m, serde_json::json!({})).unwrap_err().to_string();
         assert!(e.contains(why), "{e}");
         assert!(e.contains("c_T1.json"), "{e}");
     }
+    // A script is refused even beside a parameter (this reader cannot run it).
+    let e = file(
+        serde_json::json!([{"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X",
+                            "Action": "Multiply", "Script": "WORK_GROUP_SIZE_X * 2"}]),
+        serde_json::json!({}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("#1: a modifier's `Script` is not supported"),
+        "{e}"
+    );
+    // Keys a modifier does not have are said, as other unused fields are.
+    let b = file(
+        serde_json::json!([{"Type": "Local", "Dimension": "X", "Parameter": "WORK_GROUP_SIZE_X",
+                            "Action": "Multiply", "Foo": 1}]),
+        serde_json::json!({}),
+    )
+    .unwrap();
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("not used by kw: KernelSpecification.Modifiers #1.Foo")),
+        "{:?}",
+        b.notes
+    );
+    // No modifiers at all, and no `LocalSize`: KTT's block of 1, not `block_size_x`.
+    let b = file(serde_json::json!([]), serde_json::json!({})).unwrap();
+    let g = b
+        .def
+        .geometry(&config(16, 1, 1), &[512, 512, 1], None, None)
+        .unwrap();
+    assert_eq!(g.block, [1, 1, 1]);
+    assert_eq!(g.grid, [512, 512, 1]);
     // A Global modifier with a ProblemSize (the grid then comes from GridDiv*): refused.
     let e = file(modifiers, serde_json::json!({"ProblemSize": [512, 512]}))
         .unwrap_err()
         .to_string();
     assert!(e.contains("give a `GlobalSize` instead"), "{e}");
+    // A Kernel Tuner file without `LocalSize` or `block_size_x`: Kernel Tuner's 256 threads,
+    // said in a note.
+    let b = file(serde_json::Value::Null, serde_json::json!({})).unwrap();
+    let g = b
+        .def
+        .geometry(&config(16, 1, 1), &[512, 512, 1], None, None)
+        .unwrap();
+    assert_eq!(g.block, [256, 1, 1]);
+    assert!(
+        b.notes.iter().any(|n| n.contains("blocks of 256 threads")),
+        "{:?}",
+        b.notes
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// KTT's argument conventions: a reference's `ValidationMethod` / `ValidationThreshold` is
+/// the output's tolerance; `Random` with a `FillValue` draws from 0 to it (KTT's bound);
+/// `Ascending` counts up from `FillValue`; fields kw does not read (`Order`, `TypeSize`) are
+/// named in the "not used" note.
+#[test]
+fn ktt_validation_thresholds_random_bounds_and_unused_argument_fields() {
+    use kw_core::tolerance::Tolerance;
+    let d = dir("ktt-args");
+    let with = |reference: serde_json::Value| {
+        let args = serde_json::json!([
+            {"Name": "a", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadWrite",
+             "FillType": "Random", "FillValue": 20.0, "RandomSeed": 5, "Size": 1000,
+             "Order": 0, "TypeSize": 4},
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000, "Order": 1},
+            {"Name": "b", "Type": "int32", "MemoryType": "Vector", "AccessType": "ReadOnly",
+             "FillType": "Ascending", "FillValue": 7, "Size": 10, "Order": 2}
+        ]);
+        let mut s = spec(args, "OpenCL");
+        s["KernelSpecification"]["ReferenceArguments"] = serde_json::json!([reference]);
+        T1Benchmark::load(&write(&d, &s))
+    };
+    let b = with(
+        serde_json::json!({"Name": "r", "TargetName": "a", "FillType": "Constant",
+        "FillValue": 1.0, "ValidationMethod": "SideBySideComparison",
+        "ValidationThreshold": 0.001, "Type": "float"}),
+    )
+    .unwrap();
+    assert_eq!(
+        b.def.args[0].tolerance,
+        Some(Tolerance::new(0.0, 0.001).unwrap())
+    );
+    // Random from 0 to 20 (positions, masses: KTT's data is positive).
+    let HostArg::Buffer { bytes, .. } = &b.inputs[0] else {
+        panic!("a buffer")
+    };
+    let values: Vec<f32> = bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert!(
+        values.iter().all(|&v| (0.0..20.0).contains(&v)),
+        "{values:?}"
+    );
+    assert!(values.iter().any(|&v| v > 10.0), "spread over the range");
+    // Ascending from 7.
+    let HostArg::Buffer { bytes, .. } = &b.inputs[2] else {
+        panic!("a buffer")
+    };
+    let ints: Vec<i32> = bytes
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(ints, (7..17).collect::<Vec<i32>>());
+    let notes = b.notes.join("\n");
+    assert!(
+        notes.contains("KernelSpecification.Arguments[].Order (3x)"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("KernelSpecification.Arguments[].TypeSize (1x)"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("KernelSpecification.ReferenceArguments[].Type (1x)"),
+        "{notes}"
+    );
+    assert!(notes.contains("drawn evenly from 0 to 20"), "{notes}");
+    // A relative comparison: kw's relative tolerance, with a note saying how it differs.
+    let b = with(
+        serde_json::json!({"Name": "r", "TargetName": "a", "FillType": "Constant",
+        "FillValue": 1.0, "ValidationMethod": "SideBySideRelativeComparison",
+        "ValidationThreshold": 0.01}),
+    )
+    .unwrap();
+    assert_eq!(
+        b.def.args[0].tolerance,
+        Some(Tolerance::new(0.01, 0.0).unwrap())
+    );
+    assert!(b.notes.iter().any(|n| n.contains("not of each element's")));
+    // Errors name the reference and the field.
+    for (reference, why) in [
+        (
+            serde_json::json!({"Name": "r", "TargetName": "a", "ValidationMethod": "Eyeball",
+                               "ValidationThreshold": 0.1}),
+            "`ValidationMethod` \"Eyeball\" is not supported",
+        ),
+        (
+            serde_json::json!({"Name": "r", "TargetName": "a", "ValidationThreshold": -1}),
+            "`ValidationThreshold` -1 is not a finite number, 0 or more",
+        ),
+        (
+            serde_json::json!({"Name": "r", "TargetName": "a",
+                               "ValidationMethod": "SideBySideComparison"}),
+            "without a `ValidationThreshold`",
+        ),
+    ] {
+        let e = with(reference).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("`ReferenceArguments` #1 `r`"), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

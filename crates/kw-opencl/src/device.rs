@@ -367,10 +367,10 @@ impl ClDevice {
             )?;
         }
         // Local memory beyond the device's: PoCL aborts the process at the launch (an
-        // assertion) instead of failing it, so the total is checked here: the `__local`
-        // arguments, and what the driver says the kernel uses with them set (its own
-        // `__local` variables too). A kernel without `__local` arguments has its static
-        // local memory checked by the compiler, and launches without the driver query.
+        // assertion) instead of failing it, even for a kernel whose own `__local` arrays are
+        // too large (its compiler accepts them), so the total is checked here: the kernel's
+        // own local memory (asked of the driver once, when it was built) and the `__local`
+        // arguments of this launch.
         let limit = self.info.max_shared_memory_per_block;
         let asked: u64 = locals.iter().map(|(_, b)| b as u64).sum::<u64>()
             + if has_local {
@@ -378,14 +378,7 @@ impl ClDevice {
             } else {
                 0
             };
-        let used = if asked > 0 {
-            guard
-                .get_local_mem_size(self.shared.device.id())
-                .unwrap_or(0)
-                .max(asked)
-        } else {
-            0
-        };
+        let used = k.static_local_bytes.saturating_add(asked);
         if limit > 0 && used > limit {
             return Err(BackendError::Launch {
                 kernel: k.name().to_string(),
@@ -439,14 +432,13 @@ impl ClDevice {
                     .map_err(|e| api("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", e.into()))?
                     .to_ptr();
                 if context as usize != self.shared.context.get() as usize {
-                    return Err(BackendError::Api {
-                        op: "the queue",
-                        message: format!(
-                            "the command queue belongs to another OpenCL context than the \
-                             device's ({})",
-                            crate::memory::OTHER_CONTEXT_HINT
-                        ),
-                    });
+                    // The caller's fault whatever the configuration (`is_arguments_fault`): the
+                    // selection is not blamed for it.
+                    return Err(Self::foreign(&format!(
+                        "the command queue (it belongs to another OpenCL context than the \
+                         device's: {})",
+                        crate::memory::OTHER_CONTEXT_HINT
+                    )));
                 }
                 Ok(q as cl_command_queue)
             }

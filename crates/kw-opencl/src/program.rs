@@ -30,6 +30,10 @@ pub struct ClKernel {
     pub(crate) types: Vec<Option<ParamType>>,
     /// Each parameter's name in the source, where the driver reports it.
     pub(crate) names: Vec<Option<String>>,
+    /// The local memory the kernel uses of its own (`__local` variables, the
+    /// implementation's needs): `CL_KERNEL_LOCAL_MEM_SIZE` before any `__local` argument is
+    /// sized (0 where the driver does not say). A launch adds its `__local` arguments.
+    pub(crate) static_local_bytes: u64,
     name: String,
     _program: Program,
 }
@@ -326,10 +330,13 @@ fn finish(
     let params = param_spaces(&kernel, num_args);
     let types = param_types(&kernel, num_args);
     let names = param_names(&kernel, num_args);
+    // Asked before any argument is set: unsized `__local` arguments count as 0 bytes.
+    let static_local_bytes = kernel.get_local_mem_size(device).unwrap_or(0);
     Ok(ClKernel {
         params,
         types,
         names,
+        static_local_bytes,
         shared: Arc::clone(shared),
         kernel: Mutex::new(kernel),
         num_args,

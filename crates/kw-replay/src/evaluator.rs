@@ -329,6 +329,15 @@ impl ReplayEvaluator {
             .session
             .geometry(&config)
             .map_err(|e| EvalFailure::new(format!("invalid configuration: {e}")))?;
+        // A grid with an empty axis launches nothing (a T1 global size a parameter divides
+        // to 0): no output to compare, so it is said as such, not as a wrong result.
+        if geometry.grid.contains(&0) {
+            return Err(EvalFailure::new(format!(
+                "invalid configuration: its launch is empty (a grid of {:?} blocks): it does \
+                 no work",
+                geometry.grid
+            )));
+        }
         let kernel = match self.kernels.get(&key) {
             Some(k) => k.clone(),
             None => {

@@ -226,14 +226,21 @@ pub struct LogRecord {
     pub device: Option<String>,
 }
 
+/// The longest time a results log's record may give (`elapsed_s`, `eval_s`): about 32 years.
+pub const MAX_LOG_SECONDS: f64 = 1e9;
+
 impl LogRecord {
-    /// Whether the record's times can be an evaluation's: `elapsed_s` and `eval_s` at least
-    /// 0 (a negative time comes from an edit or another program, and would reach exports
-    /// such as a T4 file's `timestamp`), each sample a finite number.
+    /// Whether the record's times can be an evaluation's: `elapsed_s` and `eval_s` from 0 to
+    /// [`MAX_LOG_SECONDS`] (a negative or absurd time comes from an edit or another program,
+    /// and would reach exports such as a T4 file's `timestamp` and `benchmark`, where a
+    /// value in milliseconds must stay finite), each sample a finite number.
     pub fn check_times(&self) -> Result<(), String> {
         for (name, v) in [("elapsed_s", self.elapsed_s), ("eval_s", self.eval_s)] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return Err(format!("`{name}` {v} is not a time (seconds, at least 0)"));
+            // `-0.0` too: it would be written back as `-0.0`.
+            if !(0.0..=MAX_LOG_SECONDS).contains(&v) || v.is_sign_negative() {
+                return Err(format!(
+                    "`{name}` {v} is not a time (seconds, from 0 to {MAX_LOG_SECONDS:e})"
+                ));
             }
         }
         if let Some(bad) = self.samples.iter().flatten().find(|s| !s.is_finite()) {
@@ -634,8 +641,9 @@ fn warn_dropped(path: &Path, dropped: &[(usize, String)]) {
     let key = format!("results log dropped lines: {}", path.display());
     if kw_core::diag::once(&key) {
         kw_core::diag::warn(&format!(
-            "{}: dropped {} torn or malformed line(s), whose evaluations are lost (they are \
-             evaluated again if proposed): {}",
+            "{}: dropped {} torn or malformed line(s) or line(s) with values no evaluation \
+             can have; their evaluations are not read (a resumed run evaluates them again if \
+             proposed): {}",
             path.display(),
             dropped.len(),
             listing("line", dropped)
@@ -841,6 +849,19 @@ mod tests {
         assert_eq!(log.dropped.len(), 2, "{why:?}");
         assert!(why[0].contains("`elapsed_s` -3 is not a time"), "{why:?}");
         assert!(why[1].contains("`eval_s` -0.1 is not a time"), "{why:?}");
+        // `-0.0` and a time past 1e9 s (its milliseconds would be infinite in a T4 export).
+        let path = write(
+            "elapsed-odd.jsonl",
+            &[
+                header("time"),
+                r#"{"eval":1,"key":"1","point":[0],"config":{"x":1},"objective":0.5,"elapsed_s":0.1,"eval_s":-0.0}"#.to_string(),
+                r#"{"eval":2,"key":"2","point":[1],"config":{"x":2},"objective":0.5,"elapsed_s":0.2,"eval_s":1e308}"#.to_string(),
+                line(3, "0.25"),
+            ],
+        );
+        let log = read_log(&path).unwrap();
+        assert_eq!(log.records.len(), 1, "{:?}", log.dropped);
+        assert_eq!(log.dropped.len(), 2, "{:?}", log.dropped);
     }
 
     #[test]

@@ -55,8 +55,24 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
                 }
                 spec_data.restrictions.extend(read.exprs);
             }
-            let space = TuningSpace::new(spec_data.params, spec_data.restrictions)
-                .with_context(|| format!("building the space of {}", spec.display()))?;
+            // Conditions over the device (`device.max_threads_per_block`) cannot be counted
+            // here, where there is no device: said with what can count them.
+            let uses_device = spec_data
+                .restrictions
+                .iter()
+                .any(|e| e.to_string().contains("device."));
+            let space =
+                TuningSpace::new(spec_data.params, spec_data.restrictions).with_context(|| {
+                    let hint = if uses_device {
+                        " (its conditions name `device.` attributes, which need a device: \
+                         `kw space stats` counts a T1 or cache file without one; `kw tune` \
+                         evaluates them on its device, and `kw space stats CAPTURE` on the \
+                         capture's)"
+                    } else {
+                        ""
+                    };
+                    format!("building the space of {}{hint}", spec.display())
+                })?;
             let seconds = started.elapsed().as_secs_f64();
             // Counts may exceed 64 bits: print them as exact JSON integers.
             println!(

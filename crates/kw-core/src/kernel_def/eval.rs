@@ -234,9 +234,30 @@ impl KernelDef {
                 what: what.clone(),
                 expr: l.len.to_string(),
                 value: n.to_string(),
-                reason: "more than 4 GiB of local memory",
+                reason: "4 GiB or more of local memory",
             })?;
             pairs.push((u32::try_from(l.position).unwrap_or(u32::MAX), bytes));
+        }
+        // More than the device has (`CL_DEVICE_LOCAL_MEM_SIZE`): the configuration cannot run
+        // there, which is an invalid configuration, not a failed launch.
+        let total: u64 = pairs.iter().map(|&(_, b)| u64::from(b)).sum();
+        if let Some(limit) = scope
+            .device
+            .map(|d| d.max_shared_memory_per_block)
+            .filter(|&l| l > 0 && total > l)
+        {
+            return Err(DefError::BadValue {
+                kernel: self.kernel_name.clone(),
+                what: "local arguments".into(),
+                expr: self
+                    .local_args
+                    .iter()
+                    .map(|l| format!("{}: {}", l.name, l.len))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                value: format!("{total} bytes (the device has {limit})"),
+                reason: "more local memory than the device has (CL_DEVICE_LOCAL_MEM_SIZE)",
+            });
         }
         LocalArgs::new(pairs).ok_or_else(|| DefError::BadValue {
             kernel: self.kernel_name.clone(),

@@ -71,7 +71,7 @@ impl CacheFile {
         if super::t4::is_t4(obj) {
             return super::t4::from_t4(path, obj, text);
         }
-        schema_note(path, obj.get("schema_version"));
+        schema_note(path, "cache file", obj.get("schema_version"));
         let text_field = |name: &str| {
             obj.get(name)
                 .and_then(|v| v.as_str())
@@ -218,29 +218,64 @@ impl Outcome {
 /// "1.0.0"` in its cache files (older files have none, and read the same).
 const KNOWN_SCHEMA_MAJOR: u64 = 1;
 
-/// Warns once when a cache file's `schema_version` is not one this reader knows (a newer
-/// major version, or not a version at all): the file is still read as version 1, which its
-/// fields may no longer mean, and the user is told so rather than left to guess.
-fn schema_note(path: &Path, version: Option<&serde_json::Value>) {
-    let text = match version {
+/// Warns once when a file's `schema_version` (a Kernel Tuner cache's, a T4 file's: `what`)
+/// is not one this reader knows (a newer major version, or not a version at all): the file
+/// is still read as version 1, which its fields may no longer mean, and the user is told so
+/// rather than left to guess.
+pub(super) fn schema_note(path: &Path, what: &str, version: Option<&serde_json::Value>) {
+    let (text, why) = match version {
         None | Some(serde_json::Value::Null) => return,
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+        Some(serde_json::Value::String(s)) => (
+            format!("`{}`", crate::diag::one_line(s, 40)),
+            version_problem(s),
+        ),
+        Some(serde_json::Value::Number(n)) => {
+            let newer = n
+                .as_f64()
+                .is_some_and(|v| v >= (KNOWN_SCHEMA_MAJOR + 1) as f64);
+            let bad = n.as_f64().is_none_or(|v| v < 0.0);
+            (
+                n.to_string(),
+                if newer {
+                    Some("newer than the versions this program reads (1.x)")
+                } else if bad {
+                    Some("not a version number")
+                } else {
+                    None
+                },
+            )
+        }
+        Some(other) => (
+            crate::diag::one_line(&other.to_string(), 40),
+            Some("not a version number (a string such as \"1.0.0\")"),
+        ),
     };
-    let major = text
-        .split('.')
-        .next()
-        .and_then(|m| m.trim().parse::<u64>().ok());
-    let why = match major {
-        Some(m) if m <= KNOWN_SCHEMA_MAJOR => return,
-        Some(_) => "newer than the versions this program reads (1.x)",
-        None => "not a version number",
-    };
-    crate::diag::warn_once(&format!(
-        "{}: cache `schema_version` {} is {why}: read as a version 1 cache file",
-        path.display(),
-        crate::diag::printable(&text.chars().take(40).collect::<String>())
-    ));
+    if let Some(why) = why {
+        crate::diag::warn_once(&format!(
+            "{}: {what} `schema_version` {text} is {why}: read as version 1",
+            path.display()
+        ));
+    }
+}
+
+/// What is wrong with a version string for this reader: `None` for `1`, `1.0`, `1.0.0`,
+/// `01.2` (dot-separated numbers, major 1 or below).
+fn version_problem(text: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = text.trim().split('.').collect();
+    if text.trim().is_empty() {
+        return Some("empty");
+    }
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Some("not a version number (numbers separated by dots, such as 1.0.0)");
+    }
+    // Digits only: a major number too long for 64 bits is newer still.
+    match parts[0].parse::<u64>() {
+        Ok(m) if m <= KNOWN_SCHEMA_MAJOR => None,
+        _ => Some("newer than the versions this program reads (1.x)"),
+    }
 }
 
 /// The objective's direction from a file's `objective_higher_is_better` (`flag`): absent,
@@ -266,5 +301,30 @@ pub(super) fn direction(
         Some(other) => Err(format!(
             "`objective_higher_is_better` must be true or false, not {other}"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_problem;
+
+    #[test]
+    fn schema_versions_are_read_as_dotted_numbers() {
+        for ok in ["1", "1.0", "1.0.0", "01.2", "0.9"] {
+            assert_eq!(version_problem(ok), None, "{ok}");
+        }
+        for newer in ["2.0.0", "10", "99999999999999999999.0"] {
+            assert!(
+                version_problem(newer).is_some_and(|w| w.starts_with("newer")),
+                "{newer}"
+            );
+        }
+        assert_eq!(version_problem(""), Some("empty"));
+        for bad in ["1.5abc", "v1", "1..0", "one", "-1"] {
+            assert!(
+                version_problem(bad).is_some_and(|w| w.starts_with("not a version")),
+                "{bad}"
+            );
+        }
     }
 }

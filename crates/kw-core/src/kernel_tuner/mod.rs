@@ -266,11 +266,11 @@ pub fn load_restrictions(path: &Path, size: Option<&[i64]>) -> Result<Restrictio
         .enumerate()
         .map(|(i, item)| {
             let s = item.as_str().ok_or_else(|| {
-                KtError::format(path, format!("restriction #{i} is not a string"))
+                KtError::format(path, format!("restriction #{} is not a string", i + 1))
             })?;
             // Kernel Tuner's restriction strings are Python, as a T1 file's conditions.
             t1_expr::parse_t1(s, false)
-                .map_err(|e| KtError::format(path, format!("restriction #{i}: {e}")))
+                .map_err(|e| KtError::format(path, format!("restriction #{}: {e}", i + 1)))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Restrictions {

@@ -108,7 +108,7 @@ impl T1Spec {
             let name = p
                 .get("Name")
                 .and_then(|v| v.as_str())
-                .ok_or_else(|| fmt(format!("tuning parameter #{i} has no `Name`")))?;
+                .ok_or_else(|| fmt(format!("tuning parameter #{} has no `Name`", i + 1)))?;
             let values: Vec<Value> = match p.get("Values") {
                 Some(serde_json::Value::String(s)) => {
                     parse_value_list(s).map_err(|e| fmt(format!("values of `{name}`: {e}")))?
@@ -217,10 +217,10 @@ impl T1Spec {
                     .get("Expression")
                     .and_then(|v| v.as_str())
                     .or_else(|| c.as_str())
-                    .ok_or_else(|| fmt(format!("condition #{i} has no `Expression`")))?;
+                    .ok_or_else(|| fmt(format!("condition #{} has no `Expression`", i + 1)))?;
                 // `ProblemSize[i]`: a restriction over the problem size (checked per launch).
                 let e = super::t1_expr::parse_t1(text, false)
-                    .map_err(|e| fmt(format!("condition #{i}: {e}")))?;
+                    .map_err(|e| fmt(format!("condition #{}: {e}", i + 1)))?;
                 restrictions.push(e);
             }
         }
@@ -289,9 +289,10 @@ impl T1Spec {
             p.default = p.values[i as usize].clone();
         }
         self.notes.push(format!(
-            "{}: the `Default` configuration ({old}) breaks condition #{broken} `{written}`; \
+            "{}: the `Default` configuration ({old}) breaks condition #{} `{written}`; \
              the first valid configuration is the default instead: {}",
             path.display(),
+            broken + 1,
             space.config(&first)
         ));
         self

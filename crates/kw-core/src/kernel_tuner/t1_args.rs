@@ -335,16 +335,51 @@ pub(super) fn fill(
             // Without a seed, the argument's position: arguments differ from each other, and
             // every machine makes the same data.
             let seed = a.get("RandomSeed").and_then(Json::as_u64).unwrap_or(seed);
-            notes.push(format!("argument `{name}`: random data, seed {seed}"));
+            // A `FillValue` is KTT's bound: values drawn evenly from 0 to it (positions,
+            // masses: data a kernel may need positive). Without one, Kernel Tuner's standard
+            // normal for floats, integers in -100..=100.
+            let bound = match a.get("FillValue") {
+                None | Some(Json::Null) => None,
+                Some(_) => Some(fill_value(a)?).filter(|b| *b != 0.0),
+            };
+            if let Some(b) = bound {
+                if !b.is_finite() {
+                    return Err(format!("`FillValue` {b} is not a finite bound"));
+                }
+            }
+            let drawn = match bound {
+                Some(b) => format!("drawn evenly from 0 to {b} (`FillValue`, as KTT reads it)"),
+                None if ty.is_float() => "standard normal".to_string(),
+                None => "integers from -100 to 100".to_string(),
+            };
+            notes.push(format!(
+                "argument `{name}`: random data, seed {seed}, {drawn}"
+            ));
             let mut rng = crate::rng::Rng::new(seed);
             let mut out = Vec::with_capacity(elements * ty.size());
             for _ in 0..elements {
-                let v = if ty.is_float() {
-                    normal(&mut rng)
-                } else {
-                    (rng.below(201) as f64) - 100.0
+                let one = match bound {
+                    Some(b) => {
+                        let v = rng.f64() * b;
+                        let v = if ty.is_float() { v } else { v.floor() };
+                        checked_scalar(ty, v).map_err(|m| format!("`FillValue` bound: {m}"))?
+                    }
+                    None if ty.is_float() => scalar_from(ty, normal(&mut rng)),
+                    None => scalar_from(ty, (rng.below(201) as f64) - 100.0),
                 };
-                out.extend_from_slice(scalar_from(ty, v).bytes());
+                out.extend_from_slice(one.bytes());
+            }
+            out
+        }
+        "Ascending" => {
+            // KTT: `FillValue`, `FillValue + 1`, ...
+            let start = fill_value(a)?;
+            let mut out = Vec::with_capacity(elements * ty.size());
+            for k in 0..elements {
+                let v = start + k as f64;
+                let one = checked_scalar(ty, v)
+                    .map_err(|m| format!("`FillType: Ascending` at element {k}: {m}"))?;
+                out.extend_from_slice(one.bytes());
             }
             out
         }
@@ -389,7 +424,7 @@ pub(super) fn fill(
         other => {
             return Err(format!(
                 "`FillType` {other} is not supported (supported: Constant, Random, \
-                 BinaryRaw, Generator)"
+                 Ascending, BinaryRaw, Generator)"
             ))
         }
     })

@@ -21,10 +21,13 @@
 //! buffer, filled like an argument; other outputs are checked against the `Default`
 //! configuration's output); the scalar
 //! types int8..uint64, bool (as uint8), float, double, and their vector forms (`float4`, ...)
-//! as buffers of the element type; `FillType` `Constant`, `Random` (`RandomSeed`, default the
-//! argument's position: the same seed gives the same data on every machine; Kernel Tuner's
-//! standard normal distribution for floats, integers in -100..=100), `BinaryRaw` (`DataSource` relative to the JSON file) and
-//! `Generator` (`DataSource` an expression of the element index `i`). Anything else the file
+//! as buffers of the element type (KTT's names, `Float`, `UnsignedInt`, ..., too); `FillType`
+//! `Constant`, `Random` (`RandomSeed`, default the argument's position: the same seed gives the
+//! same data on every machine; with a `FillValue`, KTT's values drawn evenly from 0 to it, else
+//! Kernel Tuner's standard normal distribution for floats, integers in -100..=100),
+//! `Ascending` (KTT: `FillValue`, `FillValue + 1`, ...), `BinaryRaw` (`DataSource` relative to
+//! the JSON file) and `Generator` (`DataSource` an expression of the element index `i`); a
+//! reference's KTT `ValidationMethod` and `ValidationThreshold` as its target's tolerance. Anything else the file
 //! asks for (HIP or Vulkan, `half`, `Script`, `BinaryHDF`, a symbol in OpenCL) is an error
 //! that names the file, the field and what is supported.
 //! Nothing is silently ignored: a `Default` not among its `Values` is replaced by the first
@@ -100,11 +103,13 @@ fn include_options(flags: &[String]) -> Result<(Vec<String>, Vec<String>), Strin
 }
 
 /// `ReferenceArguments`: each names (`TargetName`) a written buffer argument and fills its
-/// expected contents as an argument is filled (its type and size are the target's).
+/// expected contents as an argument is filled (its type and size are the target's). KTT's
+/// `ValidationMethod` and `ValidationThreshold` become the target's tolerance
+/// ([`validation_tolerance`]).
 fn reference_arguments(
     path: &Path,
     refs: Option<&Json>,
-    args: &[crate::kernel_def::ArgDef],
+    args: &mut [crate::kernel_def::ArgDef],
     inputs: &[HostArg],
     base: &Path,
     notes: &mut Vec<String>,
@@ -117,7 +122,12 @@ fn reference_arguments(
     let mut out: Vec<(usize, Vec<u8>)> = Vec::new();
     for (i, r) in list.iter().enumerate() {
         let name = r.get("Name").and_then(Json::as_str).unwrap_or("");
-        let at = |m: String| fmt(path, format!("`ReferenceArguments` #{i} `{name}`: {m}"));
+        let at = |m: String| {
+            fmt(
+                path,
+                format!("`ReferenceArguments` #{} `{name}`: {m}", i + 1),
+            )
+        };
         let target = r
             .get("TargetName")
             .and_then(Json::as_str)
@@ -126,6 +136,9 @@ fn reference_arguments(
             .iter()
             .position(|a| a.name == target)
             .ok_or_else(|| at(format!("`TargetName` `{target}` is not a buffer argument")))?;
+        if let Some(tolerance) = validation_tolerance(r, notes, name).map_err(&at)? {
+            args[index].tolerance = Some(tolerance);
+        }
         let (arg, input) = (&args[index], &inputs[index]);
         let HostArg::Buffer { ty, bytes } = input else {
             return Err(at(format!(
@@ -146,6 +159,70 @@ fn reference_arguments(
         out.push((index, data));
     }
     Ok(out)
+}
+
+/// KTT's comparison of a reference argument (`ValidationMethod`, `ValidationThreshold`) as
+/// the output's tolerance: `SideBySideComparison` (KTT's default: each element within the
+/// threshold) is an absolute tolerance; `SideBySideRelativeComparison` (each element within
+/// the threshold of its own value) a relative one, which kw takes of the output's largest
+/// value (looser on small elements, said in a note); `AbsoluteDifference` (the sum of the
+/// differences within the threshold) is taken per element (looser, said in a note). `None`
+/// when the reference gives neither field.
+fn validation_tolerance(
+    r: &Json,
+    notes: &mut Vec<String>,
+    name: &str,
+) -> Result<Option<crate::tolerance::Tolerance>, String> {
+    let method = r.get("ValidationMethod").filter(|m| !m.is_null());
+    let threshold = r.get("ValidationThreshold").filter(|t| !t.is_null());
+    if method.is_none() && threshold.is_none() {
+        return Ok(None);
+    }
+    let t = match threshold {
+        None => {
+            return Err(
+                "`ValidationMethod` without a `ValidationThreshold`: give the threshold".into(),
+            )
+        }
+        Some(t) => t
+            .as_f64()
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .ok_or_else(|| {
+                format!("`ValidationThreshold` {t} is not a finite number, 0 or more")
+            })?,
+    };
+    let method = match method {
+        None => "SideBySideComparison",
+        Some(m) => m
+            .as_str()
+            .ok_or_else(|| format!("`ValidationMethod` {m} is not a string"))?,
+    };
+    let tolerance = |rtol: f64, atol: f64| {
+        crate::tolerance::Tolerance::new(rtol, atol).map_err(|e| e.to_string())
+    };
+    Ok(Some(match method {
+        "SideBySideComparison" => tolerance(0.0, t)?,
+        "SideBySideRelativeComparison" => {
+            notes.push(format!(
+                "reference `{name}`: `SideBySideRelativeComparison` {t} is checked as {t} of \
+                 the output's largest value (kw's relative tolerance), not of each element's"
+            ));
+            tolerance(t, 0.0)?
+        }
+        "AbsoluteDifference" => {
+            notes.push(format!(
+                "reference `{name}`: `AbsoluteDifference` {t} (a sum over the elements in KTT) \
+                 is checked per element"
+            ));
+            tolerance(0.0, t)?
+        }
+        other => {
+            return Err(format!(
+                "`ValidationMethod` {other:?} is not supported (supported: \
+                 SideBySideComparison, SideBySideRelativeComparison, AbsoluteDifference)"
+            ))
+        }
+    }))
 }
 
 /// The largest `LocalSize` axis taken: a work-group or block dimension is far smaller on
@@ -179,6 +256,34 @@ fn fmt(path: &Path, message: String) -> KtError {
 }
 
 /// The fields of a T1 file that this reader does not use, as one note (`None` when none).
+/// The fields of an argument this reader reads (`t1_args`).
+const ARGUMENT_KEYS: &[&str] = &[
+    "Name",
+    "Type",
+    "MemoryType",
+    "MemType",
+    "AccessType",
+    "FillType",
+    "FillValue",
+    "Size",
+    "DataSource",
+    "RandomSeed",
+    "Output",
+];
+
+/// The fields of a reference argument this reader reads ([`reference_arguments`]; its type
+/// and size are its target's).
+const REFERENCE_KEYS: &[&str] = &[
+    "Name",
+    "TargetName",
+    "FillType",
+    "FillValue",
+    "DataSource",
+    "RandomSeed",
+    "ValidationMethod",
+    "ValidationThreshold",
+];
+
 fn unused_fields(path: &Path, json: &Json) -> Option<String> {
     const TOP: &[&str] = &[
         "General",
@@ -220,6 +325,28 @@ fn unused_fields(path: &Path, json: &Json) -> Option<String> {
             let empty = ks.get(&k).is_some_and(Json::is_null);
             if !KERNEL.contains(&k.as_str()) && !empty {
                 unused.push(format!("KernelSpecification.{k}"));
+            }
+        }
+        // The fields of arguments and references this reader does not read (KTT's `Order`,
+        // `TypeSize`): each name once, with how many entries give it.
+        for (list, known) in [
+            ("Arguments", ARGUMENT_KEYS),
+            ("ReferenceArguments", REFERENCE_KEYS),
+        ] {
+            let mut seen: Vec<(String, usize)> = Vec::new();
+            for entry in ks.get(list).and_then(Json::as_array).into_iter().flatten() {
+                for k in keys(entry) {
+                    if known.contains(&k.as_str()) {
+                        continue;
+                    }
+                    match seen.iter_mut().find(|(n, _)| *n == k) {
+                        Some((_, count)) => *count += 1,
+                        None => seen.push((k, 1)),
+                    }
+                }
+            }
+            for (k, count) in seen {
+                unused.push(format!("KernelSpecification.{list}[].{k} ({count}x)"));
             }
         }
         if ks.get("ProblemSize").is_some_and(|p| !p.is_null()) && ks.get("GlobalSize").is_some() {
@@ -381,14 +508,36 @@ impl T1Benchmark {
                 Some(_) => Err(fmt(path, format!("`{obj}.{axis}` must be a string"))),
             }
         };
-        // KTT's launch modifiers; with them, a missing `LocalSize` is 1 on every axis (KTT's
-        // default), not `block_size_x`.
-        let mods = t1_modifiers::read(field("Modifiers"), &spec.params)
-            .map_err(|why| fmt(path, format!("`KernelSpecification.{why}")))?;
-        let local_x = if mods.is_empty() {
+        // KTT's launch modifiers.
+        let (mods, unused_keys) = t1_modifiers::read(field("Modifiers"), &spec.params)
+            .map_err(|why| fmt(path, format!("`KernelSpecification.Modifiers` {why}")))?;
+        if !unused_keys.is_empty() {
+            notes.push(format!(
+                "{}: not used by kw: KernelSpecification.Modifiers {}",
+                path.display(),
+                unused_keys.join(", ")
+            ));
+        }
+        // Without a `LocalSize`: 1 in a KTT file (it has `Modifiers`, even none), else
+        // Kernel Tuner's `block_size_x`, or its default of 256 threads when that is not a
+        // tuning parameter.
+        let ktt = field("Modifiers").is_some_and(|m| !m.is_null());
+        let local_x = if ktt {
+            lit(1)
+        } else if spec.params.iter().any(|p| p.name == "block_size_x") {
             param("block_size_x")
         } else {
-            lit(1)
+            let given = field("LocalSize")
+                .and_then(|l| l.get("X"))
+                .is_some_and(|x| !x.is_null());
+            if !given {
+                notes.push(format!(
+                    "{}: no `LocalSize.X` and no `block_size_x` parameter: blocks of 256 \
+                     threads in X (Kernel Tuner's default)",
+                    path.display()
+                ));
+            }
+            lit(256)
         };
         let block = t1_modifiers::apply(
             &mods,
@@ -450,15 +599,12 @@ impl T1Benchmark {
                 )
             }
             None => {
-                let g = t1_modifiers::apply(
-                    &mods,
-                    true,
-                    [
-                        axis_expr("GlobalSize", "X", lit(1))?,
-                        axis_expr("GlobalSize", "Y", lit(1))?,
-                        axis_expr("GlobalSize", "Z", lit(1))?,
-                    ],
-                );
+                let base = [
+                    axis_expr("GlobalSize", "X", lit(1))?,
+                    axis_expr("GlobalSize", "Y", lit(1))?,
+                    axis_expr("GlobalSize", "Z", lit(1))?,
+                ];
+                let g = t1_modifiers::apply(&mods, true, base.clone());
                 let cuda_type = match field("GlobalSizeType").and_then(Json::as_str) {
                     None => backend == BackendKind::Cuda,
                     Some("CUDA") => true,
@@ -512,17 +658,26 @@ impl T1Benchmark {
                         }
                     }
                 }
-                if g.iter().any(|e| !e.params().is_empty()) {
-                    size = vec![lit(1)];
-                } else {
-                    constant_global = Some(
-                        size.iter()
-                            .filter_map(|e| match e {
-                                Expr::Lit(Value::Int(n)) => Some(*n),
-                                _ => None,
-                            })
-                            .collect(),
-                    );
+                // Over parameters (KTT's `Modifiers` divide it): the problem is the global
+                // size before them, when that is constant, so that two sizes of one kernel
+                // are two problem sizes (two wisdom records), not both 1.
+                let constant_of = |es: &[Expr]| -> Option<Vec<i64>> {
+                    es.iter()
+                        .map(|e| {
+                            e.params()
+                                .is_empty()
+                                .then(|| e.eval(&DefaultsScope(&spec.params)).ok())
+                                .flatten()
+                                .and_then(|v| whole_size(&v, MAX_GLOBAL).ok())
+                        })
+                        .collect()
+                };
+                match constant_of(&g).or_else(|| constant_of(&base)) {
+                    Some(axes) => {
+                        size = axes.iter().map(|&n| lit(n)).collect();
+                        constant_global = Some(axes);
+                    }
+                    None => size = vec![lit(1)],
                 }
                 (size, Grid::Blocks(blocks))
             }
@@ -597,7 +752,7 @@ impl T1Benchmark {
         let references = reference_arguments(
             path,
             field("ReferenceArguments"),
-            &args,
+            &mut args,
             &inputs,
             base,
             &mut notes,

@@ -42,18 +42,33 @@ pub(super) enum Action {
     DivideCeil,
 }
 
+/// The keys a modifier has.
+const KEYS: &[&str] = &["Type", "Dimension", "Parameter", "Action"];
+
 /// The modifiers of `field` (`KernelSpecification.Modifiers`; none when absent or null), each
-/// checked against the parameters `params`; an error says which modifier (from 1) and why.
-pub(super) fn read(field: Option<&Json>, params: &[Parameter]) -> Result<Vec<Modifier>, String> {
+/// checked against the parameters `params`, and the keys of modifiers this reader does not
+/// use (`#N.Key`, for the "not used by kw" note). An error says which modifier (from 1) and
+/// why, to follow `KernelSpecification.Modifiers`: "#2: `Action` ..." or "must be a list".
+pub(super) fn read(
+    field: Option<&Json>,
+    params: &[Parameter],
+) -> Result<(Vec<Modifier>, Vec<String>), String> {
     let list = match field {
-        None | Some(Json::Null) => return Ok(Vec::new()),
+        None | Some(Json::Null) => return Ok((Vec::new(), Vec::new())),
         Some(Json::Array(a)) => a,
-        Some(_) => return Err("`Modifiers` must be a list".into()),
+        Some(_) => return Err("must be a list".into()),
     };
-    list.iter()
-        .enumerate()
-        .map(|(i, m)| one(m, params).map_err(|why| format!("`Modifiers` #{}: {why}", i + 1)))
-        .collect()
+    let mut unused = Vec::new();
+    let mut mods = Vec::with_capacity(list.len());
+    for (i, m) in list.iter().enumerate() {
+        mods.push(one(m, params).map_err(|why| format!("#{}: {why}", i + 1))?);
+        for k in m.as_object().into_iter().flat_map(|o| o.keys()) {
+            if !KEYS.contains(&k.as_str()) {
+                unused.push(format!("#{}.{k}", i + 1));
+            }
+        }
+    }
+    Ok((mods, unused))
 }
 
 fn one(m: &Json, params: &[Parameter]) -> Result<Modifier, String> {
@@ -63,9 +78,12 @@ fn one(m: &Json, params: &[Parameter]) -> Result<Modifier, String> {
             .and_then(Json::as_str)
             .ok_or_else(|| format!("`{key}` is missing or not a string"))
     };
-    if obj.contains_key("Script") && !obj.contains_key("Parameter") {
+    // A script computes the size in KTT; this reader cannot, and must not launch another
+    // size than the file means, so a script is refused even beside a `Parameter`.
+    if obj.contains_key("Script") {
         return Err(
-            "a modifier given as a `Script` is not supported (give `Parameter` and `Action`)"
+            "a modifier's `Script` is not supported by this kw (give `Parameter` and \
+                    `Action` only)"
                 .into(),
         );
     }

@@ -38,6 +38,7 @@ pub(super) fn from_t4(
     text: Option<&str>,
 ) -> Result<CacheFile, KtError> {
     let fmt = |m: String| KtError::format(path, format!("T4 results file: {m}"));
+    super::cache::schema_note(path, "T4 results file", obj.get("schema_version"));
     let results = obj
         .get("results")
         .and_then(Json::as_array)
@@ -70,6 +71,8 @@ pub(super) fn from_t4(
     let mut keys: Vec<String> = Vec::new();
     let mut configs: Vec<(&Map<String, Json>, Outcome, Vec<f64>)> = Vec::new();
     for (i, result) in results.iter().enumerate() {
+        // Numbered from 1 in messages, as every list of a file is.
+        let i = i + 1;
         let config = result
             .get("configuration")
             .and_then(Json::as_object)
@@ -98,7 +101,7 @@ pub(super) fn from_t4(
             }
         } else if config.len() != keys.len() || keys.iter().any(|k| !config.contains_key(k)) {
             return Err(fmt(format!(
-                "result #{i}'s configuration names other parameters than result #0's ({})",
+                "result #{i}'s configuration names other parameters than result #1's ({})",
                 keys.join(", ")
             )));
         }
@@ -122,7 +125,8 @@ pub(super) fn from_t4(
             .map(|(i, (c, _, _))| {
                 json_value(&c[k]).ok_or_else(|| {
                     fmt(format!(
-                        "result #{i}: the value of `{k}` must be a number, string or bool"
+                        "result #{}: the value of `{k}` must be a number, string or bool",
+                        i + 1
                     ))
                 })
             })
@@ -480,15 +484,15 @@ mod tests {
             result(r#"{"a": 2}"#, "correct", "8.0")
         );
         let e = read(&json).expect_err("other parameters").to_string();
-        assert!(e.contains("result #1") && e.contains("a, b"), "{e}");
+        assert!(e.contains("result #2") && e.contains("a, b"), "{e}");
         let json = r#"{"results": [{"configuration": {"a": 1}, "invalidity": "correct",
             "measurements": [{"name": "GFLOP/s", "value": 3}]}]}"#;
         let e = read(json).expect_err("no time").to_string();
-        assert!(e.contains("result #0") && e.contains("`time`"), "{e}");
+        assert!(e.contains("result #1") && e.contains("`time`"), "{e}");
         let e = read(r#"{"results": [{"configuration": 3}]}"#)
             .expect_err("not an object")
             .to_string();
-        assert!(e.contains("result #0 has no `configuration`"), "{e}");
+        assert!(e.contains("result #1 has no `configuration`"), "{e}");
         let e = read(r#"{"results": []}"#).expect_err("empty").to_string();
         assert!(e.contains("`results` is empty"), "{e}");
     }

@@ -202,10 +202,13 @@ pub fn kernel_notes(sources: &[PriorSource], kernel: &str) -> Vec<String> {
         .iter()
         .filter(|s| !s.kernel.is_empty() && s.kernel != kernel)
         .map(|s| {
+            let name = |k: &str| kw_core::diag::one_line(k, 100);
             format!(
-                "{}: results of kernel `{}`, not `{kernel}`: used where their parameter names                  match this space's (leave the file out if it is another kernel's)",
+                "{}: results of kernel `{}`, not `{}`: used where their parameter names \
+                 match this space's (leave the file out if it is another kernel's)",
                 s.label,
-                kw_core::diag::printable(&s.kernel)
+                name(&s.kernel),
+                name(kernel)
             )
         })
         .collect()

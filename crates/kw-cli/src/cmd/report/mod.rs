@@ -212,7 +212,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
                             }
                             // Records (and alternates) left out are said on the page and on
                             // standard error, as `kw wisdom ls` says them.
-                            let rejected = w.rejected.iter().map(|why| format!("left out {why}"));
+                            let rejected = w.rejected.iter().map(|why| format!("skipped {why}"));
                             for why in rejected.chain(w.notes.iter().cloned()) {
                                 let line = format!("{}: {why}", f.display());
                                 eprintln!("kw report: warning: {line}");

@@ -159,7 +159,8 @@ pub fn section(page: &mut Page, path: &Path, log: &LogContents) -> Result<()> {
     page.table(&["", ""], &facts);
     if !log.dropped.is_empty() {
         page.note(&format!(
-            "{} malformed line(s) of the log, or with an invalid objective value, were left out.",
+            "{} malformed line(s) of the log, or with values no evaluation can have (an \
+             objective, a time), were left out.",
             log.dropped.len()
         ));
     }

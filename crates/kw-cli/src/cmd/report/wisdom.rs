@@ -149,11 +149,11 @@ fn record_against_default(key: &str, r: &WisdomRecord) -> (Vec<String>, Option<(
     });
     let words = c.map_or("-".to_string(), |c| {
         format!(
-            "{} ({}% interval {:.2}-{:.2}, {} rounds)",
+            "{} ({}% interval {}-{}, {} rounds)",
             super::ratio_words(c.default_median_ms, c.median_ms),
             (c.confidence * 100.0).round(),
-            c.speedup_low,
-            c.speedup_high,
+            kw_core::diag::ratio(c.speedup_low),
+            kw_core::diag::ratio(c.speedup_high),
             c.rounds
         )
     });

@@ -251,7 +251,7 @@ pub fn prior_points(
             mapped.points.len()
         );
         for note in &mapped.notes {
-            eprintln!("prior: note: {note}");
+            eprintln!("prior: note: {}", kw_core::diag::one_line(note, 4000));
         }
     }
     mapped.seeding()

@@ -19,7 +19,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let sim = Simulation::load(&cache, restrictions)
         .with_context(|| format!("loading the simulation of {}", cache.display()))?;
     for note in &sim.notes {
-        eprintln!("kw simulate: note: {note}");
+        eprintln!("kw simulate: note: {}", kw_core::diag::one_line(note, 4000));
     }
     let name = cache.file_name().map_or_else(
         || cache.display().to_string(),
@@ -35,7 +35,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let threads = args.threads();
     let sources = load_priors(&args.prior)?;
     for note in kw_tune::prior::kernel_notes(&sources, &sim.cache.kernel_name) {
-        eprintln!("prior: note: {note}");
+        eprintln!("prior: note: {}", kw_core::diag::one_line(&note, 4000));
     }
     let mut rows: Vec<(BenchResult, f64)> = Vec::new();
     // What a prior setting seeds is said once, not once per strategy.

@@ -88,7 +88,7 @@ pub fn run(dir: &Path, args: &SimulateArgs) -> Result<()> {
         super::args::warn_missing(&entry.cache, &entry.name, &sim, "");
         for note in &sim.notes {
             if said.insert(note.clone()) {
-                eprintln!("kw simulate: note: {note}");
+                eprintln!("kw simulate: note: {}", kw_core::diag::one_line(note, 4000));
             }
         }
         let random = suite::random_curve(&sim, max);

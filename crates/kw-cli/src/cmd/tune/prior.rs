@@ -111,7 +111,10 @@ pub(super) fn seeding(
         .iter()
         .chain(&mapped.notes)
     {
-        eprintln!("kw tune: prior: note: {note}");
+        eprintln!(
+            "kw tune: prior: note: {}",
+            kw_core::diag::one_line(note, 4000)
+        );
     }
     Ok(mapped.seeding())
 }

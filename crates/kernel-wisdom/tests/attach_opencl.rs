@@ -199,7 +199,7 @@ fn a_queue_of_another_context_is_refused_by_name() {
     assert!(err.is_arguments_fault(), "{err:?}");
     let e = err.to_string();
     assert!(
-        e.contains("command queue (it belongs to another OpenCL context"),
+        e.contains("the command queue does not belong to this OpenCL device: it was created in another OpenCL context"),
         "{e}"
     );
     assert!(add.failures().is_empty(), "{:?}", add.failures());
@@ -283,27 +283,33 @@ fn bad_declarations_and_handles_are_errors() {
 
 const CHILD_ENV: &str = "KW_ATTACH_EXIT_CHILD";
 
-/// The child: one captured launch, then `std::process::exit` (no flush, no return).
+/// The child: a launch refused for its queue (another context's), then one captured launch,
+/// then `std::process::exit` (no flush, no return).
 #[test]
 fn child_exits_abruptly() {
     if std::env::var_os(CHILD_ENV).is_none() {
         return;
     }
     let (context, queue) = app_setup().expect("PoCL");
+    let (_other_context, other_queue) = app_setup().expect("PoCL");
     let device = Arc::new(ClDevice::attach(&context, &queue).unwrap());
     let add = WisdomKernel::new(demo_kernels::opencl::vector_add().unwrap(), device).unwrap();
     let n = 5000usize;
     let (a, c) = (buffer(&context, n), buffer(&context, n));
-    add.launch_with(
-        &[
-            opencl::buffer_arg(&c),
-            opencl::buffer_arg(&a),
-            opencl::buffer_arg(&a),
-            (n as i32).into(),
-        ],
-        LaunchOptions::new().on(opencl::queue(&queue)),
-    )
-    .unwrap();
+    let args = [
+        opencl::buffer_arg(&c),
+        opencl::buffer_arg(&a),
+        opencl::buffer_arg(&a),
+        (n as i32).into(),
+    ];
+    // SAFETY: a live queue (of another context: what is refused).
+    let foreign = unsafe { Queue::opencl_raw(other_queue.get(), &[]) };
+    let err = add
+        .launch_with(&args, LaunchOptions::new().on(foreign))
+        .expect_err("a queue of another context is refused");
+    assert!(err.is_arguments_fault(), "{err:?}");
+    add.launch_with(&args, LaunchOptions::new().on(opencl::queue(&queue)))
+        .unwrap();
     std::process::exit(0);
 }
 
@@ -338,6 +344,9 @@ fn captures_are_written_when_the_process_exits() {
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
     assert!(files[0].to_string_lossy().ends_with(".kwcap"), "{files:?}");
     assert!(stderr.contains("capture written:"), "{stderr}");
+    // The launch refused for its queue was neither counted (the capture limit is 1) nor
+    // reported as a capture failure (which would stop capturing the kernel).
+    assert!(!stderr.contains("not captured"), "{stderr}");
     kw_capture::Capture::open(&files[0]).expect("a complete, valid capture");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -155,14 +155,23 @@ fn local_memory_beyond_the_device_is_refused_not_launched() {
         ("use_blocked".into(), 0i64.into()),
         ("variant".into(), 0i64.into()),
     ]);
-    let e = kernel
+    let err = kernel
         .launch_with(&args, LaunchOptions::new().config(&big))
-        .expect_err("6.4 MB of local memory is refused")
-        .to_string();
+        .expect_err("6.4 MB of local memory is refused");
     // An invalid configuration where the device is known (its geometry), before the
-    // backend's own check at the launch.
+    // backend's own check at the launch: the configuration's fault (KW_ERROR_LAUNCH in the
+    // C API), as for a kernel's own local arrays, never the arguments'.
+    assert!(
+        matches!(err, kernel_wisdom::Error::InvalidConfig { .. }),
+        "{err:?}"
+    );
+    assert!(!err.is_arguments_fault(), "{err:?}");
+    let e = err.to_string();
     assert!(e.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{e}");
-    assert!(e.contains("more local memory than the device has"), "{e}");
+    assert!(
+        e.contains("bytes of local memory, more than the device's"),
+        "{e}"
+    );
     let small = kernel_wisdom::Config(vec![
         ("block_size_x".into(), 16i64.into()),
         ("tile_size".into(), 1i64.into()),
@@ -203,9 +212,13 @@ fn a_kernel_whose_own_local_arrays_are_too_large_is_refused() {
     let kernel = WisdomKernel::new(b.build().unwrap(), dev.clone()).unwrap();
     let out = DeviceBuffer::<f32>::new(dev.as_ref(), 64).unwrap();
     match kernel.launch(&[out.arg(), 64i32.into()]) {
-        Err(e) => {
-            let e = e.to_string();
+        Err(err) => {
+            // The configuration's fault (KW_ERROR_LAUNCH in the C API), as for `__local`
+            // arguments past the limit.
+            assert!(!err.is_arguments_fault(), "{err:?}");
+            let e = err.to_string();
             assert!(e.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{e}");
+            assert!(e.contains("bytes of local memory"), "{e}");
         }
         Ok(()) => panic!("a launch past the device's local memory ran"),
     }

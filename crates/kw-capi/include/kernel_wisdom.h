@@ -310,7 +310,7 @@ static inline kw_arg kw_arg_f64(double v) {
 int kw_kernel_launch(const kw_kernel* kernel, void* stream, const kw_arg* args, size_t nargs);
 /* OpenCL: launches on `queue` (NULL: the device's own) after `nwait` cl_events (a NULL
  * entry is KW_ERROR_NULL); with a non-NULL out_event, returns the launch's cl_event (release
- * it with clReleaseEvent). */
+ * it with clReleaseEvent); *out_event is NULL when the call fails. */
 int kw_kernel_launch_opencl(const kw_kernel* kernel, void* queue, void* const* wait_events,
                             size_t nwait, void** out_event, const kw_arg* args,
                             size_t nargs);

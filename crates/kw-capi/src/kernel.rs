@@ -404,6 +404,11 @@ pub unsafe extern "C" fn kw_kernel_launch_opencl(
     args_ptr: *const KwArg,
     nargs: usize,
 ) -> c_int {
+    if !out_event.is_null() {
+        // NULL until a launch gives an event: a failed call leaves none to release.
+        // SAFETY: non-null and writable (the header's promise).
+        unsafe { out_event.write(std::ptr::null_mut()) };
+    }
     guard(|| {
         let kernel = KERNELS.get(k)?;
         if kernel.backend() != BackendKind::Opencl {

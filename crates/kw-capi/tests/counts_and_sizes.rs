@@ -296,6 +296,8 @@ fn the_argument_count_is_checked_before_the_arguments() {
             Status::Arguments,
             &["2 argument(s) given, the kernel takes 3"],
         );
+        // A failed launch leaves no event to release: whatever *out_event held, it is NULL.
+        let mut event = std::ptr::dangling_mut::<c_void>();
         expect(
             "opencl 4 for 3",
             kw_kernel_launch_opencl(
@@ -303,12 +305,16 @@ fn the_argument_count_is_checked_before_the_arguments() {
                 std::ptr::null_mut(),
                 std::ptr::null(),
                 0,
-                std::ptr::null_mut(),
+                &mut event,
                 args.as_ptr(),
                 4,
             ),
             Status::Arguments,
             &["4 argument(s) given, the kernel takes 3"],
+        );
+        assert!(
+            event.is_null(),
+            "out_event after a failed launch: {event:?}"
         );
         expect(
             "wait events SIZE_MAX",

@@ -139,7 +139,7 @@ fn tune_refuses_tolerances_that_are_not_finite_non_negative_numbers() {
     assert!(text.contains("\"rtol\": 0.0001"), "{text}");
     let out = kw(&dir, &["wisdom", "show", "W/vector_add.json"]);
     assert!(out.status.success(), "{}", both(&out));
-    assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
+    assert!(stdout(&out).contains("1 record)"), "{}", both(&out));
     assert!(!stderr(&out).contains("skipped"), "{}", both(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -202,7 +202,7 @@ fn resume_drops_log_lines_whose_time_is_not_a_positive_number() {
         assert_eq!(file.records.len(), 1);
         assert!(file.records[0].objective.median_ms > 0.0);
         let out = kw(&dir, &["wisdom", "show", path.to_str().unwrap()]);
-        assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
+        assert!(stdout(&out).contains("1 record)"), "{}", both(&out));
         // A later run writes to the same wisdom directory without complaint.
         let mut later = short(&capture, &idx, "1");
         later.extend(["--log", "later.jsonl", "--wisdom-dir", &wisdom]);
@@ -369,7 +369,7 @@ fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
     );
     assert!(se.contains("record #9 cannot be used"), "{se}");
     assert!(
-        so.contains("(tuning key `k`, 1 usable records, 8 skipped"),
+        so.contains("(tuning key `k`, 1 usable record, 8 skipped"),
         "{so}"
     );
     assert!(so.contains("\n#2 ") && so.contains("\n#9 "), "{so}");
@@ -417,13 +417,13 @@ fn wisdom_show_ls_and_explain_say_which_records_were_skipped() {
     }
     assert!(so.contains("chosen: record #2 "), "{so}");
     assert!(so.contains("skipped: record #9: value 48"), "{so}");
-    assert!(so.contains("(1 usable records, 8 skipped"), "{so}");
+    assert!(so.contains("(1 usable record, 8 skipped"), "{so}");
 
     // A file with nothing wrong: no warning.
     let out = kw(&dir, &["wisdom", "show", "merged/k.json"]);
     assert!(out.status.success(), "{}", both(&out));
     assert!(!stderr(&out).contains("warning"), "{}", both(&out));
-    assert!(stdout(&out).contains("1 records)"), "{}", both(&out));
+    assert!(stdout(&out).contains("1 record)"), "{}", both(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1205,7 +1205,7 @@ fn explain_and_show_read_every_file_on_the_path_and_print_no_control_characters(
     assert!(out.starts_with("wisdom for `k`: b/k.json"), "{out}");
     assert!(out.contains("at step 1"), "{out}");
     assert!(
-        out.contains("also on the search path: a/k.json (1 records): its best match is at step 2"),
+        out.contains("also on the search path: a/k.json (1 record): its best match is at step 2"),
         "{out}"
     );
     let o = kw(&dir, &args("show"));

@@ -88,15 +88,24 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A measured value (a time in milliseconds, an objective's score) as messages and tables
-/// print it: four decimals, or, from a billion up (a value read from a file can be anything
-/// finite), in exponent notation (`1.0000e300`), never hundreds of digits.
+/// print it: four decimals, or, from a billion up and for values that would print as 0 (a
+/// value read from a file can be anything finite), in exponent notation (`1.0000e300`,
+/// `1.0000e-300`), never hundreds of digits.
 pub fn figure(v: f64) -> String {
-    let text = format!("{v:.4}");
-    // At most 9 digits before the point, after rounding (999999999.99999 rounds up).
-    if text.trim_start_matches('-').len() <= 14 {
+    fixed_or_exponent(v, 4, 9)
+}
+
+/// `v` with `decimals` decimals when that takes at most `int_digits` digits before the point
+/// and does not round a non-zero value to 0; else in exponent notation.
+fn fixed_or_exponent(v: f64, decimals: usize, int_digits: usize) -> String {
+    let text = format!("{v:.decimals$}");
+    let vanishes = v != 0.0 && v.abs() < 0.5 * 10f64.powi(-(decimals as i32));
+    if !v.is_finite()
+        || (!vanishes && text.trim_start_matches('-').len() <= int_digits + 1 + decimals)
+    {
         text
     } else {
-        format!("{v:.4e}")
+        format!("{v:.decimals$e}")
     }
 }
 
@@ -185,6 +194,15 @@ pub fn ratio_words(baseline_ms: f64, new_ms: f64) -> String {
         return "not comparable".into();
     }
     let r = baseline_ms / new_ms;
+    if !r.is_finite() || r == 0.0 {
+        // Times read from a file whose ratio is past f64's range.
+        let way = if baseline_ms > new_ms {
+            "faster"
+        } else {
+            "slower"
+        };
+        return format!("more than {}x {way}", ratio(f64::MAX));
+    }
     if (r - 1.0).abs() < 0.005 {
         "as fast".into()
     } else if r > 1.0 {
@@ -194,14 +212,18 @@ pub fn ratio_words(baseline_ms: f64, new_ms: f64) -> String {
     }
 }
 
-/// A ratio as messages print it: two decimals, or, from a million up (times read from a
-/// file can make any ratio), in exponent notation.
+/// A ratio as messages print it: two decimals, or, from ten million up and for ratios that
+/// would print as 0 (times read from a file can make any ratio), in exponent notation.
 pub fn ratio(r: f64) -> String {
-    let text = format!("{r:.2}");
-    if text.trim_start_matches('-').len() <= 10 {
-        text
+    fixed_or_exponent(r, 2, 7)
+}
+
+/// `1 record`, `2 records`: a count and its noun (plural with an `s`).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
     } else {
-        format!("{r:.2e}")
+        format!("{n} {noun}s")
     }
 }
 
@@ -248,6 +270,15 @@ mod tests {
         assert_eq!(ratio(1.5), "1.50");
         assert_eq!(ratio(1e300), "1.00e300");
         assert_eq!(ratio_words(1e300, 1.0), "1.00e300x faster");
+        // Values that would print as 0, and ratios past f64's range.
+        assert_eq!(figure(1e-300), "1.0000e-300");
+        assert_eq!(figure(0.00004), "4.0000e-5");
+        assert_eq!(figure(0.0), "0.0000");
+        assert_eq!(ratio(0.001), "1.00e-3");
+        assert_eq!(ratio_words(1e300, 1e-300), "more than 1.80e308x faster");
+        assert_eq!(ratio_words(1e-300, 1e300), "more than 1.80e308x slower");
+        assert_eq!(count(1, "record"), "1 record");
+        assert_eq!(count(0, "record"), "0 records");
     }
 
     #[test]

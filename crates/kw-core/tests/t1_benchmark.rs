@@ -275,6 +275,34 @@ fn numeric_and_constant_sizes_are_checked() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("at the `Default` configuration is 0"), "{e}");
+    // A global size over parameters alone (no `Modifiers`): the problem size is its
+    // work-items at the `Default` configuration (block_size_x 32: 100 is not a value), said
+    // in a note, so that
+    // two sizes of one kernel are two problem sizes (both were 1).
+    for (global, cuda_type, items) in [
+        ("6400 // block_size_x", true, 6400),
+        ("12800 // block_size_x", true, 12800),
+        ("block_size_x * 4", false, 128),
+    ] {
+        let mut s = spec(args.clone(), "OpenCL");
+        let ks = &mut s["KernelSpecification"];
+        ks.as_object_mut().unwrap().remove("ProblemSize");
+        ks["GlobalSize"] = serde_json::json!({ "X": global });
+        if cuda_type {
+            ks["GlobalSizeType"] = serde_json::json!("CUDA");
+        }
+        let b = T1Benchmark::load(&write(&d, &s)).unwrap();
+        let ps: Vec<String> = b.def.problem_size.iter().map(|e| e.to_string()).collect();
+        assert_eq!(ps, [items.to_string(), "1".into(), "1".into()], "{global}");
+        assert!(
+            b.notes
+                .iter()
+                .any(|n| n.contains("`GlobalSize` depends on parameters")
+                    && n.contains(&format!("{items} x 1 x 1"))),
+            "{:?}",
+            b.notes
+        );
+    }
     // `ProblemSize[i]` in a `Size`: the constant global size of a file without a
     // `ProblemSize` (it was 1: a buffer of one element); none where the global size is over
     // parameters (an error, not 1).
@@ -901,5 +929,136 @@ fn ktt_validation_thresholds_random_bounds_and_unused_argument_fields() {
         assert!(e.contains(why), "{e}");
         assert!(e.contains("`ReferenceArguments` #1 `r`"), "{e}");
     }
+    // A threshold written as a string is read as a `FillValue` is.
+    let b = with(
+        serde_json::json!({"Name": "r", "TargetName": "a", "FillType": "Constant",
+                                    "FillValue": 1.0, "ValidationThreshold": "0.5"}),
+    )
+    .unwrap();
+    assert_eq!(
+        b.def.args[0].tolerance,
+        Some(Tolerance::new(0.0, 0.5).unwrap())
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `Random` with a bound on integer types draws whole numbers from 0 to the bound, both
+/// included (a bound of 1 gave only zeros); a bound a type cannot hold is refused naming the
+/// bound (it named a value drawn, and depended on the seed); a threshold on an integer output
+/// is said to be unused; `Arguments` are numbered from 1; float `Ascending` past 2^24 is noted.
+#[test]
+fn random_bounds_on_integers_and_integer_thresholds() {
+    let d = dir("ktt-int");
+    let load = |a: serde_json::Value, reference: Option<serde_json::Value>| {
+        let args = serde_json::json!([
+            {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000},
+            a
+        ]);
+        let mut s = spec(args, "OpenCL");
+        if let Some(r) = reference {
+            s["KernelSpecification"]["ReferenceArguments"] = serde_json::json!([r]);
+        }
+        T1Benchmark::load(&write(&d, &s))
+    };
+    let ints = |b: &T1Benchmark| -> Vec<i32> {
+        let HostArg::Buffer { bytes, .. } = &b.inputs[1] else {
+            panic!("a buffer")
+        };
+        bytes
+            .chunks(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let random = |ty: &str, bound: serde_json::Value| {
+        serde_json::json!({"Name": "x", "Type": ty, "MemoryType": "Vector",
+            "AccessType": "ReadWrite", "FillType": "Random", "FillValue": bound, "Size": 200})
+    };
+    let b = load(random("int32", serde_json::json!(1)), None).unwrap();
+    let v = ints(&b);
+    assert!(v.iter().all(|&x| x == 0 || x == 1), "{v:?}");
+    assert!(v.contains(&0) && v.contains(&1), "{v:?}");
+    let b = load(random("int32", serde_json::json!(-3)), None).unwrap();
+    let v = ints(&b);
+    assert!(v.iter().all(|&x| (-3..=0).contains(&x)), "{v:?}");
+    assert!(v.contains(&-3), "{v:?}");
+    for (ty, bound, why) in [
+        (
+            "int8",
+            serde_json::json!(1000),
+            "`FillValue` bound 1000: values up to it do not fit i8",
+        ),
+        (
+            "uint32",
+            serde_json::json!(-5),
+            "`FillValue` bound -5: values up to it do not fit u32",
+        ),
+        (
+            "int64",
+            serde_json::json!(9.3e18),
+            "`FillValue` bound 9.3e18",
+        ),
+        ("float", serde_json::json!(1e300), "`FillValue` bound 1e300"),
+    ] {
+        let e = load(random(ty, bound), None).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("`Arguments` #2 `x`"), "{e}");
+    }
+    // A threshold on an integer output: integers compare exactly, said in a note.
+    let out = serde_json::json!({"Name": "x", "Type": "int32", "MemoryType": "Vector",
+        "AccessType": "ReadWrite", "FillType": "Constant", "FillValue": 0, "Size": 10});
+    let b = load(
+        out,
+        Some(
+            serde_json::json!({"Name": "r", "TargetName": "x", "FillType": "Constant",
+                                "FillValue": 3, "ValidationThreshold": 2}),
+        ),
+    )
+    .unwrap();
+    assert_eq!(b.def.args[1].tolerance, None);
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("`ValidationThreshold` is not used") && n.contains("exactly")),
+        "{:?}",
+        b.notes
+    );
+    // Float `Ascending` past 2^24 repeats values: noted.
+    let asc = serde_json::json!({"Name": "x", "Type": "float", "MemoryType": "Vector",
+        "AccessType": "ReadWrite", "FillType": "Ascending", "FillValue": 16777200, "Size": 100});
+    let b = load(asc, None).unwrap();
+    assert!(
+        b.notes.iter().any(|n| n.contains("only up to 2^24")),
+        "{:?}",
+        b.notes
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A grid a modifier makes negative says so (it read "expected 0 ..= 2^32-1").
+#[test]
+fn a_negative_grid_is_said_to_be_negative() {
+    let d = dir("neg-grid");
+    let mut s = spec(serde_json::json!([]), "OpenCL");
+    s["ConfigurationSpace"]["TuningParameters"] = serde_json::json!([
+        {"Name": "WG", "Type": "int", "Values": "[1, 200]", "Default": 1}
+    ]);
+    let ks = s["KernelSpecification"].as_object_mut().unwrap();
+    ks.remove("ProblemSize");
+    ks.insert("GlobalSize".into(), serde_json::json!({"X": 100}));
+    ks.insert("LocalSize".into(), serde_json::json!({"X": 1}));
+    ks.insert(
+        "Modifiers".into(),
+        serde_json::json!([{"Type": "Global", "Dimension": "X", "Parameter": "WG",
+                            "Action": "Subtract"}]),
+    );
+    let b = T1Benchmark::load(&write(&d, &s)).unwrap();
+    use kw_core::{config::Config, value::Value};
+    let config = Config(vec![("WG".into(), Value::Int(200))]);
+    let e = b
+        .def
+        .geometry(&config, &[100, 1, 1], None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is -100: negative"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }

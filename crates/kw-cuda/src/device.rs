@@ -78,6 +78,7 @@ impl CudaDevice {
             _ => Err(BackendError::Foreign {
                 backend: BackendKind::Cuda,
                 what: "an OpenCL command queue".into(),
+                hint: String::new(),
             }),
         }
     }
@@ -169,6 +170,7 @@ impl CudaDevice {
             .ok_or_else(|| BackendError::Foreign {
                 backend: BackendKind::Cuda,
                 what: format!("kernel `{}`", kernel.name()),
+                hint: String::new(),
             })
     }
 }
@@ -202,6 +204,10 @@ impl Device for CudaDevice {
         let k = self.kernel(kernel)?;
         launch::launch(&self.ctx, self.cu_stream(queue)?, k, geometry, args)?;
         Ok(None)
+    }
+
+    fn check_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
+        self.cu_stream(queue).map(drop)
     }
 
     fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
@@ -240,6 +246,7 @@ impl Device for CudaDevice {
             _ => Err(BackendError::Foreign {
                 backend: BackendKind::Cuda,
                 what: "an OpenCL buffer".into(),
+                hint: String::new(),
             }),
         }
     }
@@ -285,6 +292,7 @@ impl Device for CudaDevice {
                     BackendError::Foreign {
                         backend: BackendKind::Cuda,
                         what: "restore buffer".into(),
+                        hint: String::new(),
                     }
                 })?;
                 // On the buffer's stream, which is this device's: ordered before the launch.

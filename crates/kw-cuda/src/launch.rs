@@ -54,6 +54,7 @@ fn launch_with(
         return Err(BackendError::Foreign {
             backend: BackendKind::Cuda,
             what: format!("kernel `{}`", kernel_name(kernel)),
+            hint: String::new(),
         });
     }
     let sizes = kernel.param_sizes();

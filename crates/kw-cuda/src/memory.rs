@@ -31,6 +31,7 @@ impl CudaMemory {
             .ok_or_else(|| BackendError::Foreign {
                 backend: BackendKind::Cuda,
                 what: "source buffer of copy_from".into(),
+                hint: String::new(),
             })?;
         check_range("copy", 0, src.len, self.len)?;
         if src.len == 0 {
@@ -129,6 +130,7 @@ pub(crate) fn mem_ptr(
     let foreign = || BackendError::Foreign {
         backend: BackendKind::Cuda,
         what: what(),
+        hint: String::new(),
     };
     match mem {
         Mem::Device(m) => m

@@ -133,6 +133,7 @@ impl ClDevice {
         BackendError::Foreign {
             backend: BackendKind::Opencl,
             what: what.to_string(),
+            hint: String::new(),
         }
     }
 
@@ -434,11 +435,14 @@ impl ClDevice {
                 if context as usize != self.shared.context.get() as usize {
                     // The caller's fault whatever the configuration (`is_arguments_fault`): the
                     // selection is not blamed for it.
-                    return Err(Self::foreign(&format!(
-                        "the command queue (it belongs to another OpenCL context than the \
-                         device's: {})",
-                        crate::memory::OTHER_CONTEXT_HINT
-                    )));
+                    return Err(BackendError::Foreign {
+                        backend: BackendKind::Opencl,
+                        what: "the command queue".into(),
+                        hint: format!(
+                            "it was created in another OpenCL context than the device's ({})",
+                            crate::memory::OTHER_CONTEXT_HINT
+                        ),
+                    });
                 }
                 Ok(q as cl_command_queue)
             }
@@ -536,6 +540,10 @@ impl Device for ClDevice {
             Some(e) if want_event => Some(Box::new(ClEvent(e))),
             _ => None,
         })
+    }
+
+    fn check_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
+        self.raw_queue(queue).map(drop)
     }
 
     fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {

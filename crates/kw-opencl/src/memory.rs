@@ -53,6 +53,7 @@ impl ClMemory {
             .ok_or_else(|| BackendError::Foreign {
                 backend: BackendKind::Opencl,
                 what: "source buffer".into(),
+                hint: String::new(),
             })?;
         check_range("copy", 0, src.len, self.len)?;
         if src.len == 0 {

@@ -243,8 +243,17 @@ impl LogRecord {
                 ));
             }
         }
-        if let Some(bad) = self.samples.iter().flatten().find(|s| !s.is_finite()) {
-            return Err(format!("a sample {bad} is not a finite number"));
+        // Samples are measured times (milliseconds) whatever the objective.
+        if let Some(bad) = self
+            .samples
+            .iter()
+            .flatten()
+            .find(|&&s| !kw_core::objective::valid_time(s))
+        {
+            return Err(format!(
+                "a sample {} is not a time (a positive finite number of milliseconds)",
+                kw_core::diag::figure(*bad)
+            ));
         }
         Ok(())
     }
@@ -862,6 +871,21 @@ mod tests {
         let log = read_log(&path).unwrap();
         assert_eq!(log.records.len(), 1, "{:?}", log.dropped);
         assert_eq!(log.dropped.len(), 2, "{:?}", log.dropped);
+        // A sample that is not a time (they reached a T4 export's `runtimes`).
+        let path = write(
+            "samples-odd.jsonl",
+            &[
+                header("time"),
+                r#"{"eval":1,"key":"1","point":[0],"config":{"x":1},"objective":0.5,"elapsed_s":0.1,"eval_s":0.1,"samples":[-1.0,0.002]}"#.to_string(),
+                r#"{"eval":2,"key":"2","point":[1],"config":{"x":2},"objective":0.5,"elapsed_s":0.2,"eval_s":0.1,"samples":[0.0]}"#.to_string(),
+                line(3, "0.25"),
+            ],
+        );
+        let log = read_log(&path).unwrap();
+        assert_eq!(log.records.len(), 1, "{:?}", log.dropped);
+        let why: Vec<&str> = log.dropped.iter().map(|(_, w)| w.as_str()).collect();
+        assert!(why[0].contains("a sample -1.0000 is not a time"), "{why:?}");
+        assert!(why[1].contains("a sample 0.0000 is not a time"), "{why:?}");
     }
 
     #[test]

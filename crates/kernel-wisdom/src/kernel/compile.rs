@@ -112,10 +112,7 @@ impl WisdomKernel {
         let geometry = if self.geometry_uses_args {
             None
         } else {
-            Some(
-                self.def
-                    .geometry(&config, ps, None, Some(self.device.info()))?,
-            )
+            Some(self.config_geometry(&config, ps, None)?)
         };
         Ok(Selected {
             config,

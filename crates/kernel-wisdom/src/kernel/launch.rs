@@ -94,6 +94,9 @@ impl WisdomKernel {
             self.by_shape.remember(&shape, (ps, Arc::clone(&selected)));
         }
         if capture::active() {
+            // A launch its queue refuses is not counted (KW_CAPTURE_SKIP, the limit), nor
+            // reported as a capture failure: it fails as it would without capture.
+            self.check_queue(queue, &selected)?;
             if let Some(dir) = capture::ticket(&self.def.tuning_key, &ps, selected.exact_wisdom) {
                 return self.launch_captured(queue, &selected, &ps, args, dir, want_event);
             }
@@ -102,12 +105,20 @@ impl WisdomKernel {
             return self.launch_watched(queue, &selected, watch, &ps, args, want_event);
         }
         if !selected.exact_wisdom && crate::online::recording() {
+            self.check_queue(queue, &selected)?;
             if let Some(dir) = crate::online::record_ticket(&self.def.tuning_key, &ps) {
                 return self.launch_captured(queue, &selected, &ps, args, dir, want_event);
             }
         }
         self.launch_or_fall_back(queue, &selected, &ps, args, want_event)
             .map(|(_, event)| event)
+    }
+
+    /// The launch's error where `queue` cannot take this device's launches.
+    fn check_queue(&self, queue: Queue<'_>, selected: &Selected) -> Result<(), Error> {
+        self.device
+            .check_queue(queue)
+            .map_err(|source| self.config_error(&selected.config, source))
     }
 
     /// What a launch of this (non-empty) size and these arguments uses: the size's
@@ -274,10 +285,7 @@ impl WisdomKernel {
     ) -> Result<Geometry, Error> {
         match s.geometry {
             Some(g) => Ok(g),
-            None => {
-                let (args, info) = (Some(&ArgView(args) as _), Some(self.device.info()));
-                self.evaluate(|def| def.geometry(&s.config, ps, args, info))
-            }
+            None => self.config_geometry(&s.config, ps, Some(&ArgView(args))),
         }
     }
 

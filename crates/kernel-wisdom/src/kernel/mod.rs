@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::wisdom::{search_path, WisdomSource};
 use kw_core::backend::{BackendError, CompiledKernel, Device, DeviceEvent, KernelArg};
 use kw_core::device::BackendKind;
-use kw_core::kernel_def::eval::ArgView;
+use kw_core::kernel_def::eval::{ArgValues, ArgView};
 use kw_core::{
     config::Config, expr::Expr, kernel_def::eval::DefError, kernel_def::eval::Geometry,
     kernel_def::ArgKind, kernel_def::KernelDef, space::TuningSpace,
@@ -355,6 +355,29 @@ impl WisdomKernel {
     #[inline]
     fn evaluate<T>(&self, f: impl Fn(&KernelDef) -> Result<T, DefError>) -> Result<T, Error> {
         f(&self.launch_def).or_else(|_| Ok(f(&self.def)?))
+    }
+
+    /// The launch geometry of `config` ([`WisdomKernel::evaluate`]); a configuration that
+    /// needs more than the device has (local memory) is an invalid configuration, as the
+    /// backend's own check at the launch says for the kernel's own local arrays.
+    fn config_geometry(
+        &self,
+        config: &Config,
+        ps: &[i64; 3],
+        values: Option<&dyn ArgValues>,
+    ) -> Result<Geometry, Error> {
+        let info = Some(self.device.info());
+        self.launch_def
+            .geometry(config, ps, values, info)
+            .or_else(|_| self.def.geometry(config, ps, values, info))
+            .map_err(|e| match e {
+                DefError::DeviceLimit { .. } => Error::InvalidConfig {
+                    kernel: self.def.kernel_name.clone(),
+                    config: config.key(),
+                    reason: e.to_string(),
+                },
+                e => Error::Eval(e),
+            })
     }
 
     /// The problem size, after checking the arguments and every buffer's length.

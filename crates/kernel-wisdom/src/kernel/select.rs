@@ -137,11 +137,11 @@ impl WisdomKernel {
     ) -> Result<(), Error> {
         let view = args.map(ArgView);
         let values = view.as_ref().map(|v| v as &dyn ArgValues);
-        if self.device.info().backend == BackendKind::Cuda {
-            let info = Some(self.device.info());
-            // A geometry that cannot be computed here (it needs the arguments) is checked by
-            // the launch itself, as before.
-            if let Ok(g) = self.evaluate(|def| def.geometry(config, ps, values, info)) {
+        // A geometry that cannot be computed here (it needs the arguments) is checked by the
+        // launch itself; one past the device's local memory is invalid here.
+        match self.config_geometry(config, ps, values) {
+            Err(e @ Error::InvalidConfig { .. }) => return Err(e),
+            Ok(g) if self.device.info().backend == BackendKind::Cuda => {
                 if let Some(why) = cuda_grid_limit(g.grid) {
                     return Err(Error::InvalidConfig {
                         kernel: self.def.kernel_name.clone(),
@@ -150,6 +150,7 @@ impl WisdomKernel {
                     });
                 }
             }
+            _ => {}
         }
         if !self.launch_restricted {
             return Ok(());

@@ -149,7 +149,10 @@ pub fn capture_t1(
     let child = std::env::var_os(T1_CHILD_ENV).is_some();
     if !child {
         for note in &bench.notes {
-            eprintln!("kw capture from-t1: {note}");
+            eprintln!(
+                "kw capture from-t1: {}",
+                kw_core::diag::one_line(note, 4000)
+            );
         }
     }
     if out.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {

@@ -42,7 +42,7 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
             }
             let mut spec_data = load_space_spec(&spec)?;
             for note in &spec_data.notes {
-                eprintln!("kw space stats: {note}");
+                eprintln!("kw space stats: {}", kw_core::diag::one_line(note, 4000));
             }
             for (i, text) in restrictions.iter().enumerate() {
                 let e = Expr::parse(text).with_context(|| format!("--restriction #{}", i + 1))?;
@@ -51,7 +51,7 @@ pub fn run(cmd: SpaceCmd) -> Result<()> {
             if let Some(path) = restrictions_json {
                 let read = load_restrictions(&path, None)?;
                 for note in &read.notes {
-                    eprintln!("kw space stats: {note}");
+                    eprintln!("kw space stats: {}", kw_core::diag::one_line(note, 4000));
                 }
                 spec_data.restrictions.extend(read.exprs);
             }

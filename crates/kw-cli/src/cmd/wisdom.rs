@@ -269,11 +269,15 @@ fn usable_and_skipped(file: &WisdomFile) -> (usize, usize) {
     (usable, file.rejected.len() + file.records.len() - usable)
 }
 
-/// `N records`, or `N usable records, M skipped: see the warnings` ([`usable_and_skipped`]).
+/// `N records`, or `N usable records, M skipped: see the warnings` ([`usable_and_skipped`];
+/// `1 record`, `1 usable record`).
 fn records_words(file: &WisdomFile) -> String {
     match usable_and_skipped(file) {
-        (usable, 0) => format!("{usable} records"),
-        (usable, n) => format!("{usable} usable records, {n} skipped: see the warnings"),
+        (usable, 0) => kw_core::diag::count(usable, "record"),
+        (usable, n) => format!(
+            "{}, {n} skipped: see the warnings",
+            kw_core::diag::count(usable, "usable record")
+        ),
     }
 }
 
@@ -507,11 +511,11 @@ pub fn run(cmd: WisdomCmd) -> Result<()> {
             for (i, (other, f)) in files.iter().enumerate() {
                 if i != chosen {
                     println!(
-                        "also on the search path: {} ({} records): its best match is at {}; \
-                         the file whose match comes at the earliest step is used (the earlier \
-                         file on ties)",
+                        "also on the search path: {} ({}): its best match is at {}; the file \
+                         whose match comes at the earliest step is used (the earlier file on \
+                         ties)",
                         other.display(),
-                        f.records.len(),
+                        kw_core::diag::count(f.records.len(), "record"),
                         selections[i].step
                     );
                 }

@@ -108,12 +108,14 @@ pub enum BackendError {
         len: usize,
     },
     /// An object of another backend (or another device) was passed.
-    #[error("{what} does not belong to this {backend} device")]
+    #[error("{what} does not belong to this {backend} device{}", hint_suffix(hint))]
     Foreign {
         /// The backend.
         backend: BackendKind,
         /// What was passed (`kernel`, `buffer for argument 2`).
         what: String,
+        /// Why, and what to do instead (empty: nothing to add).
+        hint: String,
     },
     /// Any other driver call failed.
     #[error("{op} failed: {message}")]
@@ -134,5 +136,14 @@ impl BackendError {
             self,
             BackendError::Argument { .. } | BackendError::Foreign { .. }
         )
+    }
+}
+
+/// `": hint"`, or nothing for an empty hint.
+fn hint_suffix(hint: &str) -> String {
+    if hint.is_empty() {
+        String::new()
+    } else {
+        format!(": {hint}")
     }
 }

@@ -90,6 +90,13 @@ pub trait Device: Send + Sync {
         args: &[KernelArg<'_>],
         want_event: bool,
     ) -> Result<Option<Box<dyn DeviceEvent>>, BackendError>;
+    /// Checks that `queue` can take this device's launches: a queue or stream of another
+    /// context or backend is the caller's fault ([`BackendError::Foreign`]). Capture asks
+    /// before it counts a launch, so that a launch refused for its queue is not counted.
+    fn check_queue(&self, queue: Queue<'_>) -> Result<(), BackendError> {
+        let _ = queue;
+        Ok(())
+    }
     /// Waits until every operation enqueued on `queue` so far has finished, and the events
     /// a launch on it waits for ([`Queue::wait_list`]: OpenCL events, maybe of other queues).
     fn synchronize_queue(&self, queue: Queue<'_>) -> Result<(), BackendError>;

@@ -190,6 +190,24 @@ pub enum DefError {
         /// What was expected.
         reason: &'static str,
     },
+    /// The configuration needs more of a device resource than the device has: it cannot
+    /// run there, whatever the arguments.
+    #[error(
+        "kernel `{kernel}`: {what} need {needed} bytes of local memory, more than the \
+         device's {limit} ({limit_name})"
+    )]
+    DeviceLimit {
+        /// The kernel name.
+        kernel: String,
+        /// What needs it (`the local arguments a: 64*M`).
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// The device's bytes.
+        limit: u64,
+        /// The limit's name in the backend's API (`CL_DEVICE_LOCAL_MEM_SIZE`).
+        limit_name: &'static str,
+    },
     /// The tuning space could not be built.
     #[error("kernel `{kernel}`: tuning space: {source}")]
     Space {
@@ -246,17 +264,19 @@ impl KernelDef {
             .map(|d| d.max_shared_memory_per_block)
             .filter(|&l| l > 0 && total > l)
         {
-            return Err(DefError::BadValue {
+            return Err(DefError::DeviceLimit {
                 kernel: self.kernel_name.clone(),
-                what: "local arguments".into(),
-                expr: self
-                    .local_args
-                    .iter()
-                    .map(|l| format!("{}: {}", l.name, l.len))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                value: format!("{total} bytes (the device has {limit})"),
-                reason: "more local memory than the device has (CL_DEVICE_LOCAL_MEM_SIZE)",
+                what: format!(
+                    "the local arguments ({})",
+                    self.local_args
+                        .iter()
+                        .map(|l| format!("`{}`: {} elements", l.name, l.len))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                needed: total,
+                limit,
+                limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
             });
         }
         LocalArgs::new(pairs).ok_or_else(|| DefError::BadValue {
@@ -285,10 +305,10 @@ impl KernelDef {
                 what: format!("{what}{}", axis.map_or("", |a| AXES[a])),
                 expr: e.to_string(),
                 value: v.to_string(),
-                reason: if allow_zero {
-                    "expected 0 ..= 2^32-1"
-                } else {
-                    "expected 1 ..= 2^32-1"
+                reason: match (v < min, allow_zero) {
+                    (true, true) => "negative: a whole number from 0 to 2^32 - 1 is expected",
+                    (true, false) => "below 1: a whole number from 1 to 2^32 - 1 is expected",
+                    (false, _) => "too large: at most 2^32 - 1",
                 },
             }),
         }

@@ -253,7 +253,7 @@ pub(super) fn schema_note(path: &Path, what: &str, version: Option<&serde_json::
     if let Some(why) = why {
         crate::diag::warn_once(&format!(
             "{}: {what} `schema_version` {text} is {why}: read as version 1",
-            path.display()
+            crate::diag::one_line(&path.display().to_string(), 4000)
         ));
     }
 }

@@ -146,6 +146,15 @@ fn scalar_from(ty: ScalarType, v: f64) -> ScalarValue {
     }
 }
 
+/// `v` as a message shows it: in exponent notation from 10^15 up (not 300 digits).
+fn short_number(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e15 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// A standard normal sample (Box-Muller), from a generator that never changes.
 fn normal(rng: &mut crate::rng::Rng) -> f64 {
     let u1 = (rng.f64()).max(f64::MIN_POSITIVE);
@@ -196,7 +205,7 @@ pub(super) fn argument(
         .get("Name")
         .and_then(Json::as_str)
         .map_or_else(|| format!("arg{i}"), String::from);
-    let at = |m: String| KtError::format(path, format!("argument #{i} `{name}`: {m}"));
+    let at = |m: String| KtError::format(path, format!("`Arguments` #{} `{name}`: {m}", i + 1));
     let ty_text = a
         .get("Type")
         .and_then(Json::as_str)
@@ -336,19 +345,33 @@ pub(super) fn fill(
             // every machine makes the same data.
             let seed = a.get("RandomSeed").and_then(Json::as_u64).unwrap_or(seed);
             // A `FillValue` is KTT's bound: values drawn evenly from 0 to it (positions,
-            // masses: data a kernel may need positive). Without one, Kernel Tuner's standard
+            // masses: data a kernel may need positive); whole numbers from 0 to it (both
+            // included) for an integer type. Without one (or 0), Kernel Tuner's standard
             // normal for floats, integers in -100..=100.
             let bound = match a.get("FillValue") {
                 None | Some(Json::Null) => None,
                 Some(_) => Some(fill_value(a)?).filter(|b| *b != 0.0),
             };
             if let Some(b) = bound {
+                // The bound itself is checked, once: every value drawn lies between it and 0.
+                let shown = short_number(b);
                 if !b.is_finite() {
-                    return Err(format!("`FillValue` {b} is not a finite bound"));
+                    return Err(format!("`FillValue` {shown} is not a finite bound"));
                 }
+                let edge = if ty.is_float() { b } else { b.trunc() };
+                checked_scalar(ty, edge).map_err(|_| {
+                    format!("`FillValue` bound {shown}: values up to it do not fit {ty}")
+                })?;
             }
             let drawn = match bound {
-                Some(b) => format!("drawn evenly from 0 to {b} (`FillValue`, as KTT reads it)"),
+                Some(b) if ty.is_float() => format!(
+                    "drawn evenly from 0 to {} (`FillValue`, as KTT reads it)",
+                    short_number(b)
+                ),
+                Some(b) => format!(
+                    "whole numbers drawn evenly from 0 to {} (`FillValue`)",
+                    short_number(b.trunc())
+                ),
                 None if ty.is_float() => "standard normal".to_string(),
                 None => "integers from -100 to 100".to_string(),
             };
@@ -359,10 +382,17 @@ pub(super) fn fill(
             let mut out = Vec::with_capacity(elements * ty.size());
             for _ in 0..elements {
                 let one = match bound {
+                    Some(b) if ty.is_float() => scalar_from(ty, rng.f64() * b),
                     Some(b) => {
-                        let v = rng.f64() * b;
-                        let v = if ty.is_float() { v } else { v.floor() };
-                        checked_scalar(ty, v).map_err(|m| format!("`FillValue` bound: {m}"))?
+                        // 0 ..= |b| (as u64: up to 2^64 - 1), signed as the bound.
+                        let top = b.trunc().abs();
+                        let k = if top >= 2f64.powi(64) - 1.0 {
+                            rng.next_u64()
+                        } else {
+                            rng.below(top as u64 + 1)
+                        };
+                        let v = (k as f64).min(top);
+                        scalar_from(ty, if b < 0.0 { -v } else { v })
                     }
                     None if ty.is_float() => scalar_from(ty, normal(&mut rng)),
                     None => scalar_from(ty, (rng.below(201) as f64) - 100.0),
@@ -374,6 +404,15 @@ pub(super) fn fill(
         "Ascending" => {
             // KTT: `FillValue`, `FillValue + 1`, ...
             let start = fill_value(a)?;
+            let last = start + elements.saturating_sub(1) as f64;
+            if ty == ScalarType::F32 && start.abs().max(last.abs()) > 16_777_216.0 {
+                notes.push(format!(
+                    "argument `{name}`: `FillType: Ascending` from {} to {}: float holds \
+                     whole numbers exactly only up to 2^24, so values past it repeat",
+                    short_number(start),
+                    short_number(last)
+                ));
+            }
             let mut out = Vec::with_capacity(elements * ty.size());
             for k in 0..elements {
                 let v = start + k as f64;

@@ -137,7 +137,15 @@ fn reference_arguments(
             .position(|a| a.name == target)
             .ok_or_else(|| at(format!("`TargetName` `{target}` is not a buffer argument")))?;
         if let Some(tolerance) = validation_tolerance(r, notes, name).map_err(&at)? {
-            args[index].tolerance = Some(tolerance);
+            if args[index].ty.is_float() {
+                args[index].tolerance = Some(tolerance);
+            } else {
+                notes.push(format!(
+                    "reference `{name}`: `ValidationThreshold` is not used: `{target}` is of \
+                     an integer type ({}), which kw compares exactly",
+                    args[index].ty
+                ));
+            }
         }
         let (arg, input) = (&args[index], &inputs[index]);
         let HostArg::Buffer { ty, bytes } = input else {
@@ -184,11 +192,16 @@ fn validation_tolerance(
                 "`ValidationMethod` without a `ValidationThreshold`: give the threshold".into(),
             )
         }
+        // A number, or a string holding one (as a `FillValue` is read).
         Some(t) => t
             .as_f64()
+            .or_else(|| t.as_str().and_then(|s| s.trim().parse::<f64>().ok()))
             .filter(|t| t.is_finite() && *t >= 0.0)
             .ok_or_else(|| {
-                format!("`ValidationThreshold` {t} is not a finite number, 0 or more")
+                format!(
+                    "`ValidationThreshold` {} is not a finite number, 0 or more",
+                    crate::diag::one_line(&t.to_string(), 40)
+                )
             })?,
     };
     let method = match method {
@@ -677,7 +690,36 @@ impl T1Benchmark {
                         size = axes.iter().map(|&n| lit(n)).collect();
                         constant_global = Some(axes);
                     }
-                    None => size = vec![lit(1)],
+                    // A global size over parameters alone (`N // WG` blocks): the problem is
+                    // its work-items at the `Default` configuration, so that two sizes are
+                    // still two problem sizes.
+                    None => {
+                        let mut items = Vec::with_capacity(3);
+                        for i in 0..3 {
+                            let n = size[i].eval(&DefaultsScope(&spec.params));
+                            let per_block = if cuda_type {
+                                block[i].eval(&DefaultsScope(&spec.params))
+                            } else {
+                                Ok(Value::Int(1))
+                            };
+                            match (n, per_block) {
+                                (Ok(Value::Int(n)), Ok(Value::Int(b))) => {
+                                    items.push(n.saturating_mul(b).clamp(1, MAX_GLOBAL))
+                                }
+                                _ => items.push(1),
+                            }
+                        }
+                        notes.push(format!(
+                            "`GlobalSize` depends on parameters: the problem size is its \
+                             work-items at the `Default` configuration, {}",
+                            items
+                                .iter()
+                                .map(i64::to_string)
+                                .collect::<Vec<_>>()
+                                .join(" x ")
+                        ));
+                        size = items.into_iter().map(lit).collect();
+                    }
                 }
                 (size, Grid::Blocks(blocks))
             }

@@ -206,7 +206,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
                                 }
                             });
                             for why in &unusable {
-                                let line = format!("{}: {why}", f.display());
+                                let line = kw_core::diag::one_line(
+                                    &format!("{}: {why}", f.display()),
+                                    4000,
+                                );
                                 eprintln!("kw report: warning: {line}");
                                 problems.push(line);
                             }
@@ -214,7 +217,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
                             // standard error, as `kw wisdom ls` says them.
                             let rejected = w.rejected.iter().map(|why| format!("skipped {why}"));
                             for why in rejected.chain(w.notes.iter().cloned()) {
-                                let line = format!("{}: {why}", f.display());
+                                let line = kw_core::diag::one_line(
+                                    &format!("{}: {why}", f.display()),
+                                    4000,
+                                );
                                 eprintln!("kw report: warning: {line}");
                                 problems.push(line);
                             }

@@ -20,7 +20,13 @@ export KW_USER_WISDOM_DIR KW_STATE_DIR
 # depends on what the user's data directory holds.
 KW_TUNE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kw-test-online.XXXXXX")"
 export KW_TUNE_DIR
-trap 'rm -rf "$KW_CACHE_DIR" "$KW_USER_WISDOM_DIR" "$KW_STATE_DIR" "$KW_TUNE_DIR"' EXIT
+# The tests' own temporary files and directories (std::env::temp_dir): under one directory
+# per run, removed at its end, so that a run leaves nothing behind in /tmp, and no test meets
+# what an earlier run left there.
+OUTER_TMP="${TMPDIR:-/tmp}"
+KW_TEST_TMP="$(mktemp -d "$OUTER_TMP/kw-test-tmp.XXXXXX")"
+trap 'rm -rf "$KW_CACHE_DIR" "$KW_USER_WISDOM_DIR" "$KW_STATE_DIR" "$KW_TUNE_DIR" "$KW_TEST_TMP"' EXIT
+export TMPDIR="$KW_TEST_TMP"
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
@@ -42,7 +48,9 @@ cat target/test-features.log >> target/test.log
 # `kw slurm` on a real single-node Slurm (tools/slurm-check.sh; root only, Slurm installed when
 # missing): one line of its own, counted in the summary as one test passed, failed or skipped.
 echo "== tools/slurm-check.sh"
-if KW="$PWD/target/debug/kw" tools/slurm-check.sh 2>&1 | tee target/slurm-check.log; then :; fi
+# (Its state directory stays in the outer temporary directory: a run after a killed one finds
+# the daemons that one left, and stops them.)
+if TMPDIR="$OUTER_TMP" KW="$PWD/target/debug/kw" tools/slurm-check.sh 2>&1 | tee target/slurm-check.log; then :; fi
 case "$(tail -n 1 target/slurm-check.log)" in
   "slurm-check: PASS"*) line="test result: ok. 1 passed; 0 failed; 0 ignored (tools/slurm-check.sh)" ;;
   "slurm-check: SKIP"*) line="test result: ok. 0 passed; 0 failed; 1 ignored (tools/slurm-check.sh)" ;;
